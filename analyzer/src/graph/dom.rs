@@ -1,0 +1,1 @@
+//! Dominator and post-dominator trees (stub).

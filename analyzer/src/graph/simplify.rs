@@ -1,0 +1,1 @@
+//! LoopSimplify normal form (stub).

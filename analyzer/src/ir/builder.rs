@@ -1,0 +1,147 @@
+//! A small helper for front ends to build a [`Function`] the way clang's
+//! code generator does: one "current" block that instructions go into, new
+//! blocks on demand, and a unified return block that every `return` jumps to.
+
+use super::*;
+
+pub struct FunctionBuilder {
+    func: Function,
+    current: Option<BlockId>,
+    return_block: Option<BlockId>,
+}
+
+impl FunctionBuilder {
+    /// Starts a function with an empty entry block as the current block.
+    pub fn new(name: String, lang: Lang, span: Span, name_span: Span) -> FunctionBuilder {
+        let func = Function {
+            name,
+            lang,
+            span,
+            name_span,
+            blocks: vec![Block::new("entry", None)],
+            vars: Vec::new(),
+            builtins: Vec::new(),
+            source_loops: Vec::new(),
+            syntax_error: None,
+        };
+        FunctionBuilder {
+            func,
+            current: Some(Function::ENTRY),
+            return_block: None,
+        }
+    }
+
+    pub fn func(&self) -> &Function {
+        &self.func
+    }
+
+    pub fn func_mut(&mut self) -> &mut Function {
+        &mut self.func
+    }
+
+    pub fn new_block(&mut self, name: &'static str, origin: Option<Span>) -> BlockId {
+        let id = BlockId(self.func.blocks.len() as u32);
+        self.func.blocks.push(Block::new(name, origin));
+        id
+    }
+
+    /// The block instructions currently go into; `None` right after a
+    /// terminator (code that follows is unreachable until a label/new block).
+    pub fn current(&self) -> Option<BlockId> {
+        self.current
+    }
+
+    /// Makes `block` the current block. If the current block is still open it
+    /// falls through into `block` (like clang's `EmitBlock`).
+    pub fn enter(&mut self, block: BlockId) {
+        if self.current.is_some() {
+            self.terminate(TermKind::Goto(block), None);
+        }
+        self.current = Some(block);
+    }
+
+    /// Makes `block` current without adding a fallthrough edge.
+    pub fn set_current(&mut self, block: Option<BlockId>) {
+        self.current = block;
+    }
+
+    /// The current block, creating a fresh predecessor-less block (for
+    /// unreachable code after `return`/`break`/`goto`) when there is none.
+    pub fn ensure_block(&mut self) -> BlockId {
+        match self.current {
+            Some(b) => b,
+            None => {
+                let b = self.new_block("unreachable", None);
+                self.current = Some(b);
+                b
+            }
+        }
+    }
+
+    pub fn push(&mut self, kind: InstKind, span: Span) {
+        let b = self.ensure_block();
+        self.func.blocks[b.index()].insts.push(Inst { kind, span });
+    }
+
+    /// Ends the current block with `kind`. Afterwards there is no current block.
+    pub fn terminate(&mut self, kind: TermKind, span: Option<Span>) {
+        let b = self.ensure_block();
+        self.func.blocks[b.index()].term = Terminator { kind, span };
+        self.current = None;
+    }
+
+    /// Jumps to `target` if there is a current block (fallthrough); does
+    /// nothing after a terminator.
+    pub fn goto_if_open(&mut self, target: BlockId) {
+        if self.current.is_some() {
+            self.terminate(TermKind::Goto(target), None);
+        }
+    }
+
+    /// The unified return block (created on first use), like clang's
+    /// `ReturnBlock`.
+    pub fn return_block(&mut self) -> BlockId {
+        if let Some(b) = self.return_block {
+            return b;
+        }
+        let b = self.new_block("return", None);
+        self.func.blocks[b.index()].term = Terminator {
+            kind: TermKind::Return,
+            span: None,
+        };
+        self.return_block = Some(b);
+        b
+    }
+
+    pub fn add_var(&mut self, var: Var) -> VarId {
+        let id = VarId(self.func.vars.len() as u32);
+        self.func.vars.push(var);
+        id
+    }
+
+    /// Records a builtin call in the current block and emits its instruction.
+    pub fn add_builtin(&mut self, mut call: BuiltinCall) -> BuiltinId {
+        let block = self.ensure_block();
+        call.block = block;
+        let id = BuiltinId(self.func.builtins.len() as u32);
+        let span = call.span;
+        self.func.builtins.push(call);
+        self.push(InstKind::Builtin(id), span);
+        id
+    }
+
+    pub fn add_source_loop(&mut self, l: SourceLoop) -> usize {
+        self.func.source_loops.push(l);
+        self.func.source_loops.len() - 1
+    }
+
+    /// Finishes the function: an open current block falls through to the
+    /// return block.
+    pub fn finish(mut self) -> Function {
+        if self.current.is_some() {
+            let r = self.return_block();
+            self.terminate(TermKind::Goto(r), None);
+        }
+        self.func
+    }
+}

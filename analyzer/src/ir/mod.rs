@@ -1,0 +1,497 @@
+//! The per-function IR: a control-flow graph shaped like the one the C and
+//! Fortran front ends of the CSA compiler emit before optimisation
+//! (SEMANTICS.md §3).
+//!
+//! Front ends (`crate::frontend`) lower syntax trees into [`Function`]s. They
+//! record *facts* (every read and write of a variable or through a pointer,
+//! every call, every declaration, every CSA builtin) and leave *decisions*
+//! (which accesses survive SROA/mem2reg/LICM as memory operations, which
+//! calls are pure) to `crate::memory`.
+//!
+//! Invariants:
+//! * `blocks[0]` is the entry block; block ids are dense indices.
+//! * Every `Span` is in original-source coordinates (see `crate::source`).
+//! * Blocks are never removed; unreachable blocks may exist and are ignored by
+//!   the graph analyses.
+//! * The IR holds no tree-sitter types: it outlives the syntax tree.
+
+pub mod builder;
+
+use crate::source::Span;
+use serde::Serialize;
+
+macro_rules! id_type {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(
+    /// Index of a block in [`Function::blocks`].
+    BlockId
+);
+id_type!(
+    /// Index of a variable in [`Function::vars`].
+    VarId
+);
+id_type!(
+    /// Index of a CSA builtin call in [`Function::builtins`].
+    BuiltinId
+);
+
+/// Source language of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Lang {
+    C,
+    Fortran,
+}
+
+/// One lowered function (C function, Fortran subroutine/function/program).
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub lang: Lang,
+    /// The whole definition.
+    pub span: Span,
+    /// The function's name where it is defined.
+    pub name_span: Span,
+    pub blocks: Vec<Block>,
+    pub vars: Vec<Var>,
+    pub builtins: Vec<BuiltinCall>,
+    /// Loop statements as written in the source, in source order.
+    pub source_loops: Vec<SourceLoop>,
+    /// Byte span of the first ERROR/MISSING node inside the function, if any.
+    pub syntax_error: Option<Span>,
+}
+
+impl Function {
+    pub const ENTRY: BlockId = BlockId(0);
+
+    pub fn block(&self, id: BlockId) -> &Block {
+        &self.blocks[id.index()]
+    }
+
+    pub fn var(&self, id: VarId) -> &Var {
+        &self.vars[id.index()]
+    }
+
+    pub fn builtin(&self, id: BuiltinId) -> &BuiltinCall {
+        &self.builtins[id.index()]
+    }
+
+    /// Successor lists of all blocks, indexed by block id.
+    pub fn successors(&self) -> Vec<Vec<u32>> {
+        self.blocks
+            .iter()
+            .map(|b| b.term.kind.successors().map(|s| s.0).collect())
+            .collect()
+    }
+}
+
+/// A basic block: straight-line instructions and one terminator.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub insts: Vec<Inst>,
+    pub term: Terminator,
+    /// Why the block exists, in clang's block naming (`for.cond`, `if.end`,
+    /// `do.body`, `sw.bb`, `return`, `dummy`...). Used by dumps and messages.
+    pub name: &'static str,
+    /// The statement whose lowering created this block (for a join block,
+    /// the `if`/`switch`; for a label block, the label), if any.
+    pub origin: Option<Span>,
+}
+
+impl Block {
+    pub fn new(name: &'static str, origin: Option<Span>) -> Block {
+        Block {
+            insts: Vec::new(),
+            term: Terminator {
+                kind: TermKind::Unreachable,
+                span: None,
+            },
+            name,
+            origin,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Terminator {
+    pub kind: TermKind,
+    /// The statement or expression that decides where control goes: the loop
+    /// condition, the `break`/`goto`/`exit`/`return` statement, the `if`
+    /// condition. `None` for implicit fallthrough.
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TermKind {
+    /// Unconditional jump.
+    Goto(BlockId),
+    /// Two-way branch: `then` when the condition holds.
+    Branch { then: BlockId, else_: BlockId },
+    /// Multi-way branch (C `switch`, Fortran `SELECT CASE`, arithmetic `IF`,
+    /// computed `GOTO`). Targets may repeat; order is source order, default last.
+    Switch { targets: Vec<BlockId> },
+    /// Leaves the function normally (the unified return block).
+    Return,
+    /// No successor: after a call to a no-return function (`exit`, `abort`,
+    /// Fortran `STOP`), or a block that was never terminated.
+    Unreachable,
+}
+
+impl TermKind {
+    pub fn successors(&self) -> impl Iterator<Item = BlockId> + '_ {
+        let (a, b, rest): (Option<BlockId>, Option<BlockId>, &[BlockId]) = match self {
+            TermKind::Goto(t) => (Some(*t), None, &[]),
+            TermKind::Branch { then, else_ } => (Some(*then), Some(*else_), &[]),
+            TermKind::Switch { targets } => (None, None, targets.as_slice()),
+            TermKind::Return | TermKind::Unreachable => (None, None, &[]),
+        };
+        a.into_iter().chain(b).chain(rest.iter().copied())
+    }
+
+    /// Replace every edge to `from` by an edge to `to`.
+    pub fn retarget(&mut self, from: BlockId, to: BlockId) {
+        let fix = |b: &mut BlockId| {
+            if *b == from {
+                *b = to
+            }
+        };
+        match self {
+            TermKind::Goto(t) => fix(t),
+            TermKind::Branch { then, else_ } => {
+                fix(then);
+                fix(else_)
+            }
+            TermKind::Switch { targets } => targets.iter_mut().for_each(fix),
+            TermKind::Return | TermKind::Unreachable => {}
+        }
+    }
+}
+
+/// One instruction with the source range it came from.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    pub kind: InstKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum InstKind {
+    /// A read or write of a variable (or an element/field of it) or of memory
+    /// through a pointer. Whether it is a memory operation is decided later
+    /// by `crate::memory` (registers for promotable scalars, SROA, LICM).
+    Access(Access),
+    /// A call to a function that is not a CSA builtin.
+    Call(Call),
+    /// A call to a CSA builtin (`__builtin_csa_*` / `builtin_csa_*`).
+    Builtin(BuiltinId),
+    /// The declaration of a local variable, at the point where its storage
+    /// comes alive (C: the declaration statement; Fortran: function entry or
+    /// the start of a BLOCK construct). Becomes a lifetime start when the
+    /// variable stays in memory.
+    Decl(VarId),
+    /// Inline assembly: always needs ordering.
+    Asm,
+    /// A `__builtin_prefetch` (C) call: a memory operation that ignores
+    /// regions and sections.
+    Prefetch,
+}
+
+#[derive(Clone, Debug)]
+pub struct Access {
+    pub write: bool,
+    pub target: AccessTarget,
+    /// How the accessed element is selected within a named variable.
+    pub index: IndexKind,
+    /// Register-candidate variables whose values the address depends on
+    /// (array indices, the pointer variable). Used for loop invariance.
+    pub addr_vars: Vec<VarId>,
+    /// The scalar type accessed (for the type-based alias rule).
+    pub ty: ScalarTy,
+    /// For a write of a whole scalar variable: where the value comes from
+    /// (used to follow region/section tokens through locals).
+    pub value: Option<ValueSrc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AccessTarget {
+    /// The named variable itself, an element or a field of it.
+    Var(VarId),
+    /// Memory reached through a pointer. `ptr` is the pointer variable when
+    /// the pointer is a plain variable (`*p`, `p[i]`, `p->f`), `None` when it
+    /// is computed by a more complex expression.
+    Deref { ptr: Option<VarId> },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum IndexKind {
+    /// The whole variable (a scalar, or an aggregate copied as a whole).
+    Whole,
+    /// Every index and field is a compile-time constant, or an induction
+    /// variable of a fully unrolled inner loop (`#pragma unroll` with a
+    /// constant trip count): SROA can split the access.
+    Const,
+    /// Some index is not constant.
+    Dynamic,
+}
+
+/// Where the value written by a whole-variable write comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueSrc {
+    /// A plain copy of another variable (`t = reg;`).
+    Copy(VarId),
+    /// The result of a CSA builtin call (`int reg = __builtin_csa_parallel_region_entry(0);`).
+    Builtin(BuiltinId),
+    /// An integer constant.
+    Const(i64),
+    /// Anything else (arithmetic, memory, a call, a parameter...).
+    Other,
+}
+
+#[derive(Clone, Debug)]
+pub struct Call {
+    /// The callee's name when it is a plain identifier (lower-cased in
+    /// Fortran); `None` for calls through function pointers.
+    pub callee: Option<String>,
+    pub name_span: Span,
+    /// Variables whose address is passed to the callee (`&x`, an array name,
+    /// any Fortran actual argument that is a variable).
+    pub escapes: Vec<VarId>,
+}
+
+/// Scalar type classes for the type-based alias rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum ScalarTy {
+    /// `char`, `signed/unsigned char`, Fortran `character`: aliases everything.
+    Char,
+    /// Integer types of any width and sign, `_Bool`, enums, Fortran
+    /// `integer`/`logical`.
+    Int,
+    Float,
+    Double,
+    LongDouble,
+    Pointer,
+    /// Struct/union copied as a whole.
+    Aggregate,
+    /// Not known (typedef we cannot see through, `void *` deref...): aliases
+    /// everything.
+    Unknown,
+}
+
+#[derive(Clone, Debug)]
+pub struct Var {
+    pub name: String,
+    /// The declaring identifier (or the first use for implicit declarations).
+    pub span: Span,
+    /// The whole declaration statement.
+    pub decl_span: Span,
+    pub kind: VarKind,
+    pub ty: VarType,
+    /// C: `&x` taken, or an array/aggregate passed to a call by address.
+    /// Fortran: passed as an actual argument, TARGET, or pointed to.
+    pub address_taken: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum VarKind {
+    /// Function-local automatic variable (C), Fortran local without SAVE.
+    Local,
+    /// C parameter (by value).
+    Param,
+    /// File-scope or `extern` variable, or an undeclared identifier that is
+    /// not a macro (assumed to be a global from a header).
+    Global,
+    /// C `static` local.
+    Static,
+    /// Fortran dummy argument (passed by reference: every access is memory).
+    Dummy,
+    /// Fortran module, COMMON or SAVE variable.
+    Saved,
+    /// A named constant: C enumerator or `#define`, Fortran PARAMETER.
+    Constant,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarType {
+    /// The element type (for arrays), the type itself for scalars, the
+    /// pointer type `Pointer` for pointers.
+    pub scalar: ScalarTy,
+    /// For pointers: the pointee's scalar type class.
+    pub pointee: ScalarTy,
+    pub is_array: bool,
+    /// Variable-length array (C) or automatic/allocatable array with
+    /// run-time bounds (Fortran).
+    pub is_vla: bool,
+    pub is_pointer: bool,
+    /// C `restrict`-qualified pointer.
+    pub restrict: bool,
+    /// Struct/union value.
+    pub is_aggregate: bool,
+    /// Fortran POINTER or TARGET attribute.
+    pub pointer_or_target: bool,
+    /// Integer value of a constant (`Constant` vars, C `const` with a literal
+    /// initialiser, Fortran PARAMETER).
+    pub const_value: Option<i64>,
+}
+
+impl Default for VarType {
+    fn default() -> VarType {
+        VarType {
+            scalar: ScalarTy::Int,
+            pointee: ScalarTy::Unknown,
+            is_array: false,
+            is_vla: false,
+            is_pointer: false,
+            restrict: false,
+            is_aggregate: false,
+            pointer_or_target: false,
+            const_value: None,
+        }
+    }
+}
+
+/// A call to a CSA builtin, with everything the rules need to know about it.
+#[derive(Clone, Debug)]
+pub struct BuiltinCall {
+    pub kind: BuiltinKind,
+    /// The name as written (`__builtin_csa_parallel_loop`, `BUILTIN_CSA_SPMD`).
+    pub name: String,
+    /// The whole call statement (C expression statement / Fortran CALL).
+    pub span: Span,
+    pub name_span: Span,
+    pub args: Vec<BuiltinArg>,
+    /// The block that holds the call.
+    pub block: BlockId,
+    /// The variable that receives the result (`int reg = ...entry(0)`), for
+    /// region/section entries.
+    pub result: Option<VarId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum BuiltinKind {
+    ParallelLoop,
+    Spmd,
+    Spmdization,
+    PipelineLoop,
+    RegionEntry,
+    RegionExit,
+    SectionEntry,
+    SectionExit,
+    WorkerNum,
+    /// Any other `__builtin_csa_*` name.
+    Other,
+}
+
+impl BuiltinKind {
+    /// Loop markers: placed before a loop, consumed by CLIE.
+    pub fn is_marker(self) -> bool {
+        matches!(
+            self,
+            BuiltinKind::ParallelLoop
+                | BuiltinKind::Spmd
+                | BuiltinKind::Spmdization
+                | BuiltinKind::PipelineLoop
+        )
+    }
+
+    /// Region/section intrinsics.
+    pub fn is_region_intrinsic(self) -> bool {
+        matches!(
+            self,
+            BuiltinKind::RegionEntry
+                | BuiltinKind::RegionExit
+                | BuiltinKind::SectionEntry
+                | BuiltinKind::SectionExit
+        )
+    }
+
+    /// Recognise a builtin by its name without the `__builtin_csa_` (C) or
+    /// `builtin_csa_` (Fortran) prefix, case-insensitively.
+    pub fn from_suffix(suffix: &str) -> BuiltinKind {
+        match suffix.to_ascii_lowercase().as_str() {
+            "parallel_loop" => BuiltinKind::ParallelLoop,
+            "spmd" => BuiltinKind::Spmd,
+            "spmdization" => BuiltinKind::Spmdization,
+            "pipeline_loop" => BuiltinKind::PipelineLoop,
+            "parallel_region_entry" => BuiltinKind::RegionEntry,
+            "parallel_region_exit" => BuiltinKind::RegionExit,
+            "parallel_section_entry" => BuiltinKind::SectionEntry,
+            "parallel_section_exit" => BuiltinKind::SectionExit,
+            "spmd_worker_num" => BuiltinKind::WorkerNum,
+            _ => BuiltinKind::Other,
+        }
+    }
+
+    /// Recognise a full builtin name (`__builtin_csa_spmd`, `BUILTIN_CSA_SPMD`).
+    pub fn from_name(name: &str) -> Option<BuiltinKind> {
+        let lower = name.to_ascii_lowercase();
+        let suffix = lower
+            .strip_prefix("__builtin_csa_")
+            .or_else(|| lower.strip_prefix("builtin_csa_"))?;
+        Some(BuiltinKind::from_suffix(suffix))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct BuiltinArg {
+    pub value: ArgValue,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgValue {
+    /// An integer constant: a literal, a constant expression, a `#define`, an
+    /// enumerator, a Fortran PARAMETER.
+    Int(i64),
+    /// A string literal (its contents, unescaped).
+    Str(String),
+    /// A plain variable (a region/section token).
+    Var(VarId),
+    /// Anything else.
+    Other,
+}
+
+/// A loop statement as written in the source.
+#[derive(Clone, Debug)]
+pub struct SourceLoop {
+    pub kind: LoopKind,
+    /// The whole statement.
+    pub span: Span,
+    /// The loop keyword (`for`, `while`, `do`) for anchoring.
+    pub keyword_span: Span,
+    /// The block that the lowering made the loop header (condition block for
+    /// `for`/`while`/`DO`, body entry for `do ... while`).
+    pub header: BlockId,
+    /// The source-level body: the block it starts in (OpenMP sections go
+    /// around it).
+    pub body_entry: Option<BlockId>,
+    /// `#pragma unroll` with a constant count, or full unroll (C only).
+    pub unrolled: bool,
+    /// An OpenMP worksharing directive attached to this loop.
+    pub omp: Option<Span>,
+    /// An ivdep assertion attached to this loop.
+    pub ivdep: Option<Span>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum LoopKind {
+    For,
+    While,
+    DoWhile,
+    /// Fortran counted `DO` (bounds evaluated once before the loop).
+    FortranDo,
+    /// Fortran `DO WHILE`.
+    FortranDoWhile,
+    /// Fortran `DO` with no control (infinite until EXIT).
+    FortranDoForever,
+    FortranDoConcurrent,
+}

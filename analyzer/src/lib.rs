@@ -1,0 +1,15 @@
+//! csa-analyzer: the I/O-free core of csa-lint.
+//!
+//! Pipeline: `frontend` (syntax trees to IR) -> `graph` (dominators, loops,
+//! LoopSimplify) -> `memory` (which accesses are memory operations after
+//! SROA/mem2reg/LICM) -> `clie` (marker attachment and section placement) ->
+//! `rules` (diagnostics). `analysis` drives it for one file and returns plain
+//! data. See `docs/architecture.md`.
+//!
+//! Invariant: no I/O, no async, no LSP types; nothing in here panics on any
+//! input text.
+
+pub mod frontend;
+pub mod graph;
+pub mod ir;
+pub mod source;

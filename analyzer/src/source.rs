@@ -1,0 +1,166 @@
+//! Byte spans into the original source text and their conversion to 1-based
+//! line/column positions (columns count Unicode scalar values).
+//!
+//! Invariant: every `Span` stored anywhere in the analyzer points into the
+//! *original* text the user wrote, never into a normalised copy (fixed-form
+//! Fortran, preprocessor blanking). Front ends map positions back before they
+//! build IR.
+
+use serde::Serialize;
+
+/// A half-open byte range `[start, end)` in the original source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        let start = start.min(u32::MAX as usize) as u32;
+        let end = (end.min(u32::MAX as usize) as u32).max(start);
+        Span { start, end }
+    }
+
+    pub fn empty_at(offset: usize) -> Span {
+        Span::new(offset, offset)
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start == self.end
+    }
+
+    /// The smallest span covering both.
+    pub fn cover(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+
+    pub fn contains(self, offset: usize) -> bool {
+        (self.start as usize) <= offset && offset < (self.end as usize)
+    }
+}
+
+/// A 1-based line and column (column in Unicode scalar values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct LineCol {
+    pub line: u32,
+    pub column: u32,
+}
+
+/// The text of one file with a line index.
+#[derive(Clone, Debug)]
+pub struct SourceText {
+    text: String,
+    line_starts: Vec<u32>,
+}
+
+impl SourceText {
+    pub fn new(text: String) -> SourceText {
+        let mut line_starts = vec![0u32];
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                line_starts.push((i + 1) as u32);
+            }
+        }
+        SourceText { text, line_starts }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// Byte offset where 0-based line `line` starts (clamped).
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts
+            .get(line)
+            .copied()
+            .unwrap_or(self.text.len() as u32) as usize
+    }
+
+    /// 0-based line that holds byte `offset`.
+    pub fn line_of(&self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len()) as u32;
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        }
+    }
+
+    /// The text of 0-based line `line` without its line terminator.
+    pub fn line_text(&self, line: usize) -> &str {
+        let start = self.line_start(line);
+        let end = if line + 1 < self.line_starts.len() {
+            self.line_start(line + 1)
+        } else {
+            self.text.len()
+        };
+        let s = &self.text[start..end];
+        s.trim_end_matches(['\n', '\r'])
+    }
+
+    /// 1-based line and column (Unicode scalar values) of a byte offset.
+    /// Offsets inside a multi-byte character count as that character.
+    pub fn line_col(&self, offset: usize) -> LineCol {
+        let offset = offset.min(self.text.len());
+        let line = self.line_of(offset);
+        let start = self.line_start(line);
+        let mut end = offset;
+        while end > start && !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let column = self.text[start..end].chars().count() as u32 + 1;
+        LineCol {
+            line: line as u32 + 1,
+            column,
+        }
+    }
+
+    /// Byte offset of a 1-based line and column (clamped to the line's end).
+    pub fn offset_of(&self, pos: LineCol) -> usize {
+        let line = (pos.line.max(1) - 1) as usize;
+        if line >= self.line_starts.len() {
+            return self.text.len();
+        }
+        let start = self.line_start(line);
+        let text = self.line_text(line);
+        let mut remaining = pos.column.max(1) - 1;
+        for (i, _) in text.char_indices() {
+            if remaining == 0 {
+                return start + i;
+            }
+            remaining -= 1;
+        }
+        start + text.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_scalars() {
+        let s = SourceText::new("ab\nñx = 1\n".to_string());
+        assert_eq!(s.line_col(0), LineCol { line: 1, column: 1 });
+        assert_eq!(s.line_col(3), LineCol { line: 2, column: 1 });
+        // 'x' sits after the two-byte 'ñ'
+        assert_eq!(s.line_col(5), LineCol { line: 2, column: 2 });
+        assert_eq!(s.offset_of(LineCol { line: 2, column: 2 }), 5);
+        assert_eq!(s.line_text(1), "ñx = 1");
+    }
+}

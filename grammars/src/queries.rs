@@ -1,0 +1,1 @@
+//! `.scm` queries, embedded from `queries/` (stub).

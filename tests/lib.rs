@@ -1,0 +1,1 @@
+//! Shared helpers for the fixture and end-to-end tests.
