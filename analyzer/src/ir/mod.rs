@@ -16,6 +16,7 @@
 //! * The IR holds no tree-sitter types: it outlives the syntax tree.
 
 pub mod builder;
+pub mod dump;
 
 use crate::source::Span;
 use serde::Serialize;
