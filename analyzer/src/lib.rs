@@ -9,7 +9,12 @@
 //! Invariant: no I/O, no async, no LSP types; nothing in here panics on any
 //! input text.
 
+pub mod analysis;
+pub mod clie;
+pub mod diag;
 pub mod frontend;
 pub mod graph;
 pub mod ir;
+pub mod memory;
+pub mod rules;
 pub mod source;

@@ -1,15 +1,1182 @@
-//! Preprocessor conditionals (stub; see issue brief).
+//! Preprocessor conditionals without running the preprocessor.
+//!
+//! [`preprocess`] decides which branch of every `#if`/`#ifdef`/`#ifndef`
+//! conditional is active (SEMANTICS.md §1) and blanks what the parser must
+//! not see, keeping every byte offset:
+//!
+//! * every byte of an inactive line and of every conditional directive line
+//!   (`#if`, `#ifdef`, `#ifndef`, `#elif`, `#elifdef`, `#elifndef`, `#else`,
+//!   `#endif`, spaces after `#` allowed, backslash continuations and a block
+//!   comment opened on the line included) becomes a space, except `\n` and
+//!   `\r`; a multi-byte character becomes as many spaces as it has bytes;
+//! * other directives (`#include`, `#define`, `#pragma`, ...) are kept in C,
+//!   and blanked in Fortran (`fortran == true`);
+//! * `#define`s in active code are recorded, with the integer value of
+//!   object-like macros whose body is a constant expression.
+//!
+//! Activity: `__CSA__` and every name in `defines` (`NAME` or `NAME=VALUE`)
+//! are defined; `#ifdef NAME`, `#if defined(NAME)`, `#if defined NAME`,
+//! `#if NAME` are active, their `#else` inactive; `#ifndef NAME` and
+//! `#if !defined(NAME)` the reverse; `#if 0` is inactive, `#if 1` active.
+//! Conditions are evaluated over integer literals, those names, `defined`,
+//! and the C operators, with three-valued logic: a condition that depends on
+//! anything else (other macros, including ones `#define`d in the file) is
+//! *unknown*, and an unknown conditional takes its first possible branch:
+//! the first branch when it is unknown, otherwise the first `#elif` that is
+//! not known false; the remaining branches are inactive. Everything inside
+//! an inactive branch is inactive.
+//!
+//! Unbalanced input never fails: an unterminated conditional runs to the end
+//! of the file; a stray `#elif`, `#else` or `#endif` is blanked and ignored.
+//! Lines inside C block comments and lines continuing a backslash-ended line
+//! are never directives (C only; Fortran has no block comments).
+//!
+//! Guards: a conditional whose first condition asserts that `__CSA__` (or a
+//! name in `defines`, which "behaves like `__CSA__`") is defined has
+//! [`CsaGuard::Positive`]; one that asserts it is not, [`CsaGuard::Negative`].
+//! [`Branch::asserts_csa`] says whether being in a branch implies the name is
+//! defined: the first branch of a positive guard, the branches after a
+//! negative condition, and any branch whose own condition is positive.
 
-/// The text the parser sees, with inactive branches blanked.
+use std::collections::HashMap;
+
+/// The text the parser sees, with inactive branches blanked, plus what the
+/// conditionals and macros were.
 #[derive(Clone, Debug, Default)]
 pub struct Preprocessed {
+    /// Same byte length as the input; every byte is either the input byte or
+    /// a space standing for a blanked byte (never `\n` or `\r`).
     pub text: String,
+    /// Every conditional, in the order of its opening directive (so an
+    /// enclosing conditional comes before the ones nested in it).
+    pub conditionals: Vec<Conditional>,
+    /// `#define`s in active code, in file order.
+    pub macros: Vec<Macro>,
+}
+
+/// One `#if ... #endif` conditional.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conditional {
+    /// The opening branch, then one per `#elif`/`#else`.
+    pub branches: Vec<Branch>,
+    /// Byte range of the `#endif` line (excluding the newline), or `None`
+    /// when the conditional runs to the end of the file.
+    pub endif: Option<(usize, usize)>,
+    /// What the opening condition says about `__CSA__`.
+    pub csa_guard: CsaGuard,
+}
+
+/// What a conditional's opening condition asserts about `__CSA__`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CsaGuard {
+    /// `#ifdef __CSA__`, `#if defined(__CSA__)`, `#if defined __CSA__`,
+    /// `#if __CSA__` (also as one `&&` operand).
+    Positive,
+    /// `#ifndef __CSA__`, `#if !defined(__CSA__)`, `#if !__CSA__`.
+    Negative,
+    /// Anything else.
+    None,
+}
+
+/// Which directive opens a branch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DirectiveKind {
+    If,
+    Ifdef,
+    Ifndef,
+    Elif,
+    Elifdef,
+    Elifndef,
+    Else,
+}
+
+/// One branch of a conditional.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Branch {
+    /// Byte range of the directive line, continuations included, excluding
+    /// the final line terminator.
+    pub directive: (usize, usize),
+    /// Byte range of the lines between this directive and the next one of
+    /// the same conditional (or the end of the file).
+    pub body: (usize, usize),
+    /// Whether the body is kept (the enclosing branches are active too).
+    pub active: bool,
+    /// The directive that opens the branch.
+    pub kind: DirectiveKind,
+    /// Whether being in this branch implies that `__CSA__` (or a name in
+    /// `defines`) is defined.
+    pub asserts_csa: bool,
+}
+
+/// One `#define` in active code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Macro {
+    pub name: String,
+    /// For object-like macros whose body is an integer constant expression
+    /// (literals with any base and suffix, parentheses, unary `- + ~ !`,
+    /// binary `* / % + - << >> < <= > >= == != & ^ | && ||`, `?:`, and
+    /// earlier integer macros): its value.
+    pub value: Option<i64>,
+    pub function_like: bool,
+    /// Byte range of the `#define` line, continuations included, excluding
+    /// the final line terminator.
+    pub span: (usize, usize),
+}
+
+impl Conditional {
+    /// Byte range from the opening directive to the end of the `#endif`
+    /// line (or of the last body, when unterminated).
+    pub fn extent(&self) -> (usize, usize) {
+        let start = self.branches.first().map_or(0, |b| b.directive.0);
+        let end = match self.endif {
+            Some((_, e)) => e,
+            None => self.branches.last().map_or(start, |b| b.body.1),
+        };
+        (start, end.max(start))
+    }
+}
+
+impl Preprocessed {
+    /// True when `offset` lies in the body of an active branch that asserts
+    /// `__CSA__` is defined, at any nesting level.
+    pub fn is_csa_guarded(&self, offset: usize) -> bool {
+        self.conditionals.iter().any(|c| {
+            c.branches
+                .iter()
+                .any(|b| b.active && b.asserts_csa && b.body.0 <= offset && offset < b.body.1)
+        })
+    }
+
+    /// The innermost conditional whose extent holds `offset`.
+    pub fn enclosing_conditional(&self, offset: usize) -> Option<&Conditional> {
+        self.conditionals.iter().rev().find(|c| {
+            let (s, e) = c.extent();
+            s <= offset && offset < e
+        })
+    }
+
+    /// The innermost branch whose body holds `offset`, with its conditional.
+    pub fn enclosing_branch(&self, offset: usize) -> Option<(&Conditional, &Branch)> {
+        self.conditionals.iter().rev().find_map(|c| {
+            c.branches
+                .iter()
+                .find(|b| b.body.0 <= offset && offset < b.body.1)
+                .map(|b| (c, b))
+        })
+    }
+
+    /// False when `offset` lies in the body of an inactive branch (the
+    /// conditional directive lines themselves are blanked too, but count as
+    /// active here).
+    pub fn is_active(&self, offset: usize) -> bool {
+        !self.conditionals.iter().any(|c| {
+            c.branches
+                .iter()
+                .any(|b| !b.active && b.body.0 <= offset && offset < b.body.1)
+        })
+    }
 }
 
 /// Blanks inactive conditional branches, keeping byte offsets.
 pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed {
-    let _ = (defines, fortran);
+    let env = Env::new(defines);
+    let lines = split_lines(text);
+    let mut out: Vec<u8> = text.as_bytes().to_vec();
+    let mut conditionals: Vec<Conditional> = Vec::new();
+    let mut macros: Vec<Macro> = Vec::new();
+    let mut values: HashMap<String, Option<i64>> = env.initial_values();
+    let mut stack: Vec<Open> = Vec::new();
+
+    let mut in_comment = false;
+    let mut continued = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let mut line = lines[i];
+        if line.start == 0 && text.starts_with('\u{feff}') {
+            // Leave a byte-order mark alone.
+            line.start = '\u{feff}'.len_utf8().min(line.content_end);
+        }
+        let content = &text[line.start..line.content_end];
+        let active = stack.last().is_none_or(|o| o.active);
+        let is_directive = !in_comment && !continued && first_non_blank(content) == Some(b'#');
+        if !is_directive {
+            if !fortran {
+                in_comment = scan_c(content, in_comment);
+                continued = ends_with_backslash(content);
+            }
+            if !active {
+                blank(&mut out, line.start, line.content_end);
+            }
+            i += 1;
+            continue;
+        }
+
+        // The logical directive: backslash continuations, and in C the lines
+        // of a block comment opened on it.
+        let mut j = i;
+        let mut open_comment = !fortran && scan_c(content, false);
+        while j + 1 < lines.len()
+            && (ends_with_backslash(&text[lines[j].start..lines[j].content_end]) || open_comment)
+        {
+            j += 1;
+            if !fortran {
+                open_comment = scan_c(&text[lines[j].start..lines[j].content_end], open_comment);
+            }
+        }
+        let range = (line.start, lines[j].content_end);
+        let logical = join_logical(text, &lines[i..=j]);
+        let directive = parse_directive(&logical);
+        let body_start = lines[j].end;
+        i = j + 1;
+
+        let kind = match directive.name {
+            "if" => Some(DirectiveKind::If),
+            "ifdef" => Some(DirectiveKind::Ifdef),
+            "ifndef" => Some(DirectiveKind::Ifndef),
+            "elif" => Some(DirectiveKind::Elif),
+            "elifdef" => Some(DirectiveKind::Elifdef),
+            "elifndef" => Some(DirectiveKind::Elifndef),
+            "else" => Some(DirectiveKind::Else),
+            _ => None,
+        };
+        match (kind, directive.name) {
+            (
+                Some(kind @ (DirectiveKind::If | DirectiveKind::Ifdef | DirectiveKind::Ifndef)),
+                _,
+            ) => {
+                blank(&mut out, range.0, range.1);
+                let cond = env.condition(kind, directive.rest);
+                let branch_active = active && cond.truth != Some(false);
+                conditionals.push(Conditional {
+                    branches: vec![Branch {
+                        directive: range,
+                        body: (body_start, text.len()),
+                        active: branch_active,
+                        kind,
+                        asserts_csa: cond.guard == CsaGuard::Positive,
+                    }],
+                    endif: None,
+                    csa_guard: cond.guard,
+                });
+                stack.push(Open {
+                    index: conditionals.len() - 1,
+                    parent_active: active,
+                    active: branch_active,
+                    taken: cond.truth != Some(false),
+                    negated_csa: cond.guard == CsaGuard::Negative,
+                });
+            }
+            (Some(kind), _) => {
+                blank(&mut out, range.0, range.1);
+                let Some(open) = stack.last_mut() else {
+                    continue; // stray #elif/#else
+                };
+                let (truth, guard) = if kind == DirectiveKind::Else {
+                    (Some(true), CsaGuard::None)
+                } else {
+                    let c = env.condition(kind, directive.rest);
+                    (c.truth, c.guard)
+                };
+                let branch_active = open.parent_active && !open.taken && truth != Some(false);
+                if branch_active {
+                    open.taken = true;
+                }
+                let asserts_csa = guard == CsaGuard::Positive || open.negated_csa;
+                if guard == CsaGuard::Negative {
+                    open.negated_csa = true;
+                }
+                open.active = branch_active;
+                let cond = &mut conditionals[open.index];
+                if let Some(last) = cond.branches.last_mut() {
+                    last.body.1 = range.0;
+                }
+                cond.branches.push(Branch {
+                    directive: range,
+                    body: (body_start, text.len()),
+                    active: branch_active,
+                    kind,
+                    asserts_csa,
+                });
+            }
+            (None, "endif") => {
+                blank(&mut out, range.0, range.1);
+                if let Some(open) = stack.pop() {
+                    let cond = &mut conditionals[open.index];
+                    if let Some(last) = cond.branches.last_mut() {
+                        last.body.1 = range.0;
+                    }
+                    cond.endif = Some(range);
+                }
+            }
+            (None, name) => {
+                if !active || fortran {
+                    blank(&mut out, range.0, range.1);
+                }
+                if !active {
+                    continue;
+                }
+                match name {
+                    "define" => {
+                        if let Some(m) = parse_define(directive.rest, range, &values) {
+                            values.insert(
+                                m.name.clone(),
+                                if m.function_like { None } else { m.value },
+                            );
+                            macros.push(m);
+                        }
+                    }
+                    "undef" => {
+                        let (name, _) = take_ident(directive.rest.trim_start());
+                        values.remove(name);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    let text = match String::from_utf8(out) {
+        Ok(s) => s,
+        // Unreachable: whole lines are blanked and line ends are ASCII.
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
     Preprocessed {
-        text: text.to_string(),
+        text,
+        conditionals,
+        macros,
     }
 }
+
+/// A conditional still open at the current line.
+struct Open {
+    index: usize,
+    parent_active: bool,
+    /// The current branch is active.
+    active: bool,
+    /// Some branch was (or would have been) taken: later ones are inactive.
+    taken: bool,
+    /// An earlier condition asserted `__CSA__` undefined, so reaching a later
+    /// branch implies it is defined.
+    negated_csa: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LineSpan {
+    start: usize,
+    /// End of the text, before `\n` / `\r\n`.
+    content_end: usize,
+    /// After the line terminator.
+    end: usize,
+}
+
+fn split_lines(text: &str) -> Vec<LineSpan> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        let (line_end, end) = match bytes[start..].iter().position(|&b| b == b'\n') {
+            Some(i) => (start + i, start + i + 1),
+            None => (bytes.len(), bytes.len()),
+        };
+        let content_end = if line_end > start && bytes[line_end - 1] == b'\r' {
+            line_end - 1
+        } else {
+            line_end
+        };
+        out.push(LineSpan {
+            start,
+            content_end,
+            end,
+        });
+        start = end;
+    }
+    out
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r')
+}
+
+fn first_non_blank(s: &str) -> Option<u8> {
+    s.bytes().find(|&b| !is_blank(b))
+}
+
+/// A backslash as the last non-blank byte continues the line.
+fn ends_with_backslash(s: &str) -> bool {
+    s.bytes().rev().find(|&b| !is_blank(b)) == Some(b'\\')
+}
+
+/// Every byte of `start..end` except `\n` and `\r` becomes a space.
+fn blank(out: &mut [u8], start: usize, end: usize) {
+    let end = end.min(out.len());
+    if start >= end {
+        return;
+    }
+    for b in &mut out[start..end] {
+        if *b != b'\n' && *b != b'\r' {
+            *b = b' ';
+        }
+    }
+}
+
+/// Whether a C block comment is open at the end of `line`, given whether one
+/// was open at its start. String and character literals end at the line end.
+fn scan_c(line: &str, in_comment: bool) -> bool {
+    let b = line.as_bytes();
+    let mut in_comment = in_comment;
+    let mut i = 0;
+    while i < b.len() {
+        if in_comment {
+            if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                in_comment = false;
+                i += 2;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                in_comment = true;
+                i += 2;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => return false,
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() {
+                    if b[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    if b[i - 1] == q {
+                        break;
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    in_comment
+}
+
+/// The text of a logical directive line: backslash-newlines removed,
+/// comments replaced by a space.
+fn join_logical(text: &str, lines: &[LineSpan]) -> String {
+    let mut joined = String::new();
+    for (k, l) in lines.iter().enumerate() {
+        let content = &text[l.start..l.content_end];
+        if k + 1 < lines.len() && ends_with_backslash(content) {
+            let trimmed = content.trim_end_matches([' ', '\t', '\x0b', '\x0c', '\r']);
+            joined.push_str(trimmed.strip_suffix('\\').unwrap_or(trimmed));
+        } else {
+            joined.push_str(content);
+            joined.push('\n');
+        }
+    }
+    strip_comments(&joined)
+}
+
+fn strip_comments(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = '\0';
+                for c in chars.by_ref() {
+                    if prev == '*' && c == '/' {
+                        break;
+                    }
+                    prev = c;
+                }
+                out.push(' ');
+            }
+            '/' if chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            '"' | '\'' => {
+                out.push(c);
+                while let Some(d) = chars.next() {
+                    out.push(d);
+                    if d == '\\' {
+                        if let Some(e) = chars.next() {
+                            out.push(e);
+                        }
+                    } else if d == c || d == '\n' {
+                        break;
+                    }
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+struct Directive<'a> {
+    name: &'a str,
+    rest: &'a str,
+}
+
+fn parse_directive(logical: &str) -> Directive<'_> {
+    let s = logical.trim_start_matches([' ', '\t', '\x0b', '\x0c', '\r', '\u{feff}']);
+    let s = s.strip_prefix('#').unwrap_or(s);
+    let s = s.trim_start_matches([' ', '\t', '\x0b', '\x0c', '\r']);
+    let (name, rest) = take_ident(s);
+    Directive { name, rest }
+}
+
+/// Splits a leading identifier (`[A-Za-z0-9_]*`) off `s`.
+fn take_ident(s: &str) -> (&str, &str) {
+    let n = s
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or(s.len());
+    s.split_at(n)
+}
+
+fn is_ident(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+fn parse_define(
+    rest: &str,
+    span: (usize, usize),
+    values: &HashMap<String, Option<i64>>,
+) -> Option<Macro> {
+    let s = rest.trim_start_matches([' ', '\t', '\x0b', '\x0c']);
+    let (name, after) = take_ident(s);
+    if !is_ident(name) {
+        return None;
+    }
+    let function_like = after.starts_with('(');
+    let value = if function_like {
+        None
+    } else {
+        let body = after.trim();
+        if body.is_empty() {
+            None
+        } else {
+            eval(
+                &tokenize(body),
+                &|id: &str| values.get(id).copied().flatten(),
+                &|_: &str| None,
+            )
+        }
+    };
+    Some(Macro {
+        name: name.to_string(),
+        value,
+        function_like,
+        span,
+    })
+}
+
+// ------------------------------------------------------------ conditions
+
+/// The names treated as defined and their values.
+struct Env {
+    names: HashMap<String, i64>,
+}
+
+/// What a condition evaluates to and what it says about `__CSA__`.
+struct Condition {
+    /// `None` when unknown.
+    truth: Option<bool>,
+    guard: CsaGuard,
+}
+
+impl Env {
+    fn new(defines: &[String]) -> Self {
+        let mut names = HashMap::new();
+        names.insert("__CSA__".to_string(), 1);
+        for d in defines {
+            let (name, value) = match d.split_once('=') {
+                Some((n, v)) => (n.trim(), parse_number(v.trim()).unwrap_or(1)),
+                None => (d.trim(), 1),
+            };
+            if is_ident(name) {
+                names.insert(name.to_string(), value);
+            }
+        }
+        Env { names }
+    }
+
+    fn initial_values(&self) -> HashMap<String, Option<i64>> {
+        self.names
+            .iter()
+            .map(|(k, &v)| (k.clone(), Some(v)))
+            .collect()
+    }
+
+    /// Defined for this analysis: `__CSA__` and the user's defines.
+    fn is_csa_name(&self, name: &str) -> bool {
+        self.names.contains_key(name)
+    }
+
+    /// Only `__CSA__` guards a builtin: a user define may be set in builds
+    /// for other targets too, where the builtins do not exist.
+    fn is_guard_name(name: &str) -> bool {
+        name == "__CSA__"
+    }
+
+    fn condition(&self, kind: DirectiveKind, rest: &str) -> Condition {
+        match kind {
+            DirectiveKind::Ifdef
+            | DirectiveKind::Elifdef
+            | DirectiveKind::Ifndef
+            | DirectiveKind::Elifndef => {
+                let (name, _) = take_ident(rest.trim_start());
+                let positive = matches!(kind, DirectiveKind::Ifdef | DirectiveKind::Elifdef);
+                if self.is_csa_name(name) {
+                    Condition {
+                        truth: Some(positive),
+                        guard: if !Self::is_guard_name(name) {
+                            CsaGuard::None
+                        } else if positive {
+                            CsaGuard::Positive
+                        } else {
+                            CsaGuard::Negative
+                        },
+                    }
+                } else {
+                    Condition {
+                        truth: None,
+                        guard: CsaGuard::None,
+                    }
+                }
+            }
+            DirectiveKind::Else => Condition {
+                truth: Some(true),
+                guard: CsaGuard::None,
+            },
+            DirectiveKind::If | DirectiveKind::Elif => {
+                let toks = tokenize(rest);
+                let truth = eval(
+                    &toks,
+                    &|id: &str| match id {
+                        "true" => Some(1),
+                        "false" => Some(0),
+                        _ => self.names.get(id).copied(),
+                    },
+                    &|id: &str| self.is_csa_name(id).then_some(true),
+                )
+                .map(|v| v != 0);
+                Condition {
+                    truth,
+                    guard: self.guard(&toks),
+                }
+            }
+        }
+    }
+
+    /// Positive for an assertion that a CSA name is defined (possibly one
+    /// operand of a top-level `&&`), Negative for its negation.
+    fn guard(&self, toks: &[Tok<'_>]) -> CsaGuard {
+        let toks = strip_parens(toks);
+        if self.is_assertion(toks) {
+            return CsaGuard::Positive;
+        }
+        if let Some((Tok::Op(Op::Not), rest)) = toks.split_first() {
+            if self.is_assertion(strip_parens(rest)) {
+                return CsaGuard::Negative;
+            }
+        }
+        // `A && B && ...` with no `||` or `?:` at the top level.
+        let mut depth = 0i64;
+        let mut operands: Vec<&[Tok<'_>]> = Vec::new();
+        let mut start = 0;
+        for (k, t) in toks.iter().enumerate() {
+            match t {
+                Tok::LParen => depth += 1,
+                Tok::RParen => depth -= 1,
+                Tok::Op(Op::OrOr | Op::Question | Op::Colon) if depth == 0 => {
+                    return CsaGuard::None
+                }
+                Tok::Op(Op::AndAnd) if depth == 0 => {
+                    operands.push(&toks[start..k]);
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        operands.push(&toks[start..]);
+        if operands.len() > 1 && operands.iter().any(|o| self.is_assertion(strip_parens(o))) {
+            CsaGuard::Positive
+        } else {
+            CsaGuard::None
+        }
+    }
+
+    /// `defined(N)`, `defined N` or `N` for a CSA name `N`.
+    fn is_assertion(&self, toks: &[Tok<'_>]) -> bool {
+        match toks {
+            [Tok::Ident("defined"), Tok::LParen, Tok::Ident(n), Tok::RParen]
+            | [Tok::Ident("defined"), Tok::Ident(n)]
+            | [Tok::Ident(n)] => Self::is_guard_name(n),
+            _ => false,
+        }
+    }
+}
+
+/// Removes parentheses around the whole token list, repeatedly.
+fn strip_parens<'t, 'a>(mut toks: &'t [Tok<'a>]) -> &'t [Tok<'a>] {
+    while toks.len() >= 2 && toks[0] == Tok::LParen && toks[toks.len() - 1] == Tok::RParen {
+        // The first paren must close at the very end.
+        let mut depth = 0i64;
+        let mut closes_at_end = true;
+        for (k, t) in toks.iter().enumerate() {
+            match t {
+                Tok::LParen => depth += 1,
+                Tok::RParen => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 && k + 1 < toks.len() {
+                closes_at_end = false;
+                break;
+            }
+        }
+        if !closes_at_end {
+            break;
+        }
+        toks = &toks[1..toks.len() - 1];
+    }
+    toks
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Not,
+    BitNot,
+    Neg,
+    Plus,
+    Mul,
+    Div,
+    Rem,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    BitAnd,
+    BitXor,
+    BitOr,
+    AndAnd,
+    OrOr,
+    Question,
+    Colon,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tok<'a> {
+    /// An integer literal; `None` when it is not one we can read (a float,
+    /// a character literal, an out-of-range value).
+    Num(Option<i64>),
+    Ident(&'a str),
+    Op(Op),
+    LParen,
+    RParen,
+    /// Anything else: makes the expression unknown.
+    Other,
+}
+
+fn tokenize(s: &str) -> Vec<Tok<'_>> {
+    let b = s.as_bytes();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            let start = i;
+            while i < b.len() {
+                let d = b[i];
+                let exp_sign = (d == b'+' || d == b'-')
+                    && i > start
+                    && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P')
+                    && !b[start..i].starts_with(b"0x")
+                    && !b[start..i].starts_with(b"0X");
+                let separator = d == b'\'' && b.get(i + 1).is_some_and(u8::is_ascii_alphanumeric);
+                if d.is_ascii_alphanumeric() || d == b'_' || d == b'.' || exp_sign || separator {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            toks.push(Tok::Num(parse_number(&s[start..i])));
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            toks.push(Tok::Ident(&s[start..i]));
+            continue;
+        }
+        if c == b'\'' {
+            // A character literal: its value is not worked out.
+            i += 1;
+            while i < b.len() {
+                if b[i] == b'\\' {
+                    i += 2;
+                    continue;
+                }
+                i += 1;
+                if b[i - 1] == b'\'' {
+                    break;
+                }
+            }
+            toks.push(Tok::Num(None));
+            continue;
+        }
+        let two = if i + 1 < b.len() {
+            &b[i..i + 2]
+        } else {
+            &b[i..i + 1]
+        };
+        let (tok, len) = match two {
+            b"<<" => (Tok::Op(Op::Shl), 2),
+            b">>" => (Tok::Op(Op::Shr), 2),
+            b"<=" => (Tok::Op(Op::Le), 2),
+            b">=" => (Tok::Op(Op::Ge), 2),
+            b"==" => (Tok::Op(Op::Eq), 2),
+            b"!=" => (Tok::Op(Op::Ne), 2),
+            b"&&" => (Tok::Op(Op::AndAnd), 2),
+            b"||" => (Tok::Op(Op::OrOr), 2),
+            _ => match c {
+                b'(' => (Tok::LParen, 1),
+                b')' => (Tok::RParen, 1),
+                b'!' => (Tok::Op(Op::Not), 1),
+                b'~' => (Tok::Op(Op::BitNot), 1),
+                b'*' => (Tok::Op(Op::Mul), 1),
+                b'/' => (Tok::Op(Op::Div), 1),
+                b'%' => (Tok::Op(Op::Rem), 1),
+                b'+' => (Tok::Op(Op::Add), 1),
+                b'-' => (Tok::Op(Op::Sub), 1),
+                b'<' => (Tok::Op(Op::Lt), 1),
+                b'>' => (Tok::Op(Op::Gt), 1),
+                b'&' => (Tok::Op(Op::BitAnd), 1),
+                b'^' => (Tok::Op(Op::BitXor), 1),
+                b'|' => (Tok::Op(Op::BitOr), 1),
+                b'?' => (Tok::Op(Op::Question), 1),
+                b':' => (Tok::Op(Op::Colon), 1),
+                _ => (Tok::Other, s[i..].chars().next().map_or(1, char::len_utf8)),
+            },
+        };
+        toks.push(tok);
+        i += len;
+    }
+    toks
+}
+
+/// An integer literal: decimal, `0x` hex, `0b` binary, `0` octal, with
+/// `u`/`l` suffixes and `'` digit separators.
+fn parse_number(s: &str) -> Option<i64> {
+    let s: String = s.chars().filter(|&c| c != '\'').collect();
+    let body = s.trim_end_matches(['u', 'U', 'l', 'L']);
+    let (digits, radix) =
+        if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (h, 16)
+        } else if let Some(bin) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+            (bin, 2)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (&body[1..], 8)
+        } else {
+            (body, 10)
+        };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let v = u64::from_str_radix(digits, radix).ok()?;
+    i64::try_from(v).ok()
+}
+
+fn precedence(op: Op) -> u8 {
+    match op {
+        Op::Not | Op::BitNot | Op::Neg | Op::Plus => 14,
+        Op::Mul | Op::Div | Op::Rem => 13,
+        Op::Add | Op::Sub => 12,
+        Op::Shl | Op::Shr => 11,
+        Op::Lt | Op::Le | Op::Gt | Op::Ge => 10,
+        Op::Eq | Op::Ne => 9,
+        Op::BitAnd => 8,
+        Op::BitXor => 7,
+        Op::BitOr => 6,
+        Op::AndAnd => 5,
+        Op::OrOr => 4,
+        Op::Question | Op::Colon => 3,
+    }
+}
+
+fn is_unary(op: Op) -> bool {
+    matches!(op, Op::Not | Op::BitNot | Op::Neg | Op::Plus)
+}
+
+fn right_assoc(op: Op) -> bool {
+    is_unary(op) || matches!(op, Op::Question | Op::Colon)
+}
+
+/// Operator-stack entries: an operator or an open parenthesis.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stacked {
+    Op(Op),
+    Paren,
+}
+
+/// Evaluates a preprocessor expression with three-valued results (`None`:
+/// unknown), by shunting-yard: no recursion, whatever the nesting. `ident`
+/// gives identifiers' values, `defined` whether a name is defined (`None`:
+/// unknown). Any syntax error makes the whole expression unknown.
+fn eval(
+    toks: &[Tok<'_>],
+    ident: &dyn Fn(&str) -> Option<i64>,
+    defined: &dyn Fn(&str) -> Option<bool>,
+) -> Option<i64> {
+    // `None` in the outer Option: syntax error.
+    fn run(
+        toks: &[Tok<'_>],
+        ident: &dyn Fn(&str) -> Option<i64>,
+        defined: &dyn Fn(&str) -> Option<bool>,
+    ) -> Option<Option<i64>> {
+        let mut values: Vec<Option<i64>> = Vec::new();
+        let mut ops: Vec<Stacked> = Vec::new();
+        let mut expect_operand = true;
+        let mut k = 0;
+        while k < toks.len() {
+            let t = toks[k];
+            k += 1;
+            match t {
+                Tok::Num(v) => {
+                    if !expect_operand {
+                        return None;
+                    }
+                    values.push(v);
+                    expect_operand = false;
+                }
+                Tok::Ident("defined") => {
+                    if !expect_operand {
+                        return None;
+                    }
+                    let name = match (toks.get(k), toks.get(k + 1), toks.get(k + 2)) {
+                        (Some(Tok::LParen), Some(Tok::Ident(n)), Some(Tok::RParen)) => {
+                            k += 3;
+                            *n
+                        }
+                        (Some(Tok::Ident(n)), _, _) => {
+                            k += 1;
+                            *n
+                        }
+                        _ => return None,
+                    };
+                    values.push(defined(name).map(i64::from));
+                    expect_operand = false;
+                }
+                Tok::Ident(name) => {
+                    if !expect_operand {
+                        return None;
+                    }
+                    // A function-like macro call: unknown value.
+                    if toks.get(k) == Some(&Tok::LParen) {
+                        let mut depth = 0i64;
+                        while k < toks.len() {
+                            match toks[k] {
+                                Tok::LParen => depth += 1,
+                                Tok::RParen => depth -= 1,
+                                _ => {}
+                            }
+                            k += 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        if depth != 0 {
+                            return None;
+                        }
+                        values.push(None);
+                    } else {
+                        values.push(ident(name));
+                    }
+                    expect_operand = false;
+                }
+                Tok::LParen => {
+                    if !expect_operand {
+                        return None;
+                    }
+                    ops.push(Stacked::Paren);
+                }
+                Tok::RParen => {
+                    if expect_operand {
+                        return None;
+                    }
+                    loop {
+                        match ops.pop() {
+                            Some(Stacked::Paren) => break,
+                            Some(Stacked::Op(op)) => apply(op, &mut values)?,
+                            None => return None,
+                        }
+                    }
+                }
+                Tok::Op(op) => {
+                    let op = if expect_operand {
+                        match op {
+                            Op::Sub => Op::Neg,
+                            Op::Add => Op::Plus,
+                            Op::Not | Op::BitNot => op,
+                            _ => return None,
+                        }
+                    } else if matches!(op, Op::Not | Op::BitNot) {
+                        return None;
+                    } else {
+                        op
+                    };
+                    if is_unary(op) {
+                        ops.push(Stacked::Op(op));
+                        continue;
+                    }
+                    if op == Op::Colon {
+                        // Close the operators of the `?` branch.
+                        loop {
+                            match ops.last() {
+                                Some(Stacked::Op(Op::Question)) => break,
+                                Some(Stacked::Op(o)) => {
+                                    let o = *o;
+                                    ops.pop();
+                                    apply(o, &mut values)?;
+                                }
+                                _ => return None,
+                            }
+                        }
+                        ops.pop();
+                        ops.push(Stacked::Op(Op::Colon));
+                        expect_operand = true;
+                        continue;
+                    }
+                    let p = precedence(op);
+                    while let Some(Stacked::Op(top)) = ops.last() {
+                        let top = *top;
+                        let tp = precedence(top);
+                        let pops = if right_assoc(op) { tp > p } else { tp >= p };
+                        if !pops || top == Op::Question {
+                            break;
+                        }
+                        ops.pop();
+                        apply(top, &mut values)?;
+                    }
+                    ops.push(Stacked::Op(op));
+                    expect_operand = true;
+                }
+                Tok::Other => return None,
+            }
+        }
+        if expect_operand {
+            return None;
+        }
+        while let Some(s) = ops.pop() {
+            match s {
+                Stacked::Op(op) => apply(op, &mut values)?,
+                Stacked::Paren => return None,
+            }
+        }
+        if values.len() == 1 {
+            values.pop()
+        } else {
+            None
+        }
+    }
+    run(toks, ident, defined).flatten()
+}
+
+/// Applies `op` to the top of `values`; `None` on a syntax error (missing
+/// operands, a `?` without `:`).
+fn apply(op: Op, values: &mut Vec<Option<i64>>) -> Option<()> {
+    if is_unary(op) {
+        let a = values.pop()?;
+        values.push(a.and_then(|a| match op {
+            Op::Not => Some(i64::from(a == 0)),
+            Op::BitNot => Some(!a),
+            Op::Neg => a.checked_neg(),
+            _ => Some(a),
+        }));
+        return Some(());
+    }
+    if op == Op::Question {
+        return None;
+    }
+    if op == Op::Colon {
+        let else_v = values.pop()?;
+        let then_v = values.pop()?;
+        let cond = values.pop()?;
+        values.push(match cond {
+            Some(0) => else_v,
+            Some(_) => then_v,
+            None if then_v == else_v => then_v,
+            None => None,
+        });
+        return Some(());
+    }
+    let b = values.pop()?;
+    let a = values.pop()?;
+    let r = match op {
+        Op::AndAnd => match (a, b) {
+            (Some(0), _) | (_, Some(0)) => Some(0),
+            (Some(_), Some(_)) => Some(1),
+            _ => None,
+        },
+        Op::OrOr => match (a, b) {
+            (Some(x), _) | (_, Some(x)) if x != 0 => Some(1),
+            (Some(_), Some(_)) => Some(0),
+            _ => None,
+        },
+        Op::Mul if a == Some(0) || b == Some(0) => Some(0),
+        _ => match (a, b) {
+            (Some(a), Some(b)) => binary(op, a, b),
+            _ => None,
+        },
+    };
+    values.push(r);
+    Some(())
+}
+
+fn binary(op: Op, a: i64, b: i64) -> Option<i64> {
+    match op {
+        Op::Mul => a.checked_mul(b),
+        Op::Div => a.checked_div(b),
+        Op::Rem => a.checked_rem(b),
+        Op::Add => a.checked_add(b),
+        Op::Sub => a.checked_sub(b),
+        Op::Shl => u32::try_from(b).ok().and_then(|s| a.checked_shl(s)),
+        Op::Shr => u32::try_from(b).ok().and_then(|s| a.checked_shr(s)),
+        Op::Lt => Some(i64::from(a < b)),
+        Op::Le => Some(i64::from(a <= b)),
+        Op::Gt => Some(i64::from(a > b)),
+        Op::Ge => Some(i64::from(a >= b)),
+        Op::Eq => Some(i64::from(a == b)),
+        Op::Ne => Some(i64::from(a != b)),
+        Op::BitAnd => Some(a & b),
+        Op::BitXor => Some(a ^ b),
+        Op::BitOr => Some(a | b),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

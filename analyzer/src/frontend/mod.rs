@@ -51,3 +51,117 @@ impl PosMap for csa_grammars::fixed_form::Normalized {
         self.original_offset(offset)
     }
 }
+
+/// The most chunks one file is split into for error recovery: each chunk is
+/// one more parse of the whole (mostly blank) text.
+const MAX_RECOVERY_CHUNKS: usize = 64;
+
+/// Lowers `text` with `lower`, and when a syntax error swallows more than
+/// one function (tree-sitter's recovery can fold the rest of the file into
+/// one ERROR node), lowers again chunk by chunk, split at lines where a new
+/// top-level unit may start (`is_boundary(line)` is true for the line that
+/// *ends* a unit). Chunks are parsed with everything outside them blanked,
+/// so offsets do not move. `map` converts parser offsets to original ones.
+pub fn lower_recovering(
+    text: &str,
+    map: &dyn PosMap,
+    is_boundary: fn(&str) -> bool,
+    lower: &dyn Fn(&str) -> LoweredFile,
+) -> LoweredFile {
+    let full = lower(text);
+    let mut bad: Vec<(usize, usize)> = full
+        .functions
+        .iter()
+        .filter(|f| f.syntax_error.is_some())
+        .map(|f| (f.span.start as usize, f.span.end as usize))
+        .chain(
+            full.toplevel_errors
+                .iter()
+                .map(|s| (s.start as usize, s.end as usize)),
+        )
+        .collect();
+    if bad.is_empty() {
+        return full;
+    }
+    bad.sort();
+    // Boundaries: ends of boundary lines (parser offsets) that fall inside
+    // an erroneous region (original offsets).
+    let mut cuts = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let end = offset + line.len();
+        if is_boundary(line) {
+            let orig = map.to_original(end);
+            if bad.iter().any(|&(s, e)| s < orig && orig < e) {
+                cuts.push(end);
+            }
+        }
+        offset = end;
+    }
+    if cuts.is_empty() {
+        return full;
+    }
+    while cuts.len() + 1 > MAX_RECOVERY_CHUNKS {
+        // Keep every other cut: chunks grow, parses stay bounded.
+        cuts = cuts.into_iter().step_by(2).collect();
+    }
+    let mut bounds = vec![0];
+    bounds.extend(cuts);
+    bounds.push(text.len());
+    let mut out = LoweredFile::default();
+    for w in bounds.windows(2) {
+        let (start, end) = (w[0], w[1]);
+        let blanked = blank_outside(text, start, end);
+        let part = lower(&blanked);
+        let (ostart, oend) = (map.to_original(start), map.to_original(end));
+        let inside = |s: Span| (s.start as usize) >= ostart && (s.start as usize) < oend.max(ostart + 1);
+        out.functions
+            .extend(part.functions.into_iter().filter(|f| inside(f.span)));
+        out.toplevel_errors
+            .extend(part.toplevel_errors.into_iter().filter(|s| inside(*s)));
+    }
+    out
+}
+
+/// `text` with every byte outside `[start, end)` replaced by a space
+/// (line breaks kept), so that offsets and line numbers stay the same.
+fn blank_outside(text: &str, start: usize, end: usize) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for (i, b) in bytes.iter_mut().enumerate() {
+        if (i < start || i >= end) && *b != b'\n' && *b != b'\r' {
+            *b = b' ';
+        }
+    }
+    // Only whole UTF-8 sequences were kept or replaced byte by byte with
+    // ASCII spaces, unless a chunk bound splits a character: fall back to a
+    // lossy conversion, which cannot split anything.
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// C: a line that closes a top-level definition (`}` in column 1).
+pub fn c_unit_end(line: &str) -> bool {
+    line.starts_with('}')
+}
+
+/// Fortran: an `END`, `END SUBROUTINE`, `END FUNCTION`, `END PROGRAM` or
+/// `END MODULE` line.
+pub fn fortran_unit_end(line: &str) -> bool {
+    let l = line.trim().to_ascii_lowercase();
+    let l = l.split('!').next().unwrap_or("").trim();
+    let mut words = l.split_whitespace();
+    // An optional statement label first.
+    let mut first = words.next();
+    if first.is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit())) {
+        first = words.next();
+    }
+    match first {
+        Some("end") => matches!(
+            words.next(),
+            None | Some("subroutine" | "function" | "program" | "module")
+        ),
+        Some(w) => ["endsubroutine", "endfunction", "endprogram", "endmodule"]
+            .iter()
+            .any(|k| w.starts_with(k)),
+        None => false,
+    }
+}

@@ -1,11 +1,782 @@
 //! C front end: tree-sitter-c trees to IR (SEMANTICS.md §3, clang's CFG shape).
+//!
+//! Two passes over the tree:
+//! 1. [`FileCtx::scan`] collects file-wide facts in document order: object-
+//!    and function-like macros, enumerators, typedefs, struct/union layouts,
+//!    file-scope variables and function prototypes.
+//! 2. Every `function_definition` is lowered by [`lower::FnLowerer`]
+//!    (statements in `lower.rs`, expressions and conditions in `expr.rs`).
+//!
+//! Nothing here recurses without a bound: tree walks use explicit stacks or
+//! cursors, and the statement/expression lowering counts its nesting and
+//! treats subtrees beyond [`lower::MAX_DEPTH`] as opaque.
+
+mod consts;
+mod expr;
+mod lower;
+mod pragma;
+mod types;
+
+#[cfg(test)]
+mod tests;
 
 use super::{FrontendOptions, LoweredFile};
+use crate::source::Span;
+use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use tree_sitter::{Node, Parser};
+use types::{Base, CType, Layer, StructDef, StructRef};
 
 /// Lowers every function definition of a C file. `text` is the parser's
 /// input (inactive preprocessor branches blanked, same byte offsets as the
 /// original).
 pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
-    let _ = (text, opts);
-    LoweredFile::default()
+    let _ = opts;
+    let mut parser = Parser::new();
+    if parser.set_language(&csa_grammars::c_language()).is_err() {
+        return LoweredFile::default();
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        return LoweredFile::default();
+    };
+    let root = tree.root_node();
+    let mut file = FileCtx::new(text);
+    file.scan(root);
+
+    let mut out = LoweredFile::default();
+    // Top level: find function definitions (also inside preprocessor
+    // conditionals, `extern "C"` blocks and ERROR nodes) and the syntax
+    // errors outside them.
+    let mut stack: Vec<(Node, bool)> = vec![(root, false)];
+    while let Some((n, in_error)) = stack.pop() {
+        if n.kind() == "function_definition" {
+            out.functions.push(lower::lower_function(&file, n));
+            continue;
+        }
+        let is_err = n.is_error() || n.is_missing();
+        if is_err && !in_error {
+            out.toplevel_errors.push(span(n));
+        }
+        if is_inactive_branch(n.kind()) {
+            continue;
+        }
+        let container = matches!(
+            n.kind(),
+            "translation_unit"
+                | "preproc_if"
+                | "preproc_ifdef"
+                | "linkage_specification"
+                | "declaration_list"
+                | "ERROR"
+        );
+        if !(container || n.has_error()) {
+            continue;
+        }
+        let kids = children(n);
+        for c in kids.into_iter().rev() {
+            if is_alternative_of(n, c) {
+                continue;
+            }
+            stack.push((c, in_error || is_err));
+        }
+    }
+    out
+}
+
+pub(crate) fn span(n: Node<'_>) -> Span {
+    Span::new(n.start_byte(), n.end_byte())
+}
+
+/// All children, through a cursor (linear time).
+pub(crate) fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
+    let mut c = n.walk();
+    n.children(&mut c).collect()
+}
+
+/// Named children, through a cursor.
+pub(crate) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
+    let mut c = n.walk();
+    n.named_children(&mut c).collect()
+}
+
+/// Children with a given field name.
+pub(crate) fn field_children<'t>(n: Node<'t>, field: &str) -> Vec<Node<'t>> {
+    let mut c = n.walk();
+    n.children_by_field_name(field, &mut c).collect()
+}
+
+/// `#else`/`#elif` branches: never the active (first) branch.
+pub(crate) fn is_inactive_branch(kind: &str) -> bool {
+    matches!(kind, "preproc_else" | "preproc_elif" | "preproc_elifdef")
+}
+
+/// Whether `child` is the `alternative` (or condition) of a preprocessor
+/// conditional `parent`, i.e. not part of its first branch's contents.
+pub(crate) fn is_alternative_of(parent: Node<'_>, child: Node<'_>) -> bool {
+    if !matches!(
+        parent.kind(),
+        "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
+    ) {
+        return false;
+    }
+    is_inactive_branch(child.kind())
+        || parent
+            .child_by_field_name("condition")
+            .is_some_and(|c| c.id() == child.id())
+        || parent
+            .child_by_field_name("name")
+            .is_some_and(|c| c.id() == child.id())
+}
+
+/// The first ERROR or MISSING node inside `n` in document order, ignoring
+/// the empty statement tree-sitter invents for a loop whose body follows a
+/// `#pragma` line (`for (...)\n#pragma unroll\nfor (...)`).
+pub(crate) fn first_error(n: Node<'_>, src: &str) -> Option<Span> {
+    if !n.has_error() {
+        return None;
+    }
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        if x.is_error() {
+            return Some(span(x));
+        }
+        if x.is_missing() {
+            return Some(span(x));
+        }
+        if !x.has_error() {
+            continue;
+        }
+        let kids = children(x);
+        for c in kids.into_iter().rev() {
+            if is_pragma_split_body(x, c, src) {
+                continue;
+            }
+            stack.push(c);
+        }
+    }
+    None
+}
+
+/// `parent` is a loop/if whose body `child` is a MISSING `;` statement
+/// followed (in the enclosing block) by a `#pragma`.
+pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str) -> bool {
+    if !matches!(
+        parent.kind(),
+        "for_statement" | "while_statement" | "if_statement" | "else_clause"
+    ) {
+        return false;
+    }
+    if !is_missing_stmt(child) {
+        return false;
+    }
+    let anchor = if parent.kind() == "else_clause" {
+        parent.parent()
+    } else {
+        Some(parent)
+    };
+    anchor
+        .and_then(|a| a.next_named_sibling())
+        .is_some_and(|s| is_pragma(s, src))
+}
+
+/// An expression statement that consists only of a MISSING `;`.
+pub(crate) fn is_missing_stmt(n: Node<'_>) -> bool {
+    n.kind() == "expression_statement"
+        && n.named_child_count() == 0
+        && n.start_byte() == n.end_byte()
+}
+
+/// A `#pragma` line (also written `# pragma`).
+pub(crate) fn is_pragma(n: Node<'_>, src: &str) -> bool {
+    n.kind() == "preproc_call"
+        && n.child_by_field_name("directive").is_some_and(|d| {
+            node_text(d, src)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .eq("#pragma".chars())
+        })
+}
+
+/// What an object-like or function-like macro is, at a position.
+#[derive(Clone, Debug)]
+pub(crate) enum MacroKind {
+    Object { body: String },
+    Function,
+    Undef,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct MacroDef {
+    pub offset: usize,
+    pub kind: MacroKind,
+}
+
+/// A file-scope variable.
+#[derive(Clone, Debug)]
+pub(crate) struct GlobalDecl {
+    pub ctype: CType,
+    pub span: Span,
+    pub decl_span: Span,
+    pub const_value: Option<i64>,
+}
+
+/// Bound on macro-in-macro expansion.
+const MAX_MACRO_DEPTH: u32 = 32;
+/// Bound on struct-in-struct definitions.
+const MAX_STRUCT_DEPTH: u32 = 64;
+
+/// File-wide facts collected before functions are lowered.
+pub(crate) struct FileCtx<'t> {
+    pub src: &'t str,
+    macros: HashMap<String, Vec<MacroDef>>,
+    pub enums: HashMap<String, i64>,
+    typedefs: HashMap<String, CType>,
+    structs: Vec<StructDef>,
+    struct_tags: HashMap<String, usize>,
+    struct_by_node: HashMap<usize, usize>,
+    pub globals: HashMap<String, GlobalDecl>,
+    /// Functions defined or declared at file scope, with their types.
+    pub functions: HashMap<String, CType>,
+    macro_cache: RefCell<HashMap<(String, usize), Option<i64>>>,
+}
+
+impl<'t> FileCtx<'t> {
+    fn new(src: &'t str) -> FileCtx<'t> {
+        FileCtx {
+            src,
+            macros: HashMap::new(),
+            enums: HashMap::new(),
+            typedefs: HashMap::new(),
+            structs: Vec::new(),
+            struct_tags: HashMap::new(),
+            struct_by_node: HashMap::new(),
+            globals: HashMap::new(),
+            functions: HashMap::new(),
+            macro_cache: RefCell::new(HashMap::new()),
+        }
+    }
+
+    pub fn text(&self, n: Node<'_>) -> &'t str {
+        node_text(n, self.src)
+    }
+
+    /// Pass 1: one pre-order walk in document order.
+    fn scan(&mut self, root: Node<'_>) {
+        // (node, inside a function body)
+        let mut stack: Vec<(Node, bool)> = vec![(root, false)];
+        while let Some((n, in_fn)) = stack.pop() {
+            let mut in_fn_kids = in_fn;
+            match n.kind() {
+                k if is_inactive_branch(k) => continue,
+                "preproc_def" => self.scan_define(n),
+                "preproc_function_def" => {
+                    if let Some(name) = n.child_by_field_name("name") {
+                        self.macros
+                            .entry(self.text(name).to_string())
+                            .or_default()
+                            .push(MacroDef {
+                                offset: n.start_byte(),
+                                kind: MacroKind::Function,
+                            });
+                    }
+                }
+                "preproc_call" => {
+                    let dir = n
+                        .child_by_field_name("directive")
+                        .map(|d| self.text(d))
+                        .unwrap_or("");
+                    let dir: String = dir.chars().filter(|c| !c.is_whitespace()).collect();
+                    if dir == "#undef" {
+                        if let Some(arg) = n.child_by_field_name("argument") {
+                            if let Some(name) = self.text(arg).split_whitespace().next() {
+                                self.macros
+                                    .entry(name.to_string())
+                                    .or_default()
+                                    .push(MacroDef {
+                                        offset: n.start_byte(),
+                                        kind: MacroKind::Undef,
+                                    });
+                            }
+                        }
+                    }
+                }
+                "enum_specifier" => self.scan_enum(n),
+                "struct_specifier" | "union_specifier" => {
+                    if n.child_by_field_name("body").is_some() {
+                        self.register_struct(n, 0);
+                    }
+                }
+                "type_definition" => self.scan_typedef(n),
+                "declaration" if !in_fn => self.scan_global(n),
+                "declaration" => {
+                    // block-scope function prototypes
+                    self.register_specifier_structs(n);
+                }
+                "function_definition" => {
+                    self.scan_function(n);
+                    in_fn_kids = true;
+                }
+                _ => {}
+            }
+            let kids = children(n);
+            for c in kids.into_iter().rev() {
+                if is_alternative_of(n, c) {
+                    continue;
+                }
+                stack.push((c, in_fn_kids));
+            }
+        }
+    }
+
+    fn scan_define(&mut self, n: Node<'_>) {
+        let Some(name) = n.child_by_field_name("name") else {
+            return;
+        };
+        let body = n
+            .child_by_field_name("value")
+            .map(|v| self.text(v).to_string())
+            .unwrap_or_default();
+        self.macros
+            .entry(self.text(name).to_string())
+            .or_default()
+            .push(MacroDef {
+                offset: n.start_byte(),
+                kind: MacroKind::Object { body },
+            });
+    }
+
+    fn scan_enum(&mut self, n: Node<'_>) {
+        let Some(body) = n.child_by_field_name("body") else {
+            return;
+        };
+        let mut next: Option<i64> = Some(0);
+        // enumerators, also inside preprocessor conditionals (first branch)
+        let mut stack = vec![body];
+        let mut items = Vec::new();
+        while let Some(x) = stack.pop() {
+            for c in children(x).into_iter().rev() {
+                if is_alternative_of(x, c) {
+                    continue;
+                }
+                match c.kind() {
+                    "enumerator" => items.push(c),
+                    "preproc_if" | "preproc_ifdef" => stack.push(c),
+                    _ => {}
+                }
+            }
+        }
+        // `items` was collected per container in reverse; restore order
+        items.sort_by_key(|c| c.start_byte());
+        for e in items {
+            let Some(name) = e.child_by_field_name("name") else {
+                continue;
+            };
+            let v = match e.child_by_field_name("value") {
+                Some(v) => eval_node(v, self.src, self, 0),
+                None => next,
+            };
+            if let Some(v) = v {
+                self.enums.insert(self.text(name).to_string(), v);
+            }
+            next = v.and_then(|v| v.checked_add(1));
+        }
+    }
+
+    /// Registers struct bodies that appear in a declaration's type.
+    fn register_specifier_structs(&mut self, decl: Node<'_>) {
+        if let Some(spec) = decl.child_by_field_name("type") {
+            if matches!(spec.kind(), "struct_specifier" | "union_specifier")
+                && spec.child_by_field_name("body").is_some()
+            {
+                self.register_struct(spec, 0);
+            }
+        }
+    }
+
+    fn scan_typedef(&mut self, n: Node<'_>) {
+        self.register_specifier_structs(n);
+        let Some(spec) = n.child_by_field_name("type") else {
+            return;
+        };
+        let base = self.spec_type(spec);
+        for d in field_children(n, "declarator") {
+            let (ty, name) = self.apply_declarator(d, base.clone());
+            if let Some(name) = name {
+                self.typedefs.insert(self.text(name).to_string(), ty);
+            }
+        }
+    }
+
+    fn scan_global(&mut self, n: Node<'_>) {
+        self.register_specifier_structs(n);
+        let Some(spec) = n.child_by_field_name("type") else {
+            return;
+        };
+        let base = self.spec_type(spec);
+        let is_const = has_const_qualifier(n, self);
+        for d in field_children(n, "declarator") {
+            let (decl, init) = if d.kind() == "init_declarator" {
+                (
+                    d.child_by_field_name("declarator").unwrap_or(d),
+                    d.child_by_field_name("value"),
+                )
+            } else {
+                (d, None)
+            };
+            let (ty, name) = self.apply_declarator(decl, base.clone());
+            let Some(name) = name else { continue };
+            let name_s = self.text(name).to_string();
+            if ty.is_func() {
+                self.functions.entry(name_s).or_insert(ty);
+                continue;
+            }
+            let const_value = if is_const && ty.layers.is_empty() {
+                init.filter(|v| v.kind() != "initializer_list")
+                    .and_then(|v| eval_node(v, self.src, self, 0))
+            } else {
+                None
+            };
+            let g = GlobalDecl {
+                ctype: ty,
+                span: span(name),
+                decl_span: span(n),
+                const_value,
+            };
+            match self.globals.get(&name_s) {
+                // keep the first declaration's position, but prefer a
+                // complete type (`extern int a[];` then `int a[10];`)
+                Some(old) => {
+                    let g = GlobalDecl {
+                        span: old.span,
+                        decl_span: old.decl_span,
+                        ..g
+                    };
+                    self.globals.insert(name_s, g);
+                }
+                None => {
+                    self.globals.insert(name_s, g);
+                }
+            }
+        }
+    }
+
+    fn scan_function(&mut self, n: Node<'_>) {
+        self.register_specifier_structs(n);
+        let Some(spec) = n.child_by_field_name("type") else {
+            return;
+        };
+        let Some(d) = n.child_by_field_name("declarator") else {
+            return;
+        };
+        let base = self.spec_type(spec);
+        let (ty, name) = self.apply_declarator(d, base);
+        if let Some(name) = name {
+            self.functions.insert(self.text(name).to_string(), ty);
+        }
+    }
+
+    fn register_struct(&mut self, n: Node<'_>, depth: u32) -> Option<usize> {
+        if let Some(&i) = self.struct_by_node.get(&n.id()) {
+            return Some(i);
+        }
+        if depth > MAX_STRUCT_DEPTH {
+            return None;
+        }
+        let body = n.child_by_field_name("body")?;
+        let idx = self.structs.len();
+        self.structs.push(StructDef::default());
+        self.struct_by_node.insert(n.id(), idx);
+        if let Some(name) = n.child_by_field_name("name") {
+            self.struct_tags.insert(self.text(name).to_string(), idx);
+        }
+        let mut fields = Vec::new();
+        let mut stack = vec![body];
+        let mut decls = Vec::new();
+        while let Some(x) = stack.pop() {
+            for c in children(x).into_iter().rev() {
+                if is_alternative_of(x, c) {
+                    continue;
+                }
+                match c.kind() {
+                    "field_declaration" => decls.push(c),
+                    "preproc_if" | "preproc_ifdef" => stack.push(c),
+                    _ => {}
+                }
+            }
+        }
+        decls.sort_by_key(|c| c.start_byte());
+        for fd in decls {
+            let Some(spec) = fd.child_by_field_name("type") else {
+                continue;
+            };
+            let mut inner = None;
+            if matches!(spec.kind(), "struct_specifier" | "union_specifier")
+                && spec.child_by_field_name("body").is_some()
+            {
+                inner = self.register_struct(spec, depth + 1);
+            }
+            let base = self.spec_type(spec);
+            let decls = field_children(fd, "declarator");
+            if decls.is_empty() {
+                // anonymous struct/union member: its fields are ours
+                if let Some(i) = inner {
+                    let f = self.structs.get(i).map(|s| s.fields.clone());
+                    fields.extend(f.unwrap_or_default());
+                }
+                continue;
+            }
+            for d in decls {
+                let (ty, name) = self.apply_declarator(d, base.clone());
+                if let Some(name) = name {
+                    fields.push((self.text(name).to_string(), ty));
+                }
+            }
+        }
+        if let Some(s) = self.structs.get_mut(idx) {
+            s.fields = fields;
+        }
+        Some(idx)
+    }
+
+    /// The type named by a type specifier (before declarators).
+    pub fn spec_type(&self, spec: Node<'_>) -> CType {
+        use crate::ir::ScalarTy;
+        match spec.kind() {
+            "primitive_type" => types::primitive(self.text(spec)).unwrap_or_else(CType::unknown),
+            "sized_type_specifier" => {
+                let longs = children(spec)
+                    .iter()
+                    .filter(|c| self.text(**c) == "long")
+                    .count();
+                let t = spec.child_by_field_name("type").map(|t| self.text(t));
+                CType::scalar(match t {
+                    Some("double") if longs > 0 => ScalarTy::LongDouble,
+                    Some("double") => ScalarTy::Double,
+                    Some("float") => ScalarTy::Float,
+                    Some("char") => ScalarTy::Char,
+                    _ => ScalarTy::Int,
+                })
+            }
+            "type_identifier" => {
+                let name = self.text(spec);
+                self.typedefs
+                    .get(name)
+                    .cloned()
+                    .or_else(|| types::primitive(name))
+                    .unwrap_or_else(CType::unknown)
+            }
+            "struct_specifier" | "union_specifier" => {
+                if let Some(&i) = self.struct_by_node.get(&spec.id()) {
+                    return CType {
+                        base: Base::Struct(StructRef::Id(i)),
+                        layers: Vec::new(),
+                    };
+                }
+                match spec.child_by_field_name("name") {
+                    Some(name) => CType {
+                        base: Base::Struct(StructRef::Named(self.text(name).to_string())),
+                        layers: Vec::new(),
+                    },
+                    None => CType::unknown(),
+                }
+            }
+            "enum_specifier" => CType::int(),
+            _ => CType::unknown(),
+        }
+    }
+
+    /// Applies a declarator to a base type: returns the declared type and
+    /// the declared name (identifier, field or type identifier), if any.
+    pub fn apply_declarator<'n>(&self, decl: Node<'n>, base: CType) -> (CType, Option<Node<'n>>) {
+        let mut ty = base;
+        let mut cur = decl;
+        for _ in 0..256 {
+            match cur.kind() {
+                "identifier" | "field_identifier" | "type_identifier" | "primitive_type" => {
+                    if cur.is_missing() {
+                        return (ty, None);
+                    }
+                    return (ty, Some(cur));
+                }
+                "pointer_declarator" | "abstract_pointer_declarator" => {
+                    let restrict = children(cur).iter().any(|c| is_restrict_qualifier(*c, self));
+                    ty = ty.wrap(Layer::Ptr { restrict });
+                }
+                "array_declarator" | "abstract_array_declarator" => {
+                    let vla = match cur.child_by_field_name("size") {
+                        Some(s) if s.kind() == "*" || !s.is_named() => true,
+                        Some(s) => eval_node(s, self.src, self, 0).is_none(),
+                        None => false,
+                    };
+                    ty = ty.wrap(Layer::Array { vla });
+                }
+                "function_declarator" | "abstract_function_declarator" => {
+                    ty = ty.wrap(Layer::Func);
+                }
+                "init_declarator" => {}
+                "parenthesized_declarator"
+                | "abstract_parenthesized_declarator"
+                | "attributed_declarator" => {
+                    match named_children(cur).into_iter().find(|c| {
+                        !matches!(
+                            c.kind(),
+                            "attribute_declaration" | "ms_call_modifier" | "comment"
+                        )
+                    }) {
+                        Some(c) => {
+                            cur = c;
+                            continue;
+                        }
+                        None => return (ty, None),
+                    }
+                }
+                _ => return (ty, None),
+            }
+            match cur.child_by_field_name("declarator") {
+                Some(c) => cur = c,
+                None => return (ty, None),
+            }
+        }
+        (CType::unknown(), None)
+    }
+
+    /// The fields of a struct type.
+    pub fn field_type(&self, ty: &CType, field: &str) -> Option<CType> {
+        if !ty.layers.is_empty() {
+            return None;
+        }
+        let Base::Struct(r) = &ty.base else {
+            return None;
+        };
+        let idx = match r {
+            StructRef::Id(i) => *i,
+            StructRef::Named(n) => *self.struct_tags.get(n)?,
+        };
+        self.structs
+            .get(idx)?
+            .fields
+            .iter()
+            .rev()
+            .find(|(n, _)| n == field)
+            .map(|(_, t)| t.clone())
+    }
+
+    /// The macro definition in force for `name` at byte `offset`.
+    pub fn macro_at(&self, name: &str, offset: usize) -> Option<&MacroDef> {
+        let defs = self.macros.get(name)?;
+        let d = defs.iter().rev().find(|d| d.offset < offset)?;
+        match d.kind {
+            MacroKind::Undef => None,
+            _ => Some(d),
+        }
+    }
+
+    /// The integer value of an object-like macro at `offset`.
+    pub fn macro_value(&self, name: &str, offset: usize, depth: u32) -> Option<i64> {
+        if depth > MAX_MACRO_DEPTH {
+            return None;
+        }
+        let def = self.macro_at(name, offset)?;
+        let MacroKind::Object { body } = &def.kind else {
+            return None;
+        };
+        let key = (name.to_string(), def.offset);
+        if let Some(v) = self.macro_cache.borrow().get(&key) {
+            return *v;
+        }
+        // provisional entry: cuts cycles and exponential re-expansion
+        self.macro_cache.borrow_mut().insert(key.clone(), None);
+        let v = eval_tokens(&tokenize(body), self, offset, depth + 1);
+        self.macro_cache.borrow_mut().insert(key, v);
+        v
+    }
+
+    /// For an object-like macro whose body is a single identifier: that
+    /// identifier (followed through further aliases).
+    pub fn macro_alias(&self, name: &str, offset: usize) -> Option<String> {
+        let mut cur = name.to_string();
+        let mut out = None;
+        for _ in 0..MAX_MACRO_DEPTH {
+            let Some(MacroDef {
+                kind: MacroKind::Object { body },
+                ..
+            }) = self.macro_at(&cur, offset)
+            else {
+                break;
+            };
+            let toks = tokenize(body);
+            match toks.as_slice() {
+                [consts::Tok::Ident(id)] if *id != cur => {
+                    cur = id.clone();
+                    out = Some(cur.clone());
+                }
+                _ => break,
+            }
+        }
+        out
+    }
+
+    pub fn is_fn_macro(&self, name: &str, offset: usize) -> bool {
+        matches!(
+            self.macro_at(name, offset),
+            Some(MacroDef {
+                kind: MacroKind::Function,
+                ..
+            })
+        )
+    }
+
+    pub fn is_object_macro(&self, name: &str, offset: usize) -> bool {
+        matches!(
+            self.macro_at(name, offset),
+            Some(MacroDef {
+                kind: MacroKind::Object { .. },
+                ..
+            })
+        )
+    }
+
+    pub fn is_typedef(&self, name: &str) -> bool {
+        self.typedefs.contains_key(name)
+    }
+}
+
+impl ConstEnv for FileCtx<'_> {
+    fn ident_value(&self, name: &str, offset: usize, depth: u32) -> Option<i64> {
+        if self.macro_at(name, offset).is_some() {
+            return self.macro_value(name, offset, depth);
+        }
+        if let Some(v) = self.enums.get(name) {
+            return Some(*v);
+        }
+        self.globals.get(name).and_then(|g| g.const_value)
+    }
+
+    fn is_type_name(&self, name: &str) -> bool {
+        types::primitive(name).is_some()
+            || matches!(
+                name,
+                "unsigned" | "signed" | "long" | "short" | "const" | "volatile"
+            )
+            || self.is_typedef(name)
+    }
+}
+
+/// `const` among a declaration's own qualifiers (`const int N`).
+pub(crate) fn has_const_qualifier(decl: Node<'_>, file: &FileCtx<'_>) -> bool {
+    children(decl)
+        .iter()
+        .any(|c| c.kind() == "type_qualifier" && file.text(*c) == "const")
+}
+
+/// `restrict`, `__restrict`, `__restrict__` among a declarator's qualifiers.
+pub(crate) fn is_restrict_qualifier(c: Node<'_>, file: &FileCtx<'_>) -> bool {
+    match c.kind() {
+        "type_qualifier" | "ms_pointer_modifier" => matches!(
+            file.text(c).trim(),
+            "restrict" | "__restrict" | "__restrict__"
+        ),
+        _ => false,
+    }
 }

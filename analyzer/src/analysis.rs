@@ -1,0 +1,304 @@
+//! The analysis of one file, as plain data (SEMANTICS.md §8): the lowered
+//! functions after LoopSimplify, their dominator trees and loops, the memory
+//! operations that survive to CLIE, marker attachment and placed sections,
+//! and the diagnostics. This is the API the command line and the language
+//! server call.
+
+use crate::clie::{self, ClieInput, ClieResult};
+use crate::diag::Diagnostic;
+use crate::frontend::{self, FrontendOptions, Identity, LoweredFile};
+use crate::graph::dom::DomTree;
+use crate::graph::loops::{self, LoopForest};
+use crate::graph::simplify::loop_simplify;
+use crate::ir::{BlockId, Function, Lang};
+use crate::memory::{self, MemoryInfo, MemoryOptions};
+use crate::rules::{self, FileContext, FunctionContext};
+use crate::source::{SourceText, Span};
+use csa_grammars::preproc::Preprocessed;
+use csa_grammars::SourceKind;
+
+/// What the analysis can be told.
+#[derive(Clone, Debug, Default)]
+pub struct AnalysisOptions {
+    /// Preprocessor names treated as defined (config `defines`, `--define`).
+    pub defines: Vec<String>,
+    /// Functions known to have no side effects (config `pure-functions`).
+    pub pure_functions: Vec<String>,
+}
+
+/// Everything computed for one function.
+#[derive(Debug)]
+pub struct FunctionAnalysis {
+    /// The IR after LoopSimplify.
+    pub func: Function,
+    pub succs: Vec<Vec<u32>>,
+    /// Predecessor lists with one entry per edge (a block reached twice
+    /// from one `switch` lists it twice, as LLVM does).
+    pub preds: Vec<Vec<u32>>,
+    pub reachable: Vec<bool>,
+    pub dom: DomTree,
+    pub forest: LoopForest,
+    pub preheaders: Vec<Option<BlockId>>,
+    /// Loops CLIE skips (irreducible, not in LoopSimplify form).
+    pub skipped: Vec<bool>,
+    /// Retreating edges whose target does not dominate the source, found on
+    /// the CFG before LoopSimplify.
+    pub irreducible_edges: Vec<(u32, u32)>,
+    pub memory: MemoryInfo,
+    pub clie: ClieResult,
+}
+
+/// Everything computed for one file.
+#[derive(Debug)]
+pub struct FileAnalysis {
+    pub kind: SourceKind,
+    pub lang: Lang,
+    pub source: SourceText,
+    pub preprocessed: Preprocessed,
+    pub functions: Vec<FunctionAnalysis>,
+    pub toplevel_errors: Vec<Span>,
+    /// Sorted by position, then code.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl FileAnalysis {
+    pub fn function(&self, name: &str) -> Option<&FunctionAnalysis> {
+        self.functions
+            .iter()
+            .find(|f| f.func.name == name)
+            .or_else(|| {
+                self.functions
+                    .iter()
+                    .find(|f| f.func.name.eq_ignore_ascii_case(name))
+            })
+    }
+}
+
+/// Lowers a file to IR without analysing it (for `--dump cfg` of the front
+/// end's output).
+pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preprocessed, LoweredFile) {
+    let fortran = kind != SourceKind::C;
+    let pre = csa_grammars::preproc::preprocess(text, &opts.defines, fortran);
+    let fopts = FrontendOptions {
+        defines: opts.defines.clone(),
+    };
+    let lowered = match kind {
+        SourceKind::C => frontend::lower_recovering(
+            &pre.text,
+            &Identity,
+            frontend::c_unit_end,
+            &|t| frontend::c::lower(t, &fopts),
+        ),
+        SourceKind::FortranFree => frontend::lower_recovering(
+            &pre.text,
+            &Identity,
+            frontend::fortran_unit_end,
+            &|t| frontend::fortran::lower(t, &Identity, &fopts),
+        ),
+        SourceKind::FortranFixed => {
+            let norm = csa_grammars::fixed_form::normalize(&pre.text);
+            frontend::lower_recovering(
+                &norm.text,
+                &norm,
+                frontend::fortran_unit_end,
+                &|t| frontend::fortran::lower(t, &norm, &fopts),
+            )
+        }
+    };
+    (pre, lowered)
+}
+
+/// Analyses one file. Never panics on any text.
+pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnalysis {
+    let (preprocessed, lowered) = lower(kind, text, opts);
+    let source = SourceText::new(text.to_string());
+    let lang = if kind == SourceKind::C {
+        Lang::C
+    } else {
+        Lang::Fortran
+    };
+    let mopts = MemoryOptions {
+        pure_functions: opts.pure_functions.clone(),
+    };
+    let mut diagnostics = Vec::new();
+    let mut functions = Vec::with_capacity(lowered.functions.len());
+    for func in lowered.functions {
+        let fa = analyze_function(func, &mopts);
+        let cx = FunctionContext {
+            func: &fa.func,
+            succs: &fa.succs,
+            src: &source,
+            forest: &fa.forest,
+            preheaders: &fa.preheaders,
+            memory: &fa.memory,
+            clie: &fa.clie,
+            reachable: &fa.reachable,
+            irreducible_edges: &fa.irreducible_edges,
+        };
+        rules::check_function(&cx, &mut diagnostics);
+        functions.push(fa);
+    }
+    {
+        let guarded = |offset: usize| preprocessed.is_csa_guarded(offset);
+        let all: Vec<&Function> = functions.iter().map(|f| &f.func).collect();
+        let cx = FileContext {
+            lang,
+            src: &source,
+            functions: &all,
+            toplevel_errors: &lowered.toplevel_errors,
+            csa_guarded: &guarded,
+        };
+        rules::check_file(&cx, &mut diagnostics);
+    }
+    diagnostics.sort_by(|a, b| {
+        (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
+    });
+    diagnostics.dedup();
+    FileAnalysis {
+        kind,
+        lang,
+        source,
+        preprocessed,
+        functions,
+        toplevel_errors: lowered.toplevel_errors,
+        diagnostics,
+    }
+}
+
+/// Predecessor lists with one entry per edge.
+pub fn predecessors(succs: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    let mut preds = vec![Vec::new(); succs.len()];
+    for (b, s) in succs.iter().enumerate() {
+        for &t in s {
+            if let Some(p) = preds.get_mut(t as usize) {
+                p.push(b as u32);
+            }
+        }
+    }
+    preds
+}
+
+fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalysis {
+    // Irreducibility is a property of the CFG the front end built.
+    let succs0 = func.successors();
+    let dom0 = DomTree::dominators(&succs0, 0);
+    let irreducible_edges = loops::find_irreducible(&succs0, 0, &dom0);
+
+    loop_simplify(&mut func);
+
+    let succs = func.successors();
+    let preds = predecessors(&succs);
+    let dom = DomTree::dominators(&succs, 0);
+    let forest = loops::find_loops(&succs, &dom);
+    let reachable: Vec<bool> = (0..succs.len()).map(|b| dom.contains(b as u32)).collect();
+    let preheaders: Vec<Option<BlockId>> = forest
+        .ids()
+        .map(|l| forest.preheader(l, &succs, &preds).map(BlockId))
+        .collect();
+    let skipped: Vec<bool> = forest
+        .ids()
+        .map(|l| {
+            preheaders[l.index()].is_none()
+                || forest.single_latch(l).is_none()
+                || forest.touches_irreducible(l)
+        })
+        .collect();
+    let memory = memory::analyze(&func, &forest, &preheaders, &reachable, mopts);
+    let clie = clie::run(&ClieInput {
+        func: &func,
+        succs: &succs,
+        preds: &preds,
+        dom: &dom,
+        forest: &forest,
+        preheaders: &preheaders,
+        memory: &memory,
+        reachable: &reachable,
+        skipped: &skipped,
+    });
+    FunctionAnalysis {
+        func,
+        succs,
+        preds,
+        reachable,
+        dom,
+        forest,
+        preheaders,
+        skipped,
+        irreducible_edges,
+        memory,
+        clie,
+    }
+}
+
+impl FunctionAnalysis {
+    /// The stable text dump behind `csa-lint --dump cfg`: the IR after
+    /// LoopSimplify, then loops, markers and CLIE's verdicts.
+    pub fn dump(&self, src: &SourceText) -> String {
+        use std::fmt::Write;
+        let mut out = crate::ir::dump::dump_function(&self.func, Some(src));
+        let pos = |s: Span| {
+            let lc = src.line_col(s.start as usize);
+            format!("@{}:{}", lc.line, lc.column)
+        };
+        let bbs = |v: &[u32]| {
+            v.iter()
+                .map(|b| format!("bb{b}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let _ = writeln!(out, "loops:");
+        for (i, l) in self.forest.loops.iter().enumerate() {
+            let pre = self.preheaders[i]
+                .map(|b| format!("bb{}", b.0))
+                .unwrap_or_else(|| "none".to_string());
+            let _ = writeln!(
+                out,
+                "  loop{} header bb{} latch {} preheader {} depth {} parent {} blocks {} exits {}{}",
+                i,
+                l.header,
+                bbs(&l.latches),
+                pre,
+                l.depth,
+                l.parent
+                    .map(|p| format!("loop{}", p.0))
+                    .unwrap_or_else(|| "none".to_string()),
+                bbs(&l.blocks),
+                bbs(&l.exit_blocks),
+                if self.skipped[i] { " skipped" } else { "" }
+            );
+        }
+        let _ = writeln!(out, "memory operations:");
+        for op in &self.memory.ops {
+            let hoisted = if op.hoisted_from.is_empty() {
+                String::new()
+            } else {
+                format!(" (hoisted from bb{})", op.orig_block.0)
+            };
+            let _ = writeln!(
+                out,
+                "  bb{} {:?} {}{}",
+                op.block.0,
+                op.kind,
+                pos(op.span),
+                hoisted
+            );
+        }
+        let _ = writeln!(out, "markers:");
+        for m in &self.clie.markers {
+            let b = self.func.builtin(m.builtin);
+            let _ = writeln!(out, "  builtin#{} {} {:?}", m.builtin.0, pos(b.span), m.status);
+        }
+        let _ = writeln!(out, "verdicts:");
+        for v in &self.clie.verdicts {
+            let _ = writeln!(
+                out,
+                "  loop{} builtin#{} {:?}",
+                v.loop_id.0, v.marker.0, v.outcome
+            );
+        }
+        for &(a, b) in &self.irreducible_edges {
+            let _ = writeln!(out, "irreducible edge bb{a} -> bb{b}");
+        }
+        out
+    }
+}

@@ -1,0 +1,277 @@
+//! `csa-lint`: the command-line front of the analyzer. It owns all I/O:
+//! walking paths, reading files, printing diagnostics, exit codes.
+//!
+//! Exit codes: 0 no warning or error, 1 warnings or errors found, 2 usage or
+//! I/O error.
+
+mod render;
+
+use analyzer::analysis::{self, AnalysisOptions, FileAnalysis};
+use analyzer::diag::Severity;
+use clap::{Parser, ValueEnum};
+use csa_grammars::SourceKind;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Source snippets with labels and notes.
+    Full,
+    /// One line per diagnostic: `file:line:col: severity[CODE] message`.
+    Concise,
+    /// A JSON array (see README).
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DumpKind {
+    /// The control-flow graph after LoopSimplify, with loops, markers and
+    /// placed sections.
+    Cfg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Lint C and Fortran code annotated with CSA loop builtins.
+#[derive(Parser, Debug)]
+#[command(name = "csa-lint", version, about, max_term_width = 100)]
+struct Cli {
+    /// Files or directories to lint (directories are walked, .gitignore
+    /// respected).
+    #[arg(default_value = ".")]
+    paths: Vec<PathBuf>,
+
+    /// Output format (default: full on a terminal, concise otherwise).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+
+    /// Colour for the full format.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: ColorChoice,
+
+    /// Treat files as this language: c, fortran, fortran-fixed.
+    #[arg(long, value_parser = parse_language)]
+    language: Option<SourceKind>,
+
+    /// Treat a preprocessor name as defined (repeatable).
+    #[arg(long = "define", short = 'D', value_name = "NAME")]
+    defines: Vec<String>,
+
+    /// A function without side effects (repeatable).
+    #[arg(long = "pure-function", value_name = "NAME")]
+    pure_functions: Vec<String>,
+
+    /// Print a rule's documentation (`CSA101` or `could-not-parallelize`).
+    #[arg(long, value_name = "CODE")]
+    explain: Option<String>,
+
+    /// List every rule.
+    #[arg(long)]
+    list_rules: bool,
+
+    /// Dump an analysis artefact of one function: `--dump cfg FUNCTION FILE`.
+    #[arg(long, value_enum, requires = "function")]
+    dump: Option<DumpKind>,
+
+    /// The function for `--dump`.
+    #[arg(long = "function", value_name = "FUNCTION", hide = true)]
+    function: Option<String>,
+
+    /// Exit with 0 even when diagnostics are found.
+    #[arg(long)]
+    exit_zero: bool,
+}
+
+fn parse_language(s: &str) -> Result<SourceKind, String> {
+    SourceKind::from_name(s).ok_or_else(|| {
+        format!("unknown language `{s}`: use c, fortran (free form) or fortran-fixed")
+    })
+}
+
+fn main() -> ExitCode {
+    // `--dump cfg FUNCTION FILE`: accept the positional form by rewriting it
+    // into `--dump cfg --function FUNCTION FILE`.
+    let mut args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--dump") {
+        if args.len() > i + 3 && !args[i + 2].starts_with('-') {
+            args.insert(i + 2, "--function".to_string());
+        }
+    }
+    let cli = Cli::parse_from(args);
+    match run(cli) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("csa-lint: error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    let mut stdout = std::io::stdout().lock();
+    if let Some(code) = &cli.explain {
+        let rule = analyzer::rules::find(code).ok_or_else(|| {
+            format!("no rule `{code}`; `csa-lint --list-rules` lists them")
+        })?;
+        let _ = write!(stdout, "{}", rule.doc());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if cli.list_rules {
+        let _ = writeln!(stdout, "{:<8} {:<32} {:<8} summary", "code", "name", "severity");
+        for r in analyzer::rules::RULES {
+            let _ = writeln!(
+                stdout,
+                "{:<8} {:<32} {:<8} {}",
+                r.code.to_string(),
+                r.name,
+                r.severity.as_str(),
+                r.summary
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let opts = AnalysisOptions {
+        defines: cli.defines.clone(),
+        pure_functions: cli.pure_functions.clone(),
+    };
+
+    if let Some(DumpKind::Cfg) = cli.dump {
+        let function = cli.function.clone().unwrap_or_default();
+        let [path] = cli.paths.as_slice() else {
+            return Err("--dump cfg takes one FUNCTION and one FILE".to_string());
+        };
+        let (kind, text) = read_source(path, cli.language)?;
+        let fa = analysis::analyze(kind, &text, &opts);
+        let Some(f) = fa.function(&function) else {
+            let names: Vec<&str> = fa.functions.iter().map(|f| f.func.name.as_str()).collect();
+            return Err(format!(
+                "{}: no function `{function}` (functions: {})",
+                path.display(),
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ));
+        };
+        let _ = write!(stdout, "{}", f.dump(&fa.source));
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let files = collect_files(&cli.paths, cli.language)?;
+    let format = cli.format.unwrap_or_else(|| {
+        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            Format::Full
+        } else {
+            Format::Concise
+        }
+    });
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::IsTerminal::is_terminal(&std::io::stdout())
+                && std::env::var_os("NO_COLOR").is_none()
+        }
+    };
+    let mut results: Vec<(String, FileAnalysis)> = Vec::new();
+    let mut io_error = false;
+    for (display, path, kind) in files {
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                eprintln!("csa-lint: error: {display}: cannot read: {e}");
+                io_error = true;
+                continue;
+            }
+        };
+        let analysed = std::panic::catch_unwind(|| analysis::analyze(kind, &text, &opts));
+        match analysed {
+            Ok(fa) => results.push((display, fa)),
+            Err(_) => {
+                eprintln!(
+                    "csa-lint: error: {display}: internal error while analysing this file; please report it with the file attached"
+                );
+                io_error = true;
+            }
+        }
+    }
+    let findings = results.iter().any(|(_, fa)| {
+        fa.diagnostics
+            .iter()
+            .any(|d| d.severity >= Severity::Warning)
+    });
+    let rendered = match format {
+        Format::Full => render::full(&results, color),
+        Format::Concise => render::concise(&results),
+        Format::Json => render::json(&results),
+    };
+    let _ = stdout.write_all(rendered.as_bytes());
+    let _ = stdout.flush();
+    if io_error {
+        return Ok(ExitCode::from(2));
+    }
+    Ok(if findings && !cli.exit_zero {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Reads one file for `--dump`, choosing its language.
+fn read_source(path: &Path, language: Option<SourceKind>) -> Result<(SourceKind, String), String> {
+    let kind = language
+        .or_else(|| csa_grammars::detect(path))
+        .ok_or_else(|| {
+            format!(
+                "{}: unknown file type; use --language c|fortran|fortran-fixed",
+                path.display()
+            )
+        })?;
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    Ok((kind, String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Files to lint in a deterministic order, with the name to show for each.
+fn collect_files(
+    paths: &[PathBuf],
+    language: Option<SourceKind>,
+) -> Result<Vec<(String, PathBuf, SourceKind)>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_file() {
+            let kind = language.or_else(|| csa_grammars::detect(p)).ok_or_else(|| {
+                format!(
+                    "{}: unknown file type; use --language c|fortran|fortran-fixed",
+                    p.display()
+                )
+            })?;
+            out.push((p.display().to_string(), p.clone(), kind));
+            continue;
+        }
+        let mut found = Vec::new();
+        for entry in ignore::WalkBuilder::new(p).build() {
+            let entry = entry.map_err(|e| format!("{}: {e}", p.display()))?;
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let path = entry.path();
+            let kind = match language {
+                Some(k) if csa_grammars::detect(path).is_some() => k,
+                Some(_) => continue,
+                None => match csa_grammars::detect(path) {
+                    Some(k) => k,
+                    None => continue,
+                },
+            };
+            found.push((path.display().to_string(), path.to_path_buf(), kind));
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        out.extend(found);
+    }
+    Ok(out)
+}

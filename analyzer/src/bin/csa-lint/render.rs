@@ -1,0 +1,198 @@
+//! Output formats of csa-lint: `full` (codespan-reporting snippets),
+//! `concise` (`file:line:col: severity[CODE] message`) and `json` (the
+//! PRODUCT.md contract).
+
+use analyzer::analysis::FileAnalysis;
+use analyzer::diag::{Applicability, Diagnostic, Severity};
+use analyzer::source::SourceText;
+use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term;
+use codespan_reporting::term::termcolor::{Buffer, ColorChoice};
+use serde::Serialize;
+
+/// Diagnostics of all files, sorted by file, line, column.
+fn sorted(results: &[(String, FileAnalysis)]) -> Vec<(usize, &Diagnostic)> {
+    let mut all: Vec<(usize, &Diagnostic)> = results
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, fa))| fa.diagnostics.iter().map(move |d| (i, d)))
+        .collect();
+    all.sort_by(|a, b| {
+        (&results[a.0].0, a.1.span.start, a.1.code).cmp(&(&results[b.0].0, b.1.span.start, b.1.code))
+    });
+    all
+}
+
+pub fn concise(results: &[(String, FileAnalysis)]) -> String {
+    let mut out = String::new();
+    for (i, d) in sorted(results) {
+        let (file, fa) = &results[i];
+        let lc = fa.source.line_col(d.span.start as usize);
+        out.push_str(&format!(
+            "{}:{}:{}: {}[{}] {}\n",
+            file, lc.line, lc.column, d.severity, d.code, d.message
+        ));
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct JsonDiag<'a> {
+    code: String,
+    rule: &'a str,
+    severity: &'a str,
+    file: &'a str,
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+    message: &'a str,
+    related: Vec<JsonRelated<'a>>,
+    fixes: Vec<JsonFix<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRelated<'a> {
+    file: &'a str,
+    line: u32,
+    column: u32,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    title: &'a str,
+    applicability: &'a str,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+    new_text: &'a str,
+}
+
+pub fn json(results: &[(String, FileAnalysis)]) -> String {
+    let mut items = Vec::new();
+    for (i, d) in sorted(results) {
+        let (file, fa) = &results[i];
+        let src: &SourceText = &fa.source;
+        let start = src.line_col(d.span.start as usize);
+        let end = src.line_col(d.span.end as usize);
+        items.push(JsonDiag {
+            code: d.code.to_string(),
+            rule: d.rule,
+            severity: d.severity.as_str(),
+            file,
+            line: start.line,
+            column: start.column,
+            end_line: end.line,
+            end_column: end.column,
+            message: &d.message,
+            related: d
+                .related
+                .iter()
+                .map(|r| {
+                    let lc = src.line_col(r.span.start as usize);
+                    JsonRelated {
+                        file,
+                        line: lc.line,
+                        column: lc.column,
+                        message: &r.message,
+                    }
+                })
+                .collect(),
+            fixes: d
+                .fixes
+                .iter()
+                .map(|f| JsonFix {
+                    title: &f.title,
+                    applicability: match f.applicability {
+                        Applicability::Safe => "safe",
+                        Applicability::Unsafe => "unsafe",
+                        Applicability::DisplayOnly => "display-only",
+                    },
+                    edits: f
+                        .edits
+                        .iter()
+                        .map(|e| {
+                            let s = src.line_col(e.span.start as usize);
+                            let t = src.line_col(e.span.end as usize);
+                            JsonEdit {
+                                line: s.line,
+                                column: s.column,
+                                end_line: t.line,
+                                end_column: t.column,
+                                new_text: &e.new_text,
+                            }
+                        })
+                        .collect(),
+                })
+                .collect(),
+        });
+    }
+    let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".to_string());
+    s.push('\n');
+    s
+}
+
+pub fn full(results: &[(String, FileAnalysis)], color: bool) -> String {
+    let mut files = SimpleFiles::new();
+    let ids: Vec<usize> = results
+        .iter()
+        .map(|(name, fa)| files.add(name.clone(), fa.source.text().to_string()))
+        .collect();
+    let mut buffer = if color {
+        Buffer::ansi()
+    } else {
+        let _ = ColorChoice::Never;
+        Buffer::no_color()
+    };
+    let config = term::Config::default();
+    let mut count = [0usize; 3];
+    for (i, d) in sorted(results) {
+        let file = ids[i];
+        let severity = match d.severity {
+            Severity::Info => cs::Severity::Note,
+            Severity::Warning => cs::Severity::Warning,
+            Severity::Error => cs::Severity::Error,
+        };
+        count[d.severity as usize] += 1;
+        let mut labels = vec![cs::Label::primary(file, d.span.range())];
+        for r in &d.related {
+            labels.push(cs::Label::secondary(file, r.span.range()).with_message(r.message.clone()));
+        }
+        let mut notes = Vec::new();
+        if let Some(h) = &d.help {
+            notes.push(format!("help: {h}"));
+        }
+        notes.push(format!(
+            "`csa-lint --explain {}` ({}) tells more",
+            d.code, d.rule
+        ));
+        let diag = cs::Diagnostic::new(severity)
+            .with_code(d.code.to_string())
+            .with_message(d.message.clone())
+            .with_labels(labels)
+            .with_notes(notes);
+        let _ = term::emit_to_write_style(&mut buffer, &config, &files, &diag);
+    }
+    let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();
+    let total: usize = count.iter().sum();
+    if total > 0 {
+        out.push_str(&format!(
+            "Found {} error(s), {} warning(s), {} info(s) in {} file(s).\n",
+            count[Severity::Error as usize],
+            count[Severity::Warning as usize],
+            count[Severity::Info as usize],
+            results.len()
+        ));
+    } else {
+        out.push_str(&format!("All checks passed ({} file(s)).\n", results.len()));
+    }
+    out
+}

@@ -1,0 +1,1231 @@
+//! Expressions and conditions: accesses in evaluation order, calls,
+//! builtins, and the short-circuit branching of `&&`, `||`, `!` and `?:`.
+
+use super::consts::{binop, string_literal_value, strip_parens, unop, parse_int_literal, parse_char_literal};
+use super::lower::{is_expression_kind, is_noreturn, FnLowerer, Ident, MAX_DEPTH};
+use super::types::{CType, Layer};
+use super::{field_children, named_children, span, MacroKind};
+use crate::ir::*;
+use crate::source::Span;
+use tree_sitter::Node;
+
+/// An lvalue: what an access reads or writes.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    pub target: AccessTarget,
+    pub index: IndexKind,
+    pub addr_vars: Vec<VarId>,
+    /// The type of the designated object.
+    pub ctype: CType,
+}
+
+impl Place {
+    pub fn whole(v: VarId, ctype: CType) -> Place {
+        Place {
+            target: AccessTarget::Var(v),
+            index: IndexKind::Whole,
+            addr_vars: Vec::new(),
+            ctype,
+        }
+    }
+}
+
+/// What a value is, as far as token flow and builtin arguments care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Val {
+    Const(i64),
+    /// The unchanged value of a plain variable.
+    Var(VarId),
+    Builtin(BuiltinId),
+    Other,
+}
+
+/// An rvalue with what we know about where it points.
+#[derive(Clone, Debug)]
+pub(crate) struct Rv {
+    pub val: Val,
+    pub ty: Option<CType>,
+    /// A pointer value derived from this pointer variable (`p`, `p + i`,
+    /// `p++`, `(T *)p`).
+    pub ptr_root: Option<VarId>,
+    /// A pointer value that is the address of (an element of) this object
+    /// (`&x`, an array name, `&a[i]`, `a + 1`).
+    pub addr_of: Option<Place>,
+    /// Variables in the pointer arithmetic applied to the root.
+    pub off_vars: Vec<VarId>,
+    /// Every offset applied so far is a compile-time constant.
+    pub off_static: bool,
+    pub has_offset: bool,
+}
+
+impl Rv {
+    pub fn new(val: Val, ty: Option<CType>) -> Rv {
+        Rv {
+            val,
+            ty,
+            ptr_root: None,
+            addr_of: None,
+            off_vars: Vec::new(),
+            off_static: true,
+            has_offset: false,
+        }
+    }
+
+    pub fn other() -> Rv {
+        Rv::new(Val::Other, None)
+    }
+
+    fn is_ptrish(&self) -> bool {
+        self.addr_of.is_some()
+            || self.ptr_root.is_some()
+            || self
+                .ty
+                .as_ref()
+                .is_some_and(|t| t.is_pointer() || t.is_array())
+    }
+}
+
+pub(crate) enum Operand {
+    Lv(Place),
+    Rv(Rv),
+}
+
+fn combine(index: IndexKind, is_static: bool) -> IndexKind {
+    match (index, is_static) {
+        (IndexKind::Dynamic, _) | (_, false) => IndexKind::Dynamic,
+        _ => IndexKind::Const,
+    }
+}
+
+fn dedup(v: &mut Vec<VarId>) {
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|x| seen.insert(*x));
+}
+
+/// Builtins that only pass their first argument through.
+fn is_transparent_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "__builtin_expect" | "__builtin_expect_with_probability" | "__builtin_assume_aligned"
+    )
+}
+
+impl<'t> FnLowerer<'_, 't> {
+    /// Evaluates an expression for its value and uses it.
+    pub fn value(&mut self, e: Node<'_>) -> Val {
+        let rv = self.rvalue(e);
+        self.consume(rv)
+    }
+
+    /// Evaluates an expression to an rvalue (loads lvalues, decays arrays)
+    /// without using it yet.
+    pub fn rvalue(&mut self, e: Node<'_>) -> Rv {
+        let op = self.operand(e);
+        self.load(op, e)
+    }
+
+    /// Uses a value: an object whose address it is becomes address-taken
+    /// and is logged as escaping.
+    pub fn consume(&mut self, rv: Rv) -> Val {
+        if let Some(Place {
+            target: AccessTarget::Var(v),
+            ..
+        }) = rv.addr_of
+        {
+            self.mark_addr(v);
+            self.escape_log.push(v);
+        }
+        rv.val
+    }
+
+    /// Loads an operand: reads an lvalue (arrays decay without an access).
+    #[inline(never)]
+    fn load(&mut self, op: Operand, at: Node<'_>) -> Rv {
+        let place = match op {
+            Operand::Rv(rv) => return rv,
+            Operand::Lv(p) => p,
+        };
+        if place.ctype.is_array() {
+            let elem = place.ctype.clone().peel();
+            let ty = elem.clone().wrap(Layer::Ptr { restrict: false });
+            return match place.target {
+                AccessTarget::Var(_) => {
+                    let mut p = place;
+                    p.index = combine(p.index, true);
+                    p.ctype = elem;
+                    Rv {
+                        addr_of: Some(p),
+                        ..Rv::new(Val::Other, Some(ty))
+                    }
+                }
+                AccessTarget::Deref { ptr } => {
+                    let mut off_vars = place.addr_vars.clone();
+                    off_vars.retain(|v| Some(*v) != ptr);
+                    Rv {
+                        ptr_root: ptr,
+                        off_vars,
+                        off_static: place.index != IndexKind::Dynamic,
+                        has_offset: place.index != IndexKind::Whole,
+                        ..Rv::new(Val::Other, Some(ty))
+                    }
+                }
+            };
+        }
+        if place.ctype.is_func() {
+            return Rv::new(Val::Other, Some(place.ctype));
+        }
+        self.emit_access(false, &place, None, span(at));
+        let (val, ptr_root) = match (&place.target, place.index) {
+            (AccessTarget::Var(v), IndexKind::Whole) => {
+                let ptr = (place.ctype.is_pointer() || place.ctype.is_unknown()).then_some(*v);
+                (Val::Var(*v), ptr)
+            }
+            _ => (Val::Other, None),
+        };
+        Rv {
+            ptr_root,
+            ..Rv::new(val, Some(place.ctype))
+        }
+    }
+
+    pub fn emit_access(&mut self, write: bool, place: &Place, value: Option<ValueSrc>, sp: Span) {
+        let mut addr_vars = place.addr_vars.clone();
+        dedup(&mut addr_vars);
+        let whole_var = matches!(place.target, AccessTarget::Var(_)) && place.index == IndexKind::Whole;
+        let value = if write && whole_var {
+            Some(value.unwrap_or(ValueSrc::Other))
+        } else {
+            None
+        };
+        let ty = place.ctype.class();
+        self.b.push(
+            InstKind::Access(Access {
+                write,
+                target: place.target.clone(),
+                index: place.index,
+                addr_vars,
+                ty,
+                value,
+            }),
+            sp,
+        );
+        if !write {
+            if let AccessTarget::Var(v) = place.target {
+                self.read_log.push(v);
+            }
+        }
+    }
+
+    /// A whole-place store of a value (with its source for token flow).
+    pub fn store_whole(&mut self, place: &Place, val: Val, sp: Span) {
+        let src = match val {
+            Val::Const(c) => ValueSrc::Const(c),
+            Val::Var(u) => ValueSrc::Copy(u),
+            Val::Builtin(id) => ValueSrc::Builtin(id),
+            Val::Other => ValueSrc::Other,
+        };
+        self.emit_access(true, place, Some(src), sp);
+        if let (Val::Builtin(id), AccessTarget::Var(v), IndexKind::Whole) =
+            (val, &place.target, place.index)
+        {
+            if let Some(b) = self.b.func_mut().builtins.get_mut(id.index()) {
+                b.result.get_or_insert(*v);
+            }
+        }
+    }
+
+    /// An expression beyond the nesting bound: an opaque call.
+    fn opaque(&mut self, e: Node<'_>) {
+        self.b.push(
+            InstKind::Call(Call {
+                callee: None,
+                name_span: span(e),
+                escapes: Vec::new(),
+            }),
+            span(e),
+        );
+    }
+
+    /// Evaluates an expression to an lvalue or rvalue (depth-bounded).
+    pub fn operand(&mut self, e: Node<'_>) -> Operand {
+        if self.depth >= MAX_DEPTH {
+            self.opaque(e);
+            return Operand::Rv(Rv::other());
+        }
+        self.depth += 1;
+        let r = self.operand_inner(e);
+        self.depth -= 1;
+        r
+    }
+
+    fn operand_inner(&mut self, e: Node<'_>) -> Operand {
+        let rv = |r: Rv| Operand::Rv(r);
+        match e.kind() {
+            "identifier" => {
+                if e.is_missing() || e.start_byte() == e.end_byte() {
+                    return rv(Rv::other());
+                }
+                let name = self.text(e);
+                match self.resolve_ident(name, e) {
+                    Ident::Var(v) => Operand::Lv(Place::whole(v, self.ctype(v))),
+                    Ident::Const(c) => rv(Rv::new(Val::Const(c), Some(CType::int()))),
+                    Ident::Func => {
+                        let ty = self.file.functions.get(name).cloned();
+                        rv(Rv::new(Val::Other, ty))
+                    }
+                    Ident::Opaque => rv(Rv::other()),
+                }
+            }
+            "number_literal" => match parse_int_literal(self.text(e)) {
+                Some(c) => rv(Rv::new(Val::Const(c), Some(CType::int()))),
+                None => rv(Rv::new(
+                    Val::Other,
+                    Some(CType::scalar(ScalarTy::Double)),
+                )),
+            },
+            "char_literal" => match parse_char_literal(self.text(e)) {
+                Some(c) => rv(Rv::new(Val::Const(c), Some(CType::int()))),
+                None => rv(Rv::other()),
+            },
+            "true" => rv(Rv::new(Val::Const(1), Some(CType::int()))),
+            "false" | "null" => rv(Rv::new(Val::Const(0), Some(CType::int()))),
+            "string_literal" | "concatenated_string" => rv(Rv::new(
+                Val::Other,
+                Some(CType::scalar(ScalarTy::Char).wrap(Layer::Ptr { restrict: false })),
+            )),
+            "parenthesized_expression" => {
+                let kids: Vec<Node> = named_children(e)
+                    .into_iter()
+                    .filter(|c| c.kind() != "comment")
+                    .collect();
+                match kids.as_slice() {
+                    [c] if c.kind() == "compound_statement" => {
+                        // GNU statement expression
+                        self.stmt(*c);
+                        rv(Rv::other())
+                    }
+                    [c] => self.operand(*c),
+                    _ => {
+                        for c in kids {
+                            let _ = self.value(c);
+                        }
+                        rv(Rv::other())
+                    }
+                }
+            }
+            "subscript_expression" => self.subscript(e),
+            "field_expression" => self.field(e),
+            "pointer_expression" => {
+                let Some(arg) = e.child_by_field_name("argument") else {
+                    return rv(Rv::other());
+                };
+                let op = e
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o))
+                    .unwrap_or("*");
+                if op == "&" {
+                    rv(self.address_of(arg))
+                } else {
+                    let p = self.rvalue(arg);
+                    Operand::Lv(self.deref(p, None))
+                }
+            }
+            "unary_expression" => {
+                let op = e
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o))
+                    .unwrap_or("");
+                let Some(arg) = e.child_by_field_name("argument") else {
+                    return rv(Rv::other());
+                };
+                let v = self.value(arg);
+                match v {
+                    Val::Const(c) => match unop(op, c) {
+                        Some(r) => rv(Rv::new(Val::Const(r), Some(CType::int()))),
+                        None => rv(Rv::other()),
+                    },
+                    _ => rv(Rv::other()),
+                }
+            }
+            "binary_expression" => self.binary(e),
+            "assignment_expression" => rv(self.assignment(e)),
+            "update_expression" => rv(self.update(e)),
+            "call_expression" => rv(self.call(e)),
+            "cast_expression" => {
+                let ty = e
+                    .child_by_field_name("type")
+                    .map(|t| self.descriptor_type(t));
+                let Some(v) = e.child_by_field_name("value") else {
+                    return rv(Rv::other());
+                };
+                let mut r = self.rvalue(v);
+                if let Some(ty) = ty {
+                    if matches!(r.val, Val::Const(_))
+                        && !matches!(ty.class(), ScalarTy::Int | ScalarTy::Char | ScalarTy::Pointer)
+                    {
+                        r.val = Val::Other;
+                    }
+                    r.ty = Some(ty);
+                }
+                rv(r)
+            }
+            "sizeof_expression" | "alignof_expression" | "offsetof_expression" => {
+                rv(Rv::new(Val::Other, Some(CType::int())))
+            }
+            "conditional_expression" => rv(self.conditional_value(e)),
+            "comma_expression" => {
+                if let Some(l) = e.child_by_field_name("left") {
+                    let _ = self.value(l);
+                }
+                match e.child_by_field_name("right") {
+                    Some(r) => self.operand(r),
+                    None => rv(Rv::other()),
+                }
+            }
+            "compound_literal_expression" => {
+                if let Some(v) = e.child_by_field_name("value") {
+                    let _ = self.value(v);
+                }
+                let ty = e
+                    .child_by_field_name("type")
+                    .map(|t| self.descriptor_type(t));
+                rv(Rv::new(Val::Other, ty))
+            }
+            "initializer_list" => {
+                for c in named_children(e) {
+                    match c.kind() {
+                        "initializer_pair" => {
+                            if let Some(v) = c.child_by_field_name("value") {
+                                let _ = self.value(v);
+                            }
+                        }
+                        "comment" => {}
+                        _ => {
+                            let _ = self.value(c);
+                        }
+                    }
+                }
+                rv(Rv::other())
+            }
+            "gnu_asm_expression" => rv(self.asm(e)),
+            "extension_expression" => match named_children(e).into_iter().next() {
+                Some(c) => self.operand(c),
+                None => rv(Rv::other()),
+            },
+            "generic_expression" | "preproc_defined" => rv(Rv::other()),
+            _ => {
+                // ERROR nodes and anything unexpected: evaluate what looks
+                // like an expression or a statement
+                for c in named_children(e) {
+                    if is_expression_kind(c.kind()) {
+                        let _ = self.value(c);
+                    } else if matches!(c.kind(), "compound_statement" | "ERROR") {
+                        self.stmt(c);
+                    }
+                }
+                rv(Rv::other())
+            }
+        }
+    }
+
+    /// The type named by a `type_descriptor` (casts, compound literals).
+    fn descriptor_type(&self, t: Node<'_>) -> CType {
+        let base = t
+            .child_by_field_name("type")
+            .map(|s| self.file.spec_type(s))
+            .unwrap_or_else(CType::unknown);
+        match t.child_by_field_name("declarator") {
+            Some(d) => self.file.apply_declarator(d, base).0,
+            None => base,
+        }
+    }
+
+    /// Evaluates an index expression: whether it is static (constant or an
+    /// unrolled induction variable) and the variables it reads.
+    fn index_expr(&mut self, idx: Node<'_>) -> (bool, Vec<VarId>) {
+        let is_static = self.is_static_index(idx, 0);
+        let mark = self.read_log.len();
+        let _ = self.value(idx);
+        let mut vars = self.read_log[mark.min(self.read_log.len())..].to_vec();
+        dedup(&mut vars);
+        (is_static, vars)
+    }
+
+    /// Whether an index is known at compile time after full unrolling.
+    fn is_static_index(&self, e: Node<'_>, depth: u32) -> bool {
+        if depth > 200 {
+            return false;
+        }
+        let d = depth + 1;
+        match e.kind() {
+            "number_literal" | "char_literal" | "true" | "false" | "sizeof_expression"
+            | "alignof_expression" | "offsetof_expression" => true,
+            "identifier" => {
+                if self.const_value(e).is_some() {
+                    return true;
+                }
+                let name = self.text(e);
+                !self.file.is_object_macro(name, e.start_byte())
+                    && self
+                        .lookup(name)
+                        .is_some_and(|v| self.unrolled_ivs.contains(&v))
+            }
+            "parenthesized_expression" => {
+                e.named_child_count() == 1
+                    && e.named_child(0).is_some_and(|c| self.is_static_index(c, d))
+            }
+            "unary_expression" => e
+                .child_by_field_name("argument")
+                .is_some_and(|c| self.is_static_index(c, d)),
+            "binary_expression" => {
+                e.child_by_field_name("left")
+                    .is_some_and(|c| self.is_static_index(c, d))
+                    && e.child_by_field_name("right")
+                        .is_some_and(|c| self.is_static_index(c, d))
+            }
+            "conditional_expression" => ["condition", "consequence", "alternative"]
+                .iter()
+                .all(|f| {
+                    e.child_by_field_name(f)
+                        .is_none_or(|c| self.is_static_index(c, d))
+                }),
+            "cast_expression" => e
+                .child_by_field_name("value")
+                .is_some_and(|c| self.is_static_index(c, d)),
+            _ => false,
+        }
+    }
+
+    /// Dereferences a pointer value, optionally at an index.
+    #[inline(never)]
+    fn deref(&mut self, rv: Rv, index: Option<(bool, Vec<VarId>)>) -> Place {
+        let pointee = match &rv.ty {
+            Some(t) if t.is_pointer() || t.is_array() => t.clone().peel(),
+            _ => CType::unknown(),
+        };
+        let (has_index, idx_static, idx_vars) = match index {
+            Some((s, v)) => (true, s, v),
+            None => (false, true, Vec::new()),
+        };
+        let has_offset = rv.has_offset || has_index;
+        let off_static = rv.off_static && idx_static;
+        if let Some(mut p) = rv.addr_of {
+            if has_offset {
+                p.index = combine(p.index, off_static);
+            }
+            p.addr_vars.extend(rv.off_vars);
+            p.addr_vars.extend(idx_vars);
+            dedup(&mut p.addr_vars);
+            if rv.ty.is_some() {
+                p.ctype = pointee;
+            }
+            return p;
+        }
+        let mut addr_vars: Vec<VarId> = rv.ptr_root.into_iter().collect();
+        addr_vars.extend(rv.off_vars);
+        addr_vars.extend(idx_vars);
+        dedup(&mut addr_vars);
+        Place {
+            target: AccessTarget::Deref { ptr: rv.ptr_root },
+            index: if !has_offset {
+                IndexKind::Whole
+            } else if off_static {
+                IndexKind::Const
+            } else {
+                IndexKind::Dynamic
+            },
+            addr_vars,
+            ctype: pointee,
+        }
+    }
+
+    #[inline(never)]
+    fn subscript(&mut self, e: Node<'_>) -> Operand {
+        let (Some(base_e), Some(idx_e)) = (
+            e.child_by_field_name("argument"),
+            e.child_by_field_name("index"),
+        ) else {
+            for c in named_children(e) {
+                let _ = self.value(c);
+            }
+            return Operand::Rv(Rv::other());
+        };
+        match self.operand(base_e) {
+            Operand::Lv(mut place) if place.ctype.is_array() || place.ctype.is_unknown() => {
+                let (st, vars) = self.index_expr(idx_e);
+                place.index = combine(place.index, st);
+                place.addr_vars.extend(vars);
+                place.ctype = if place.ctype.is_array() {
+                    place.ctype.peel()
+                } else {
+                    CType::unknown()
+                };
+                Operand::Lv(place)
+            }
+            other => {
+                let rv = self.load(other, base_e);
+                let idx = self.index_expr(idx_e);
+                Operand::Lv(self.deref(rv, Some(idx)))
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn field(&mut self, e: Node<'_>) -> Operand {
+        let Some(arg) = e.child_by_field_name("argument") else {
+            return Operand::Rv(Rv::other());
+        };
+        let fname = e
+            .child_by_field_name("field")
+            .map(|f| self.text(f))
+            .unwrap_or("");
+        let arrow = e
+            .child_by_field_name("operator")
+            .is_some_and(|o| self.text(o) == "->");
+        let mut place = if arrow {
+            let rv = self.rvalue(arg);
+            self.deref(rv, None)
+        } else {
+            match self.operand(arg) {
+                Operand::Lv(p) => p,
+                Operand::Rv(r) => {
+                    let ty = r.ty.and_then(|t| self.file.field_type(&t, fname));
+                    return Operand::Rv(Rv::new(Val::Other, ty));
+                }
+            }
+        };
+        place.index = combine(place.index, true);
+        place.ctype = self
+            .file
+            .field_type(&place.ctype, fname)
+            .unwrap_or_else(CType::unknown);
+        Operand::Lv(place)
+    }
+
+    #[inline(never)]
+    fn address_of(&mut self, arg: Node<'_>) -> Rv {
+        match self.operand(arg) {
+            Operand::Lv(place) => {
+                let ty = place.ctype.clone().wrap(Layer::Ptr { restrict: false });
+                match place.target {
+                    AccessTarget::Var(v) => {
+                        self.mark_addr(v);
+                        Rv {
+                            addr_of: Some(place),
+                            ..Rv::new(Val::Other, Some(ty))
+                        }
+                    }
+                    AccessTarget::Deref { ptr } => {
+                        let mut off_vars = place.addr_vars.clone();
+                        off_vars.retain(|v| Some(*v) != ptr);
+                        Rv {
+                            ptr_root: ptr,
+                            off_vars,
+                            off_static: place.index != IndexKind::Dynamic,
+                            has_offset: place.index != IndexKind::Whole,
+                            ..Rv::new(Val::Other, Some(ty))
+                        }
+                    }
+                }
+            }
+            Operand::Rv(r) => Rv::new(
+                Val::Other,
+                r.ty.map(|t| t.wrap(Layer::Ptr { restrict: false })),
+            ),
+        }
+    }
+
+    fn op_text(&self, e: Node<'_>) -> &'t str {
+        e.child_by_field_name("operator")
+            .map(|o| self.text(o))
+            .unwrap_or("")
+    }
+
+    /// Binary operators. A left-deep chain of arithmetic (`a + b + c + ...`)
+    /// is evaluated iteratively, left to right.
+    #[inline(never)]
+    fn binary(&mut self, e: Node<'_>) -> Operand {
+        let op = self.op_text(e);
+        let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right"))
+        else {
+            for c in named_children(e) {
+                let _ = self.value(c);
+            }
+            return Operand::Rv(Rv::other());
+        };
+        if op == "&&" || op == "||" {
+            return Operand::Rv(self.logical_value(e, l, r, op == "&&"));
+        }
+        let mut spine = vec![e];
+        let mut innermost_left = l;
+        while innermost_left.kind() == "binary_expression"
+            && !matches!(self.op_text(innermost_left), "&&" | "||" | "")
+            && innermost_left.child_by_field_name("right").is_some()
+        {
+            spine.push(innermost_left);
+            match innermost_left.child_by_field_name("left") {
+                Some(x) => innermost_left = x,
+                None => break,
+            }
+        }
+        let mark = self.read_log.len();
+        let mut acc = self.rvalue(innermost_left);
+        for x in spine.into_iter().rev() {
+            let (Some(xl), Some(xr)) = (x.child_by_field_name("left"), x.child_by_field_name("right"))
+            else {
+                continue;
+            };
+            let op = self.op_text(x);
+            let lvars = self.read_log[mark.min(self.read_log.len())..].to_vec();
+            acc = self.binary_step(acc, lvars, xl, xr, op);
+        }
+        Operand::Rv(acc)
+    }
+
+    /// `lv OP r`, where `lv` (the value of `l`, which read `lvars`) is
+    /// already evaluated.
+    #[inline(never)]
+    fn binary_step(&mut self, lv: Rv, lvars: Vec<VarId>, l: Node<'_>, r: Node<'_>, op: &str) -> Rv {
+        let rm = self.read_log.len();
+        let rv = self.rvalue(r);
+        let rvars = self.read_log[rm.min(self.read_log.len())..].to_vec();
+        if op == "+" || op == "-" {
+            let (lp, rp) = (lv.is_ptrish(), rv.is_ptrish());
+            if lp && !rp {
+                let st = self.is_static_index(r, 0);
+                let _ = self.consume(rv);
+                let mut out = lv;
+                out.val = Val::Other;
+                out.has_offset = true;
+                out.off_static &= st;
+                out.off_vars.extend(rvars);
+                if let Some(t) = out.ty.take() {
+                    out.ty = Some(t.decay());
+                }
+                return out;
+            }
+            if rp && !lp && op == "+" {
+                let st = self.is_static_index(l, 0);
+                let _ = self.consume(lv);
+                let mut out = rv;
+                out.val = Val::Other;
+                out.has_offset = true;
+                out.off_static &= st;
+                out.off_vars.extend(lvars);
+                if let Some(t) = out.ty.take() {
+                    out.ty = Some(t.decay());
+                }
+                return out;
+            }
+        }
+        let a = self.consume(lv);
+        let b = self.consume(rv);
+        let val = match (a, b) {
+            (Val::Const(x), Val::Const(y)) => binop(op, x, y).map_or(Val::Other, Val::Const),
+            _ => Val::Other,
+        };
+        Rv::new(val, Some(CType::int()))
+    }
+
+    /// `a && b` / `a || b` as a value: `land.rhs`/`land.end`
+    /// (`lor.rhs`/`lor.end`), always branching.
+    #[inline(never)]
+    fn logical_value(&mut self, e: Node<'_>, l: Node<'_>, r: Node<'_>, is_and: bool) -> Rv {
+        let sp = span(e);
+        let (rhs_name, end_name) = if is_and {
+            ("land.rhs", "land.end")
+        } else {
+            ("lor.rhs", "lor.end")
+        };
+        let rhs_b = self.b.new_block(rhs_name, Some(sp));
+        let end_b = self.b.new_block(end_name, Some(sp));
+        if is_and {
+            self.cond(Some(l), rhs_b, end_b, span(l), false);
+        } else {
+            self.cond(Some(l), end_b, rhs_b, span(l), false);
+        }
+        self.b.set_current(Some(rhs_b));
+        let _ = self.value(r);
+        self.b.goto_if_open(end_b);
+        self.b.set_current(Some(end_b));
+        Rv::new(Val::Other, Some(CType::int()))
+    }
+
+    /// `c ? x : y` as a value: `cond.true`/`cond.false`/`cond.end`.
+    #[inline(never)]
+    fn conditional_value(&mut self, e: Node<'_>) -> Rv {
+        let sp = span(e);
+        let c = e.child_by_field_name("condition");
+        let t = self.b.new_block("cond.true", Some(sp));
+        let f = self.b.new_block("cond.false", Some(sp));
+        let end = self.b.new_block("cond.end", Some(sp));
+        let csp = c.map(span).unwrap_or(sp);
+        self.cond(c, t, f, csp, false);
+        self.b.set_current(Some(t));
+        if let Some(x) = e.child_by_field_name("consequence") {
+            let _ = self.value(x);
+        }
+        self.b.goto_if_open(end);
+        self.b.set_current(Some(f));
+        if let Some(y) = e.child_by_field_name("alternative") {
+            let _ = self.value(y);
+        }
+        self.b.goto_if_open(end);
+        self.b.set_current(Some(end));
+        Rv::other()
+    }
+
+    /// Branches on a condition like clang's `EmitBranchOnBoolExpr`.
+    /// `fold`: a constant condition becomes an unconditional jump.
+    pub fn cond(&mut self, e: Option<Node<'_>>, t: BlockId, f: BlockId, sp: Span, fold: bool) {
+        let Some(e) = e else {
+            self.b.terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
+            return;
+        };
+        if self.depth >= MAX_DEPTH {
+            self.opaque(e);
+            self.b.terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
+            return;
+        }
+        self.depth += 1;
+        self.cond_inner(e, t, f, sp, fold);
+        self.depth -= 1;
+    }
+
+    #[inline(never)]
+    fn cond_inner(&mut self, e: Node<'_>, t: BlockId, f: BlockId, sp: Span, fold: bool) {
+        let e = strip_parens(e);
+        if fold {
+            if let Some(c) = self.const_value(e) {
+                let target = if c != 0 { t } else { f };
+                self.b.terminate(TermKind::Goto(target), Some(sp));
+                return;
+            }
+        }
+        match e.kind() {
+            "binary_expression" => {
+                let op = e
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o))
+                    .unwrap_or("");
+                let (l, r) = (e.child_by_field_name("left"), e.child_by_field_name("right"));
+                if let (Some(l), Some(r), "&&" | "||") = (l, r, op) {
+                    self.cond_chain(e, l, r, op == "&&", t, f, sp);
+                    return;
+                }
+            }
+            "unary_expression" => {
+                let is_not = e
+                    .child_by_field_name("operator")
+                    .is_some_and(|o| self.text(o) == "!");
+                if let (true, Some(a)) = (is_not, e.child_by_field_name("argument")) {
+                    self.cond(Some(a), f, t, sp, true);
+                    return;
+                }
+            }
+            "conditional_expression" => {
+                let c = e.child_by_field_name("condition");
+                let x = e.child_by_field_name("consequence");
+                let y = e.child_by_field_name("alternative");
+                if let (Some(c), Some(x), Some(y)) = (c, x, y) {
+                    let ct = self.b.new_block("cond.true", Some(span(e)));
+                    let cf = self.b.new_block("cond.false", Some(span(e)));
+                    self.cond(Some(c), ct, cf, sp, true);
+                    self.b.set_current(Some(ct));
+                    self.cond(Some(x), t, f, sp, true);
+                    self.b.set_current(Some(cf));
+                    self.cond(Some(y), t, f, sp, true);
+                    return;
+                }
+            }
+            _ => {}
+        }
+        let _ = self.value(e);
+        self.b.terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
+    }
+
+    /// `a && b && c ...` (or `||`) as a condition: the left-deep spine of
+    /// the same operator is flattened, each operand branching on its own
+    /// (`land.lhs.true` / `lor.lhs.false` in between). Constant operands
+    /// that cannot decide the result are dropped, like clang's
+    /// `br(1 && X) -> br(X)`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn cond_chain(
+        &mut self,
+        e: Node<'_>,
+        l: Node<'_>,
+        r: Node<'_>,
+        is_and: bool,
+        t: BlockId,
+        f: BlockId,
+        sp: Span,
+    ) {
+        let op = if is_and { "&&" } else { "||" };
+        // operands in evaluation order
+        let mut rights = vec![r];
+        let mut cur = l;
+        loop {
+            let s = strip_parens(cur);
+            if s.kind() != "binary_expression" || self.op_text(s) != op {
+                break;
+            }
+            match (s.child_by_field_name("left"), s.child_by_field_name("right")) {
+                (Some(sl), Some(sr)) => {
+                    rights.push(sr);
+                    cur = sl;
+                }
+                _ => break,
+            }
+        }
+        rights.push(cur);
+        rights.reverse();
+        // `(x != 0) == is_and`: the operand cannot decide the result
+        let neutral = |v: Option<i64>| v.is_some_and(|v| (v != 0) == is_and);
+        let kept: Vec<Node> = rights
+            .into_iter()
+            .filter(|x| !neutral(self.const_value(*x)))
+            .collect();
+        let Some((last, init)) = kept.split_last() else {
+            // every operand is neutral: so is the whole condition
+            let target = if is_and { t } else { f };
+            self.b.terminate(TermKind::Goto(target), Some(sp));
+            return;
+        };
+        for x in init {
+            let name = if is_and { "land.lhs.true" } else { "lor.lhs.false" };
+            let mid = self.b.new_block(name, Some(span(e)));
+            if is_and {
+                self.cond(Some(*x), mid, f, sp, true);
+            } else {
+                self.cond(Some(*x), t, mid, sp, true);
+            }
+            self.b.set_current(Some(mid));
+        }
+        self.cond(Some(*last), t, f, sp, true);
+    }
+
+    #[inline(never)]
+    fn assignment(&mut self, e: Node<'_>) -> Rv {
+        let op = e
+            .child_by_field_name("operator")
+            .map(|o| self.text(o))
+            .unwrap_or("=");
+        let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right"))
+        else {
+            for c in named_children(e) {
+                let _ = self.value(c);
+            }
+            return Rv::other();
+        };
+        // the right-hand side first, then the address of the left
+        let rv = self.rvalue(r);
+        let ptr_root = rv.ptr_root;
+        let val = self.consume(rv);
+        let lhs = self.operand(l);
+        let Operand::Lv(place) = lhs else {
+            return Rv::other();
+        };
+        if op == "=" {
+            self.store_whole(&place, val, span(l));
+            Rv {
+                ptr_root,
+                ..Rv::new(val, Some(place.ctype))
+            }
+        } else {
+            self.emit_access(false, &place, None, span(l));
+            self.emit_access(true, &place, Some(ValueSrc::Other), span(l));
+            Rv::new(Val::Other, Some(place.ctype))
+        }
+    }
+
+    #[inline(never)]
+    fn update(&mut self, e: Node<'_>) -> Rv {
+        let Some(arg) = e.child_by_field_name("argument") else {
+            return Rv::other();
+        };
+        match self.operand(arg) {
+            Operand::Lv(place) => {
+                self.emit_access(false, &place, None, span(arg));
+                self.emit_access(true, &place, Some(ValueSrc::Other), span(arg));
+                let ptr_root = match (&place.target, place.index) {
+                    (AccessTarget::Var(v), IndexKind::Whole) if place.ctype.is_pointer() => {
+                        Some(*v)
+                    }
+                    _ => None,
+                };
+                Rv {
+                    ptr_root,
+                    ..Rv::new(Val::Other, Some(place.ctype))
+                }
+            }
+            Operand::Rv(_) => Rv::other(),
+        }
+    }
+
+    /// The span a call's statement-level instruction gets: the expression
+    /// statement when the call is the whole statement.
+    fn call_span(&self, e: Node<'_>) -> Span {
+        match self.call_stmt {
+            Some((id, sp)) if id == e.id() => sp,
+            _ => span(e),
+        }
+    }
+
+    /// Arguments in order; returns the variables whose address escapes.
+    fn call_args(&mut self, args: Option<Node<'_>>) -> Vec<VarId> {
+        let mut escapes = Vec::new();
+        let Some(args) = args else {
+            return escapes;
+        };
+        for a in named_children(args) {
+            if a.kind() == "comment" {
+                continue;
+            }
+            let mark = self.escape_log.len();
+            let _ = self.value(a);
+            escapes.extend_from_slice(&self.escape_log[mark.min(self.escape_log.len())..]);
+        }
+        dedup(&mut escapes);
+        escapes
+    }
+
+    #[inline(never)]
+    fn call(&mut self, e: Node<'_>) -> Rv {
+        let args = e.child_by_field_name("arguments");
+        let Some(f) = e.child_by_field_name("function") else {
+            let _ = self.call_args(args);
+            return Rv::other();
+        };
+        let callee = strip_parens(f);
+        if callee.kind() == "identifier" && !callee.is_missing() {
+            let offset = callee.start_byte();
+            let mut name = self.text(callee).to_string();
+            let shadowed = self.lookup(&name).is_some();
+            if !shadowed && self.file.is_fn_macro(&name, offset) {
+                // a function-like macro: its arguments are evaluated where
+                // the expansion puts them; nothing is called
+                let _ = self.call_args(args);
+                return Rv::other();
+            }
+            if !shadowed && self.file.is_object_macro(&name, offset) {
+                if let Some(alias) = self.file.macro_alias(&name, offset) {
+                    name = alias;
+                }
+            }
+            if name.starts_with("__builtin_csa_") {
+                return self.builtin_call(e, &name, callee, args);
+            }
+            if name == "__builtin_prefetch" {
+                let _ = self.call_args(args);
+                self.b.push(InstKind::Prefetch, span(e));
+                return Rv::other();
+            }
+            if is_transparent_builtin(&name) {
+                let mut first = None;
+                if let Some(args) = args {
+                    for (i, a) in named_children(args)
+                        .into_iter()
+                        .filter(|a| a.kind() != "comment")
+                        .enumerate()
+                    {
+                        if i == 0 {
+                            first = Some(self.rvalue(a));
+                        } else {
+                            let _ = self.value(a);
+                        }
+                    }
+                }
+                return first.unwrap_or_else(Rv::other);
+            }
+            // a function pointer variable (local, parameter or global)
+            let is_var = match self.lookup(&name) {
+                Some(v) => self.var_const(v).is_none(),
+                None => self
+                    .file
+                    .globals
+                    .get(&name)
+                    .is_some_and(|g| g.const_value.is_none() && !g.ctype.is_func()),
+            };
+            if !is_var {
+                let ret = self.file.functions.get(&name).cloned().map(|t| t.peel());
+                let escapes = self.call_args(args);
+                self.b.push(
+                    InstKind::Call(Call {
+                        callee: Some(name.clone()),
+                        name_span: span(callee),
+                        escapes,
+                    }),
+                    span(e),
+                );
+                if is_noreturn(&name) {
+                    let sp = self.call_span(e);
+                    self.b.terminate(TermKind::Unreachable, Some(sp));
+                }
+                return Rv::new(Val::Other, ret);
+            }
+        }
+        // a call through a function pointer
+        let fv = self.rvalue(f);
+        let ret = fv.ty.clone().map(|t| {
+            let t = if t.is_pointer() { t.peel() } else { t };
+            t.peel()
+        });
+        let _ = self.consume(fv);
+        let escapes = self.call_args(args);
+        self.b.push(
+            InstKind::Call(Call {
+                callee: None,
+                name_span: span(f),
+                escapes,
+            }),
+            span(e),
+        );
+        Rv::new(Val::Other, ret)
+    }
+
+    #[inline(never)]
+    fn builtin_call(
+        &mut self,
+        e: Node<'_>,
+        name: &str,
+        name_node: Node<'_>,
+        args: Option<Node<'_>>,
+    ) -> Rv {
+        let mut bargs = Vec::new();
+        if let Some(args) = args {
+            for a in named_children(args) {
+                if a.kind() == "comment" {
+                    continue;
+                }
+                let value = self.builtin_arg(a);
+                bargs.push(BuiltinArg {
+                    value,
+                    span: span(a),
+                });
+            }
+        }
+        let kind = BuiltinKind::from_name(name).unwrap_or(BuiltinKind::Other);
+        let id = self.b.add_builtin(BuiltinCall {
+            kind,
+            name: name.to_string(),
+            span: self.call_span(e),
+            name_span: span(name_node),
+            args: bargs,
+            block: BlockId(0),
+            result: None,
+        });
+        Rv::new(Val::Builtin(id), Some(CType::int()))
+    }
+
+    #[inline(never)]
+    fn builtin_arg(&mut self, a: Node<'_>) -> ArgValue {
+        if let Some(c) = self.const_value(a) {
+            return ArgValue::Int(c);
+        }
+        let s = strip_parens(a);
+        match s.kind() {
+            "string_literal" => return ArgValue::Str(string_literal_value(self.text(s))),
+            "concatenated_string" => {
+                let mut out = String::new();
+                for c in named_children(s) {
+                    if c.kind() == "string_literal" {
+                        out.push_str(&string_literal_value(self.text(c)));
+                    }
+                }
+                return ArgValue::Str(out);
+            }
+            "identifier" => {
+                // a macro that expands to a string literal
+                let name = self.text(s);
+                if let Some(super::MacroDef {
+                    kind: MacroKind::Object { body },
+                    ..
+                }) = self.file.macro_at(name, s.start_byte())
+                {
+                    let b = body.trim();
+                    if b.len() >= 2 && b.starts_with('"') && b.ends_with('"') {
+                        return ArgValue::Str(string_literal_value(b));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let rv = self.rvalue(a);
+        match self.consume(rv) {
+            Val::Var(v) if s.kind() == "identifier" => ArgValue::Var(v),
+            _ => ArgValue::Other,
+        }
+    }
+
+    /// `name(x)` that tree-sitter read as a macro type specifier (error
+    /// recovery): a call with one identifier (or type) argument.
+    pub fn macro_type_call(&mut self, n: Node<'_>) {
+        let Some(name_node) = n.child_by_field_name("name") else {
+            return;
+        };
+        let name = self.text(name_node).to_string();
+        let arg = n
+            .child_by_field_name("type")
+            .filter(|t| t.child_by_field_name("declarator").is_none())
+            .and_then(|t| t.child_by_field_name("type"))
+            .filter(|t| t.kind() == "type_identifier" && !self.file.is_typedef(self.text(*t)));
+        let mut arg_val = None;
+        if let Some(a) = arg {
+            let an = self.text(a);
+            if let Ident::Var(v) = self.resolve_ident(an, a) {
+                let place = Place::whole(v, self.ctype(v));
+                if !place.ctype.is_array() {
+                    self.emit_access(false, &place, None, span(a));
+                    arg_val = Some((ArgValue::Var(v), span(a)));
+                }
+            }
+        }
+        if name.starts_with("__builtin_csa_") {
+            let kind = BuiltinKind::from_name(&name).unwrap_or(BuiltinKind::Other);
+            let args = arg_val
+                .map(|(value, span)| vec![BuiltinArg { value, span }])
+                .unwrap_or_default();
+            self.b.add_builtin(BuiltinCall {
+                kind,
+                name,
+                span: span(n),
+                name_span: span(name_node),
+                args,
+                block: BlockId(0),
+                result: None,
+            });
+        } else if !self.file.is_fn_macro(&name, n.start_byte()) {
+            self.b.push(
+                InstKind::Call(Call {
+                    callee: Some(name),
+                    name_span: span(name_node),
+                    escapes: Vec::new(),
+                }),
+                span(n),
+            );
+        }
+    }
+
+    #[inline(never)]
+    fn asm(&mut self, e: Node<'_>) -> Rv {
+        if let Some(inputs) = e.child_by_field_name("input_operands") {
+            for op in field_children(inputs, "operand") {
+                if let Some(v) = op.child_by_field_name("value") {
+                    let _ = self.value(v);
+                }
+            }
+        }
+        self.b.push(InstKind::Asm, span(e));
+        if let Some(outputs) = e.child_by_field_name("output_operands") {
+            for op in field_children(outputs, "operand") {
+                if let Some(v) = op.child_by_field_name("value") {
+                    if let Operand::Lv(p) = self.operand(v) {
+                        self.emit_access(true, &p, Some(ValueSrc::Other), span(v));
+                    }
+                }
+            }
+        }
+        Rv::other()
+    }
+}

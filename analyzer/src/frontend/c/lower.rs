@@ -1,0 +1,1238 @@
+//! Lowering of one C function: declarations, scopes and statements, with
+//! clang's block naming and CFG shape (SEMANTICS.md §3).
+
+use super::consts::{eval_node, node_text, strip_parens, ConstEnv};
+use super::pragma::{self, Pragma, UnrollCount};
+use super::types::{CType, Layer};
+use super::{
+    children, field_children, first_error, has_const_qualifier, is_alternative_of, is_missing_stmt,
+    is_pragma, named_children, span, FileCtx,
+};
+use crate::ir::builder::FunctionBuilder;
+use crate::ir::*;
+use crate::source::Span;
+use std::collections::{HashMap, HashSet};
+use tree_sitter::Node;
+
+/// Nesting bound of the statement/expression lowering (statements,
+/// expressions and conditions together). Deeper subtrees are opaque: an
+/// expression becomes an indirect call, a statement is skipped and the
+/// function is marked with a syntax error.
+pub(crate) const MAX_DEPTH: u32 = 400;
+
+/// A loop or switch: where `break` and `continue` go.
+struct Jump {
+    brk: BlockId,
+    cont: Option<BlockId>,
+}
+
+#[derive(Default)]
+struct SwitchCtx {
+    cases: Vec<BlockId>,
+    default: Option<BlockId>,
+}
+
+/// A statement that a `#pragma` line split off from the loop/if above it
+/// (`for (...)\n#pragma unroll\nfor (...)`): tree-sitter gives the outer
+/// statement a MISSING empty body and makes the inner one a sibling.
+pub(crate) type Chain<'n> = [(Vec<Pragma>, Node<'n>)];
+
+/// What an identifier names.
+pub(crate) enum Ident {
+    Var(VarId),
+    Const(i64),
+    Func,
+    /// A macro whose body is not an integer constant or a name.
+    Opaque,
+}
+
+/// Functions that do not return (their calls end the block).
+const NORETURN: &[&str] = &[
+    "exit",
+    "_Exit",
+    "quick_exit",
+    "abort",
+    "__builtin_unreachable",
+    "__builtin_trap",
+    "__assert_fail",
+    "longjmp",
+    "siglongjmp",
+    "err",
+    "errx",
+];
+
+pub(crate) fn is_noreturn(name: &str) -> bool {
+    NORETURN.contains(&name)
+}
+
+pub(crate) struct FnLowerer<'f, 't> {
+    pub file: &'f FileCtx<'t>,
+    pub b: FunctionBuilder,
+    /// Full C type of every variable, indexed by `VarId`.
+    pub ctypes: Vec<CType>,
+    scope: Vec<(String, VarId)>,
+    scope_marks: Vec<usize>,
+    globals_in_fn: HashMap<String, VarId>,
+    local_functions: HashSet<String>,
+    jumps: Vec<Jump>,
+    switches: Vec<SwitchCtx>,
+    labels: HashMap<String, BlockId>,
+    /// Induction variables of enclosing fully unrolled loops.
+    pub unrolled_ivs: Vec<VarId>,
+    /// Every variable read so far (for `addr_vars`).
+    pub read_log: Vec<VarId>,
+    /// Every variable whose address was used as a value (for `escapes`).
+    pub escape_log: Vec<VarId>,
+    pub depth: u32,
+    /// A call expression (by node id) that is a whole expression statement,
+    /// with the statement's span.
+    pub call_stmt: Option<(usize, Span)>,
+    depth_error: Option<Span>,
+}
+
+/// Lowers one `function_definition`.
+pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
+    let decl = n.child_by_field_name("declarator");
+    let (name_node, fdecl) = match decl {
+        Some(d) => function_name(d),
+        None => (None, None),
+    };
+    let name = name_node
+        .map(|x| file.text(x).to_string())
+        .unwrap_or_else(|| "<anonymous>".to_string());
+    let name_span = name_node.map(span).unwrap_or_else(|| Span::empty_at(n.start_byte()));
+    let b = FunctionBuilder::new(name, Lang::C, span(n), name_span);
+    let mut l = FnLowerer {
+        file,
+        b,
+        ctypes: Vec::new(),
+        scope: Vec::new(),
+        scope_marks: Vec::new(),
+        globals_in_fn: HashMap::new(),
+        local_functions: HashSet::new(),
+        jumps: Vec::new(),
+        switches: Vec::new(),
+        labels: HashMap::new(),
+        unrolled_ivs: Vec::new(),
+        read_log: Vec::new(),
+        escape_log: Vec::new(),
+        depth: 0,
+        call_stmt: None,
+        depth_error: None,
+    };
+    l.push_scope();
+    if let Some(fd) = fdecl {
+        l.params(n, fd);
+    }
+    if let Some(body) = n.child_by_field_name("body") {
+        l.stmt(body);
+    }
+    l.pop_scope();
+    let err = first_error(n, file.src).or(l.depth_error);
+    let mut f = l.b.finish();
+    f.syntax_error = err;
+    f
+}
+
+/// The declared name of a function definition and the function declarator
+/// that holds its parameters (the one closest to the name).
+fn function_name(d: Node<'_>) -> (Option<Node<'_>>, Option<Node<'_>>) {
+    let mut cur = d;
+    let mut fdecl = None;
+    for _ in 0..256 {
+        match cur.kind() {
+            "identifier" => return ((!cur.is_missing()).then_some(cur), fdecl),
+            "function_declarator" => fdecl = Some(cur),
+            "parenthesized_declarator" | "attributed_declarator" => {
+                match named_children(cur)
+                    .into_iter()
+                    .find(|c| !matches!(c.kind(), "attribute_declaration" | "ms_call_modifier"))
+                {
+                    Some(c) => {
+                        cur = c;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            "pointer_declarator" => {}
+            _ => break,
+        }
+        match cur.child_by_field_name("declarator") {
+            Some(c) => cur = c,
+            None => break,
+        }
+    }
+    (None, fdecl)
+}
+
+/// Whether a statement subtree holds a label (or a `case` of a switch
+/// outside it): clang keeps the dead arm of a constant `if` then.
+fn contains_label(n: Node<'_>) -> bool {
+    let mut stack = vec![(n, false)];
+    while let Some((x, in_switch)) = stack.pop() {
+        match x.kind() {
+            "labeled_statement" => return true,
+            "case_statement" if !in_switch => return true,
+            _ => {}
+        }
+        let sw = in_switch || x.kind() == "switch_statement";
+        for c in children(x) {
+            if c.is_named() {
+                stack.push((c, sw));
+            }
+        }
+    }
+    false
+}
+
+pub(crate) fn is_expression_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "alignof_expression"
+            | "assignment_expression"
+            | "binary_expression"
+            | "call_expression"
+            | "cast_expression"
+            | "char_literal"
+            | "compound_literal_expression"
+            | "concatenated_string"
+            | "conditional_expression"
+            | "extension_expression"
+            | "false"
+            | "field_expression"
+            | "generic_expression"
+            | "gnu_asm_expression"
+            | "identifier"
+            | "null"
+            | "number_literal"
+            | "offsetof_expression"
+            | "parenthesized_expression"
+            | "pointer_expression"
+            | "sizeof_expression"
+            | "string_literal"
+            | "subscript_expression"
+            | "true"
+            | "unary_expression"
+            | "update_expression"
+            | "comma_expression"
+            | "initializer_list"
+    )
+}
+
+/// A statement whose body slot is a MISSING empty statement.
+fn missing_body(n: Node<'_>) -> bool {
+    match n.kind() {
+        "for_statement" | "while_statement" => n
+            .child_by_field_name("body")
+            .is_some_and(is_missing_stmt),
+        "if_statement" => {
+            n.child_by_field_name("alternative").is_none()
+                && n.child_by_field_name("consequence")
+                    .is_some_and(is_missing_stmt)
+        }
+        _ => false,
+    }
+}
+
+impl<'f, 't> FnLowerer<'f, 't> {
+    pub fn text(&self, n: Node<'_>) -> &'t str {
+        node_text(n, self.file.src)
+    }
+
+    // ----- scopes and names -------------------------------------------------
+
+    fn push_scope(&mut self) {
+        self.scope_marks.push(self.scope.len());
+    }
+
+    fn pop_scope(&mut self) {
+        if let Some(m) = self.scope_marks.pop() {
+            self.scope.truncate(m);
+        }
+    }
+
+    /// A variable visible in the current scope (locals, parameters,
+    /// block-scope externs).
+    pub fn lookup(&self, name: &str) -> Option<VarId> {
+        self.scope
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+
+    pub fn add_var(&mut self, var: Var, ty: CType) -> VarId {
+        let v = self.b.add_var(var);
+        self.ctypes.push(ty);
+        v
+    }
+
+    pub fn var_const(&self, v: VarId) -> Option<i64> {
+        self.b.func().vars.get(v.index()).and_then(|x| x.ty.const_value)
+    }
+
+    pub fn ctype(&self, v: VarId) -> CType {
+        self.ctypes
+            .get(v.index())
+            .cloned()
+            .unwrap_or_else(CType::unknown)
+    }
+
+    pub fn mark_addr(&mut self, v: VarId) {
+        if let Some(x) = self.b.func_mut().vars.get_mut(v.index()) {
+            x.address_taken = true;
+        }
+    }
+
+    /// The function's variable for a file-scope name (created on first use).
+    fn global_var(&mut self, name: &str, at: Node<'_>) -> VarId {
+        if let Some(&v) = self.globals_in_fn.get(name) {
+            return v;
+        }
+        let (ty, sp, dsp, cv) = match self.file.globals.get(name) {
+            Some(g) => (g.ctype.clone(), g.span, g.decl_span, g.const_value),
+            None => (CType::unknown(), span(at), span(at), None),
+        };
+        let mut vt = ty.var_type();
+        vt.const_value = cv;
+        let v = self.add_var(
+            Var {
+                name: name.to_string(),
+                span: sp,
+                decl_span: dsp,
+                kind: VarKind::Global,
+                ty: vt,
+                address_taken: false,
+            },
+            ty,
+        );
+        self.globals_in_fn.insert(name.to_string(), v);
+        v
+    }
+
+    /// Resolves an identifier used as a value at node `at`.
+    pub fn resolve_ident(&mut self, name: &str, at: Node<'_>) -> Ident {
+        let offset = at.start_byte();
+        let mut name = name.to_string();
+        if self.file.is_object_macro(&name, offset) {
+            if let Some(c) = self.file.macro_value(&name, offset, 0) {
+                return Ident::Const(c);
+            }
+            match self.file.macro_alias(&name, offset) {
+                Some(alias) => name = alias,
+                None => return Ident::Opaque,
+            }
+        }
+        if let Some(v) = self.lookup(&name) {
+            return match self.var_const(v) {
+                Some(c) => Ident::Const(c),
+                None => Ident::Var(v),
+            };
+        }
+        if let Some(c) = self.file.enums.get(&name) {
+            return Ident::Const(*c);
+        }
+        if self.globals_in_fn.contains_key(&name) || self.file.globals.contains_key(&name) {
+            let v = self.global_var(&name, at);
+            return match self.var_const(v) {
+                Some(c) => Ident::Const(c),
+                None => Ident::Var(v),
+            };
+        }
+        if self.file.functions.contains_key(&name)
+            || self.local_functions.contains(&name)
+            || name.starts_with("__builtin")
+        {
+            return Ident::Func;
+        }
+        Ident::Var(self.global_var(&name, at))
+    }
+
+    /// Integer value of a constant expression (literals, macros,
+    /// enumerators, `const` variables, constant arithmetic).
+    pub fn const_value(&self, e: Node<'_>) -> Option<i64> {
+        eval_node(e, self.file.src, self, 0)
+    }
+
+    // ----- parameters and declarations ---------------------------------------
+
+    #[inline(never)]
+    fn params(&mut self, def: Node<'_>, fdecl: Node<'_>) {
+        let Some(list) = fdecl.child_by_field_name("parameters") else {
+            return;
+        };
+        // K&R definitions: `int f(a, b) int a; double *b; { ... }`
+        let mut kr: HashMap<String, (CType, Span)> = HashMap::new();
+        for d in children(def) {
+            if d.kind() != "declaration" {
+                continue;
+            }
+            let Some(spec) = d.child_by_field_name("type") else {
+                continue;
+            };
+            let base = self.file.spec_type(spec);
+            for x in field_children(d, "declarator") {
+                let (ty, name) = self.file.apply_declarator(x, base.clone());
+                if let Some(name) = name {
+                    kr.insert(self.text(name).to_string(), (ty, span(d)));
+                }
+            }
+        }
+        for p in named_children(list) {
+            match p.kind() {
+                "parameter_declaration" => {
+                    let Some(spec) = p.child_by_field_name("type") else {
+                        continue;
+                    };
+                    let base = self.file.spec_type(spec);
+                    let Some(d) = p.child_by_field_name("declarator") else {
+                        continue;
+                    };
+                    let (ty, name) = self.file.apply_declarator(d, base);
+                    let Some(name) = name else { continue };
+                    let ty = adjust_param(ty, d, self.file);
+                    self.add_param(self.text(name).to_string(), span(name), span(p), ty);
+                }
+                "identifier" => {
+                    let name = self.text(p).to_string();
+                    let (ty, dsp) = kr
+                        .get(&name)
+                        .cloned()
+                        .unwrap_or_else(|| (CType::int(), span(p)));
+                    let ty = adjust_param(ty, p, self.file);
+                    self.add_param(name, span(p), dsp, ty);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn add_param(&mut self, name: String, sp: Span, dsp: Span, ty: CType) {
+        let v = self.add_var(
+            Var {
+                name: name.clone(),
+                span: sp,
+                decl_span: dsp,
+                kind: VarKind::Param,
+                ty: ty.var_type(),
+                address_taken: false,
+            },
+            ty,
+        );
+        self.scope.push((name, v));
+    }
+
+    #[inline(never)]
+    pub fn declaration(&mut self, n: Node<'_>) {
+        let mut is_static = false;
+        let mut is_extern = false;
+        for c in children(n) {
+            if c.kind() == "storage_class_specifier" {
+                match self.text(c).trim() {
+                    "static" | "_Thread_local" | "__thread" | "thread_local" => is_static = true,
+                    "extern" => is_extern = true,
+                    _ => {}
+                }
+            }
+        }
+        let Some(spec) = n.child_by_field_name("type") else {
+            return;
+        };
+        let base = self.file.spec_type(spec);
+        let is_const = has_const_qualifier(n, self.file);
+        for d in field_children(n, "declarator") {
+            let (decl, init) = if d.kind() == "init_declarator" {
+                (
+                    d.child_by_field_name("declarator").unwrap_or(d),
+                    d.child_by_field_name("value"),
+                )
+            } else {
+                (d, None)
+            };
+            let (ty, name) = self.file.apply_declarator(decl, base.clone());
+            let Some(name) = name else {
+                if let Some(i) = init {
+                    let _ = self.value(i);
+                }
+                continue;
+            };
+            let name_s = self.text(name).to_string();
+            if ty.is_func() {
+                self.local_functions.insert(name_s);
+                continue;
+            }
+            if is_extern {
+                let v = match self.globals_in_fn.get(&name_s) {
+                    Some(&v) => v,
+                    None if self.file.globals.contains_key(&name_s) => {
+                        self.global_var(&name_s, name)
+                    }
+                    None => {
+                        // a block-scope declaration of a global
+                        let v = self.add_var(
+                            Var {
+                                name: name_s.clone(),
+                                span: span(name),
+                                decl_span: span(n),
+                                kind: VarKind::Global,
+                                ty: ty.var_type(),
+                                address_taken: false,
+                            },
+                            ty.clone(),
+                        );
+                        self.globals_in_fn.insert(name_s.clone(), v);
+                        v
+                    }
+                };
+                self.scope.push((name_s, v));
+                continue;
+            }
+            // run-time array sizes are evaluated before the storage exists
+            if !is_static {
+                self.vla_sizes(decl);
+            }
+            let const_value = if is_const && ty.layers.is_empty() {
+                init.filter(|i| i.kind() != "initializer_list")
+                    .and_then(|i| self.const_value(i))
+            } else {
+                None
+            };
+            let mut vt = ty.var_type();
+            vt.const_value = const_value;
+            let v = self.add_var(
+                Var {
+                    name: name_s.clone(),
+                    span: span(name),
+                    decl_span: span(n),
+                    kind: if is_static {
+                        VarKind::Static
+                    } else {
+                        VarKind::Local
+                    },
+                    ty: vt,
+                    address_taken: false,
+                },
+                ty.clone(),
+            );
+            self.scope.push((name_s, v));
+            self.b.push(InstKind::Decl(v), span(name));
+            if is_static {
+                // static storage is initialised before the program runs
+                continue;
+            }
+            let Some(init) = init else { continue };
+            let place = super::expr::Place::whole(v, ty.clone());
+            if init.kind() == "initializer_list" || ty.is_array() {
+                let _ = self.value(init);
+                let mut p = place;
+                if ty.is_array() || ty.is_struct() {
+                    p.index = IndexKind::Const;
+                }
+                self.emit_access(true, &p, None, span(d));
+            } else {
+                let rv = self.rvalue(init);
+                let val = self.consume(rv);
+                self.store_whole(&place, val, span(d));
+            }
+        }
+    }
+
+    /// Evaluates the non-constant array sizes of a declarator.
+    fn vla_sizes(&mut self, decl: Node<'_>) {
+        let mut cur = decl;
+        let mut sizes = Vec::new();
+        for _ in 0..256 {
+            if cur.kind() == "array_declarator" {
+                if let Some(s) = cur.child_by_field_name("size") {
+                    if s.is_named() && self.const_value(s).is_none() {
+                        sizes.push(s);
+                    }
+                }
+            }
+            match cur.child_by_field_name("declarator") {
+                Some(c) => cur = c,
+                None => match cur.kind() {
+                    "parenthesized_declarator" | "attributed_declarator" => {
+                        match cur.named_child(0) {
+                            Some(c) => cur = c,
+                            None => break,
+                        }
+                    }
+                    _ => break,
+                },
+            }
+        }
+        // outermost dimension first, as written
+        for s in sizes.into_iter().rev() {
+            let _ = self.value(s);
+        }
+    }
+
+    // ----- statements ----------------------------------------------------------
+
+    pub fn stmt(&mut self, n: Node<'_>) {
+        self.stmt_ex(n, Vec::new(), &[]);
+    }
+
+    /// Lowers a sequence of block items (compound statement contents, case
+    /// bodies): `#pragma` lines attach to the statement that follows.
+    #[inline(never)]
+    fn block_items(&mut self, items: &[Node<'_>]) {
+        let mut pending: Vec<Pragma> = Vec::new();
+        let mut i = 0;
+        while i < items.len() {
+            let n = items[i];
+            if is_pragma(n, self.file.src) {
+                pending.push(pragma::parse(n, self.file));
+                i += 1;
+                continue;
+            }
+            if !n.is_named() || n.kind() == "comment" {
+                i += 1;
+                continue;
+            }
+            // statements split off by a pragma line become this one's body
+            let mut chain: Vec<(Vec<Pragma>, Node)> = Vec::new();
+            let mut j = i + 1;
+            let mut cur = n;
+            while missing_body(cur) {
+                let mut ps = Vec::new();
+                let mut k = j;
+                while k < items.len()
+                    && (is_pragma(items[k], self.file.src) || items[k].kind() == "comment")
+                {
+                    if is_pragma(items[k], self.file.src) {
+                        ps.push(pragma::parse(items[k], self.file));
+                    }
+                    k += 1;
+                }
+                if ps.is_empty() || k >= items.len() || !items[k].is_named() {
+                    break;
+                }
+                chain.push((ps, items[k]));
+                cur = items[k];
+                j = k + 1;
+            }
+            let pragmas = std::mem::take(&mut pending);
+            self.stmt_ex(n, pragmas, &chain);
+            i = j;
+        }
+    }
+
+    pub fn stmt_ex(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
+        if self.depth >= MAX_DEPTH {
+            self.depth_error.get_or_insert(span(n));
+            return;
+        }
+        self.depth += 1;
+        self.stmt_inner(n, pragmas, chain);
+        self.depth -= 1;
+    }
+
+    fn stmt_inner(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
+        match n.kind() {
+            "compound_statement" => {
+                self.push_scope();
+                let items = children(n);
+                self.block_items(&items);
+                self.pop_scope();
+            }
+            "expression_statement" => {
+                if let Some(e) = named_children(n)
+                    .into_iter()
+                    .find(|c| c.kind() != "comment")
+                {
+                    if e.kind() == "call_expression" {
+                        self.call_stmt = Some((e.id(), span(n)));
+                    }
+                    let _ = self.value(e);
+                    self.call_stmt = None;
+                }
+            }
+            "declaration" => self.declaration(n),
+            "if_statement" => self.if_stmt(n, chain),
+            "while_statement" => self.while_stmt(n, pragmas, chain),
+            "do_statement" => self.do_stmt(n, pragmas),
+            "for_statement" => self.for_stmt(n, pragmas, chain),
+            "switch_statement" => self.switch_stmt(n),
+            "case_statement" => self.case_stmt(n),
+            "labeled_statement" => self.labeled_stmt(n, pragmas, chain),
+            "goto_statement" => {
+                if let Some(l) = n.child_by_field_name("label") {
+                    let name = self.text(l).to_string();
+                    let blk = self.label_block(&name);
+                    self.b.terminate(TermKind::Goto(blk), Some(span(n)));
+                }
+            }
+            "break_statement" => {
+                if let Some(t) = self.jumps.last().map(|j| j.brk) {
+                    self.b.terminate(TermKind::Goto(t), Some(span(n)));
+                }
+            }
+            "continue_statement" => {
+                if let Some(t) = self.jumps.iter().rev().find_map(|j| j.cont) {
+                    self.b.terminate(TermKind::Goto(t), Some(span(n)));
+                }
+            }
+            "return_statement" => {
+                if let Some(e) = named_children(n)
+                    .into_iter()
+                    .find(|c| c.kind() != "comment")
+                {
+                    let _ = self.value(e);
+                }
+                let r = self.b.return_block();
+                self.b.terminate(TermKind::Goto(r), Some(span(n)));
+            }
+            "attributed_statement" => {
+                let mut pragmas = pragmas;
+                let mut inner = None;
+                for c in named_children(n) {
+                    if c.kind() == "attribute_declaration" {
+                        let ivdep = named_children(c).into_iter().any(|a| {
+                            a.kind() == "attribute"
+                                && a.child_by_field_name("name")
+                                    .is_some_and(|x| self.text(x) == "ivdep")
+                        });
+                        if ivdep {
+                            pragmas.push(Pragma::Ivdep(span(c)));
+                        }
+                    } else if c.kind() != "comment" {
+                        inner = Some(c);
+                    }
+                }
+                if let Some(s) = inner {
+                    self.stmt_inner(s, pragmas, chain);
+                }
+            }
+            "preproc_if" | "preproc_ifdef" => {
+                let items: Vec<Node> = children(n)
+                    .into_iter()
+                    .filter(|c| c.is_named() && !is_alternative_of(n, *c))
+                    .collect();
+                self.block_items(&items);
+            }
+            "ERROR" => {
+                let items = named_children(n);
+                self.block_items(&items);
+            }
+            // `foo(x)` before a missing `;` parses as a macro type
+            // specifier inside an ERROR node: lower it as the call it is
+            "macro_type_specifier" => self.macro_type_call(n),
+            "seh_try_statement" => {
+                for c in named_children(n) {
+                    match c.kind() {
+                        "compound_statement" => self.stmt(c),
+                        "seh_except_clause" | "seh_finally_clause" => {
+                            if let Some(b) = c.child_by_field_name("body") {
+                                self.stmt(b);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            k if is_expression_kind(k) => {
+                let _ = self.value(n);
+            }
+            _ => {}
+        }
+    }
+
+    fn label_block(&mut self, name: &str) -> BlockId {
+        if let Some(&b) = self.labels.get(name) {
+            return b;
+        }
+        let b = self.b.new_block("label", None);
+        self.labels.insert(name.to_string(), b);
+        b
+    }
+
+    #[inline(never)]
+    fn labeled_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
+        let Some(l) = n.child_by_field_name("label") else {
+            return;
+        };
+        let name = self.text(l).to_string();
+        let blk = self.label_block(&name);
+        if let Some(b) = self.b.func_mut().blocks.get_mut(blk.index()) {
+            b.origin = Some(span(l));
+        }
+        self.b.enter(blk);
+        let label_id = l.id();
+        let rest: Vec<Node> = named_children(n)
+            .into_iter()
+            .filter(|c| c.id() != label_id && c.kind() != "comment")
+            .collect();
+        let mut pragmas = Some(pragmas);
+        for c in rest {
+            let p = pragmas.take().unwrap_or_default();
+            self.stmt_ex(c, p, chain);
+        }
+    }
+
+    /// The body of a statement, or the statement a pragma line split off.
+    fn body_or_chain<'n>(
+        &self,
+        body: Option<Node<'n>>,
+        chain: &'n Chain<'n>,
+    ) -> (Option<Node<'n>>, Vec<Pragma>, &'n Chain<'n>) {
+        match (body, chain.split_first()) {
+            (Some(b), Some(((ps, next), rest))) if is_missing_stmt(b) => {
+                (Some(*next), ps.clone(), rest)
+            }
+            (b, _) => (b, Vec::new(), &[]),
+        }
+    }
+
+    /// `if` statements; `else if` chains are lowered iteratively.
+    #[inline(never)]
+    fn if_stmt(&mut self, n: Node<'_>, chain: &Chain<'_>) {
+        let mut ends: Vec<BlockId> = Vec::new();
+        let mut cur = n;
+        let mut chain: &Chain<'_> = chain;
+        loop {
+            let sp = span(cur);
+            let cond = cur
+                .child_by_field_name("condition")
+                .map(|c| strip_parens(c));
+            let (cons, cons_pragmas, rest) =
+                self.body_or_chain(cur.child_by_field_name("consequence"), chain);
+            let alt = cur.child_by_field_name("alternative").and_then(|e| {
+                named_children(e)
+                    .into_iter()
+                    .find(|c| c.kind() != "comment")
+            });
+            // clang elides a constant `if` and its dead arm (unless the dead
+            // arm holds a label)
+            if let Some(c) = cond.and_then(|c| self.const_value(c)) {
+                let (exec, skip) = if c != 0 { (cons, alt) } else { (alt, cons) };
+                if !skip.is_some_and(contains_label) {
+                    if let Some(e) = exec {
+                        if c != 0 {
+                            self.stmt_ex(e, cons_pragmas, rest);
+                        } else {
+                            self.stmt(e);
+                        }
+                    }
+                    break;
+                }
+            }
+            let then_b = self.b.new_block("if.then", Some(sp));
+            let else_b = alt.map(|_| self.b.new_block("if.else", Some(sp)));
+            let end_b = self.b.new_block("if.end", Some(sp));
+            let csp = cond.map(span).unwrap_or(sp);
+            self.cond(cond, then_b, else_b.unwrap_or(end_b), csp, true);
+            self.b.set_current(Some(then_b));
+            if let Some(c) = cons {
+                self.stmt_ex(c, cons_pragmas, rest);
+            }
+            self.b.goto_if_open(end_b);
+            if let (Some(a), Some(eb)) = (alt, else_b) {
+                self.b.set_current(Some(eb));
+                if a.kind() == "if_statement" {
+                    ends.push(end_b);
+                    cur = a;
+                    chain = &[];
+                    continue;
+                }
+                self.stmt(a);
+                self.b.goto_if_open(end_b);
+            }
+            self.b.set_current(Some(end_b));
+            break;
+        }
+        for end in ends.into_iter().rev() {
+            self.b.goto_if_open(end);
+            self.b.set_current(Some(end));
+        }
+    }
+
+    fn loop_attrs(pragmas: &[Pragma]) -> (Option<Span>, Option<Span>, Option<UnrollCount>) {
+        let mut omp = None;
+        let mut ivdep = None;
+        let mut unroll = None;
+        for p in pragmas {
+            match p {
+                Pragma::Omp(s) => omp = Some(*s),
+                Pragma::Ivdep(s) => ivdep = Some(*s),
+                Pragma::Unroll(c) => unroll = Some(*c),
+                Pragma::Other => {}
+            }
+        }
+        (omp, ivdep, unroll)
+    }
+
+    fn keyword_span(n: Node<'_>) -> Span {
+        n.child(0)
+            .filter(|c| !c.is_named())
+            .map(span)
+            .unwrap_or_else(|| Span::empty_at(n.start_byte()))
+    }
+
+    #[inline(never)]
+    fn while_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
+        let sp = span(n);
+        let (_, ivdep, _) = Self::loop_attrs(&pragmas);
+        let cond = n
+            .child_by_field_name("condition")
+            .map(|c| strip_parens(c));
+        let (body, body_pragmas, rest) = self.body_or_chain(n.child_by_field_name("body"), chain);
+        let cond_b = self.b.new_block("while.cond", Some(sp));
+        self.b.enter(cond_b);
+        let body_b = self.b.new_block("while.body", Some(sp));
+        let end_b = self.b.new_block("while.end", Some(sp));
+        self.b.add_source_loop(SourceLoop {
+            kind: LoopKind::While,
+            span: sp,
+            keyword_span: Self::keyword_span(n),
+            header: cond_b,
+            body_entry: Some(body_b),
+            unrolled: false,
+            omp: None,
+            ivdep,
+        });
+        let csp = cond.map(span).unwrap_or(sp);
+        self.cond(cond, body_b, end_b, csp, true);
+        self.jumps.push(Jump {
+            brk: end_b,
+            cont: Some(cond_b),
+        });
+        self.b.set_current(Some(body_b));
+        if let Some(body) = body {
+            self.stmt_ex(body, body_pragmas, rest);
+        }
+        self.b.goto_if_open(cond_b);
+        self.jumps.pop();
+        self.b.set_current(Some(end_b));
+    }
+
+    #[inline(never)]
+    fn do_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>) {
+        let sp = span(n);
+        let (_, ivdep, _) = Self::loop_attrs(&pragmas);
+        let cond = n
+            .child_by_field_name("condition")
+            .map(|c| strip_parens(c));
+        let body_b = self.b.new_block("do.body", Some(sp));
+        let cond_b = self.b.new_block("do.cond", Some(sp));
+        let end_b = self.b.new_block("do.end", Some(sp));
+        self.b.enter(body_b);
+        self.b.add_source_loop(SourceLoop {
+            kind: LoopKind::DoWhile,
+            span: sp,
+            keyword_span: Self::keyword_span(n),
+            header: body_b,
+            body_entry: Some(body_b),
+            unrolled: false,
+            omp: None,
+            ivdep,
+        });
+        self.jumps.push(Jump {
+            brk: end_b,
+            cont: Some(cond_b),
+        });
+        if let Some(body) = n.child_by_field_name("body") {
+            self.stmt(body);
+        }
+        self.jumps.pop();
+        self.b.enter(cond_b);
+        let csp = cond.map(span).unwrap_or(sp);
+        self.cond(cond, body_b, end_b, csp, true);
+        self.b.set_current(Some(end_b));
+    }
+
+    #[inline(never)]
+    fn for_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
+        let sp = span(n);
+        let (omp, ivdep, unroll) = Self::loop_attrs(&pragmas);
+        self.push_scope();
+        let init = n.child_by_field_name("initializer");
+        let cond = n.child_by_field_name("condition");
+        let update = n.child_by_field_name("update");
+        let (body, body_pragmas, rest) = self.body_or_chain(n.child_by_field_name("body"), chain);
+        if let Some(i) = init {
+            if i.kind() == "declaration" {
+                self.declaration(i);
+            } else {
+                let _ = self.value(i);
+            }
+        }
+        let cond_b = self.b.new_block("for.cond", Some(sp));
+        self.b.enter(cond_b);
+        let body_b = self.b.new_block("for.body", Some(sp));
+        let inc_b = update.map(|_| self.b.new_block("for.inc", Some(sp)));
+        let end_b = self.b.new_block("for.end", Some(sp));
+        match cond {
+            Some(c) => self.cond(Some(c), body_b, end_b, span(c), true),
+            None => self.b.terminate(TermKind::Goto(body_b), None),
+        }
+        let iv = unroll.and_then(|u| self.unrolled_iv(init, cond, update, u));
+        self.b.add_source_loop(SourceLoop {
+            kind: LoopKind::For,
+            span: sp,
+            keyword_span: Self::keyword_span(n),
+            header: cond_b,
+            body_entry: Some(body_b),
+            unrolled: iv.is_some(),
+            omp,
+            ivdep,
+        });
+        self.jumps.push(Jump {
+            brk: end_b,
+            cont: Some(inc_b.unwrap_or(cond_b)),
+        });
+        self.b.set_current(Some(body_b));
+        if let Some(v) = iv {
+            self.unrolled_ivs.push(v);
+        }
+        if let Some(body) = body {
+            self.stmt_ex(body, body_pragmas, rest);
+        }
+        if iv.is_some() {
+            self.unrolled_ivs.pop();
+        }
+        self.jumps.pop();
+        if let (Some(inc), Some(u)) = (inc_b, update) {
+            self.b.enter(inc);
+            let _ = self.value(u);
+        }
+        self.b.goto_if_open(cond_b);
+        self.b.set_current(Some(end_b));
+        self.pop_scope();
+    }
+
+    /// The induction variable of a `for` that a pragma fully unrolls: a
+    /// constant trip count and an unroll count that is absent, `full` or at
+    /// least the trip count.
+    #[inline(never)]
+    fn unrolled_iv(
+        &mut self,
+        init: Option<Node<'_>>,
+        cond: Option<Node<'_>>,
+        update: Option<Node<'_>>,
+        unroll: UnrollCount,
+    ) -> Option<VarId> {
+        let (name, start) = {
+            let init = init?;
+            match init.kind() {
+                "declaration" => {
+                    let ds = field_children(init, "declarator");
+                    let [d] = ds.as_slice() else { return None };
+                    if d.kind() != "init_declarator" {
+                        return None;
+                    }
+                    let id = d.child_by_field_name("declarator")?;
+                    if id.kind() != "identifier" {
+                        return None;
+                    }
+                    (self.text(id), self.const_value(d.child_by_field_name("value")?)?)
+                }
+                "assignment_expression" => {
+                    let op = init.child_by_field_name("operator")?;
+                    let l = strip_parens(init.child_by_field_name("left")?);
+                    if self.text(op) != "=" || l.kind() != "identifier" {
+                        return None;
+                    }
+                    (self.text(l), self.const_value(init.child_by_field_name("right")?)?)
+                }
+                _ => return None,
+            }
+        };
+        let (op, bound) = {
+            let c = strip_parens(cond?);
+            if c.kind() != "binary_expression" {
+                return None;
+            }
+            let op = self.text(c.child_by_field_name("operator")?);
+            let l = strip_parens(c.child_by_field_name("left")?);
+            let r = strip_parens(c.child_by_field_name("right")?);
+            if l.kind() == "identifier" && self.text(l) == name {
+                (op.to_string(), self.const_value(r)?)
+            } else if r.kind() == "identifier" && self.text(r) == name {
+                let flipped = match op {
+                    "<" => ">",
+                    "<=" => ">=",
+                    ">" => "<",
+                    ">=" => "<=",
+                    "!=" => "!=",
+                    _ => return None,
+                };
+                (flipped.to_string(), self.const_value(l)?)
+            } else {
+                return None;
+            }
+        };
+        let step = {
+            let u = strip_parens(update?);
+            let is_iv = |x: Node<'_>| {
+                let x = strip_parens(x);
+                x.kind() == "identifier" && self.text(x) == name
+            };
+            match u.kind() {
+                "update_expression" => {
+                    if !is_iv(u.child_by_field_name("argument")?) {
+                        return None;
+                    }
+                    match self.text(u.child_by_field_name("operator")?) {
+                        "++" => 1,
+                        "--" => -1,
+                        _ => return None,
+                    }
+                }
+                "assignment_expression" => {
+                    if !is_iv(u.child_by_field_name("left")?) {
+                        return None;
+                    }
+                    let r = u.child_by_field_name("right")?;
+                    match self.text(u.child_by_field_name("operator")?) {
+                        "+=" => self.const_value(r)?,
+                        "-=" => self.const_value(r)?.checked_neg()?,
+                        "=" => {
+                            let r = strip_parens(r);
+                            if r.kind() != "binary_expression" {
+                                return None;
+                            }
+                            let bop = self.text(r.child_by_field_name("operator")?);
+                            let bl = r.child_by_field_name("left")?;
+                            let br = r.child_by_field_name("right")?;
+                            match bop {
+                                "+" if is_iv(bl) => self.const_value(br)?,
+                                "+" if is_iv(br) => self.const_value(bl)?,
+                                "-" if is_iv(bl) => self.const_value(br)?.checked_neg()?,
+                                _ => return None,
+                            }
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        };
+        let trips = pragma::trip_count(start, &op, bound, step)?;
+        match unroll {
+            UnrollCount::Full => {}
+            UnrollCount::Count(k) if k >= trips => {}
+            _ => return None,
+        }
+        let name = name.to_string();
+        match self.lookup(&name) {
+            Some(v) => Some(v),
+            None => match self.resolve_ident(&name, init?) {
+                Ident::Var(v) => Some(v),
+                _ => None,
+            },
+        }
+    }
+
+    #[inline(never)]
+    fn switch_stmt(&mut self, n: Node<'_>) {
+        let sp = span(n);
+        let cond = n.child_by_field_name("condition");
+        if let Some(c) = cond {
+            let _ = self.value(strip_parens(c));
+        }
+        let sw_block = self.b.ensure_block();
+        let epilog = self.b.new_block("sw.epilog", Some(sp));
+        let csp = cond.map(|c| span(strip_parens(c))).unwrap_or(sp);
+        self.b
+            .terminate(TermKind::Switch { targets: Vec::new() }, Some(csp));
+        self.switches.push(SwitchCtx::default());
+        self.jumps.push(Jump {
+            brk: epilog,
+            cont: None,
+        });
+        if let Some(body) = n.child_by_field_name("body") {
+            self.stmt(body);
+        }
+        self.jumps.pop();
+        let ctx = self.switches.pop().unwrap_or_default();
+        let mut targets = ctx.cases;
+        targets.push(ctx.default.unwrap_or(epilog));
+        if let Some(b) = self.b.func_mut().blocks.get_mut(sw_block.index()) {
+            b.term.kind = TermKind::Switch { targets };
+        }
+        self.b.enter(epilog);
+    }
+
+    #[inline(never)]
+    fn case_stmt(&mut self, n: Node<'_>) {
+        let value = n.child_by_field_name("value");
+        let kids = children(n);
+        let colon = kids.iter().position(|c| !c.is_named() && c.kind() == ":");
+        if !self.switches.is_empty() {
+            let label_end = colon.map(|i| kids[i].end_byte()).unwrap_or(n.start_byte());
+            let lsp = Span::new(n.start_byte(), label_end);
+            let is_default = value.is_none();
+            let blk = self.b.new_block(
+                if is_default { "sw.default" } else { "sw.bb" },
+                Some(lsp),
+            );
+            self.b.enter(blk);
+            if let Some(sw) = self.switches.last_mut() {
+                if is_default {
+                    sw.default.get_or_insert(blk);
+                } else {
+                    sw.cases.push(blk);
+                }
+            }
+        }
+        let start = colon.map(|i| i + 1).unwrap_or(kids.len());
+        let items: Vec<Node> = kids[start.min(kids.len())..].to_vec();
+        self.block_items(&items);
+    }
+}
+
+/// Parameter type adjustment: arrays and functions become pointers
+/// (`double b[]` is `double *b`; `double b[restrict]` is restrict).
+fn adjust_param(ty: CType, decl: Node<'_>, file: &FileCtx<'_>) -> CType {
+    match ty.outer() {
+        Some(Layer::Array { .. }) => {
+            // qualifiers inside the outermost brackets
+            // (the array declarator closest to the name)
+            let mut restrict = false;
+            let mut cur = decl;
+            for _ in 0..256 {
+                if cur.kind() == "array_declarator" {
+                    restrict = children(cur)
+                        .iter()
+                        .any(|c| super::is_restrict_qualifier(*c, file));
+                }
+                match cur.kind() {
+                    "parenthesized_declarator" | "attributed_declarator" => match cur.named_child(0)
+                    {
+                        Some(c) => cur = c,
+                        None => break,
+                    },
+                    _ => match cur.child_by_field_name("declarator") {
+                        Some(c) => cur = c,
+                        None => break,
+                    },
+                }
+            }
+            ty.peel().wrap(Layer::Ptr { restrict })
+        }
+        Some(Layer::Func) => ty.wrap(Layer::Ptr { restrict: false }),
+        _ => ty,
+    }
+}
+
+impl ConstEnv for FnLowerer<'_, '_> {
+    fn ident_value(&self, name: &str, offset: usize, depth: u32) -> Option<i64> {
+        if self.file.macro_at(name, offset).is_some() {
+            return self.file.macro_value(name, offset, depth);
+        }
+        if let Some(v) = self.lookup(name) {
+            return self.var_const(v);
+        }
+        if let Some(&v) = self.globals_in_fn.get(name) {
+            return self.var_const(v);
+        }
+        self.file.ident_value(name, offset, depth)
+    }
+
+    fn is_type_name(&self, name: &str) -> bool {
+        self.file.is_type_name(name)
+    }
+}

@@ -1,0 +1,782 @@
+//! Expressions to accesses, calls and builtins.
+//!
+//! A designator (`x`, `a(i, j)`, `t%c`, `a(i)%c(2)`, `s(1:3)`) is resolved to
+//! a [`Place`]: which named object (or pointer) it reaches, how the element
+//! is selected (whole, constant or dynamic subscripts), which variables the
+//! address depends on. `name(args)` is an array element, a CSA builtin, an
+//! intrinsic (not a call), a statement function (inlined) or a function
+//! reference (a call), decided from the declarations.
+
+use super::intrinsics::{intrinsic_function, is_builtin_name, IntrinsicClass};
+use super::lower::{Binding, Lowerer, Place};
+use super::named_kids;
+use super::scope::{self, ProcKind};
+use crate::ir::*;
+use crate::source::Span;
+use tree_sitter::Node;
+
+/// What an evaluated expression is, for value tracking of scalar writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Val {
+    /// A plain read of a whole scalar variable.
+    Var(VarId),
+    Const(i64),
+    /// The result of a CSA builtin.
+    Builtin(BuiltinId),
+    Other,
+}
+
+impl Val {
+    pub fn to_value_src(self) -> ValueSrc {
+        match self {
+            Val::Var(v) => ValueSrc::Copy(v),
+            Val::Const(c) => ValueSrc::Const(c),
+            Val::Builtin(b) => ValueSrc::Builtin(b),
+            Val::Other => ValueSrc::Other,
+        }
+    }
+}
+
+/// A designator's meaning: a place in memory, or a value already computed
+/// (a function reference, a constant, an expression).
+pub enum Desig {
+    Place(Place),
+    Value(Val),
+}
+
+/// Node kinds that may be designators.
+pub fn is_designator(kind: &str) -> bool {
+    matches!(
+        kind,
+        "identifier" | "call_expression" | "derived_type_member_expression" | "coarray_expression"
+    )
+}
+
+/// One selector after the base name of a designator.
+#[derive(Clone, Copy)]
+enum Sel<'t> {
+    /// `(...)`: subscripts, a substring, or actual arguments.
+    Args(Node<'t>),
+    /// `%name`
+    Comp(Node<'t>),
+    /// `[...]`
+    Coarray(Node<'t>),
+}
+
+/// What `name(...)` is.
+enum ParenKind {
+    Element(Binding),
+    Builtin,
+    Intrinsic(IntrinsicClass),
+    /// Statement function or structure constructor: evaluates its arguments.
+    Pure,
+    Call,
+}
+
+fn max_index(a: IndexKind, b: IndexKind) -> IndexKind {
+    let rank = |k: IndexKind| match k {
+        IndexKind::Whole => 0,
+        IndexKind::Const => 1,
+        IndexKind::Dynamic => 2,
+    };
+    if rank(a) >= rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
+fn keyword_value(n: Node) -> Node {
+    if n.kind() == "keyword_argument" {
+        n.child_by_field_name("value").unwrap_or(n)
+    } else {
+        n
+    }
+}
+
+fn is_binary(kind: &str) -> bool {
+    matches!(
+        kind,
+        "math_expression" | "logical_expression" | "relational_expression" | "concatenation_expression"
+    )
+}
+
+impl<'t> Lowerer<'_, 't> {
+    // -----------------------------------------------------------------
+    // Evaluation
+
+    /// Evaluates an expression for its value: emits its reads, calls and
+    /// builtins in evaluation order.
+    pub fn eval(&mut self, n: Node<'t>) -> Val {
+        if !self.enter(n) {
+            return Val::Other;
+        }
+        let v = self.eval_inner(n);
+        self.leave();
+        v
+    }
+
+    fn eval_inner(&mut self, n: Node<'t>) -> Val {
+        match n.kind() {
+            "number_literal" => match scope::int_literal(self.cx.text(n)) {
+                Some(i) => Val::Const(i),
+                None => Val::Other,
+            },
+            "string_literal" | "boolean_literal" | "null_literal" | "hollerith_constant"
+            | "nil_literal" | "comment" | "assumed_size" | "assumed_shape" | "assumed_rank"
+            | "intrinsic_type" | "derived_type" | "type_member" => Val::Other,
+            k if is_designator(k) => self.read(n),
+            "parenthesized_expression" => match super::lower::first_expr(n) {
+                Some(c) => self.eval(c),
+                None => Val::Other,
+            },
+            k if is_binary(k) => {
+                self.eval_binary(n);
+                self.folded(n)
+            }
+            "unary_expression" => {
+                if let Some(a) = n.child_by_field_name("argument") {
+                    self.eval(a);
+                }
+                if n
+                    .child_by_field_name("operator")
+                    .is_some_and(|o| o.kind() == "user_defined_operator")
+                {
+                    self.defined_operator(n);
+                }
+                self.folded(n)
+            }
+            "keyword_argument" => match n.child_by_field_name("value") {
+                Some(v) => self.eval(v),
+                None => Val::Other,
+            },
+            _ => {
+                self.eval_children(n);
+                Val::Other
+            }
+        }
+    }
+
+    /// A folded integer constant, or `Other`.
+    fn folded(&self, n: Node) -> Val {
+        let lookup = |s: &str| self.const_of(s);
+        match scope::fold(self.cx, n, &lookup) {
+            Some(c) => Val::Const(c),
+            None => Val::Other,
+        }
+    }
+
+    /// Evaluates every named child that is an expression.
+    pub fn eval_children(&mut self, n: Node<'t>) {
+        let mut cursor = n.walk();
+        let kids: Vec<(Option<&str>, Node)> = n
+            .children(&mut cursor)
+            .enumerate()
+            .map(|(i, k)| (n.field_name_for_child(i as u32), k))
+            .collect();
+        for (field, k) in kids {
+            if !k.is_named() || matches!(field, Some("type" | "name" | "operator")) {
+                continue;
+            }
+            match k.kind() {
+                "comment" | "intrinsic_type" | "derived_type" | "type_member" => {}
+                "loop_control_expression" => {
+                    // an implied DO: bounds are read, the index is set
+                    let parts = named_kids(k);
+                    for p in parts.iter().skip(1) {
+                        self.eval(*p);
+                    }
+                }
+                _ => {
+                    self.eval(k);
+                }
+            }
+        }
+    }
+
+    /// A chain of binary operators, evaluated left to right without
+    /// recursing down the (left-deep) spine.
+    fn eval_binary(&mut self, n: Node<'t>) {
+        let mut rights: Vec<(Node<'t>, Node<'t>)> = Vec::new();
+        let mut cur = n;
+        while is_binary(cur.kind()) && rights.len() < 1_000_000 {
+            let (Some(l), Some(r)) = (
+                cur.child_by_field_name("left"),
+                cur.child_by_field_name("right"),
+            ) else {
+                break;
+            };
+            rights.push((r, cur));
+            cur = l;
+        }
+        if cur == n {
+            // `.not. x` and other unary forms of the binary kinds
+            for k in named_kids(n) {
+                if k.kind() != "comment" && k.kind() != "user_defined_operator" {
+                    self.eval(k);
+                }
+            }
+            return;
+        }
+        self.eval(cur);
+        for (r, node) in rights.into_iter().rev() {
+            self.eval(r);
+            if node
+                .child_by_field_name("operator")
+                .is_some_and(|o| o.kind() == "user_defined_operator")
+            {
+                self.defined_operator(node);
+            }
+        }
+    }
+
+    /// A user-defined operator (`a .op. b`) is a call to its procedure.
+    fn defined_operator(&mut self, n: Node<'t>) {
+        let Some(op) = n.child_by_field_name("operator") else {
+            return;
+        };
+        let name = self.cx.lname(op).replace(char::is_whitespace, "");
+        let span = self.span(n);
+        self.push_call(Some(name), self.span(op), Vec::new(), span);
+    }
+
+    /// Reads a designator's value.
+    fn read(&mut self, n: Node<'t>) -> Val {
+        match self.place(n) {
+            Desig::Place(p) => {
+                let span = self.span(n);
+                self.emit_access(&p, false, None, span);
+                match p.whole_var {
+                    Some(v) => Val::Var(v),
+                    None => Val::Other,
+                }
+            }
+            Desig::Value(v) => v,
+        }
+    }
+
+    /// Writes `val` to a designator. Returns the variable when the write is
+    /// to a whole scalar variable.
+    pub fn store(&mut self, n: Node<'t>, val: Val) -> Option<VarId> {
+        match self.place(n) {
+            Desig::Place(p) => {
+                let span = self.span(n);
+                let value = p.whole_var.map(|_| val.to_value_src());
+                self.emit_access(&p, true, value, span);
+                p.whole_var
+            }
+            Desig::Value(_) => None,
+        }
+    }
+
+    pub fn emit_access(&mut self, p: &Place, write: bool, value: Option<ValueSrc>, span: Span) {
+        if !write {
+            let touched = match p.target {
+                AccessTarget::Var(v) => Some(v),
+                AccessTarget::Deref { ptr } => ptr,
+            };
+            if let (Some(v), Some(top)) = (touched, self.collectors.last_mut()) {
+                top.push(v);
+            }
+            for v in &p.addr_vars {
+                if let Some(top) = self.collectors.last_mut() {
+                    top.push(*v);
+                }
+            }
+        }
+        let value = if write && p.index == IndexKind::Whole && matches!(p.target, AccessTarget::Var(_))
+        {
+            value
+        } else {
+            None
+        };
+        self.b.push(
+            InstKind::Access(Access {
+                write,
+                target: p.target.clone(),
+                index: p.index,
+                addr_vars: p.addr_vars.clone(),
+                ty: p.ty,
+                value,
+            }),
+            span,
+        );
+    }
+
+    // -----------------------------------------------------------------
+    // Designators
+
+    /// The place a name denotes (no access emitted).
+    fn name_place(&mut self, b: &Binding) -> Desig {
+        match b {
+            Binding::Var(v) => {
+                let v = *v;
+                let var = self.b.func().var(v);
+                if var.kind == VarKind::Constant && !var.ty.is_array {
+                    return Desig::Value(match var.ty.const_value {
+                        Some(c) => Val::Const(c),
+                        None => Val::Other,
+                    });
+                }
+                let is_array = var.ty.is_array;
+                let is_pointer = var.ty.is_pointer;
+                let ty = self.elem_ty(v);
+                let derived = self.derived.get(&v).cloned();
+                let scalar_whole = !is_array && !is_pointer;
+                Desig::Place(Place {
+                    target: if is_pointer {
+                        AccessTarget::Deref { ptr: Some(v) }
+                    } else {
+                        AccessTarget::Var(v)
+                    },
+                    index: IndexKind::Whole,
+                    addr_vars: if is_pointer { vec![v] } else { Vec::new() },
+                    ty,
+                    is_array,
+                    derived,
+                    base_var: Some(v),
+                    whole_var: scalar_whole.then_some(v),
+                })
+            }
+            Binding::Cray { ptr, ty, is_array } => Desig::Place(Place {
+                target: AccessTarget::Deref { ptr: Some(*ptr) },
+                index: IndexKind::Whole,
+                addr_vars: vec![*ptr],
+                ty: *ty,
+                is_array: *is_array,
+                derived: None,
+                base_var: None,
+                whole_var: None,
+            }),
+            Binding::Alias(p) => Desig::Place(p.clone()),
+            Binding::Proc(_) => Desig::Value(Val::Other),
+        }
+    }
+
+    /// Resolves a designator to a place, evaluating its subscripts (their
+    /// reads are emitted); a function reference inside it is evaluated.
+    pub fn place(&mut self, n: Node<'t>) -> Desig {
+        // decompose iteratively: base name and selectors, outermost last
+        let mut sels: Vec<(Sel<'t>, Node<'t>)> = Vec::new();
+        let mut cur = n;
+        for _ in 0..1_000_000 {
+            match cur.kind() {
+                "call_expression" => {
+                    let kids: Vec<Node> = named_kids(cur)
+                        .into_iter()
+                        .filter(|k| k.kind() != "comment")
+                        .collect();
+                    let Some(first) = kids.first().copied() else { break };
+                    for al in kids[1..].iter().rev() {
+                        if al.kind() == "argument_list" {
+                            sels.push((Sel::Args(*al), cur));
+                        }
+                    }
+                    cur = first;
+                }
+                "derived_type_member_expression" => {
+                    let kids: Vec<Node> = named_kids(cur)
+                        .into_iter()
+                        .filter(|k| k.kind() != "comment")
+                        .collect();
+                    let (Some(first), Some(member)) = (kids.first(), kids.last()) else {
+                        break;
+                    };
+                    if kids.len() < 2 {
+                        break;
+                    }
+                    sels.push((Sel::Comp(*member), cur));
+                    cur = *first;
+                }
+                "coarray_expression" => {
+                    let kids = named_kids(cur);
+                    let Some(first) = kids.first().copied() else { break };
+                    if let Some(ci) = kids.iter().find(|k| k.kind() == "coarray_index") {
+                        sels.push((Sel::Coarray(*ci), cur));
+                    }
+                    cur = first;
+                }
+                _ => break,
+            }
+        }
+        sels.reverse();
+        if cur.kind() != "identifier" {
+            if cur != n {
+                self.eval(cur);
+            }
+            for (s, _) in &sels {
+                self.eval_sel(*s);
+            }
+            return Desig::Value(Val::Other);
+        }
+        let base = cur;
+        let first_args = match sels.first() {
+            Some((Sel::Args(al), call)) => Some((*al, *call)),
+            _ => None,
+        };
+        let binding = match first_args {
+            Some((al, call)) => match self.classify_paren(base) {
+                ParenKind::Element(b) => b,
+                other => {
+                    let span = self.cx.span_bytes(base.start_byte(), al.end_byte());
+                    let v = self.reference(base, al, call, other, span);
+                    for (s, _) in sels.iter().skip(1) {
+                        self.eval_sel(*s);
+                    }
+                    return Desig::Value(if sels.len() == 1 { v } else { Val::Other });
+                }
+            },
+            None => self.resolve(base),
+        };
+        let mut p = match self.name_place(&binding) {
+            Desig::Place(p) => p,
+            Desig::Value(v) => {
+                for (s, _) in &sels {
+                    self.eval_sel(*s);
+                }
+                return Desig::Value(if sels.is_empty() { v } else { Val::Other });
+            }
+        };
+        for (s, _) in &sels {
+            self.apply_sel(&mut p, *s);
+        }
+        if p.is_array {
+            p.index = IndexKind::Dynamic;
+            p.whole_var = None;
+        }
+        Desig::Place(p)
+    }
+
+    /// Evaluates the expressions inside a selector (when the designator is
+    /// not a variable).
+    fn eval_sel(&mut self, s: Sel<'t>) {
+        match s {
+            Sel::Args(n) | Sel::Coarray(n) => self.eval_children(n),
+            Sel::Comp(_) => {}
+        }
+    }
+
+    /// Applies one selector to a place, evaluating subscripts.
+    fn apply_sel(&mut self, p: &mut Place, s: Sel<'t>) {
+        p.whole_var = None;
+        match s {
+            Sel::Args(al) => {
+                self.collectors.push(Vec::new());
+                let mut dynamic = false;
+                for a in named_kids(al) {
+                    match a.kind() {
+                        "comment" => {}
+                        "extent_specifier" | "multiple_subscript_triplet" | "multiple_subscript" => {
+                            dynamic = true;
+                            self.eval_children(a);
+                        }
+                        "assumed_size" | "assumed_shape" | "assumed_rank" => dynamic = true,
+                        "keyword_argument" => {
+                            dynamic = true;
+                            self.eval_children(a);
+                        }
+                        _ => {
+                            let lookup = |s: &str| self.const_of(s);
+                            if scope::fold(self.cx, a, &lookup).is_none() {
+                                dynamic = true;
+                            }
+                            self.eval(a);
+                        }
+                    }
+                }
+                let addr = self.collectors.pop().unwrap_or_default();
+                for v in addr {
+                    if !p.addr_vars.contains(&v) {
+                        p.addr_vars.push(v);
+                    }
+                }
+                p.index = max_index(
+                    p.index,
+                    if dynamic {
+                        IndexKind::Dynamic
+                    } else {
+                        IndexKind::Const
+                    },
+                );
+                // an element (a section keeps `dynamic`)
+                p.is_array = false;
+            }
+            Sel::Comp(m) => {
+                if p.is_array {
+                    // a component of every element of an array
+                    p.index = IndexKind::Dynamic;
+                }
+                p.index = max_index(p.index, IndexKind::Const);
+                let comp = p.derived.as_deref().and_then(|t| {
+                    self.scopes
+                        .find_type(self.scope, t)
+                        .and_then(|td| td.components.get(&self.cx.lname(m)))
+                        .cloned()
+                });
+                match comp {
+                    Some(c) => {
+                        p.ty = c.ty.scalar();
+                        p.is_array = p.is_array || c.is_array;
+                        p.derived = c.ty.derived_name().map(str::to_string);
+                        if c.pointer {
+                            p.target = AccessTarget::Deref { ptr: None };
+                        }
+                    }
+                    None => {
+                        p.ty = ScalarTy::Unknown;
+                        p.derived = None;
+                    }
+                }
+            }
+            Sel::Coarray(ci) => {
+                self.eval_children(ci);
+                p.index = IndexKind::Dynamic;
+            }
+        }
+    }
+
+    /// What `name(...)` is, from the declarations.
+    fn classify_paren(&mut self, base: Node<'t>) -> ParenKind {
+        let name = self.cx.lname(base);
+        if is_builtin_name(&name) {
+            return ParenKind::Builtin;
+        }
+        let binding = match self.lookup(&name).cloned() {
+            Some(b) => Some(b),
+            None => {
+                // host/module entity: only an array (or character) one makes
+                // this an element
+                match self.scopes.find_outer(self.scope, &name) {
+                    Some(f) => {
+                        let d = &self.scopes.scopes[f.scope].decls[f.decl];
+                        if d.proc_kind.is_none()
+                            && (d.is_array()
+                                || matches!(
+                                    d.ty,
+                                    Some(scope::TypeSpec::Char) | Some(scope::TypeSpec::Derived(_))
+                                ))
+                        {
+                            self.resolve_outer(&name)
+                        } else {
+                            d.proc_kind.map(Binding::Proc)
+                        }
+                    }
+                    None => None,
+                }
+            }
+        };
+        match binding {
+            Some(Binding::Var(v)) => {
+                let var = self.b.func().var(v);
+                if var.ty.is_array
+                    || var.ty.scalar == ScalarTy::Char
+                    || var.ty.pointee == ScalarTy::Char && var.ty.is_pointer
+                    || self.derived.contains_key(&v)
+                {
+                    ParenKind::Element(Binding::Var(v))
+                } else if var.kind == VarKind::Constant {
+                    ParenKind::Element(Binding::Var(v))
+                } else if intrinsic_function(&name).is_some() && Some(v) != self.result_var {
+                    ParenKind::Intrinsic(intrinsic_function(&name).unwrap_or(IntrinsicClass::Value))
+                } else {
+                    ParenKind::Call
+                }
+            }
+            Some(b @ (Binding::Cray { .. } | Binding::Alias(_))) => ParenKind::Element(b),
+            Some(Binding::Proc(k)) => match k {
+                ProcKind::External => ParenKind::Call,
+                ProcKind::Intrinsic => ParenKind::Intrinsic(
+                    intrinsic_function(&name).unwrap_or(IntrinsicClass::Value),
+                ),
+                ProcKind::StatementFunction | ProcKind::Constructor => ParenKind::Pure,
+            },
+            None => match self.scopes.find_proc(self.scope, &name) {
+                Some(ProcKind::External) => ParenKind::Call,
+                Some(ProcKind::StatementFunction | ProcKind::Constructor) => ParenKind::Pure,
+                Some(ProcKind::Intrinsic) | None => match intrinsic_function(&name) {
+                    Some(c) => ParenKind::Intrinsic(c),
+                    None => ParenKind::Call,
+                },
+            },
+        }
+    }
+
+    /// A procedure reference `name(args)` in an expression.
+    fn reference(
+        &mut self,
+        base: Node<'t>,
+        al: Node<'t>,
+        call: Node<'t>,
+        kind: ParenKind,
+        span: Span,
+    ) -> Val {
+        let args: Vec<Node<'t>> = named_kids(al)
+            .into_iter()
+            .filter(|a| a.kind() != "comment")
+            .collect();
+        match kind {
+            ParenKind::Builtin => Val::Builtin(self.builtin(base, Some(al), span)),
+            ParenKind::Intrinsic(class) => {
+                for a in &args {
+                    let e = keyword_value(*a);
+                    match class {
+                        IntrinsicClass::Value => {
+                            self.eval(e);
+                        }
+                        IntrinsicClass::Inquiry => {
+                            if is_designator(e.kind()) {
+                                self.place(e);
+                            } else {
+                                self.eval(e);
+                            }
+                        }
+                        IntrinsicClass::Address => {
+                            if is_designator(e.kind()) {
+                                if let Desig::Place(p) = self.place(e) {
+                                    if let Some(v) = p.base_var {
+                                        self.b.func_mut().vars[v.index()].address_taken = true;
+                                    }
+                                }
+                            } else {
+                                self.eval(e);
+                            }
+                        }
+                    }
+                }
+                self.folded(call)
+            }
+            ParenKind::Pure => {
+                for a in &args {
+                    self.eval(keyword_value(*a));
+                }
+                Val::Other
+            }
+            ParenKind::Call | ParenKind::Element(_) => {
+                let mut escapes = Vec::new();
+                self.call_args(al, &mut escapes);
+                let name = self.cx.lname(base);
+                self.push_call(Some(name), self.span(base), escapes, span);
+                Val::Other
+            }
+        }
+    }
+
+    /// Actual arguments of a call: variables (and elements, sections,
+    /// components) are passed by reference and escape; other expressions are
+    /// evaluated into temporaries.
+    pub fn call_args(&mut self, al: Node<'t>, escapes: &mut Vec<VarId>) {
+        for a in named_kids(al) {
+            if a.kind() == "comment" {
+                continue;
+            }
+            self.actual_arg(keyword_value(a), Some(escapes));
+        }
+    }
+
+    /// One actual argument (see [`Self::call_args`]).
+    pub fn actual_arg(&mut self, e: Node<'t>, escapes: Option<&mut Vec<VarId>>) {
+        if is_designator(e.kind()) {
+            if !self.enter(e) {
+                return;
+            }
+            if let Desig::Place(p) = self.place(e) {
+                if let (Some(v), Some(esc)) = (p.base_var, escapes) {
+                    if self.b.func().var(v).kind != VarKind::Constant {
+                        esc.push(v);
+                    }
+                }
+            }
+            self.leave();
+        } else {
+            self.eval(e);
+        }
+    }
+
+    /// The place an associate name stands for, when the selector is a
+    /// variable (subscripts evaluated now).
+    pub fn alias_place(&mut self, sel: Node<'t>) -> Option<Place> {
+        if !is_designator(sel.kind()) {
+            return None;
+        }
+        match self.place(sel) {
+            Desig::Place(p) => Some(p),
+            Desig::Value(_) => None,
+        }
+    }
+
+    // -----------------------------------------------------------------
+    // CSA builtins
+
+    /// A call to `builtin_csa_*`: recorded as a builtin (never also as a
+    /// call). `span` is the whole CALL statement or function reference.
+    pub fn builtin(&mut self, name: Node<'t>, al: Option<Node<'t>>, span: Span) -> BuiltinId {
+        let mut args = Vec::new();
+        for a in al.map(named_kids).unwrap_or_default() {
+            if a.kind() == "comment" {
+                continue;
+            }
+            let e = keyword_value(a);
+            let value = self.builtin_arg(e);
+            if value == ArgValue::Other {
+                self.actual_arg(e, None);
+            }
+            args.push(BuiltinArg {
+                value,
+                span: self.span(a),
+            });
+        }
+        let written = self.cx.text(name).trim().to_string();
+        self.b.add_builtin(BuiltinCall {
+            kind: BuiltinKind::from_name(&written).unwrap_or(BuiltinKind::Other),
+            name: written,
+            span,
+            name_span: self.span(name),
+            args,
+            block: Function::ENTRY,
+            result: None,
+        })
+    }
+
+    fn builtin_arg(&mut self, e: Node<'t>) -> ArgValue {
+        let lookup = |s: &str| self.const_of(s);
+        if let Some(c) = scope::fold(self.cx, e, &lookup) {
+            return ArgValue::Int(c);
+        }
+        match e.kind() {
+            "string_literal" => ArgValue::Str(unquote(self.cx.text(e))),
+            "identifier" => match self.resolve(e) {
+                Binding::Var(v) if self.b.func().var(v).kind != VarKind::Constant => {
+                    ArgValue::Var(v)
+                }
+                _ => ArgValue::Other,
+            },
+            _ => ArgValue::Other,
+        }
+    }
+}
+
+/// The contents of a Fortran character literal (`'it''s'` -> `it's`), with
+/// an optional kind prefix (`c_"x"`).
+fn unquote(text: &str) -> String {
+    let Some(start) = text.find(['\'', '"']) else {
+        return text.to_string();
+    };
+    let q = text[start..].chars().next().unwrap_or('\'');
+    let body = &text[start + 1..];
+    let body = body.strip_suffix(q).unwrap_or(body);
+    let doubled: String = [q, q].iter().collect();
+    body.replace(&doubled, &q.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unquote;
+
+    #[test]
+    fn unquotes() {
+        assert_eq!(unquote("'abc'"), "abc");
+        assert_eq!(unquote("'it''s'"), "it's");
+        assert_eq!(unquote("\"a\"\"b\""), "a\"b");
+        assert_eq!(unquote("c_'x'"), "x");
+    }
+}

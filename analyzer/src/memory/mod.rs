@@ -1,0 +1,503 @@
+//! What survives to CLIE as a memory operation (SEMANTICS.md §4).
+//!
+//! CLIE runs after SROA, mem2reg, LoopSimplify and LICM. This module replays
+//! their effect on the front ends' facts:
+//! * `storage`: which variables live in registers (promotable scalars,
+//!   aggregates whose every access has constant indices) and which in memory;
+//! * `ops`: every instruction that may touch memory, with the block it sits
+//!   in *after* LICM (invariant loads that no store or call in the loop may
+//!   clobber move to the loop's preheader, repeatedly outwards);
+//! * for loads that LICM could not hoist although their address is
+//!   invariant, the instruction that blocked it (to explain CSA101).
+//!
+//! The alias model lives in `alias`. Everything is linear in the size of the
+//! function times the loop depth: per-loop summaries of written locations are
+//! built once, inner to outer.
+
+pub mod alias;
+
+use crate::graph::loops::{LoopForest, LoopId};
+use crate::ir::*;
+use crate::source::Span;
+use alias::{Loc, LocBase};
+use std::collections::{HashMap, HashSet};
+
+/// Options of the memory model.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryOptions {
+    /// Extra functions known to be pure (config `pure-functions`).
+    pub pure_functions: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Storage {
+    /// Promoted to SSA values by mem2reg/SROA: accesses are not memory
+    /// operations.
+    Register,
+    /// Stays in memory.
+    Memory,
+    /// A named constant: accesses fold away.
+    Constant,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum MemOpKind {
+    Read,
+    Write,
+    /// A call to a function not known to be pure (may read and write).
+    Call,
+    Asm,
+    /// Lifetime start of a local that stays in memory.
+    LifetimeStart,
+    /// A CSA builtin the compiler treats as touching memory (markers and
+    /// region/section intrinsics are `IntrArgMemOnly` /
+    /// `IntrInaccessibleMemOrArgMemOnly`, so `mayReadOrWriteMemory` holds).
+    Intrinsic,
+    Prefetch,
+}
+
+/// Why LICM left an invariant load in its loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LicmBlocker {
+    /// The loop the load could not leave.
+    pub loop_id: LoopId,
+    /// The store, call or asm that may clobber the loaded location, or the
+    /// definition that makes the address vary.
+    pub span: Span,
+    pub reason: BlockReason,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockReason {
+    AliasingStore,
+    Call,
+    Asm,
+}
+
+#[derive(Clone, Debug)]
+pub struct MemOp {
+    /// The block holding the operation after LICM.
+    pub block: BlockId,
+    /// Where the front end put it.
+    pub orig_block: BlockId,
+    /// Index of the instruction in `orig_block`.
+    pub inst: u32,
+    pub span: Span,
+    pub kind: MemOpKind,
+    /// The location read or written (reads and writes only).
+    pub loc: Option<Loc>,
+    /// Hoisted out of these loops by LICM (innermost first).
+    pub hoisted_from: Vec<LoopId>,
+    /// Set when the address is invariant in the innermost loop that still
+    /// holds the load but something in that loop may clobber it.
+    pub licm_blocker: Option<LicmBlocker>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MemoryInfo {
+    pub storage: Vec<Storage>,
+    pub ops: Vec<MemOp>,
+    /// Per block (after LICM): indices into `ops` in execution order.
+    pub block_ops: Vec<Vec<usize>>,
+}
+
+impl MemoryInfo {
+    pub fn block_has_memop(&self, b: BlockId) -> bool {
+        self.block_ops.get(b.index()).is_some_and(|v| !v.is_empty())
+    }
+
+    pub fn first_op(&self, b: BlockId) -> Option<&MemOp> {
+        self.block_ops
+            .get(b.index())
+            .and_then(|v| v.first())
+            .map(|&i| &self.ops[i])
+    }
+
+    pub fn last_op(&self, b: BlockId) -> Option<&MemOp> {
+        self.block_ops
+            .get(b.index())
+            .and_then(|v| v.last())
+            .map(|&i| &self.ops[i])
+    }
+}
+
+/// The default list of pure functions: the C math library (all precisions)
+/// and the `__builtin_` spellings of the same.
+const PURE_MATH: &[&str] = &[
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
+    "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logb", "pow",
+    "sqrt", "cbrt", "hypot", "fabs", "fmin", "fmax", "fmod", "fdim", "fma", "floor", "ceil",
+    "round", "trunc", "rint", "nearbyint", "lround", "llround", "lrint", "llrint", "copysign",
+    "erf", "erfc", "tgamma", "lgamma", "ldexp", "scalbn", "ilogb", "remainder", "abs", "labs",
+    "llabs", "isnan", "isinf", "isfinite", "signbit",
+];
+
+/// Whether `name` is pure under the default list plus `extra`.
+pub fn is_pure_function(name: &str, extra: &[String]) -> bool {
+    if extra.iter().any(|e| e == name) {
+        return true;
+    }
+    let base = name.strip_prefix("__builtin_").unwrap_or(name);
+    let matches = |n: &str| PURE_MATH.contains(&n);
+    if matches(base) {
+        return true;
+    }
+    // float (`sinf`) and long double (`sinl`) variants
+    if let Some(stem) = base.strip_suffix('f').or_else(|| base.strip_suffix('l')) {
+        if matches(stem) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The storage class of every variable (SROA and mem2reg, SEMANTICS.md §4).
+pub fn compute_storage(func: &Function) -> Vec<Storage> {
+    let mut dynamic = vec![false; func.vars.len()];
+    for b in &func.blocks {
+        for inst in &b.insts {
+            if let InstKind::Access(a) = &inst.kind {
+                if let AccessTarget::Var(v) = a.target {
+                    if a.index == IndexKind::Dynamic {
+                        if let Some(d) = dynamic.get_mut(v.index()) {
+                            *d = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    func.vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match v.kind {
+            VarKind::Constant => Storage::Constant,
+            VarKind::Global | VarKind::Static | VarKind::Saved | VarKind::Dummy => Storage::Memory,
+            VarKind::Local | VarKind::Param => {
+                if v.address_taken || v.ty.is_vla || v.ty.pointer_or_target {
+                    Storage::Memory
+                } else if (v.ty.is_array || v.ty.is_aggregate) && dynamic[i] {
+                    Storage::Memory
+                } else {
+                    Storage::Register
+                }
+            }
+        })
+        .collect()
+}
+
+/// Whether a builtin survives as an intrinsic that may touch memory, as a
+/// plain external call (Fortran calls CSAFortranIntrinsics rejects or does
+/// not know), or as nothing.
+pub fn builtin_effect(func: &Function, b: &BuiltinCall) -> Option<MemOpKind> {
+    match func.lang {
+        Lang::C => match b.kind {
+            BuiltinKind::WorkerNum | BuiltinKind::Other => None,
+            _ => Some(MemOpKind::Intrinsic),
+        },
+        Lang::Fortran => {
+            if crate::clie::fortran_builtin_accepted(b) {
+                match b.kind {
+                    BuiltinKind::WorkerNum => None,
+                    _ => Some(MemOpKind::Intrinsic),
+                }
+            } else {
+                Some(MemOpKind::Call)
+            }
+        }
+    }
+}
+
+/// Builds the memory-operation view of `func` (after SROA/mem2reg and LICM).
+/// `forest` must describe `func` after LoopSimplify; `preheaders[l]` is the
+/// preheader of loop `l` (None for loops LoopSimplify could not normalise).
+pub fn analyze(
+    func: &Function,
+    forest: &LoopForest,
+    preheaders: &[Option<BlockId>],
+    reachable: &[bool],
+    opts: &MemoryOptions,
+) -> MemoryInfo {
+    let storage = compute_storage(func);
+    let mut ops: Vec<MemOp> = Vec::new();
+    for (bi, block) in func.blocks.iter().enumerate() {
+        if !reachable.get(bi).copied().unwrap_or(false) {
+            continue;
+        }
+        for (ii, inst) in block.insts.iter().enumerate() {
+            let (kind, loc) = match &inst.kind {
+                InstKind::Access(a) => match classify_access(func, &storage, a) {
+                    Some(loc) => (
+                        if a.write {
+                            MemOpKind::Write
+                        } else {
+                            MemOpKind::Read
+                        },
+                        Some(loc),
+                    ),
+                    None => continue,
+                },
+                InstKind::Call(c) => {
+                    if c.callee
+                        .as_deref()
+                        .is_some_and(|n| is_pure_function(n, &opts.pure_functions))
+                    {
+                        continue;
+                    }
+                    (MemOpKind::Call, None)
+                }
+                InstKind::Builtin(id) => match builtin_effect(func, func.builtin(*id)) {
+                    Some(k) => (k, None),
+                    None => continue,
+                },
+                InstKind::Decl(v) => {
+                    let var = func.var(*v);
+                    if storage.get(v.index()) == Some(&Storage::Memory)
+                        && matches!(var.kind, VarKind::Local)
+                    {
+                        (MemOpKind::LifetimeStart, Some(Loc::var(*v, var.ty.scalar)))
+                    } else {
+                        continue;
+                    }
+                }
+                InstKind::Asm => (MemOpKind::Asm, None),
+                InstKind::Prefetch => (MemOpKind::Prefetch, None),
+            };
+            ops.push(MemOp {
+                block: BlockId(bi as u32),
+                orig_block: BlockId(bi as u32),
+                inst: ii as u32,
+                span: inst.span,
+                kind,
+                loc,
+                hoisted_from: Vec::new(),
+                licm_blocker: None,
+            });
+        }
+    }
+
+    licm(func, &storage, forest, preheaders, &mut ops);
+
+    // Order per block: ops that stayed come in program order; loads hoisted
+    // into a preheader go at its end (before the terminator), in program
+    // order among themselves.
+    let mut block_ops: Vec<Vec<usize>> = vec![Vec::new(); func.blocks.len()];
+    let mut order: Vec<usize> = (0..ops.len()).collect();
+    order.sort_by_key(|&i| {
+        let o = &ops[i];
+        (o.block, !o.hoisted_from.is_empty(), o.orig_block, o.inst)
+    });
+    for i in order {
+        block_ops[ops[i].block.index()].push(i);
+    }
+    MemoryInfo {
+        storage,
+        ops,
+        block_ops,
+    }
+}
+
+/// The location an access touches if it is a memory operation.
+fn classify_access(func: &Function, storage: &[Storage], a: &Access) -> Option<Loc> {
+    match a.target {
+        AccessTarget::Var(v) => {
+            if storage.get(v.index()) == Some(&Storage::Memory) {
+                let _ = func;
+                Some(Loc {
+                    base: LocBase::Var(v),
+                    ty: a.ty,
+                })
+            } else {
+                None
+            }
+        }
+        AccessTarget::Deref { ptr } => Some(Loc {
+            base: LocBase::Deref(ptr),
+            ty: a.ty,
+        }),
+    }
+}
+
+/// What a loop (subloops included) may write.
+#[derive(Default)]
+struct LoopSummary {
+    /// Register variables written in the loop.
+    written_vars: HashSet<VarId>,
+    /// Distinct memory locations written, with the first writing span.
+    writes: Vec<(Loc, Span)>,
+    write_set: HashSet<Loc>,
+    /// First non-pure call and asm.
+    call: Option<Span>,
+    asm: Option<Span>,
+}
+
+fn licm(
+    func: &Function,
+    storage: &[Storage],
+    forest: &LoopForest,
+    preheaders: &[Option<BlockId>],
+    ops: &mut [MemOp],
+) {
+    if forest.loops.is_empty() {
+        return;
+    }
+    // Summaries per loop: each block's effects go to its innermost loop, then
+    // children are merged into parents (children come after parents in no
+    // particular order, so walk loops by decreasing depth).
+    let mut summaries: Vec<LoopSummary> = (0..forest.loops.len())
+        .map(|_| LoopSummary::default())
+        .collect();
+    for (bi, block) in func.blocks.iter().enumerate() {
+        let Some(l) = forest.loop_for(bi as u32) else {
+            continue;
+        };
+        let s = &mut summaries[l.0 as usize];
+        for inst in &block.insts {
+            match &inst.kind {
+                InstKind::Access(a) if a.write => {
+                    if let AccessTarget::Var(v) = a.target {
+                        if storage.get(v.index()) != Some(&Storage::Memory) {
+                            s.written_vars.insert(v);
+                            continue;
+                        }
+                    }
+                    if let Some(loc) = classify_access(func, storage, a) {
+                        if s.write_set.insert(loc) {
+                            s.writes.push((loc, inst.span));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for op in ops.iter() {
+        let Some(l) = forest.loop_for(op.orig_block.0) else {
+            continue;
+        };
+        let s = &mut summaries[l.0 as usize];
+        match op.kind {
+            MemOpKind::Call => {
+                s.call.get_or_insert(op.span);
+            }
+            MemOpKind::Asm => {
+                s.asm.get_or_insert(op.span);
+            }
+            _ => {}
+        }
+    }
+    let mut by_depth: Vec<usize> = (0..forest.loops.len()).collect();
+    by_depth.sort_by_key(|&l| std::cmp::Reverse(forest.loops[l].depth));
+    for l in by_depth {
+        let Some(parent) = forest.loops[l].parent else {
+            continue;
+        };
+        let child = std::mem::take(&mut summaries[l]);
+        let p = &mut summaries[parent.0 as usize];
+        p.written_vars.extend(child.written_vars.iter().copied());
+        for (loc, span) in &child.writes {
+            if p.write_set.insert(*loc) {
+                p.writes.push((*loc, *span));
+            }
+        }
+        if p.call.is_none() {
+            p.call = child.call;
+        }
+        if p.asm.is_none() {
+            p.asm = child.asm;
+        }
+        summaries[l] = child;
+    }
+
+    // Address variables of every read, looked up once.
+    let addr_vars: HashMap<(BlockId, u32), &Access> = func
+        .blocks
+        .iter()
+        .enumerate()
+        .flat_map(|(bi, b)| {
+            b.insts.iter().enumerate().filter_map(move |(ii, inst)| match &inst.kind {
+                InstKind::Access(a) if !a.write => Some(((BlockId(bi as u32), ii as u32), a)),
+                _ => None,
+            })
+        })
+        .collect();
+
+    for op in ops.iter_mut() {
+        if op.kind != MemOpKind::Read {
+            continue;
+        }
+        let (Some(loc), Some(access)) = (op.loc, addr_vars.get(&(op.orig_block, op.inst))) else {
+            continue;
+        };
+        let mut cur = forest.loop_for(op.orig_block.0);
+        while let Some(l) = cur {
+            let s = &summaries[l.0 as usize];
+            let Some(pre) = preheaders.get(l.0 as usize).copied().flatten() else {
+                break;
+            };
+            if !address_invariant(func, storage, access, &loc, s) {
+                break;
+            }
+            if let Some(blocker) = clobber(func, storage, &loc, s) {
+                op.licm_blocker = Some(LicmBlocker {
+                    loop_id: l,
+                    span: blocker.0,
+                    reason: blocker.1,
+                });
+                break;
+            }
+            op.hoisted_from.push(l);
+            op.block = pre;
+            cur = forest.loops[l.0 as usize].parent;
+        }
+    }
+}
+
+/// The address of `access` does not change inside the loop summarised by `s`.
+fn address_invariant(
+    func: &Function,
+    storage: &[Storage],
+    access: &Access,
+    loc: &Loc,
+    s: &LoopSummary,
+) -> bool {
+    if let LocBase::Deref(None) = loc.base {
+        return false;
+    }
+    access.addr_vars.iter().all(|v| {
+        match storage.get(v.index()) {
+            Some(Storage::Constant) => true,
+            Some(Storage::Register) => !s.written_vars.contains(v),
+            // A pointer or index that itself lives in memory: invariant when
+            // nothing in the loop may write it.
+            Some(Storage::Memory) => {
+                let vloc = Loc::var(*v, func.var(*v).ty.scalar);
+                clobber(func, storage, &vloc, s).is_none()
+            }
+            None => false,
+        }
+    })
+}
+
+/// The first thing in the loop that may write `loc`.
+fn clobber(
+    func: &Function,
+    storage: &[Storage],
+    loc: &Loc,
+    s: &LoopSummary,
+) -> Option<(Span, BlockReason)> {
+    for (w, span) in &s.writes {
+        if alias::may_alias(func, storage, loc, w) {
+            return Some((*span, BlockReason::AliasingStore));
+        }
+    }
+    if let Some(span) = s.asm {
+        return Some((span, BlockReason::Asm));
+    }
+    if let Some(span) = s.call {
+        if alias::call_may_touch(func, storage, loc) {
+            return Some((span, BlockReason::Call));
+        }
+    }
+    None
+}

@@ -1,0 +1,93 @@
+//! # CSA103 bad-spmd-intrinsic
+//!
+//! ## What it does
+//! Reports `__builtin_csa_spmd(W, C)` with a worker count `W` below 1 or a
+//! chunk size `C` below 0 (or either not an integer constant), and
+//! `__builtin_csa_spmdization(W, kind)` whose kind is not a string literal
+//! naming `cyclic`, `block`, `blocked`, `blocking` or `hybrid` (any case).
+//! The compiler prints `!! WARNING: BAD CSA SPMD INTRINSIC !!`; for a bad
+//! spmdization kind it then gives up on the loop
+//! (`COULD NOT PARALLELIZE LOOP`, CSA101).
+//!
+//! ## Why it matters
+//! The loop is not split into workers the way the marker says, and the
+//! build only prints a banner.
+//!
+//! ## Example
+//! ```c
+//! __builtin_csa_spmdization(4, "blocks");   // not a known kind
+//! for (int i = 0; i < n; i++) a[i] = b[i];
+//! ```
+//!
+//! ## How to fix
+//! Use a worker count of at least 1 and a chunk size of at least 0
+//! (0 blocked, 1 cyclic, more than 1 block-cyclic), or one of the listed
+//! kind strings.
+//!
+//! ## Fix safety
+//! No automatic fix yet.
+
+use super::FunctionContext;
+use crate::clie::{spmdization_chunk, MarkerStatus};
+use crate::diag::{Code, Diagnostic};
+use crate::ir::*;
+use crate::source::Span;
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    for m in &cx.clie.markers {
+        if m.status == MarkerStatus::NotAMarker {
+            continue;
+        }
+        let b = cx.func.builtin(m.builtin);
+        let name = cx.builtin_name(b);
+        let mut bad = |span: Span, msg: String| {
+            out.push(
+                Diagnostic::new(Code(103), span, format!("BAD CSA SPMD INTRINSIC: {msg}"))
+                    .with_related(b.span, "in this marker"),
+            );
+        };
+        match b.kind {
+            BuiltinKind::Spmd | BuiltinKind::Spmdization => {
+                let whole = b.span;
+                match b.args.first() {
+                    Some(BuiltinArg { value: ArgValue::Int(w), span }) if *w < 1 => bad(
+                        *span,
+                        format!("{name} needs at least one worker, got {w}"),
+                    ),
+                    Some(BuiltinArg { value: ArgValue::Int(_), .. }) => {}
+                    Some(a) => bad(
+                        a.span,
+                        format!("the worker count of {name} must be an integer constant"),
+                    ),
+                    None => bad(whole, format!("{name} needs a worker count")),
+                }
+                if b.kind == BuiltinKind::Spmd {
+                    match b.args.get(1) {
+                        Some(BuiltinArg { value: ArgValue::Int(c), span }) if *c < 0 => bad(
+                            *span,
+                            format!("the chunk size of spmd must be 0 (blocked), 1 (cyclic) or more (block-cyclic), got {c}"),
+                        ),
+                        Some(BuiltinArg { value: ArgValue::Int(_), .. }) => {}
+                        Some(a) => bad(a.span, "the chunk size of spmd must be an integer constant".to_string()),
+                        None => bad(whole, "spmd needs a chunk size".to_string()),
+                    }
+                } else {
+                    match b.args.get(1) {
+                        Some(BuiltinArg { value: ArgValue::Str(s), .. })
+                            if spmdization_chunk(s).is_some() => {}
+                        Some(BuiltinArg { value: ArgValue::Str(s), span }) => bad(
+                            *span,
+                            format!("\"{s}\" is not a spmdization kind (cyclic, block, blocked, blocking or hybrid); the loop is not parallelized"),
+                        ),
+                        Some(a) => bad(
+                            a.span,
+                            "the spmdization kind must be a string literal (cyclic, block, blocked, blocking or hybrid); the loop is not parallelized".to_string(),
+                        ),
+                        None => bad(whole, "spmdization needs a kind string".to_string()),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! # CSA104 could-not-pipeline
+//!
+//! ## What it does
+//! Reports `__builtin_csa_pipeline_loop(D)` with a negative depth `D` (or a
+//! depth that is not an integer constant). The compiler prints
+//! `!! WARNING: COULD NOT PIPELINE INNER LOOP !!` and does not pipeline the
+//! loop.
+//!
+//! ## Why it matters
+//! The inner loop runs one iteration at a time, although you asked for
+//! pipelining.
+//!
+//! ## Example
+//! ```c
+//! for (int i = 0; i < n; i++) {
+//!   __builtin_csa_pipeline_loop(-1);
+//!   for (int j = 0; j < m; j++) s[i] += a[i * m + j];
+//! }
+//! ```
+//!
+//! ## How to fix
+//! Use 0 to let the compiler choose the number of concurrent iterations, or
+//! a positive maximum.
+//!
+//! ## Fix safety
+//! No automatic fix yet.
+
+use super::FunctionContext;
+use crate::clie::Outcome;
+use crate::diag::{Code, Diagnostic};
+use crate::ir::*;
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    for v in &cx.clie.verdicts {
+        if v.outcome != Outcome::BadPipelineDepth {
+            continue;
+        }
+        let b = cx.func.builtin(v.marker);
+        let (span, msg) = match b.args.first() {
+            Some(BuiltinArg { value: ArgValue::Int(d), span }) => (
+                *span,
+                format!("the pipelining depth must be 0 (compiler's choice) or positive, got {d}"),
+            ),
+            Some(a) => (a.span, "the pipelining depth must be an integer constant".to_string()),
+            None => (b.span, "pipeline_loop needs a depth".to_string()),
+        };
+        out.push(
+            Diagnostic::new(Code(104), span, format!("COULD NOT PIPELINE INNER LOOP: {msg}"))
+                .with_related(cx.loop_span(v.loop_id), "the loop that is not pipelined"),
+        );
+    }
+}

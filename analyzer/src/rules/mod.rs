@@ -1,0 +1,221 @@
+//! The rule registry: one file per rule, whose `//!` documentation is the
+//! text of `csa-lint --explain CODE` (What it does / Why it matters /
+//! Example / How to fix / Fix safety). Rules turn the facts computed by the
+//! passes (`clie`, `memory`, the front ends) into diagnostics; they do not
+//! analyse on their own.
+
+mod bad_fortran_intrinsic;
+mod bad_spmd_intrinsic;
+mod could_not_parallelize;
+mod could_not_pipeline;
+mod irreducible_control_flow;
+mod no_memory_operations;
+mod not_available_in_fortran;
+mod pipeline_has_no_effect;
+mod shadowed_loop_marker;
+mod single_worker_spmd;
+mod syntax_error;
+mod unattached_loop_marker;
+mod unguarded_builtin;
+mod worker_num_outside_spmd;
+
+use crate::clie::ClieResult;
+use crate::diag::{Code, Diagnostic, Severity};
+use crate::graph::loops::{LoopForest, LoopId};
+use crate::ir::*;
+use crate::memory::MemoryInfo;
+use crate::source::{SourceText, Span};
+
+/// A rule's identity and documentation.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub code: Code,
+    pub name: &'static str,
+    pub severity: Severity,
+    /// One line: what the rule reports.
+    pub summary: &'static str,
+    /// Whether the rule offers a fix.
+    pub fixable: bool,
+    /// The rule file's source; its leading `//!` lines are the documentation.
+    source: &'static str,
+}
+
+impl Rule {
+    /// The rule's documentation (Markdown).
+    pub fn doc(&self) -> String {
+        let mut out = String::new();
+        for line in self.source.lines() {
+            let Some(rest) = line.strip_prefix("//!") else {
+                if line.trim().is_empty() && !out.is_empty() {
+                    continue;
+                }
+                break;
+            };
+            out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+macro_rules! rule {
+    ($code:expr, $name:expr, $sev:ident, $fixable:expr, $file:literal, $summary:expr) => {
+        Rule {
+            code: Code($code),
+            name: $name,
+            severity: Severity::$sev,
+            summary: $summary,
+            fixable: $fixable,
+            source: include_str!($file),
+        }
+    };
+}
+
+/// Every rule, by code.
+pub static RULES: &[Rule] = &[
+    rule!(1, "syntax-error", Info, false, "syntax_error.rs", "The parser found a syntax error; analysis of that function may be partial"),
+    rule!(2, "irreducible-control-flow", Error, false, "irreducible_control_flow.rs", "A loop with two entries (goto into a loop): the compiler stops with a fatal error"),
+    rule!(101, "could-not-parallelize", Warning, false, "could_not_parallelize.rs", "CLIE finds no parallel section for a marked loop and ignores the marker"),
+    rule!(102, "no-memory-operations", Warning, false, "no_memory_operations.rs", "A loop marked parallel has no memory operations, so the marker does nothing"),
+    rule!(103, "bad-spmd-intrinsic", Warning, false, "bad_spmd_intrinsic.rs", "An spmd/spmdization marker has an invalid worker count, chunk size or kind"),
+    rule!(104, "could-not-pipeline", Warning, false, "could_not_pipeline.rs", "A pipeline_loop marker has a negative depth"),
+    rule!(105, "unattached-loop-marker", Warning, false, "unattached_loop_marker.rs", "A loop marker that no loop finds is silently deleted"),
+    rule!(106, "shadowed-loop-marker", Warning, false, "shadowed_loop_marker.rs", "A loop marker loses to a nearer marker on the same loop and is silently deleted"),
+    rule!(107, "bad-fortran-intrinsic", Warning, false, "bad_fortran_intrinsic.rs", "A Fortran builtin call has non-constant arguments or the wrong number of them and is ignored"),
+    rule!(108, "not-available-in-fortran", Error, false, "not_available_in_fortran.rs", "Region/section intrinsics and spmdization do not exist in Fortran"),
+    rule!(109, "pipeline-has-no-effect", Info, false, "pipeline_has_no_effect.rs", "pipeline_loop on a loop that is not nested in a loop, or with depth 1, does nothing"),
+    rule!(110, "worker-num-outside-spmd", Warning, false, "worker_num_outside_spmd.rs", "spmd_worker_num() outside an SPMDized loop is deleted with everything computed from it"),
+    rule!(111, "single-worker-spmd", Info, false, "single_worker_spmd.rs", "spmd with one worker is just parallel_loop"),
+    rule!(401, "unguarded-builtin", Info, false, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
+];
+
+/// The rule with this code.
+pub fn lookup(code: Code) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code == code)
+}
+
+/// The rule with this name (`could-not-parallelize`) or code (`CSA101`).
+pub fn find(name_or_code: &str) -> Option<&'static Rule> {
+    match Code::parse(name_or_code) {
+        Some(c) => lookup(c),
+        None => RULES.iter().find(|r| r.name == name_or_code),
+    }
+}
+
+/// Everything a rule may look at for one function.
+pub struct FunctionContext<'a> {
+    pub func: &'a Function,
+    pub succs: &'a [Vec<u32>],
+    pub src: &'a SourceText,
+    pub forest: &'a LoopForest,
+    pub preheaders: &'a [Option<BlockId>],
+    pub memory: &'a MemoryInfo,
+    pub clie: &'a ClieResult,
+    pub reachable: &'a [bool],
+    /// Retreating edges whose target does not dominate their source.
+    pub irreducible_edges: &'a [(u32, u32)],
+}
+
+impl FunctionContext<'_> {
+    /// `line N` for a span.
+    pub fn line(&self, span: Span) -> String {
+        format!("line {}", self.src.line_col(span.start as usize).line)
+    }
+
+    /// The source loop statement of a natural loop, if the loop came from one.
+    pub fn source_loop(&self, l: LoopId) -> Option<&SourceLoop> {
+        let header = self.forest.loops.get(l.0 as usize)?.header;
+        self.func.source_loops.iter().find(|sl| sl.header.0 == header)
+    }
+
+    /// A span that stands for the loop: its statement, or its header's
+    /// first instruction/terminator.
+    pub fn loop_span(&self, l: LoopId) -> Span {
+        if let Some(sl) = self.source_loop(l) {
+            return sl.keyword_span;
+        }
+        let header = BlockId(self.forest.loops[l.0 as usize].header);
+        let b = self.func.block(header);
+        b.insts
+            .first()
+            .map(|i| i.span)
+            .or(b.term.span)
+            .or(b.origin)
+            .unwrap_or(self.func.name_span)
+    }
+
+    /// The builtin's name without prefix, for messages (`parallel_loop`).
+    pub fn builtin_name(&self, b: &BuiltinCall) -> String {
+        let lower = b.name.to_ascii_lowercase();
+        lower
+            .strip_prefix("__builtin_csa_")
+            .or_else(|| lower.strip_prefix("builtin_csa_"))
+            .unwrap_or(&lower)
+            .to_string()
+    }
+}
+
+/// Everything a file-level rule may look at.
+pub struct FileContext<'a> {
+    pub lang: Lang,
+    pub src: &'a SourceText,
+    pub functions: &'a [&'a Function],
+    pub toplevel_errors: &'a [Span],
+    /// True at offsets guarded by `#ifdef __CSA__` (C only).
+    pub csa_guarded: &'a dyn Fn(usize) -> bool,
+}
+
+/// Runs every per-function rule.
+pub fn check_function(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    syntax_error::check(cx, out);
+    irreducible_control_flow::check(cx, out);
+    could_not_parallelize::check(cx, out);
+    no_memory_operations::check(cx, out);
+    bad_spmd_intrinsic::check(cx, out);
+    could_not_pipeline::check(cx, out);
+    unattached_loop_marker::check(cx, out);
+    shadowed_loop_marker::check(cx, out);
+    bad_fortran_intrinsic::check(cx, out);
+    not_available_in_fortran::check(cx, out);
+    pipeline_has_no_effect::check(cx, out);
+    worker_num_outside_spmd::check(cx, out);
+    single_worker_spmd::check(cx, out);
+}
+
+/// Runs every file-level rule.
+pub fn check_file(cx: &FileContext, out: &mut Vec<Diagnostic>) {
+    syntax_error::check_toplevel(cx, out);
+    unguarded_builtin::check(cx, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_has_complete_documentation() {
+        for r in RULES {
+            let doc = r.doc();
+            for heading in [
+                "## What it does",
+                "## Why it matters",
+                "## Example",
+                "## How to fix",
+                "## Fix safety",
+            ] {
+                assert!(doc.contains(heading), "{} lacks {heading}:\n{doc}", r.code);
+            }
+            assert!(doc.starts_with(&format!("# {} {}", r.code, r.name)), "{}", r.code);
+        }
+    }
+
+    #[test]
+    fn codes_and_names_are_unique() {
+        for (i, a) in RULES.iter().enumerate() {
+            for b in &RULES[i + 1..] {
+                assert_ne!(a.code, b.code);
+                assert_ne!(a.name, b.name);
+            }
+        }
+    }
+}

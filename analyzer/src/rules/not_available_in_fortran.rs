@@ -1,0 +1,58 @@
+//! # CSA108 not-available-in-fortran
+//!
+//! ## What it does
+//! Reports Fortran calls to CSA builtins that exist only in C: the region
+//! and section intrinsics (`builtin_csa_parallel_region_entry` and the other
+//! three), `builtin_csa_spmdization`, and any other `builtin_csa_` name the
+//! compiler's Fortran converter does not know. Only `parallel_loop`, `spmd`,
+//! `pipeline_loop` and `spmd_worker_num` are converted.
+//!
+//! ## Why it matters
+//! The call is not turned into an intrinsic: it stays a call to an external
+//! procedure that does not exist, so the program fails to link, and until
+//! then it counts as a memory operation.
+//!
+//! ## Example
+//! ```fortran
+//! call builtin_csa_spmdization(4, 'cyclic')
+//! do i = 1, n
+//!   a(i) = b(i)
+//! end do
+//! ```
+//!
+//! ## How to fix
+//! Use `call builtin_csa_spmd(4, 1)` (cyclic is chunk 1, blocked chunk 0,
+//! hybrid chunk 8). Region and section markings are not available in
+//! Fortran; use `builtin_csa_parallel_loop` on the loop instead.
+//!
+//! ## Fix safety
+//! No automatic fix yet.
+
+use super::FunctionContext;
+use crate::diag::{Code, Diagnostic};
+use crate::ir::*;
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    if cx.func.lang != Lang::Fortran {
+        return;
+    }
+    for b in &cx.func.builtins {
+        let name = cx.builtin_name(b);
+        let (msg, help) = match b.kind {
+            BuiltinKind::Spmdization => (
+                "builtin_csa_spmdization is only available in C; in Fortran it stays a call to an external procedure that does not exist".to_string(),
+                "Use call builtin_csa_spmd(workers, chunk): cyclic is chunk 1, blocked chunk 0, hybrid chunk 8.",
+            ),
+            k if k.is_region_intrinsic() => (
+                format!("builtin_csa_{name} is only available in C; in Fortran it stays a call to an external procedure that does not exist"),
+                "Mark the loop with call builtin_csa_parallel_loop() instead.",
+            ),
+            BuiltinKind::Other => (
+                format!("builtin_csa_{name} is not a CSA builtin the Fortran compiler knows; it stays a call to an external procedure"),
+                "The Fortran builtins are builtin_csa_parallel_loop, builtin_csa_spmd, builtin_csa_pipeline_loop and builtin_csa_spmd_worker_num.",
+            ),
+            _ => continue,
+        };
+        out.push(Diagnostic::new(Code(108), b.span, msg).with_help(help));
+    }
+}

@@ -1,0 +1,53 @@
+//! # CSA111 single-worker-spmd
+//!
+//! ## What it does
+//! Reports `spmd(1, C)` or `spmdization(1, kind)`: with one worker there is
+//! nothing to split, and the marker acts exactly like `parallel_loop`.
+//!
+//! ## Why it matters
+//! Usually a leftover from tuning, or a worker count that was meant to be a
+//! parameter.
+//!
+//! ## Example
+//! ```c
+//! __builtin_csa_spmd(1, 0);
+//! for (int i = 0; i < n; i++) a[i] = b[i];
+//! ```
+//!
+//! ## How to fix
+//! Use `__builtin_csa_parallel_loop()` to say what happens, or raise the
+//! worker count.
+//!
+//! ## Fix safety
+//! No automatic fix yet.
+
+use super::FunctionContext;
+use crate::clie::MarkerStatus;
+use crate::diag::{Code, Diagnostic};
+use crate::ir::*;
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    for m in &cx.clie.markers {
+        if matches!(m.status, MarkerStatus::NotAMarker) {
+            continue;
+        }
+        let b = cx.func.builtin(m.builtin);
+        if !matches!(b.kind, BuiltinKind::Spmd | BuiltinKind::Spmdization) {
+            continue;
+        }
+        if let Some(BuiltinArg { value: ArgValue::Int(1), span }) = b.args.first() {
+            out.push(
+                Diagnostic::new(
+                    Code(111),
+                    b.span,
+                    format!(
+                        "{} with a single worker is equivalent to parallel_loop",
+                        cx.builtin_name(b)
+                    ),
+                )
+                .with_related(*span, "one worker")
+                .with_help("Use parallel_loop, or raise the worker count."),
+            );
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! # CSA001 syntax-error
+//!
+//! ## What it does
+//! Reports the first place in a function (or at file level) where the
+//! parser could not read the code. csa-lint still analyses everything the
+//! parser recovered, so other functions are unaffected; the diagnostics of
+//! this function may be incomplete.
+//!
+//! ## Why it matters
+//! Verdicts about loops in a function with a syntax error rest on a guess of
+//! what the code means. Code that the preprocessor would change (macros that
+//! expand to statements, unbalanced `#if` branches) can also look like a
+//! syntax error to csa-lint, which does not run the preprocessor.
+//!
+//! ## Example
+//! ```c
+//! void f(int *a, int n) {
+//!   for (int i = 0; i < n; i++ {   // missing ')'
+//!     a[i] = 0;
+//! }
+//! ```
+//!
+//! ## How to fix
+//! Fix the syntax, or keep preprocessor conditionals around whole
+//! statements.
+//!
+//! ## Fix safety
+//! No fix.
+
+use super::{FileContext, FunctionContext};
+use crate::diag::{Code, Diagnostic};
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    if let Some(span) = cx.func.syntax_error {
+        out.push(Diagnostic::new(
+            Code(1),
+            span,
+            format!(
+                "syntax error: the code here could not be parsed; the analysis of `{}` may be partial",
+                cx.func.name
+            ),
+        ));
+    }
+}
+
+pub(super) fn check_toplevel(cx: &FileContext, out: &mut Vec<Diagnostic>) {
+    if let Some(&span) = cx.toplevel_errors.first() {
+        out.push(Diagnostic::new(
+            Code(1),
+            span,
+            "syntax error: the code here could not be parsed; it is skipped",
+        ));
+    }
+}

@@ -1,0 +1,58 @@
+//! # CSA110 worker-num-outside-spmd
+//!
+//! ## What it does
+//! Reports `__builtin_csa_spmd_worker_num()` (Fortran
+//! `builtin_csa_spmd_worker_num()`) outside a loop that is SPMDized by an
+//! `spmd` or `spmdization` marker. The compiler deletes the call there, and
+//! everything computed from it, without a message.
+//!
+//! ## Why it matters
+//! Code you wrote silently disappears from the program.
+//!
+//! ## Example
+//! ```c
+//! __builtin_csa_parallel_loop();           // not spmd
+//! for (int i = 0; i < n; i++)
+//!   owner[i] = __builtin_csa_spmd_worker_num();
+//! ```
+//!
+//! ## How to fix
+//! Use the worker number only inside a loop marked with
+//! `__builtin_csa_spmd(W, C)` or `__builtin_csa_spmdization(W, kind)` that
+//! the compiler can expand.
+//!
+//! ## Fix safety
+//! No automatic fix yet.
+
+use super::FunctionContext;
+use crate::clie::Outcome;
+use crate::diag::{Code, Diagnostic};
+use crate::ir::*;
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    for b in &cx.func.builtins {
+        if b.kind != BuiltinKind::WorkerNum {
+            continue;
+        }
+        if cx.func.lang == Lang::Fortran && !crate::clie::fortran_builtin_accepted(b) {
+            continue; // CSA107: it is not the intrinsic at all
+        }
+        let in_spmd = cx.clie.verdicts.iter().any(|v| {
+            let m = cx.func.builtin(v.marker);
+            matches!(m.kind, BuiltinKind::Spmd | BuiltinKind::Spmdization)
+                && matches!(v.outcome, Outcome::Parallelized(_) | Outcome::SpmdWithoutMemory)
+                && cx.forest.contains(v.loop_id, b.block.0)
+        });
+        if in_spmd {
+            continue;
+        }
+        out.push(
+            Diagnostic::new(
+                Code(110),
+                b.span,
+                "spmd_worker_num() is outside any SPMDized loop: the compiler deletes this call and everything computed from it",
+            )
+            .with_help("Use it only inside a loop marked with spmd/spmdization that the compiler expands."),
+        );
+    }
+}

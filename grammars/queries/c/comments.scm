@@ -1,0 +1,2 @@
+; Every comment, `/* ... */` and `// ...` (suppressions live here).
+(comment) @comment

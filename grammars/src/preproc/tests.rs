@@ -1,0 +1,614 @@
+use super::*;
+use proptest::prelude::*;
+
+fn c(text: &str) -> Preprocessed {
+    preprocess(text, &[], false)
+}
+
+fn with(text: &str, defines: &[&str]) -> Preprocessed {
+    let d: Vec<String> = defines.iter().map(|s| s.to_string()).collect();
+    preprocess(text, &d, false)
+}
+
+/// The kept lines of the output (blank lines dropped), to compare briefly.
+fn kept(p: &Preprocessed) -> Vec<&str> {
+    p.text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect()
+}
+
+/// Length and kept bytes match the input; blanked bytes are spaces.
+fn check_blanking(input: &str, p: &Preprocessed) {
+    assert_eq!(p.text.len(), input.len());
+    for (k, (a, b)) in input.bytes().zip(p.text.bytes()).enumerate() {
+        if a != b {
+            assert_eq!(b, b' ', "byte {k}");
+            assert!(a != b'\n' && a != b'\r', "line end blanked at {k}");
+        }
+    }
+}
+
+/// Ranges are in bounds and ordered.
+fn check_ranges(input: &str, p: &Preprocessed) {
+    let len = input.len();
+    for c in &p.conditionals {
+        assert!(!c.branches.is_empty());
+        let mut prev_end = 0;
+        for b in &c.branches {
+            assert!(b.directive.0 <= b.directive.1 && b.directive.1 <= len);
+            assert!(b.body.0 <= b.body.1 && b.body.1 <= len, "{b:?}");
+            assert!(b.directive.0 >= prev_end);
+            assert!(b.body.0 >= b.directive.1);
+            prev_end = b.body.1;
+        }
+        if let Some((s, e)) = c.endif {
+            assert!(s >= prev_end && s <= e && e <= len);
+        }
+        let (s, e) = c.extent();
+        assert!(s <= e && e <= len);
+    }
+    for m in &p.macros {
+        assert!(m.span.0 <= m.span.1 && m.span.1 <= len);
+    }
+}
+
+#[test]
+fn ifdef_csa_is_active_else_inactive() {
+    let src = "a;\n#ifdef __CSA__\nb;\n#else\nc;\n#endif\nd;\n";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert_eq!(kept(&p), ["a;", "b;", "d;"]);
+    assert_eq!(p.conditionals.len(), 1);
+    let cond = &p.conditionals[0];
+    assert_eq!(cond.csa_guard, CsaGuard::Positive);
+    assert_eq!(cond.branches.len(), 2);
+    assert!(cond.branches[0].active);
+    assert!(!cond.branches[1].active);
+    assert_eq!(cond.branches[0].kind, DirectiveKind::Ifdef);
+    assert_eq!(cond.branches[1].kind, DirectiveKind::Else);
+    assert_eq!(
+        &src[cond.branches[0].directive.0..cond.branches[0].directive.1],
+        "#ifdef __CSA__"
+    );
+    assert_eq!(
+        &src[cond.branches[0].body.0..cond.branches[0].body.1],
+        "b;\n"
+    );
+    assert_eq!(
+        &src[cond.branches[1].directive.0..cond.branches[1].directive.1],
+        "#else"
+    );
+    assert_eq!(
+        &src[cond.branches[1].body.0..cond.branches[1].body.1],
+        "c;\n"
+    );
+    let (s, e) = cond.endif.unwrap();
+    assert_eq!(&src[s..e], "#endif");
+    assert_eq!(
+        &src[cond.extent().0..cond.extent().1],
+        "#ifdef __CSA__\nb;\n#else\nc;\n#endif"
+    );
+
+    let b = src.find("b;").unwrap();
+    assert!(p.is_csa_guarded(b));
+    assert!(!p.is_csa_guarded(src.find("a;").unwrap()));
+    assert!(!p.is_csa_guarded(src.find("c;").unwrap()));
+    assert!(!p.is_csa_guarded(src.find("d;").unwrap()));
+    assert!(p.is_active(b));
+    assert!(!p.is_active(src.find("c;").unwrap()));
+    assert!(p.enclosing_conditional(b).is_some());
+    assert!(p.enclosing_conditional(src.find("d;").unwrap()).is_none());
+}
+
+#[test]
+fn positive_spellings() {
+    for d in [
+        "#ifdef __CSA__",
+        "# ifdef __CSA__",
+        "  #  ifdef\t__CSA__",
+        "#if defined(__CSA__)",
+        "#if defined( __CSA__ )",
+        "#if defined __CSA__",
+        "#if __CSA__",
+        "#if (defined(__CSA__))",
+        "#if defined(__CSA__) /* comment */",
+        "#if defined(__CSA__) // comment",
+        "#if defined(__CSA__) && defined(__linux__)",
+        "#if defined(__CSA__) && 1",
+        "#if defined(__CSA__) \\\n  && 1",
+    ] {
+        let src = format!("{d}\nyes;\n#else\nno;\n#endif\n");
+        let p = c(&src);
+        check_blanking(&src, &p);
+        assert_eq!(kept(&p), ["yes;"], "{d}");
+        assert_eq!(p.conditionals[0].csa_guard, CsaGuard::Positive, "{d}");
+        assert!(p.is_csa_guarded(src.find("yes").unwrap()), "{d}");
+    }
+}
+
+#[test]
+fn negative_spellings() {
+    for d in [
+        "#ifndef __CSA__",
+        "# ifndef __CSA__",
+        "#if !defined(__CSA__)",
+        "#if !defined __CSA__",
+        "#if ! defined ( __CSA__ )",
+        "#if !(defined(__CSA__))",
+        "#if !__CSA__",
+    ] {
+        let src = format!("{d}\nno;\n#else\nyes;\n#endif\n");
+        let p = c(&src);
+        check_blanking(&src, &p);
+        assert_eq!(kept(&p), ["yes;"], "{d}");
+        assert_eq!(p.conditionals[0].csa_guard, CsaGuard::Negative, "{d}");
+        assert!(p.is_csa_guarded(src.find("yes").unwrap()), "{d}");
+        assert!(!p.is_csa_guarded(src.find("no").unwrap()), "{d}");
+    }
+}
+
+#[test]
+fn constant_conditions() {
+    let p = c("#if 0\nno;\n#else\nyes;\n#endif\n");
+    assert_eq!(kept(&p), ["yes;"]);
+    assert_eq!(p.conditionals[0].csa_guard, CsaGuard::None);
+    assert!(!p.is_csa_guarded(p.text.find("yes").unwrap()));
+    let p = c("#if 1\nyes;\n#else\nno;\n#endif\n");
+    assert_eq!(kept(&p), ["yes;"]);
+    let p = c("#if 0\nno;\n#endif\n");
+    assert_eq!(kept(&p), Vec::<&str>::new());
+    let p = c("#if (2 + 3) * 4 == 20 && !(1 << 3 != 8)\nyes;\n#else\nno;\n#endif\n");
+    assert_eq!(kept(&p), ["yes;"]);
+    let p = c("#if 0x10 > 017 ? 0 : 1\nno;\n#else\nyes;\n#endif\n");
+    assert_eq!(kept(&p), ["yes;"]);
+    let p = c("#if 1 / 0\nfirst;\n#else\nsecond;\n#endif\n");
+    assert_eq!(kept(&p), ["first;"]);
+}
+
+#[test]
+fn elif_chains() {
+    // Unknown first branch: taken; the rest inactive.
+    let p = c("#ifdef _OPENMP\na;\n#elif defined(__CSA__)\nb;\n#else\nc;\n#endif\n");
+    assert_eq!(kept(&p), ["a;"]);
+    assert_eq!(p.conditionals[0].branches.len(), 3);
+    assert_eq!(p.conditionals[0].csa_guard, CsaGuard::None);
+    assert!(p.conditionals[0].branches[1].asserts_csa);
+    // Known-false first branch: the first elif that is not false wins.
+    let p = c("#if 0\na;\n#elif defined(FOO)\nb;\n#else\nc;\n#endif\n");
+    assert_eq!(kept(&p), ["b;"]);
+    let p = c("#if 0\na;\n#elif 0\nb;\n#elif defined(__CSA__)\nc;\n#else\nd;\n#endif\n");
+    assert_eq!(kept(&p), ["c;"]);
+    assert!(p.is_csa_guarded(p.text.find("c;").unwrap()));
+    let p = c("#if 0\na;\n#elif 0\nb;\n#else\nc;\n#endif\n");
+    assert_eq!(kept(&p), ["c;"]);
+    // After a negative guard every later branch asserts __CSA__.
+    let p = c("#ifndef __CSA__\na;\n#elif defined(FOO)\nb;\n#else\nc;\n#endif\n");
+    assert_eq!(kept(&p), ["b;"]);
+    assert!(p.is_csa_guarded(p.text.find("b;").unwrap()));
+    // C23 elifdef / elifndef.
+    let p = c("#if 0\na;\n#elifdef __CSA__\nb;\n#elifndef __CSA__\nc;\n#endif\n");
+    assert_eq!(kept(&p), ["b;"]);
+    assert_eq!(p.conditionals[0].branches[1].kind, DirectiveKind::Elifdef);
+    // Duplicate #else: later ones inactive.
+    let p = c("#if 0\na;\n#else\nb;\n#else\nc;\n#endif\n");
+    assert_eq!(kept(&p), ["b;"]);
+}
+
+#[test]
+fn unknown_conditions_take_the_first_branch() {
+    for d in [
+        "#ifdef _OPENMP",
+        "#ifndef HEADER_H",
+        "#if defined(FOO)",
+        "#if !defined(FOO)",
+        "#if FOO > 2",
+        "#if VERSION(3)",
+        "#if defined(__CSA__) || defined(FOO)",
+        "#if",
+        "#if (",
+        "#if 1 +",
+        "#if 'a' == 97",
+        "#if 1.5",
+    ] {
+        let src = format!("{d}\nfirst;\n#else\nsecond;\n#endif\n");
+        let p = c(&src);
+        assert_eq!(kept(&p), ["first;"], "{d}");
+        assert_eq!(p.conditionals[0].csa_guard, CsaGuard::None, "{d}");
+        assert!(!p.is_csa_guarded(src.find("first").unwrap()), "{d}");
+    }
+    // `defined(__CSA__) || X` is known true.
+    let p = c("#if defined(__CSA__) || defined(FOO)\nyes;\n#else\nno;\n#endif\n");
+    assert_eq!(kept(&p), ["yes;"]);
+    // Macros defined in the file do not decide conditions.
+    let p = c("#define FOO 1\n#ifndef FOO\nfirst;\n#endif\n");
+    assert_eq!(kept(&p), ["#define FOO 1", "first;"]);
+}
+
+#[test]
+fn user_defines_decide_branches_but_do_not_guard() {
+    let src = "#ifdef FOO\na;\n#else\nb;\n#endif\n#ifndef FOO\nc;\n#else\nd;\n#endif\n#if FOO >= 2\ne;\n#else\nf;\n#endif\n";
+    let p = with(src, &["FOO"]);
+    assert_eq!(kept(&p), ["a;", "d;", "f;"]);
+    // Only __CSA__ guards builtins: FOO may be defined for x86 builds too.
+    assert_eq!(p.conditionals[0].csa_guard, CsaGuard::None);
+    assert_eq!(p.conditionals[1].csa_guard, CsaGuard::None);
+    assert!(!p.is_csa_guarded(src.find("a;").unwrap()));
+    let p = with(src, &["FOO=3"]);
+    assert_eq!(kept(&p), ["a;", "d;", "e;"]);
+    let p = with(src, &[]);
+    assert_eq!(kept(&p), ["a;", "c;", "e;"]);
+    let p = with(src, &["BAR", "not a name", ""]);
+    assert_eq!(kept(&p), ["a;", "c;", "e;"]);
+}
+
+#[test]
+fn nesting() {
+    let src = "\
+#if 0
+#ifdef __CSA__
+a;
+#else
+b;
+#endif
+#endif
+#ifdef __CSA__
+#ifdef _OPENMP
+c;
+#else
+d;
+#endif
+#endif
+";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert_eq!(kept(&p), ["c;"]);
+    assert_eq!(p.conditionals.len(), 4);
+    assert!(p.conditionals[1].branches.iter().all(|b| !b.active));
+    assert!(!p.is_csa_guarded(src.find("a;").unwrap()));
+    let c_at = src.find("c;").unwrap();
+    assert!(p.is_csa_guarded(c_at));
+    // Innermost conditional.
+    let inner = p.enclosing_conditional(c_at).unwrap();
+    assert_eq!(inner, &p.conditionals[3]);
+    assert_eq!(inner.csa_guard, CsaGuard::None);
+    let (cond, branch) = p.enclosing_branch(c_at).unwrap();
+    assert_eq!(cond, &p.conditionals[3]);
+    assert!(branch.active);
+    // Inside the outer conditional but outside the inner one.
+    let between = src.rfind("#endif").unwrap();
+    assert_eq!(p.enclosing_conditional(between), Some(&p.conditionals[2]));
+}
+
+#[test]
+fn unbalanced_directives() {
+    // Missing #endif: runs to the end of the file.
+    let src = "#ifdef __CSA__\na;\n#else\nb;\n";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert_eq!(kept(&p), ["a;"]);
+    assert_eq!(p.conditionals[0].endif, None);
+    assert_eq!(p.conditionals[0].branches[1].body.1, src.len());
+    assert_eq!(p.conditionals[0].extent().1, src.len());
+    // Stray #else / #elif / #endif: blanked and ignored.
+    let src = "a;\n#endif\nb;\n#else\nc;\n#elif 1\nd;\n";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert_eq!(kept(&p), ["a;", "b;", "c;", "d;"]);
+    assert!(p.conditionals.is_empty());
+    // Deep nesting, never closed.
+    let src = "#if 1\n".repeat(100_000);
+    let p = c(&src);
+    assert_eq!(p.conditionals.len(), 100_000);
+    check_blanking(&src, &p);
+}
+
+#[test]
+fn other_directives_in_c_and_fortran() {
+    let src = "#include <stdio.h>\n#define N 4\n#pragma omp parallel for\n#undef N\n#error x\n#line 3\n# 1 \"f.c\"\nx;\n";
+    let p = c(src);
+    assert_eq!(p.text, src);
+    let p = preprocess(src, &[], true);
+    check_blanking(src, &p);
+    assert_eq!(kept(&p), ["x;"]);
+    assert_eq!(p.macros.len(), 1);
+    assert_eq!(p.macros[0].name, "N");
+    assert_eq!(p.macros[0].value, Some(4));
+    // Fortran conditionals work the same way.
+    let src = "#ifdef __CSA__\n      call builtin_csa_parallel_loop()\n#endif\n      do i = 1, n\n";
+    let p = preprocess(src, &[], true);
+    assert_eq!(
+        kept(&p),
+        [
+            "      call builtin_csa_parallel_loop()",
+            "      do i = 1, n"
+        ]
+    );
+    assert!(p.is_csa_guarded(src.find("call").unwrap()));
+    // Inactive directives are blanked in C too, and not recorded.
+    let src = "#if 0\n#define M 1\n#include \"x.h\"\n#endif\n";
+    let p = c(src);
+    assert_eq!(kept(&p), Vec::<&str>::new());
+    assert!(p.macros.is_empty());
+}
+
+#[test]
+fn continued_directives() {
+    let src = "#if defined(__CSA__) \\\n    && 0\na;\n#else \\\n  comment\nb;\n#endif\n";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert_eq!(kept(&p), ["b;"]);
+    let b0 = &p.conditionals[0].branches[0];
+    assert_eq!(
+        &src[b0.directive.0..b0.directive.1],
+        "#if defined(__CSA__) \\\n    && 0"
+    );
+    assert_eq!(&src[b0.body.0..b0.body.1], "a;\n");
+    // A define continued over lines, kept in C.
+    let src = "#define N (1 + \\\n  2)\nx;\n";
+    let p = c(src);
+    assert_eq!(p.text, src);
+    assert_eq!(p.macros[0].value, Some(3));
+    assert_eq!(p.macros[0].span, (0, src.find("\nx").unwrap()));
+    // A backslash on the last line.
+    let src = "#if 0 \\";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert_eq!(p.text.trim(), "");
+}
+
+#[test]
+fn block_comments() {
+    // A directive inside a block comment is not a directive.
+    let src = "/*\n#if 0\n*/\na;\n";
+    let p = c(src);
+    assert_eq!(p.text, src);
+    assert!(p.conditionals.is_empty());
+    // A block comment opened on a directive line belongs to it.
+    let src = "#if 0 /* start\n   end */\na;\n#endif /* x\n y */\nb;\n";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert_eq!(kept(&p), ["b;"]);
+    // Comment markers inside strings are not comments.
+    let src = "s = \"/*\";\n#if 0\na;\n#endif\n";
+    assert_eq!(kept(&c(src)), ["s = \"/*\";"]);
+    // A line continued by a backslash is not a directive.
+    let src = "#define X 1 \\\n#if 0\nb;\n";
+    let p = c(src);
+    assert!(p.conditionals.is_empty());
+    assert_eq!(p.text, src);
+    // Fortran has no block comments: `/*` is not special.
+    let src = "x = a /* b\n#if 0\nc\n#endif\n";
+    assert_eq!(kept(&preprocess(src, &[], true)), ["x = a /* b"]);
+}
+
+#[test]
+fn crlf_and_multibyte() {
+    let src = "#ifdef __CSA__\r\na;\r\n#else\r\nb; // é\r\n#endif\r\nc;";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert_eq!(
+        p.text,
+        "              \r\na;\r\n     \r\n        \r\n      \r\nc;"
+    );
+    let b0 = &p.conditionals[0].branches[0];
+    assert_eq!(&src[b0.directive.0..b0.directive.1], "#ifdef __CSA__");
+    assert_eq!(&src[b0.body.0..b0.body.1], "a;\r\n");
+    assert_eq!(
+        &src[p.conditionals[0].endif.unwrap().0..p.conditionals[0].endif.unwrap().1],
+        "#endif"
+    );
+    // "é" is two bytes: two spaces.
+    let src = "#if 0\né\n#endif\n";
+    assert_eq!(c(src).text, "     \n  \n      \n");
+}
+
+#[test]
+fn huge_lines() {
+    let src = format!(
+        "#if 0\n{}\n#endif\n{}",
+        "x".repeat(1 << 20),
+        "y = 1; ".repeat(100_000)
+    );
+    let p = c(&src);
+    check_blanking(&src, &p);
+    assert_eq!(p.text.trim_start().len(), "y = 1; ".repeat(100_000).len());
+    let src = format!("#if {}\na;\n#endif\n", "1 + ".repeat(200_000));
+    let p = c(&src);
+    assert_eq!(kept(&p), ["a;"]);
+}
+
+#[test]
+fn byte_order_mark() {
+    let src = "\u{feff}#ifndef __CSA__\nno;\n#endif\nyes;\n";
+    let p = c(src);
+    check_blanking(src, &p);
+    assert!(p.text.starts_with('\u{feff}'));
+    assert_eq!(kept(&p), ["\u{feff}", "yes;"]);
+    assert_eq!(p.conditionals[0].csa_guard, CsaGuard::Negative);
+    let (s, e) = p.conditionals[0].branches[0].directive;
+    assert_eq!(&src[s..e], "#ifndef __CSA__");
+    let src = "\u{feff}#if 0\n";
+    assert_eq!(c(src).text, "\u{feff}     \n");
+    let src = "\u{feff}";
+    assert_eq!(c(src).text, src);
+}
+
+#[test]
+fn macros() {
+    let src = "\
+#define N 10
+#define M (N * 2 + 1)
+#define H 0x10UL
+#define O 017
+#define B 0b101
+#define SEP 1'000
+#define NEG -5
+#define SH (1 << 4) | 3
+#define MIX (N % 3) ^ ~0 & 0xff
+#define TERN N > 5 ? 100 : 200
+#define DZ (1 / 0)
+#define BIG 0xFFFFFFFFFFFFFFFF
+#define OVER (9223372036854775807 + 1)
+#define F(x) ((x) + 1)
+#define FS (x)
+#define S \"str\"
+#define EMPTY
+#define FL 1.5
+#define CALL F(2)
+#define REF M
+#define UNK Q + 1
+#undef N
+#define AFTER N
+#define WITHCOMMENT 7 /* seven */ // really
+#define CSA __CSA__
+  #  define SPACED 3
+#define
+#define 9bad 1
+#if 0
+#define HIDDEN 1
+#endif
+";
+    let p = c(src);
+    let get = |n: &str| {
+        p.macros
+            .iter()
+            .find(|m| m.name == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    let v = |n: &str| get(n).value;
+    assert_eq!(v("N"), Some(10));
+    assert_eq!(v("M"), Some(21));
+    assert_eq!(v("H"), Some(16));
+    assert_eq!(v("O"), Some(15));
+    assert_eq!(v("B"), Some(5));
+    assert_eq!(v("SEP"), Some(1000));
+    assert_eq!(v("NEG"), Some(-5));
+    assert_eq!(v("SH"), Some(19));
+    assert_eq!(v("MIX"), Some(1 ^ 0xff));
+    assert_eq!(v("TERN"), Some(100));
+    assert_eq!(v("DZ"), None);
+    assert_eq!(v("BIG"), None);
+    assert_eq!(v("OVER"), None);
+    assert!(get("F").function_like);
+    assert_eq!(v("F"), None);
+    assert!(!get("FS").function_like);
+    assert_eq!(v("S"), None);
+    assert_eq!(v("EMPTY"), None);
+    assert_eq!(v("FL"), None);
+    assert_eq!(v("CALL"), None);
+    assert_eq!(v("REF"), Some(21));
+    assert_eq!(v("UNK"), None);
+    assert_eq!(v("AFTER"), None);
+    assert_eq!(v("WITHCOMMENT"), Some(7));
+    assert_eq!(v("CSA"), Some(1));
+    assert_eq!(v("SPACED"), Some(3));
+    assert!(p
+        .macros
+        .iter()
+        .all(|m| m.name != "HIDDEN" && m.name != "9bad"));
+    let m = get("M");
+    assert_eq!(&src[m.span.0..m.span.1], "#define M (N * 2 + 1)");
+    assert_eq!(p.macros.len(), 25);
+}
+
+#[test]
+fn expression_evaluator() {
+    let e = |s: &str| eval(&tokenize(s), &|_| None, &|_| None);
+    assert_eq!(e("1 + 2 * 3"), Some(7));
+    assert_eq!(e("(1 + 2) * 3"), Some(9));
+    assert_eq!(e("10 - 2 - 3"), Some(5));
+    assert_eq!(e("2 * 3 % 4"), Some(2));
+    assert_eq!(e("-2 * -3"), Some(6));
+    assert_eq!(e("- - 2"), Some(2));
+    assert_eq!(e("!0 + !5"), Some(1));
+    assert_eq!(e("~0"), Some(-1));
+    assert_eq!(e("1 < 2 == 1"), Some(1));
+    assert_eq!(e("1 ? 2 : 3"), Some(2));
+    assert_eq!(e("0 ? 2 : 0 ? 3 : 4"), Some(4));
+    assert_eq!(e("1 ? 0 ? 5 : 6 : 7"), Some(6));
+    assert_eq!(e("(1 ? 2 : 3) + 1"), Some(3));
+    assert_eq!(e("X && 0"), Some(0));
+    assert_eq!(e("X || 1"), Some(1));
+    assert_eq!(e("X * 0"), Some(0));
+    assert_eq!(e("X + 1"), None);
+    assert_eq!(e("X ? 1 : 1"), Some(1));
+    assert_eq!(e("1 << 64"), None);
+    assert_eq!(e("1 >> -1"), None);
+    assert_eq!(e("-9223372036854775807 - 1"), Some(i64::MIN));
+    assert_eq!(e("(-9223372036854775807 - 1) / -1"), None);
+    assert_eq!(e("(-9223372036854775807 - 1) % -1"), None);
+    assert_eq!(e("1 ?"), None);
+    assert_eq!(e("1 : 2"), None);
+    assert_eq!(e("(1"), None);
+    assert_eq!(e("1)"), None);
+    assert_eq!(e("1 2"), None);
+    assert_eq!(e("()"), None);
+    assert_eq!(e(""), None);
+    assert_eq!(e("1 ! 2"), None);
+    assert_eq!(e("\"s\""), None);
+    assert_eq!(e("é"), None);
+    assert_eq!(
+        e(&format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000))),
+        Some(1)
+    );
+    assert_eq!(e(&format!("{}1", "-".repeat(100_001))), Some(-1));
+    assert_eq!(e(&"1 ? ".repeat(50_000)), None);
+}
+
+// ---------------------------------------------------------------- proptest
+
+fn line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[a-z;= ]{0,10}",
+        1 => Just("#ifdef __CSA__".to_string()),
+        1 => Just("#ifndef __CSA__".to_string()),
+        1 => Just("#if 0".to_string()),
+        1 => Just("#if defined(FOO) && X".to_string()),
+        1 => Just("#elif 1".to_string()),
+        1 => Just("# else".to_string()),
+        1 => Just("#endif".to_string()),
+        1 => Just("#define N (1 + 2)".to_string()),
+        1 => Just("#include <x.h>".to_string()),
+        1 => Just("/* open".to_string()),
+        1 => Just("close */".to_string()),
+        1 => Just("#if 1 \\".to_string()),
+        1 => Just("é€ \t".to_string()),
+        1 => "[#a-z()!&|\\\\/* \"'\r]{0,12}",
+    ]
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_text_keeps_length_and_kept_bytes(
+        src in "(?s).{0,300}",
+        fortran in any::<bool>(),
+    ) {
+        let p = preprocess(&src, &["FOO".to_string()], fortran);
+        check_blanking(&src, &p);
+        check_ranges(&src, &p);
+    }
+
+    #[test]
+    fn directive_soup_keeps_length_and_kept_bytes(
+        lines in prop::collection::vec(line(), 0..40),
+        crlf in any::<bool>(),
+        fortran in any::<bool>(),
+    ) {
+        let src = lines.join(if crlf { "\r\n" } else { "\n" });
+        let p = preprocess(&src, &[], fortran);
+        check_blanking(&src, &p);
+        check_ranges(&src, &p);
+        for k in 0..=src.len() {
+            let _ = p.is_csa_guarded(k);
+            let _ = p.enclosing_conditional(k);
+        }
+        // Conditional directive lines are always blank.
+        for c in &p.conditionals {
+            for b in &c.branches {
+                prop_assert!(p.text[b.directive.0..b.directive.1].bytes().all(|x| x == b' ' || x == b'\r' || x == b'\n'));
+            }
+        }
+    }
+}
