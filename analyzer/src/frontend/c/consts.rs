@@ -465,11 +465,8 @@ impl TokParser<'_> {
             return Err(());
         }
         let mut lhs = self.unary(nest + 1)?;
-        loop {
-            let op = match self.peek() {
-                Some(Tok::Punct(op)) => *op,
-                _ => break,
-            };
+        while let Some(Tok::Punct(op)) = self.peek() {
+            let op = *op;
             let Some(pr) = prec(op) else { break };
             if pr < min {
                 break;

@@ -302,10 +302,10 @@ impl<'t> FileCtx<'t> {
                     }
                 }
                 "enum_specifier" => self.scan_enum(n),
-                "struct_specifier" | "union_specifier" => {
-                    if n.child_by_field_name("body").is_some() {
-                        self.register_struct(n, 0);
-                    }
+                "struct_specifier" | "union_specifier"
+                    if n.child_by_field_name("body").is_some() =>
+                {
+                    self.register_struct(n, 0);
                 }
                 "type_definition" => self.scan_typedef(n),
                 "declaration" if !in_fn => self.scan_global(n),

@@ -1394,6 +1394,7 @@ fn syntax_error_in_one_of_two_functions() {
 int bad(int n) {
   int x = ;
   if (n) { foo(n) }
+  for (int i = 0; i < n; i++) x++;
   __builtin_csa_parallel_loop()
   for (int i = 0; i < n; i++) x++;
   return n;
@@ -1402,7 +1403,7 @@ int good2(double *b, int n) {
   for (int i = 0; i < n; i++) b[i] = 0;
   return n;
 }
-garbage here !!!;
+int garbage here !!!
 "#;
     let out = lower_all(src);
     let names: Vec<&str> = out.functions.iter().map(|f| f.name.as_str()).collect();
@@ -1416,7 +1417,7 @@ garbage here !!!;
     let d = dump_function(bad, None);
     assert!(d.contains("call foo"), "{d}");
     assert!(d.contains("parallel_loop()"), "{d}");
-    assert_eq!(bad.source_loops.len(), 1);
+    assert_eq!(bad.source_loops.len(), 2);
     assert!(!out.toplevel_errors.is_empty());
     // the good function is exactly what it is alone
     let alone = lower_all("\n\n\n\n\n\n\n\n\nint good2(double *b, int n) {\n  for (int i = 0; i < n; i++) b[i] = 0;\n  return n;\n}\n");

@@ -215,9 +215,11 @@ pub(crate) fn primitive(name: &str) -> Option<CType> {
                     .and_then(|r| r.strip_suffix("_t"))
                     .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
             };
-            if is_int_n("int") || is_int_n("int_least") || is_int_n("int_fast") {
-                ScalarTy::Int
-            } else if name.starts_with("char") && name.ends_with("_t") {
+            if is_int_n("int")
+                || is_int_n("int_least")
+                || is_int_n("int_fast")
+                || (name.starts_with("char") && name.ends_with("_t"))
+            {
                 ScalarTy::Int
             } else {
                 return None;
