@@ -42,7 +42,9 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
             match (words.next(), words.next()) {
                 (Some("define"), Some(name)) => ann.options.defines.push(name.to_string()),
                 (Some("pure"), Some(name)) => ann.options.pure_functions.push(name.to_string()),
-                _ => ann.errors.push(format!("line {lineno}: bad header `{trimmed}`")),
+                _ => ann
+                    .errors
+                    .push(format!("line {lineno}: bad header `{trimmed}`")),
             }
             continue;
         }
@@ -181,9 +183,18 @@ mod tests {
         assert_eq!(
             a.expected,
             vec![
-                Expectation { line: 2, code: Code(101) },
-                Expectation { line: 2, code: Code(103) },
-                Expectation { line: 2, code: Code(105) },
+                Expectation {
+                    line: 2,
+                    code: Code(101)
+                },
+                Expectation {
+                    line: 2,
+                    code: Code(103)
+                },
+                Expectation {
+                    line: 2,
+                    code: Code(105)
+                },
             ]
         );
         assert_eq!(a.errors.len(), 1, "{:?}", a.errors);

@@ -27,10 +27,16 @@ fn all_fixtures() -> Vec<(SourceKind, String)> {
 fn check(kind: SourceKind, text: &str) {
     let fa = analyze(kind, text, &AnalysisOptions::default());
     for d in &fa.diagnostics {
-        assert!(d.span.end as usize <= text.len(), "span past the end: {d:?}");
+        assert!(
+            d.span.end as usize <= text.len(),
+            "span past the end: {d:?}"
+        );
         assert!(d.span.start <= d.span.end);
         for r in &d.related {
-            assert!(r.span.end as usize <= text.len(), "related span past the end: {d:?}");
+            assert!(
+                r.span.end as usize <= text.len(),
+                "related span past the end: {d:?}"
+            );
         }
     }
 }

@@ -83,26 +83,21 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
         defines: opts.defines.clone(),
     };
     let lowered = match kind {
-        SourceKind::C => frontend::lower_recovering(
-            &pre.text,
-            &Identity,
-            frontend::c_unit_end,
-            &|t| frontend::c::lower(t, &fopts),
-        ),
-        SourceKind::FortranFree => frontend::lower_recovering(
-            &pre.text,
-            &Identity,
-            frontend::fortran_unit_end,
-            &|t| frontend::fortran::lower(t, &Identity, &fopts),
-        ),
+        SourceKind::C => {
+            frontend::lower_recovering(&pre.text, &Identity, frontend::c_unit_end, &|t| {
+                frontend::c::lower(t, &fopts)
+            })
+        }
+        SourceKind::FortranFree => {
+            frontend::lower_recovering(&pre.text, &Identity, frontend::fortran_unit_end, &|t| {
+                frontend::fortran::lower(t, &Identity, &fopts)
+            })
+        }
         SourceKind::FortranFixed => {
             let norm = csa_grammars::fixed_form::normalize(&pre.text);
-            frontend::lower_recovering(
-                &norm.text,
-                &norm,
-                frontend::fortran_unit_end,
-                &|t| frontend::fortran::lower(t, &norm, &fopts),
-            )
+            frontend::lower_recovering(&norm.text, &norm, frontend::fortran_unit_end, &|t| {
+                frontend::fortran::lower(t, &norm, &fopts)
+            })
         }
     };
     (pre, lowered)
@@ -286,7 +281,13 @@ impl FunctionAnalysis {
         let _ = writeln!(out, "markers:");
         for m in &self.clie.markers {
             let b = self.func.builtin(m.builtin);
-            let _ = writeln!(out, "  builtin#{} {} {:?}", m.builtin.0, pos(b.span), m.status);
+            let _ = writeln!(
+                out,
+                "  builtin#{} {} {:?}",
+                m.builtin.0,
+                pos(b.span),
+                m.status
+            );
         }
         let _ = writeln!(out, "verdicts:");
         for v in &self.clie.verdicts {

@@ -83,7 +83,13 @@ fn unknown_extension_exits_two_with_advice() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--language"), "{}", stderr(&o));
     // With --language it is read as C.
-    let o = run(&["--language", "c", "--format", "concise", f.to_str().unwrap()]);
+    let o = run(&[
+        "--language",
+        "c",
+        "--format",
+        "concise",
+        f.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
@@ -106,8 +112,17 @@ fn json_has_the_documented_shape() {
     assert_eq!(items.len(), 2);
     let d = &items[0];
     for key in [
-        "code", "rule", "severity", "file", "line", "column", "end_line", "end_column",
-        "message", "related", "fixes",
+        "code",
+        "rule",
+        "severity",
+        "file",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "message",
+        "related",
+        "fixes",
     ] {
         assert!(d.get(key).is_some(), "missing {key} in {d}");
     }
@@ -182,10 +197,19 @@ fn full_format_renders_snippets_labels_and_help() {
     let o = run(&["--format", "full", "--color", "never", f.to_str().unwrap()]);
     let out = stdout(&o);
     assert!(out.contains("warning[CSA105]"), "{out}");
-    assert!(out.contains("control flow merges after this statement"), "{out}");
-    assert!(out.contains("help: Put the marker immediately before the loop"), "{out}");
+    assert!(
+        out.contains("control flow merges after this statement"),
+        "{out}"
+    );
+    assert!(
+        out.contains("help: Put the marker immediately before the loop"),
+        "{out}"
+    );
     assert!(out.contains("csa-lint --explain CSA105"), "{out}");
-    assert!(!out.contains('\u{1b}'), "no colour codes with --color never");
+    assert!(
+        !out.contains('\u{1b}'),
+        "no colour codes with --color never"
+    );
 }
 
 #[test]
@@ -199,7 +223,9 @@ fn explain_and_list_rules() {
     assert!(stdout(&o).starts_with("# CSA105"));
     let o = run(&["--list-rules"]);
     let out = stdout(&o);
-    assert!(out.contains("CSA101") && out.contains("could-not-parallelize") && out.contains("warning"));
+    assert!(
+        out.contains("CSA101") && out.contains("could-not-parallelize") && out.contains("warning")
+    );
 }
 
 #[test]

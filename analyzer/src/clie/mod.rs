@@ -53,7 +53,10 @@ pub enum MarkerStatus {
     /// Found by these loops.
     Attached(Vec<LoopId>),
     /// A nearer marker on the same straight-line run won.
-    Shadowed { by: BuiltinId, loop_id: LoopId },
+    Shadowed {
+        by: BuiltinId,
+        loop_id: LoopId,
+    },
     Unattached(Unattached),
     /// A Fortran call CSAFortranIntrinsics rejects (bad arguments) or does not
     /// know: it stays an external call and marks nothing.
@@ -110,7 +113,9 @@ pub enum Outcome {
     /// expansion is abandoned.
     BadSpmdizationKind(Placement),
     /// `pipeline_loop` with depth >= 0.
-    Pipelined { depth: i64 },
+    Pipelined {
+        depth: i64,
+    },
     /// `pipeline_loop` with a negative or non-constant depth.
     BadPipelineDepth,
 }
@@ -207,12 +212,17 @@ fn search_marker(inp: &ClieInput, l: LoopId) -> Option<Search> {
         }
         chain.push(b);
         if found.is_none() {
-            found = inp.func.block(b).insts.iter().find_map(|inst| match inst.kind {
-                InstKind::Builtin(id) if is_active_marker(inp.func, inp.func.builtin(id)) => {
-                    Some(id)
-                }
-                _ => None,
-            });
+            found = inp
+                .func
+                .block(b)
+                .insts
+                .iter()
+                .find_map(|inst| match inst.kind {
+                    InstKind::Builtin(id) if is_active_marker(inp.func, inp.func.builtin(id)) => {
+                        Some(id)
+                    }
+                    _ => None,
+                });
         }
         let preds = reachable_preds(inp, b);
         stop = Some(b);
@@ -409,7 +419,8 @@ fn expand(inp: &ClieInput, l: LoopId, marker: &BuiltinCall) -> Outcome {
                 Ok(None) => {
                     if marker.kind == BuiltinKind::ParallelLoop {
                         Outcome::NoMemoryOperations
-                    } else if marker.kind == BuiltinKind::Spmdization && !spmdization_kind_ok(marker)
+                    } else if marker.kind == BuiltinKind::Spmdization
+                        && !spmdization_kind_ok(marker)
                     {
                         Outcome::BadSpmdizationKind(empty_placement(inp, l))
                     } else {
@@ -535,10 +546,10 @@ fn place_section(inp: &ClieInput, l: LoopId) -> Result<Option<Placement>, Placem
     let mut end: Option<u32> = None;
     let mut included: Vec<BlockId> = Vec::new();
     let include = |b: u32,
-                       subloop: Option<LoopId>,
-                       begin: &mut Option<u32>,
-                       end: &mut Option<u32>,
-                       included: &mut Vec<BlockId>|
+                   subloop: Option<LoopId>,
+                   begin: &mut Option<u32>,
+                   end: &mut Option<u32>,
+                   included: &mut Vec<BlockId>|
      -> Result<(), PlacementFailure> {
         let fail = |dominator_side: bool, included: &Vec<BlockId>| PlacementFailure {
             block: BlockId(b),
@@ -689,7 +700,11 @@ mod tests {
         // The outer loop never exits: paths leaving the inner loop come back
         // to it, the case where a purely loop-local view would go wrong.
         let src = "void f(int *a, int *b, int n) {\n  for (;;) {\n    for (int i = 0; i < n; i++) {\n      if (a[i]) break;\n      b[i] = 0;\n    }\n    n--;\n  }\n}\n";
-        let fa = analyze(csa_grammars::SourceKind::C, src, &AnalysisOptions::default());
+        let fa = analyze(
+            csa_grammars::SourceKind::C,
+            src,
+            &AnalysisOptions::default(),
+        );
         assert!(check_function(&fa.functions[0]) > 0);
     }
 }

@@ -114,7 +114,8 @@ pub fn lower_recovering(
         let blanked = blank_outside(text, start, end);
         let part = lower(&blanked);
         let (ostart, oend) = (map.to_original(start), map.to_original(end));
-        let inside = |s: Span| (s.start as usize) >= ostart && (s.start as usize) < oend.max(ostart + 1);
+        let inside =
+            |s: Span| (s.start as usize) >= ostart && (s.start as usize) < oend.max(ostart + 1);
         out.functions
             .extend(part.functions.into_iter().filter(|f| inside(f.span)));
         out.toplevel_errors

@@ -124,12 +124,63 @@ impl MemoryInfo {
 /// The default list of pure functions: the C math library (all precisions)
 /// and the `__builtin_` spellings of the same.
 const PURE_MATH: &[&str] = &[
-    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
-    "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logb", "pow",
-    "sqrt", "cbrt", "hypot", "fabs", "fmin", "fmax", "fmod", "fdim", "fma", "floor", "ceil",
-    "round", "trunc", "rint", "nearbyint", "lround", "llround", "lrint", "llrint", "copysign",
-    "erf", "erfc", "tgamma", "lgamma", "ldexp", "scalbn", "ilogb", "remainder", "abs", "labs",
-    "llabs", "isnan", "isinf", "isfinite", "signbit",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "logb",
+    "pow",
+    "sqrt",
+    "cbrt",
+    "hypot",
+    "fabs",
+    "fmin",
+    "fmax",
+    "fmod",
+    "fdim",
+    "fma",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "rint",
+    "nearbyint",
+    "lround",
+    "llround",
+    "lrint",
+    "llrint",
+    "copysign",
+    "erf",
+    "erfc",
+    "tgamma",
+    "lgamma",
+    "ldexp",
+    "scalbn",
+    "ilogb",
+    "remainder",
+    "abs",
+    "labs",
+    "llabs",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "signbit",
 ];
 
 /// Whether `name` is pure under the default list plus `extra`.
@@ -172,11 +223,16 @@ pub fn compute_storage(func: &Function) -> Vec<Storage> {
         .enumerate()
         .map(|(i, v)| match v.kind {
             VarKind::Constant => Storage::Constant,
+            // A `const` scalar global with a constant initialiser folds away.
+            VarKind::Global | VarKind::Static
+                if v.ty.const_value.is_some() && !v.ty.is_array && !v.address_taken =>
+            {
+                Storage::Constant
+            }
             VarKind::Global | VarKind::Static | VarKind::Saved | VarKind::Dummy => Storage::Memory,
             VarKind::Local | VarKind::Param => {
-                if v.address_taken || v.ty.is_vla || v.ty.pointer_or_target {
-                    Storage::Memory
-                } else if (v.ty.is_array || v.ty.is_aggregate) && dynamic[i] {
+                let split_by_sroa = !((v.ty.is_array || v.ty.is_aggregate) && dynamic[i]);
+                if v.address_taken || v.ty.is_vla || v.ty.pointer_or_target || !split_by_sroa {
                     Storage::Memory
                 } else {
                     Storage::Register
@@ -415,10 +471,13 @@ fn licm(
         .iter()
         .enumerate()
         .flat_map(|(bi, b)| {
-            b.insts.iter().enumerate().filter_map(move |(ii, inst)| match &inst.kind {
-                InstKind::Access(a) if !a.write => Some(((BlockId(bi as u32), ii as u32), a)),
-                _ => None,
-            })
+            b.insts
+                .iter()
+                .enumerate()
+                .filter_map(move |(ii, inst)| match &inst.kind {
+                    InstKind::Access(a) if !a.write => Some(((BlockId(bi as u32), ii as u32), a)),
+                    _ => None,
+                })
         })
         .collect();
 

@@ -67,6 +67,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         } else {
             continue;
         };
-        out.push(d.with_help("Pass integer literals or PARAMETER constants, as many as the builtin takes."));
+        out.push(d.with_help(
+            "Pass integer literals or PARAMETER constants, as many as the builtin takes.",
+        ));
     }
 }

@@ -4,7 +4,9 @@
 //! Reports `__builtin_csa_spmd(W, C)` with a worker count `W` below 1 or a
 //! chunk size `C` below 0 (or either not an integer constant), and
 //! `__builtin_csa_spmdization(W, kind)` whose kind is not a string literal
-//! naming `cyclic`, `block`, `blocked`, `blocking` or `hybrid` (any case).
+//! naming `cyclic`, `block`, `blocked`, `blocking` or `hybrid` (any case),
+//! on a marker that a loop takes (a marker no loop takes is deleted first:
+//! CSA105, CSA106).
 //! The compiler prints `!! WARNING: BAD CSA SPMD INTRINSIC !!`; for a bad
 //! spmdization kind it then gives up on the loop
 //! (`COULD NOT PARALLELIZE LOOP`, CSA101).
@@ -35,7 +37,9 @@ use crate::source::Span;
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
-        if m.status == MarkerStatus::NotAMarker {
+        // Only markers a loop takes are ever examined by the compiler; a
+        // deleted one is CSA105/CSA106's business.
+        if !matches!(m.status, MarkerStatus::Attached(_)) {
             continue;
         }
         let b = cx.func.builtin(m.builtin);
@@ -50,11 +54,16 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             BuiltinKind::Spmd | BuiltinKind::Spmdization => {
                 let whole = b.span;
                 match b.args.first() {
-                    Some(BuiltinArg { value: ArgValue::Int(w), span }) if *w < 1 => bad(
-                        *span,
-                        format!("{name} needs at least one worker, got {w}"),
-                    ),
-                    Some(BuiltinArg { value: ArgValue::Int(_), .. }) => {}
+                    Some(BuiltinArg {
+                        value: ArgValue::Int(w),
+                        span,
+                    }) if *w < 1 => {
+                        bad(*span, format!("{name} needs at least one worker, got {w}"))
+                    }
+                    Some(BuiltinArg {
+                        value: ArgValue::Int(_),
+                        ..
+                    }) => {}
                     Some(a) => bad(
                         a.span,
                         format!("the worker count of {name} must be an integer constant"),

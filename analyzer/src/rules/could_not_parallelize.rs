@@ -47,8 +47,8 @@ use crate::clie::{Outcome, PlacementFailure};
 use crate::diag::{Code, Diagnostic};
 use crate::graph::loops::LoopId;
 use crate::ir::*;
-use crate::source::Span;
 use crate::memory::BlockReason;
+use crate::source::Span;
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for v in &cx.clie.verdicts {
@@ -128,7 +128,10 @@ fn failure(
         }
         for &b in &f.included {
             if let Some(sub) = subloop_of(cx, l, b) {
-                diag = diag.with_related(cx.loop_span(sub), "this inner loop must be inside the parallel section");
+                diag = diag.with_related(
+                    cx.loop_span(sub),
+                    "this inner loop must be inside the parallel section",
+                );
             }
         }
         if let Some((s, d)) = &failing {
@@ -140,7 +143,13 @@ fn failure(
     }
     // Explain loads that LICM could not hoist.
     for &b in f.included.iter().chain(std::iter::once(&f.block)) {
-        for &i in cx.memory.block_ops.get(b.index()).map(|v| v.as_slice()).unwrap_or(&[]) {
+        for &i in cx
+            .memory
+            .block_ops
+            .get(b.index())
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+        {
             let op = &cx.memory.ops[i];
             if let Some(blk) = &op.licm_blocker {
                 let why = match blk.reason {

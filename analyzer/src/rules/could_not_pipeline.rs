@@ -37,16 +37,26 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         }
         let b = cx.func.builtin(v.marker);
         let (span, msg) = match b.args.first() {
-            Some(BuiltinArg { value: ArgValue::Int(d), span }) => (
+            Some(BuiltinArg {
+                value: ArgValue::Int(d),
+                span,
+            }) => (
                 *span,
                 format!("the pipelining depth must be 0 (compiler's choice) or positive, got {d}"),
             ),
-            Some(a) => (a.span, "the pipelining depth must be an integer constant".to_string()),
+            Some(a) => (
+                a.span,
+                "the pipelining depth must be an integer constant".to_string(),
+            ),
             None => (b.span, "pipeline_loop needs a depth".to_string()),
         };
         out.push(
-            Diagnostic::new(Code(104), span, format!("COULD NOT PIPELINE INNER LOOP: {msg}"))
-                .with_related(cx.loop_span(v.loop_id), "the loop that is not pipelined"),
+            Diagnostic::new(
+                Code(104),
+                span,
+                format!("COULD NOT PIPELINE INNER LOOP: {msg}"),
+            )
+            .with_related(cx.loop_span(v.loop_id), "the loop that is not pipelined"),
         );
     }
 }

@@ -41,7 +41,9 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     let region = cx.forest.irreducible_blocks();
     let mut entries: Vec<(Span, BlockId)> = Vec::new();
     for (u, succs) in cx.succs.iter().enumerate() {
-        if region.binary_search(&(u as u32)).is_ok() || !cx.reachable.get(u).copied().unwrap_or(false) {
+        if region.binary_search(&(u as u32)).is_ok()
+            || !cx.reachable.get(u).copied().unwrap_or(false)
+        {
             continue;
         }
         for &v in succs {

@@ -50,11 +50,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         )
         .with_related(loop_span, "the marked loop");
         for op in &cx.memory.ops {
-            if op.orig_block != op.block
-                && cx
-                    .forest
-                    .contains(v.loop_id, op.orig_block.0)
-            {
+            if op.orig_block != op.block && cx.forest.contains(v.loop_id, op.orig_block.0) {
                 d = d.with_related(op.span, "this load is hoisted out of the loop");
             }
         }

@@ -40,7 +40,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 cx.line(loop_span)
             )
         } else if depth == 1 {
-            "pipeline_loop(1) has no effect: a depth of 1 allows one iteration at a time".to_string()
+            "pipeline_loop(1) has no effect: a depth of 1 allows one iteration at a time"
+                .to_string()
         } else {
             continue;
         };

@@ -28,14 +28,20 @@ use crate::ir::*;
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
-        if matches!(m.status, MarkerStatus::NotAMarker) {
+        // Only markers a loop takes are ever examined by the compiler; a
+        // deleted one is CSA105/CSA106's business.
+        if !matches!(m.status, MarkerStatus::Attached(_)) {
             continue;
         }
         let b = cx.func.builtin(m.builtin);
         if !matches!(b.kind, BuiltinKind::Spmd | BuiltinKind::Spmdization) {
             continue;
         }
-        if let Some(BuiltinArg { value: ArgValue::Int(1), span }) = b.args.first() {
+        if let Some(BuiltinArg {
+            value: ArgValue::Int(1),
+            span,
+        }) = b.args.first()
+        {
             out.push(
                 Diagnostic::new(
                     Code(111),

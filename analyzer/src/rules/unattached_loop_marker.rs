@@ -39,7 +39,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         };
         let b = cx.func.builtin(m.builtin);
         let name = cx.builtin_name(b);
-        let head = format!("the {name} marker is not attached to any loop and the compiler deletes it");
+        let head =
+            format!("the {name} marker is not attached to any loop and the compiler deletes it");
         let d = match why {
             Unattached::Unreachable => Diagnostic::new(
                 Code(105),
@@ -60,7 +61,11 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .with_related(*loop_span, "this loop is not in normal form"),
-            Unattached::Join { loop_span, at, preds } => {
+            Unattached::Join {
+                loop_span,
+                at,
+                preds,
+            } => {
                 let mut d = Diagnostic::new(
                     Code(105),
                     b.span,
@@ -80,7 +85,10 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 }
                 d
             }
-            Unattached::OtherLoop { loop_span, other_loop } => {
+            Unattached::OtherLoop {
+                loop_span,
+                other_loop,
+            } => {
                 let mut d = Diagnostic::new(
                     Code(105),
                     b.span,

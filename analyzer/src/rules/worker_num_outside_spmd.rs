@@ -40,7 +40,10 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         let in_spmd = cx.clie.verdicts.iter().any(|v| {
             let m = cx.func.builtin(v.marker);
             matches!(m.kind, BuiltinKind::Spmd | BuiltinKind::Spmdization)
-                && matches!(v.outcome, Outcome::Parallelized(_) | Outcome::SpmdWithoutMemory)
+                && matches!(
+                    v.outcome,
+                    Outcome::Parallelized(_) | Outcome::SpmdWithoutMemory
+                )
                 && cx.forest.contains(v.loop_id, b.block.0)
         });
         if in_spmd {

@@ -116,14 +116,17 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     let mut stdout = std::io::stdout().lock();
     if let Some(code) = &cli.explain {
-        let rule = analyzer::rules::find(code).ok_or_else(|| {
-            format!("no rule `{code}`; `csa-lint --list-rules` lists them")
-        })?;
+        let rule = analyzer::rules::find(code)
+            .ok_or_else(|| format!("no rule `{code}`; `csa-lint --list-rules` lists them"))?;
         let _ = write!(stdout, "{}", rule.doc());
         return Ok(ExitCode::SUCCESS);
     }
     if cli.list_rules {
-        let _ = writeln!(stdout, "{:<8} {:<32} {:<8} summary", "code", "name", "severity");
+        let _ = writeln!(
+            stdout,
+            "{:<8} {:<32} {:<8} summary",
+            "code", "name", "severity"
+        );
         for r in analyzer::rules::RULES {
             let _ = writeln!(
                 stdout,
@@ -153,7 +156,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             return Err(format!(
                 "{}: no function `{function}` (functions: {})",
                 path.display(),
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
             ));
         };
         let _ = write!(stdout, "{}", f.dump(&fa.source));
@@ -230,8 +237,7 @@ fn read_source(path: &Path, language: Option<SourceKind>) -> Result<(SourceKind,
                 path.display()
             )
         })?;
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     Ok((kind, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
@@ -244,12 +250,14 @@ fn collect_files(
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_file() {
-            let kind = language.or_else(|| csa_grammars::detect(p)).ok_or_else(|| {
-                format!(
-                    "{}: unknown file type; use --language c|fortran|fortran-fixed",
-                    p.display()
-                )
-            })?;
+            let kind = language
+                .or_else(|| csa_grammars::detect(p))
+                .ok_or_else(|| {
+                    format!(
+                        "{}: unknown file type; use --language c|fortran|fortran-fixed",
+                        p.display()
+                    )
+                })?;
             out.push((p.display().to_string(), p.clone(), kind));
             continue;
         }

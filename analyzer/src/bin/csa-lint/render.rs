@@ -19,7 +19,11 @@ fn sorted(results: &[(String, FileAnalysis)]) -> Vec<(usize, &Diagnostic)> {
         .flat_map(|(i, (_, fa))| fa.diagnostics.iter().map(move |d| (i, d)))
         .collect();
     all.sort_by(|a, b| {
-        (&results[a.0].0, a.1.span.start, a.1.code).cmp(&(&results[b.0].0, b.1.span.start, b.1.code))
+        (&results[a.0].0, a.1.span.start, a.1.code).cmp(&(
+            &results[b.0].0,
+            b.1.span.start,
+            b.1.code,
+        ))
     });
     all
 }

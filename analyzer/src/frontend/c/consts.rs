@@ -3,8 +3,9 @@
 
 use tree_sitter::Node;
 
-/// Nesting bound for both evaluators.
-const MAX_EVAL_DEPTH: u32 = 200;
+/// Nesting bound for both evaluators, counted across macro expansions
+/// (an identifier's macro body continues at its use's depth).
+pub(crate) const MAX_EVAL_DEPTH: u32 = 200;
 
 /// Resolves identifiers during constant evaluation.
 pub(crate) trait ConstEnv {
@@ -375,8 +376,8 @@ pub(crate) fn tokenize(text: &str) -> Vec<Tok> {
     out
 }
 
-/// Evaluates a token list as a constant expression. `Ok(None)`: well formed
-/// but not constant; `Err`: malformed.
+/// Evaluates a token list (a macro body) as an integer constant expression
+/// at nesting `depth`. `None`: malformed or not constant.
 pub(crate) fn eval_tokens(
     toks: &[Tok],
     env: &dyn ConstEnv,
@@ -391,21 +392,21 @@ pub(crate) fn eval_tokens(
         pos: 0,
         env,
         offset,
-        depth,
     };
-    let v = p.cond(0).ok()?;
+    let v = p.cond(depth).ok()?;
     if p.pos != toks.len() {
         return None;
     }
     v
 }
 
+/// Recursive descent over macro tokens; `Ok(None)`: well formed but not
+/// constant, `Err`: malformed.
 struct TokParser<'a> {
     toks: &'a [Tok],
     pos: usize,
     env: &'a dyn ConstEnv,
     offset: usize,
-    depth: u32,
 }
 
 type PResult = Result<Option<i64>, ()>;
@@ -509,7 +510,7 @@ impl TokParser<'_> {
                     self.skip_to_close()?;
                     return Ok(None);
                 }
-                Ok(self.env.ident_value(&name, self.offset, self.depth + 1))
+                Ok(self.env.ident_value(&name, self.offset, nest + 1))
             }
             Tok::Punct("(") => {
                 self.pos += 1;

@@ -1,8 +1,10 @@
 //! Expressions and conditions: accesses in evaluation order, calls,
 //! builtins, and the short-circuit branching of `&&`, `||`, `!` and `?:`.
 
-use super::consts::{binop, string_literal_value, strip_parens, unop, parse_int_literal, parse_char_literal};
-use super::lower::{is_expression_kind, is_noreturn, FnLowerer, Ident, MAX_DEPTH};
+use super::consts::{
+    binop, parse_char_literal, parse_int_literal, string_literal_value, strip_parens, unop,
+};
+use super::lower::{is_expression_kind, is_noreturn, FnLowerer, Ident};
 use super::types::{CType, Layer};
 use super::{field_children, named_children, span, MacroKind};
 use crate::ir::*;
@@ -191,7 +193,8 @@ impl<'t> FnLowerer<'_, 't> {
     pub fn emit_access(&mut self, write: bool, place: &Place, value: Option<ValueSrc>, sp: Span) {
         let mut addr_vars = place.addr_vars.clone();
         dedup(&mut addr_vars);
-        let whole_var = matches!(place.target, AccessTarget::Var(_)) && place.index == IndexKind::Whole;
+        let whole_var =
+            matches!(place.target, AccessTarget::Var(_)) && place.index == IndexKind::Whole;
         let value = if write && whole_var {
             Some(value.unwrap_or(ValueSrc::Other))
         } else {
@@ -248,7 +251,7 @@ impl<'t> FnLowerer<'_, 't> {
 
     /// Evaluates an expression to an lvalue or rvalue (depth-bounded).
     pub fn operand(&mut self, e: Node<'_>) -> Operand {
-        if self.depth >= MAX_DEPTH {
+        if self.too_deep() {
             self.opaque(e);
             return Operand::Rv(Rv::other());
         }
@@ -258,174 +261,212 @@ impl<'t> FnLowerer<'_, 't> {
         r
     }
 
+    /// Dispatches on the expression kind. Every arm is its own function so
+    /// that the frames on a deep recursion stay small (also unoptimised).
     fn operand_inner(&mut self, e: Node<'_>) -> Operand {
-        let rv = |r: Rv| Operand::Rv(r);
         match e.kind() {
-            "identifier" => {
-                if e.is_missing() || e.start_byte() == e.end_byte() {
-                    return rv(Rv::other());
-                }
-                let name = self.text(e);
-                match self.resolve_ident(name, e) {
-                    Ident::Var(v) => Operand::Lv(Place::whole(v, self.ctype(v))),
-                    Ident::Const(c) => rv(Rv::new(Val::Const(c), Some(CType::int()))),
-                    Ident::Func => {
-                        let ty = self.file.functions.get(name).cloned();
-                        rv(Rv::new(Val::Other, ty))
-                    }
-                    Ident::Opaque => rv(Rv::other()),
-                }
-            }
-            "number_literal" => match parse_int_literal(self.text(e)) {
-                Some(c) => rv(Rv::new(Val::Const(c), Some(CType::int()))),
-                None => rv(Rv::new(
-                    Val::Other,
-                    Some(CType::scalar(ScalarTy::Double)),
-                )),
-            },
-            "char_literal" => match parse_char_literal(self.text(e)) {
-                Some(c) => rv(Rv::new(Val::Const(c), Some(CType::int()))),
-                None => rv(Rv::other()),
-            },
-            "true" => rv(Rv::new(Val::Const(1), Some(CType::int()))),
-            "false" | "null" => rv(Rv::new(Val::Const(0), Some(CType::int()))),
-            "string_literal" | "concatenated_string" => rv(Rv::new(
-                Val::Other,
-                Some(CType::scalar(ScalarTy::Char).wrap(Layer::Ptr { restrict: false })),
-            )),
-            "parenthesized_expression" => {
-                let kids: Vec<Node> = named_children(e)
-                    .into_iter()
-                    .filter(|c| c.kind() != "comment")
-                    .collect();
-                match kids.as_slice() {
-                    [c] if c.kind() == "compound_statement" => {
-                        // GNU statement expression
-                        self.stmt(*c);
-                        rv(Rv::other())
-                    }
-                    [c] => self.operand(*c),
-                    _ => {
-                        for c in kids {
-                            let _ = self.value(c);
-                        }
-                        rv(Rv::other())
-                    }
-                }
-            }
+            "identifier" => self.ident_operand(e),
+            "number_literal"
+            | "char_literal"
+            | "true"
+            | "false"
+            | "null"
+            | "string_literal"
+            | "concatenated_string" => Operand::Rv(self.literal(e)),
+            "parenthesized_expression" => self.paren_operand(e),
             "subscript_expression" => self.subscript(e),
             "field_expression" => self.field(e),
-            "pointer_expression" => {
-                let Some(arg) = e.child_by_field_name("argument") else {
-                    return rv(Rv::other());
-                };
-                let op = e
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o))
-                    .unwrap_or("*");
-                if op == "&" {
-                    rv(self.address_of(arg))
-                } else {
-                    let p = self.rvalue(arg);
-                    Operand::Lv(self.deref(p, None))
-                }
-            }
-            "unary_expression" => {
-                let op = e
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o))
-                    .unwrap_or("");
-                let Some(arg) = e.child_by_field_name("argument") else {
-                    return rv(Rv::other());
-                };
-                let v = self.value(arg);
-                match v {
-                    Val::Const(c) => match unop(op, c) {
-                        Some(r) => rv(Rv::new(Val::Const(r), Some(CType::int()))),
-                        None => rv(Rv::other()),
-                    },
-                    _ => rv(Rv::other()),
-                }
-            }
+            "pointer_expression" => self.pointer_operand(e),
+            "unary_expression" => Operand::Rv(self.unary(e)),
             "binary_expression" => self.binary(e),
-            "assignment_expression" => rv(self.assignment(e)),
-            "update_expression" => rv(self.update(e)),
-            "call_expression" => rv(self.call(e)),
-            "cast_expression" => {
-                let ty = e
-                    .child_by_field_name("type")
-                    .map(|t| self.descriptor_type(t));
-                let Some(v) = e.child_by_field_name("value") else {
-                    return rv(Rv::other());
-                };
-                let mut r = self.rvalue(v);
-                if let Some(ty) = ty {
-                    if matches!(r.val, Val::Const(_))
-                        && !matches!(ty.class(), ScalarTy::Int | ScalarTy::Char | ScalarTy::Pointer)
-                    {
-                        r.val = Val::Other;
-                    }
-                    r.ty = Some(ty);
-                }
-                rv(r)
-            }
+            "assignment_expression" => Operand::Rv(self.assignment(e)),
+            "update_expression" => Operand::Rv(self.update(e)),
+            "call_expression" => Operand::Rv(self.call(e)),
+            "cast_expression" => Operand::Rv(self.cast(e)),
             "sizeof_expression" | "alignof_expression" | "offsetof_expression" => {
-                rv(Rv::new(Val::Other, Some(CType::int())))
+                Operand::Rv(Rv::new(Val::Other, Some(CType::int())))
             }
-            "conditional_expression" => rv(self.conditional_value(e)),
-            "comma_expression" => {
-                if let Some(l) = e.child_by_field_name("left") {
-                    let _ = self.value(l);
-                }
-                match e.child_by_field_name("right") {
-                    Some(r) => self.operand(r),
-                    None => rv(Rv::other()),
-                }
+            "conditional_expression" => Operand::Rv(self.conditional_value(e)),
+            "comma_expression" => self.comma_operand(e),
+            "compound_literal_expression" => Operand::Rv(self.compound_literal(e)),
+            "initializer_list" => Operand::Rv(self.init_list(e)),
+            "gnu_asm_expression" => Operand::Rv(self.asm(e)),
+            "extension_expression" => self.extension_operand(e),
+            "generic_expression" | "preproc_defined" => Operand::Rv(Rv::other()),
+            _ => Operand::Rv(self.unknown_expr(e)),
+        }
+    }
+
+    #[inline(never)]
+    fn ident_operand(&mut self, e: Node<'_>) -> Operand {
+        if e.is_missing() || e.start_byte() == e.end_byte() {
+            return Operand::Rv(Rv::other());
+        }
+        let name = self.text(e);
+        match self.resolve_ident(name, e) {
+            Ident::Var(v) => Operand::Lv(Place::whole(v, self.ctype(v))),
+            Ident::Const(c) => Operand::Rv(Rv::new(Val::Const(c), Some(CType::int()))),
+            Ident::Func => {
+                let ty = self.file.functions.get(name).cloned();
+                Operand::Rv(Rv::new(Val::Other, ty))
             }
-            "compound_literal_expression" => {
-                if let Some(v) = e.child_by_field_name("value") {
-                    let _ = self.value(v);
-                }
-                let ty = e
-                    .child_by_field_name("type")
-                    .map(|t| self.descriptor_type(t));
-                rv(Rv::new(Val::Other, ty))
-            }
-            "initializer_list" => {
-                for c in named_children(e) {
-                    match c.kind() {
-                        "initializer_pair" => {
-                            if let Some(v) = c.child_by_field_name("value") {
-                                let _ = self.value(v);
-                            }
-                        }
-                        "comment" => {}
-                        _ => {
-                            let _ = self.value(c);
-                        }
-                    }
-                }
-                rv(Rv::other())
-            }
-            "gnu_asm_expression" => rv(self.asm(e)),
-            "extension_expression" => match named_children(e).into_iter().next() {
-                Some(c) => self.operand(c),
-                None => rv(Rv::other()),
-            },
-            "generic_expression" | "preproc_defined" => rv(Rv::other()),
-            _ => {
-                // ERROR nodes and anything unexpected: evaluate what looks
-                // like an expression or a statement
-                for c in named_children(e) {
-                    if is_expression_kind(c.kind()) {
-                        let _ = self.value(c);
-                    } else if matches!(c.kind(), "compound_statement" | "ERROR") {
-                        self.stmt(c);
-                    }
-                }
-                rv(Rv::other())
+            Ident::Opaque => {
+                Operand::Rv(self.macro_builtin(e, name, None).unwrap_or_else(Rv::other))
             }
         }
+    }
+
+    #[inline(never)]
+    fn literal(&mut self, e: Node<'_>) -> Rv {
+        let int = |c: i64| Rv::new(Val::Const(c), Some(CType::int()));
+        match e.kind() {
+            "number_literal" => match parse_int_literal(self.text(e)) {
+                Some(c) => int(c),
+                None => Rv::new(Val::Other, Some(CType::scalar(ScalarTy::Double))),
+            },
+            "char_literal" => parse_char_literal(self.text(e)).map_or_else(Rv::other, int),
+            "true" => int(1),
+            "false" | "null" => int(0),
+            _ => Rv::new(
+                Val::Other,
+                Some(CType::scalar(ScalarTy::Char).wrap(Layer::Ptr { restrict: false })),
+            ),
+        }
+    }
+
+    #[inline(never)]
+    fn paren_operand(&mut self, e: Node<'_>) -> Operand {
+        let kids: Vec<Node> = named_children(e)
+            .into_iter()
+            .filter(|c| c.kind() != "comment")
+            .collect();
+        match kids.as_slice() {
+            [c] if c.kind() == "compound_statement" => {
+                // GNU statement expression
+                self.stmt(*c);
+                Operand::Rv(Rv::other())
+            }
+            [c] => self.operand(*c),
+            _ => {
+                for c in kids {
+                    let _ = self.value(c);
+                }
+                Operand::Rv(Rv::other())
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn pointer_operand(&mut self, e: Node<'_>) -> Operand {
+        let Some(arg) = e.child_by_field_name("argument") else {
+            return Operand::Rv(Rv::other());
+        };
+        if self.op_text(e) == "&" {
+            Operand::Rv(self.address_of(arg))
+        } else {
+            let p = self.rvalue(arg);
+            Operand::Lv(self.deref(p, None))
+        }
+    }
+
+    #[inline(never)]
+    fn unary(&mut self, e: Node<'_>) -> Rv {
+        let op = self.op_text(e);
+        let Some(arg) = e.child_by_field_name("argument") else {
+            return Rv::other();
+        };
+        match self.value(arg) {
+            Val::Const(c) => match unop(op, c) {
+                Some(r) => Rv::new(Val::Const(r), Some(CType::int())),
+                None => Rv::other(),
+            },
+            _ => Rv::other(),
+        }
+    }
+
+    #[inline(never)]
+    fn cast(&mut self, e: Node<'_>) -> Rv {
+        let ty = e
+            .child_by_field_name("type")
+            .map(|t| self.descriptor_type(t));
+        let Some(v) = e.child_by_field_name("value") else {
+            return Rv::other();
+        };
+        let mut r = self.rvalue(v);
+        if let Some(ty) = ty {
+            if matches!(r.val, Val::Const(_))
+                && !matches!(
+                    ty.class(),
+                    ScalarTy::Int | ScalarTy::Char | ScalarTy::Pointer
+                )
+            {
+                r.val = Val::Other;
+            }
+            r.ty = Some(ty);
+        }
+        r
+    }
+
+    #[inline(never)]
+    fn comma_operand(&mut self, e: Node<'_>) -> Operand {
+        if let Some(l) = e.child_by_field_name("left") {
+            let _ = self.value(l);
+        }
+        match e.child_by_field_name("right") {
+            Some(r) => self.operand(r),
+            None => Operand::Rv(Rv::other()),
+        }
+    }
+
+    #[inline(never)]
+    fn compound_literal(&mut self, e: Node<'_>) -> Rv {
+        if let Some(v) = e.child_by_field_name("value") {
+            let _ = self.value(v);
+        }
+        let ty = e
+            .child_by_field_name("type")
+            .map(|t| self.descriptor_type(t));
+        Rv::new(Val::Other, ty)
+    }
+
+    #[inline(never)]
+    fn init_list(&mut self, e: Node<'_>) -> Rv {
+        for c in named_children(e) {
+            match c.kind() {
+                "initializer_pair" => {
+                    if let Some(v) = c.child_by_field_name("value") {
+                        let _ = self.value(v);
+                    }
+                }
+                "comment" => {}
+                _ => {
+                    let _ = self.value(c);
+                }
+            }
+        }
+        Rv::other()
+    }
+
+    #[inline(never)]
+    fn extension_operand(&mut self, e: Node<'_>) -> Operand {
+        match named_children(e).into_iter().next() {
+            Some(c) => self.operand(c),
+            None => Operand::Rv(Rv::other()),
+        }
+    }
+
+    /// ERROR nodes and anything unexpected: evaluate what looks like an
+    /// expression or a statement.
+    #[inline(never)]
+    fn unknown_expr(&mut self, e: Node<'_>) -> Rv {
+        for c in named_children(e) {
+            if is_expression_kind(c.kind()) {
+                let _ = self.value(c);
+            } else if matches!(c.kind(), "compound_statement" | "ERROR") {
+                self.stmt(c);
+            }
+        }
+        Rv::other()
     }
 
     /// The type named by a `type_descriptor` (casts, compound literals).
@@ -458,8 +499,13 @@ impl<'t> FnLowerer<'_, 't> {
         }
         let d = depth + 1;
         match e.kind() {
-            "number_literal" | "char_literal" | "true" | "false" | "sizeof_expression"
-            | "alignof_expression" | "offsetof_expression" => true,
+            "number_literal"
+            | "char_literal"
+            | "true"
+            | "false"
+            | "sizeof_expression"
+            | "alignof_expression"
+            | "offsetof_expression" => true,
             "identifier" => {
                 if self.const_value(e).is_some() {
                     return true;
@@ -483,12 +529,12 @@ impl<'t> FnLowerer<'_, 't> {
                     && e.child_by_field_name("right")
                         .is_some_and(|c| self.is_static_index(c, d))
             }
-            "conditional_expression" => ["condition", "consequence", "alternative"]
-                .iter()
-                .all(|f| {
+            "conditional_expression" => {
+                ["condition", "consequence", "alternative"].iter().all(|f| {
                     e.child_by_field_name(f)
                         .is_none_or(|c| self.is_static_index(c, d))
-                }),
+                })
+            }
             "cast_expression" => e
                 .child_by_field_name("value")
                 .is_some_and(|c| self.is_static_index(c, d)),
@@ -646,8 +692,10 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn binary(&mut self, e: Node<'_>) -> Operand {
         let op = self.op_text(e);
-        let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right"))
-        else {
+        let (Some(l), Some(r)) = (
+            e.child_by_field_name("left"),
+            e.child_by_field_name("right"),
+        ) else {
             for c in named_children(e) {
                 let _ = self.value(c);
             }
@@ -671,8 +719,10 @@ impl<'t> FnLowerer<'_, 't> {
         let mark = self.read_log.len();
         let mut acc = self.rvalue(innermost_left);
         for x in spine.into_iter().rev() {
-            let (Some(xl), Some(xr)) = (x.child_by_field_name("left"), x.child_by_field_name("right"))
-            else {
+            let (Some(xl), Some(xr)) = (
+                x.child_by_field_name("left"),
+                x.child_by_field_name("right"),
+            ) else {
                 continue;
             };
             let op = self.op_text(x);
@@ -779,17 +829,37 @@ impl<'t> FnLowerer<'_, 't> {
     /// `fold`: a constant condition becomes an unconditional jump.
     pub fn cond(&mut self, e: Option<Node<'_>>, t: BlockId, f: BlockId, sp: Span, fold: bool) {
         let Some(e) = e else {
-            self.b.terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
+            self.b
+                .terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
             return;
         };
-        if self.depth >= MAX_DEPTH {
+        if self.too_deep() {
             self.opaque(e);
-            self.b.terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
+            self.b
+                .terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
             return;
         }
         self.depth += 1;
         self.cond_inner(e, t, f, sp, fold);
         self.depth -= 1;
+    }
+
+    /// A `while` or `do` condition. Unlike `for` and `if` (clang's
+    /// `EmitBranchOnBoolExpr`), clang's `EmitWhileStmt`/`EmitDoStmt` evaluate
+    /// the condition as a value (`EvaluateExprAsBool`: `&&`/`||` become
+    /// `land.rhs`/`land.end` blocks that merge) and branch once from the
+    /// merge block. A constant condition folds to a jump.
+    pub fn cond_as_value(&mut self, e: Option<Node<'_>>, t: BlockId, f: BlockId, sp: Span) {
+        if let Some(e) = e.map(strip_parens) {
+            if let Some(c) = self.const_value(e) {
+                let target = if c != 0 { t } else { f };
+                self.b.terminate(TermKind::Goto(target), Some(sp));
+                return;
+            }
+            let _ = self.value(e);
+        }
+        self.b
+            .terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
     }
 
     #[inline(never)]
@@ -802,46 +872,68 @@ impl<'t> FnLowerer<'_, 't> {
                 return;
             }
         }
-        match e.kind() {
-            "binary_expression" => {
-                let op = e
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o))
-                    .unwrap_or("");
-                let (l, r) = (e.child_by_field_name("left"), e.child_by_field_name("right"));
-                if let (Some(l), Some(r), "&&" | "||") = (l, r, op) {
-                    self.cond_chain(e, l, r, op == "&&", t, f, sp);
-                    return;
-                }
-            }
-            "unary_expression" => {
-                let is_not = e
-                    .child_by_field_name("operator")
-                    .is_some_and(|o| self.text(o) == "!");
-                if let (true, Some(a)) = (is_not, e.child_by_field_name("argument")) {
-                    self.cond(Some(a), f, t, sp, true);
-                    return;
-                }
-            }
-            "conditional_expression" => {
-                let c = e.child_by_field_name("condition");
-                let x = e.child_by_field_name("consequence");
-                let y = e.child_by_field_name("alternative");
-                if let (Some(c), Some(x), Some(y)) = (c, x, y) {
-                    let ct = self.b.new_block("cond.true", Some(span(e)));
-                    let cf = self.b.new_block("cond.false", Some(span(e)));
-                    self.cond(Some(c), ct, cf, sp, true);
-                    self.b.set_current(Some(ct));
-                    self.cond(Some(x), t, f, sp, true);
-                    self.b.set_current(Some(cf));
-                    self.cond(Some(y), t, f, sp, true);
-                    return;
-                }
-            }
-            _ => {}
+        let done = match e.kind() {
+            "binary_expression" => self.cond_logical(e, t, f, sp),
+            "unary_expression" => self.cond_not(e, t, f, sp),
+            "conditional_expression" => self.cond_ternary(e, t, f, sp),
+            _ => false,
+        };
+        if !done {
+            self.cond_value(e, t, f, sp);
         }
+    }
+
+    #[inline(never)]
+    fn cond_value(&mut self, e: Node<'_>, t: BlockId, f: BlockId, sp: Span) {
         let _ = self.value(e);
-        self.b.terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
+        self.b
+            .terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
+    }
+
+    #[inline(never)]
+    fn cond_logical(&mut self, e: Node<'_>, t: BlockId, f: BlockId, sp: Span) -> bool {
+        let op = self.op_text(e);
+        let (l, r) = (
+            e.child_by_field_name("left"),
+            e.child_by_field_name("right"),
+        );
+        if let (Some(l), Some(r), "&&" | "||") = (l, r, op) {
+            self.cond_chain(e, l, r, op == "&&", t, f, sp);
+            return true;
+        }
+        false
+    }
+
+    #[inline(never)]
+    fn cond_not(&mut self, e: Node<'_>, t: BlockId, f: BlockId, sp: Span) -> bool {
+        if self.op_text(e) != "!" {
+            return false;
+        }
+        match e.child_by_field_name("argument") {
+            Some(a) => {
+                self.cond(Some(a), f, t, sp, true);
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[inline(never)]
+    fn cond_ternary(&mut self, e: Node<'_>, t: BlockId, f: BlockId, sp: Span) -> bool {
+        let c = e.child_by_field_name("condition");
+        let x = e.child_by_field_name("consequence");
+        let y = e.child_by_field_name("alternative");
+        let (Some(c), Some(x), Some(y)) = (c, x, y) else {
+            return false;
+        };
+        let ct = self.b.new_block("cond.true", Some(span(e)));
+        let cf = self.b.new_block("cond.false", Some(span(e)));
+        self.cond(Some(c), ct, cf, sp, true);
+        self.b.set_current(Some(ct));
+        self.cond(Some(x), t, f, sp, true);
+        self.b.set_current(Some(cf));
+        self.cond(Some(y), t, f, sp, true);
+        true
     }
 
     /// `a && b && c ...` (or `||`) as a condition: the left-deep spine of
@@ -870,7 +962,10 @@ impl<'t> FnLowerer<'_, 't> {
             if s.kind() != "binary_expression" || self.op_text(s) != op {
                 break;
             }
-            match (s.child_by_field_name("left"), s.child_by_field_name("right")) {
+            match (
+                s.child_by_field_name("left"),
+                s.child_by_field_name("right"),
+            ) {
                 (Some(sl), Some(sr)) => {
                     rights.push(sr);
                     cur = sl;
@@ -893,7 +988,11 @@ impl<'t> FnLowerer<'_, 't> {
             return;
         };
         for x in init {
-            let name = if is_and { "land.lhs.true" } else { "lor.lhs.false" };
+            let name = if is_and {
+                "land.lhs.true"
+            } else {
+                "lor.lhs.false"
+            };
             let mid = self.b.new_block(name, Some(span(e)));
             if is_and {
                 self.cond(Some(*x), mid, f, sp, true);
@@ -911,8 +1010,10 @@ impl<'t> FnLowerer<'_, 't> {
             .child_by_field_name("operator")
             .map(|o| self.text(o))
             .unwrap_or("=");
-        let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right"))
-        else {
+        let (Some(l), Some(r)) = (
+            e.child_by_field_name("left"),
+            e.child_by_field_name("right"),
+        ) else {
             for c in named_children(e) {
                 let _ = self.value(c);
             }
@@ -1003,6 +1104,9 @@ impl<'t> FnLowerer<'_, 't> {
             let mut name = self.text(callee).to_string();
             let shadowed = self.lookup(&name).is_some();
             if !shadowed && self.file.is_fn_macro(&name, offset) {
+                if let Some(rv) = self.macro_builtin(e, &name, Some((callee, args))) {
+                    return rv;
+                }
                 // a function-like macro: its arguments are evaluated where
                 // the expansion puts them; nothing is called
                 let _ = self.call_args(args);
@@ -1012,6 +1116,10 @@ impl<'t> FnLowerer<'_, 't> {
                 if let Some(alias) = self.file.macro_alias(&name, offset) {
                     name = alias;
                 }
+            }
+            if name == "_Pragma" || name == "__pragma" {
+                // a pragma operator elsewhere than before a loop: no code
+                return Rv::other();
             }
             if name.starts_with("__builtin_csa_") {
                 return self.builtin_call(e, &name, callee, args);
@@ -1116,6 +1224,95 @@ impl<'t> FnLowerer<'_, 't> {
             result: None,
         });
         Rv::new(Val::Builtin(id), Some(CType::int()))
+    }
+
+    #[inline(never)]
+    /// A macro whose body is one CSA builtin call, used at `use_node` (an
+    /// identifier, or a call of a function-like macro with its name node and
+    /// arguments): lowered as that builtin at the use site. Arguments that
+    /// are macro parameters take the actual arguments' values.
+    fn macro_builtin(
+        &mut self,
+        use_node: Node<'_>,
+        name: &str,
+        call: Option<(Node<'_>, Option<Node<'_>>)>,
+    ) -> Option<Rv> {
+        let offset = use_node.start_byte();
+        let (params, body) = match &self.file.macro_at(name, offset)?.kind {
+            MacroKind::Object { body } if call.is_none() => (Vec::new(), body.clone()),
+            MacroKind::Function { params, body } if call.is_some() => {
+                (params.clone(), body.clone())
+            }
+            _ => return None,
+        };
+        let (builtin, arg_texts) = super::builtin_in_macro(&body)?;
+        let actuals: Vec<Node> = call
+            .and_then(|(_, a)| a)
+            .map(|a| {
+                named_children(a)
+                    .into_iter()
+                    .filter(|c| c.kind() != "comment")
+                    .collect()
+            })
+            .unwrap_or_default();
+        let name_span = call.map(|(n, _)| span(n)).unwrap_or_else(|| span(use_node));
+        let mut args = Vec::new();
+        for t in &arg_texts {
+            let mut t = t.as_str();
+            while let Some(inner) = t.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+                if !super::balanced(inner) {
+                    break;
+                }
+                t = inner.trim();
+            }
+            let actual = params
+                .iter()
+                .position(|p| p == t)
+                .and_then(|i| actuals.get(i).copied());
+            let arg = match actual {
+                Some(a) => BuiltinArg {
+                    value: self.builtin_arg(a),
+                    span: span(a),
+                },
+                None => BuiltinArg {
+                    value: self.macro_arg_text(t, use_node),
+                    span: span(use_node),
+                },
+            };
+            args.push(arg);
+        }
+        let kind = BuiltinKind::from_name(&builtin).unwrap_or(BuiltinKind::Other);
+        let id = self.b.add_builtin(BuiltinCall {
+            kind,
+            name: builtin,
+            span: self.call_span(use_node),
+            name_span,
+            args,
+            block: BlockId(0),
+            result: None,
+        });
+        Some(Rv::new(Val::Builtin(id), Some(CType::int())))
+    }
+
+    /// A builtin argument written inside a macro body.
+    fn macro_arg_text(&mut self, t: &str, at: Node<'_>) -> ArgValue {
+        let toks = super::consts::tokenize(t);
+        if let Some(c) = super::consts::eval_tokens(&toks, self, at.start_byte(), 0) {
+            return ArgValue::Int(c);
+        }
+        if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
+            return ArgValue::Str(string_literal_value(t));
+        }
+        if let [super::consts::Tok::Ident(id)] = toks.as_slice() {
+            if let Ident::Var(v) = self.resolve_ident(id, at) {
+                let place = Place::whole(v, self.ctype(v));
+                if !place.ctype.is_array() {
+                    self.emit_access(false, &place, None, span(at));
+                    return ArgValue::Var(v);
+                }
+            }
+        }
+        ArgValue::Other
     }
 
     #[inline(never)]

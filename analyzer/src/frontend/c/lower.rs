@@ -20,6 +20,21 @@ use tree_sitter::Node;
 /// function is marked with a syntax error.
 pub(crate) const MAX_DEPTH: u32 = 400;
 
+/// Bound on the stack the recursive lowering of one function may use, in
+/// bytes. Frame sizes vary a lot with the optimisation level (an
+/// unoptimised build needs several KiB per nesting level), so the nesting
+/// is also bounded by the stack actually used: this keeps a 2 MiB thread
+/// safe in every build.
+const STACK_BUDGET: usize = 1 << 20;
+
+/// An address on the current stack (for measuring stack use; never
+/// dereferenced).
+#[inline(never)]
+fn stack_position() -> usize {
+    let probe = 0u8;
+    std::hint::black_box(std::ptr::addr_of!(probe)) as usize
+}
+
 /// A loop or switch: where `break` and `continue` go.
 struct Jump {
     brk: BlockId,
@@ -84,6 +99,8 @@ pub(crate) struct FnLowerer<'f, 't> {
     /// Every variable whose address was used as a value (for `escapes`).
     pub escape_log: Vec<VarId>,
     pub depth: u32,
+    /// Stack position when the lowering started.
+    stack_base: usize,
     /// A call expression (by node id) that is a whole expression statement,
     /// with the statement's span.
     pub call_stmt: Option<(usize, Span)>,
@@ -100,7 +117,9 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     let name = name_node
         .map(|x| file.text(x).to_string())
         .unwrap_or_else(|| "<anonymous>".to_string());
-    let name_span = name_node.map(span).unwrap_or_else(|| Span::empty_at(n.start_byte()));
+    let name_span = name_node
+        .map(span)
+        .unwrap_or_else(|| Span::empty_at(n.start_byte()));
     let b = FunctionBuilder::new(name, Lang::C, span(n), name_span);
     let mut l = FnLowerer {
         file,
@@ -117,6 +136,7 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
         read_log: Vec::new(),
         escape_log: Vec::new(),
         depth: 0,
+        stack_base: stack_position(),
         call_stmt: None,
         depth_error: None,
     };
@@ -223,9 +243,9 @@ pub(crate) fn is_expression_kind(kind: &str) -> bool {
 /// A statement whose body slot is a MISSING empty statement.
 fn missing_body(n: Node<'_>) -> bool {
     match n.kind() {
-        "for_statement" | "while_statement" => n
-            .child_by_field_name("body")
-            .is_some_and(is_missing_stmt),
+        "for_statement" | "while_statement" => {
+            n.child_by_field_name("body").is_some_and(is_missing_stmt)
+        }
         "if_statement" => {
             n.child_by_field_name("alternative").is_none()
                 && n.child_by_field_name("consequence")
@@ -238,6 +258,12 @@ fn missing_body(n: Node<'_>) -> bool {
 impl<'f, 't> FnLowerer<'f, 't> {
     pub fn text(&self, n: Node<'_>) -> &'t str {
         node_text(n, self.file.src)
+    }
+
+    /// Whether the recursive lowering must stop descending: beyond
+    /// [`MAX_DEPTH`] levels or [`STACK_BUDGET`] bytes of stack.
+    pub fn too_deep(&self) -> bool {
+        self.depth >= MAX_DEPTH || stack_position().abs_diff(self.stack_base) > STACK_BUDGET
     }
 
     // ----- scopes and names -------------------------------------------------
@@ -269,7 +295,11 @@ impl<'f, 't> FnLowerer<'f, 't> {
     }
 
     pub fn var_const(&self, v: VarId) -> Option<i64> {
-        self.b.func().vars.get(v.index()).and_then(|x| x.ty.const_value)
+        self.b
+            .func()
+            .vars
+            .get(v.index())
+            .and_then(|x| x.ty.const_value)
     }
 
     pub fn ctype(&self, v: VarId) -> CType {
@@ -346,7 +376,11 @@ impl<'f, 't> FnLowerer<'f, 't> {
         {
             return Ident::Func;
         }
-        Ident::Var(self.global_var(&name, at))
+        match super::standard_macro(&name) {
+            Some(Some(c)) => Ident::Const(c),
+            Some(None) => Ident::Opaque,
+            None => Ident::Var(self.global_var(&name, at)),
+        }
     }
 
     /// Integer value of a constant expression (literals, macros,
@@ -588,6 +622,11 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 i += 1;
                 continue;
             }
+            if let Some(p) = self.pragma_operator(n) {
+                pending.push(p);
+                i += 1;
+                continue;
+            }
             if !n.is_named() || n.kind() == "comment" {
                 i += 1;
                 continue;
@@ -620,8 +659,37 @@ impl<'f, 't> FnLowerer<'f, 't> {
         }
     }
 
+    /// `_Pragma("...");` as a statement: a pragma for what follows.
+    fn pragma_operator(&self, n: Node<'_>) -> Option<Pragma> {
+        if n.kind() != "expression_statement" {
+            return None;
+        }
+        let call = n.named_child(0)?;
+        if call.kind() != "call_expression" {
+            return None;
+        }
+        let f = call.child_by_field_name("function")?;
+        if !matches!(self.text(f), "_Pragma" | "__pragma") {
+            return None;
+        }
+        let arg = call.child_by_field_name("arguments")?.named_child(0)?;
+        let text = match strip_parens(arg).kind() {
+            "string_literal" | "concatenated_string" => {
+                super::consts::string_literal_value(self.text(strip_parens(arg)))
+            }
+            // `__pragma(omp parallel for)` (MSVC): the tokens themselves
+            _ => self.text(arg).to_string(),
+        };
+        Some(pragma::parse_text(
+            &text,
+            span(call),
+            self.file,
+            n.start_byte(),
+        ))
+    }
+
     pub fn stmt_ex(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
-        if self.depth >= MAX_DEPTH {
+        if self.too_deep() {
             self.depth_error.get_or_insert(span(n));
             return;
         }
@@ -630,26 +698,12 @@ impl<'f, 't> FnLowerer<'f, 't> {
         self.depth -= 1;
     }
 
+    /// Dispatches on the statement kind; every arm is its own function so
+    /// that the frames on a deep recursion stay small.
     fn stmt_inner(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
         match n.kind() {
-            "compound_statement" => {
-                self.push_scope();
-                let items = children(n);
-                self.block_items(&items);
-                self.pop_scope();
-            }
-            "expression_statement" => {
-                if let Some(e) = named_children(n)
-                    .into_iter()
-                    .find(|c| c.kind() != "comment")
-                {
-                    if e.kind() == "call_expression" {
-                        self.call_stmt = Some((e.id(), span(n)));
-                    }
-                    let _ = self.value(e);
-                    self.call_stmt = None;
-                }
-            }
+            "compound_statement" => self.compound(n),
+            "expression_statement" => self.expression_stmt(n),
             "declaration" => self.declaration(n),
             "if_statement" => self.if_stmt(n, chain),
             "while_statement" => self.while_stmt(n, pragmas, chain),
@@ -658,68 +712,97 @@ impl<'f, 't> FnLowerer<'f, 't> {
             "switch_statement" => self.switch_stmt(n),
             "case_statement" => self.case_stmt(n),
             "labeled_statement" => self.labeled_stmt(n, pragmas, chain),
-            "goto_statement" => {
-                if let Some(l) = n.child_by_field_name("label") {
-                    let name = self.text(l).to_string();
-                    let blk = self.label_block(&name);
-                    self.b.terminate(TermKind::Goto(blk), Some(span(n)));
-                }
+            "goto_statement" | "break_statement" | "continue_statement" | "return_statement" => {
+                self.jump_stmt(n)
             }
-            "break_statement" => {
-                if let Some(t) = self.jumps.last().map(|j| j.brk) {
-                    self.b.terminate(TermKind::Goto(t), Some(span(n)));
-                }
+            "attributed_statement" => self.attributed_stmt(n, pragmas, chain),
+            "preproc_if" | "preproc_ifdef" | "ERROR" | "seh_try_statement" => {
+                self.container_stmt(n)
             }
-            "continue_statement" => {
-                if let Some(t) = self.jumps.iter().rev().find_map(|j| j.cont) {
-                    self.b.terminate(TermKind::Goto(t), Some(span(n)));
-                }
+            // `foo(x)` before a missing `;` parses as a macro type
+            // specifier inside an ERROR node: lower it as the call it is
+            "macro_type_specifier" => self.macro_type_call(n),
+            k if is_expression_kind(k) => {
+                let _ = self.value(n);
             }
-            "return_statement" => {
+            _ => {}
+        }
+    }
+
+    #[inline(never)]
+    fn compound(&mut self, n: Node<'_>) {
+        self.push_scope();
+        let items = children(n);
+        self.block_items(&items);
+        self.pop_scope();
+    }
+
+    #[inline(never)]
+    fn expression_stmt(&mut self, n: Node<'_>) {
+        if let Some(e) = named_children(n)
+            .into_iter()
+            .find(|c| c.kind() != "comment")
+        {
+            self.call_stmt = Some((e.id(), span(n)));
+            let _ = self.value(e);
+            self.call_stmt = None;
+        }
+    }
+
+    /// `goto`, `break`, `continue`, `return`.
+    #[inline(never)]
+    fn jump_stmt(&mut self, n: Node<'_>) {
+        let target = match n.kind() {
+            "goto_statement" => n.child_by_field_name("label").map(|l| {
+                let name = self.text(l).to_string();
+                self.label_block(&name)
+            }),
+            "break_statement" => self.jumps.last().map(|j| j.brk),
+            "continue_statement" => self.jumps.iter().rev().find_map(|j| j.cont),
+            _ => {
                 if let Some(e) = named_children(n)
                     .into_iter()
                     .find(|c| c.kind() != "comment")
                 {
                     let _ = self.value(e);
                 }
-                let r = self.b.return_block();
-                self.b.terminate(TermKind::Goto(r), Some(span(n)));
+                Some(self.b.return_block())
             }
-            "attributed_statement" => {
-                let mut pragmas = pragmas;
-                let mut inner = None;
-                for c in named_children(n) {
-                    if c.kind() == "attribute_declaration" {
-                        let ivdep = named_children(c).into_iter().any(|a| {
-                            a.kind() == "attribute"
-                                && a.child_by_field_name("name")
-                                    .is_some_and(|x| self.text(x) == "ivdep")
-                        });
-                        if ivdep {
-                            pragmas.push(Pragma::Ivdep(span(c)));
-                        }
-                    } else if c.kind() != "comment" {
-                        inner = Some(c);
-                    }
+        };
+        if let Some(t) = target {
+            self.b.terminate(TermKind::Goto(t), Some(span(n)));
+        }
+    }
+
+    /// `[[intel::ivdep]] for (...)`: attributes become pragmas.
+    #[inline(never)]
+    fn attributed_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
+        let mut pragmas = pragmas;
+        let mut inner = None;
+        for c in named_children(n) {
+            if c.kind() == "attribute_declaration" {
+                let ivdep = named_children(c).into_iter().any(|a| {
+                    a.kind() == "attribute"
+                        && a.child_by_field_name("name")
+                            .is_some_and(|x| self.text(x) == "ivdep")
+                });
+                if ivdep {
+                    pragmas.push(Pragma::Ivdep(span(c)));
                 }
-                if let Some(s) = inner {
-                    self.stmt_inner(s, pragmas, chain);
-                }
+            } else if c.kind() != "comment" {
+                inner = Some(c);
             }
-            "preproc_if" | "preproc_ifdef" => {
-                let items: Vec<Node> = children(n)
-                    .into_iter()
-                    .filter(|c| c.is_named() && !is_alternative_of(n, *c))
-                    .collect();
-                self.block_items(&items);
-            }
-            "ERROR" => {
-                let items = named_children(n);
-                self.block_items(&items);
-            }
-            // `foo(x)` before a missing `;` parses as a macro type
-            // specifier inside an ERROR node: lower it as the call it is
-            "macro_type_specifier" => self.macro_type_call(n),
+        }
+        if let Some(s) = inner {
+            self.stmt_ex(s, pragmas, chain);
+        }
+    }
+
+    /// Preprocessor conditionals (first branch), ERROR nodes and SEH
+    /// blocks: their contents in order.
+    #[inline(never)]
+    fn container_stmt(&mut self, n: Node<'_>) {
+        match n.kind() {
             "seh_try_statement" => {
                 for c in named_children(n) {
                     match c.kind() {
@@ -733,10 +816,17 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     }
                 }
             }
-            k if is_expression_kind(k) => {
-                let _ = self.value(n);
+            "ERROR" => {
+                let items = named_children(n);
+                self.block_items(&items);
             }
-            _ => {}
+            _ => {
+                let items: Vec<Node> = children(n)
+                    .into_iter()
+                    .filter(|c| c.is_named() && !is_alternative_of(n, *c))
+                    .collect();
+                self.block_items(&items);
+            }
         }
     }
 
@@ -875,9 +965,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     fn while_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
         let sp = span(n);
         let (_, ivdep, _) = Self::loop_attrs(&pragmas);
-        let cond = n
-            .child_by_field_name("condition")
-            .map(|c| strip_parens(c));
+        let cond = n.child_by_field_name("condition").map(|c| strip_parens(c));
         let (body, body_pragmas, rest) = self.body_or_chain(n.child_by_field_name("body"), chain);
         let cond_b = self.b.new_block("while.cond", Some(sp));
         self.b.enter(cond_b);
@@ -894,7 +982,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             ivdep,
         });
         let csp = cond.map(span).unwrap_or(sp);
-        self.cond(cond, body_b, end_b, csp, true);
+        self.cond_as_value(cond, body_b, end_b, csp);
         self.jumps.push(Jump {
             brk: end_b,
             cont: Some(cond_b),
@@ -912,9 +1000,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     fn do_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>) {
         let sp = span(n);
         let (_, ivdep, _) = Self::loop_attrs(&pragmas);
-        let cond = n
-            .child_by_field_name("condition")
-            .map(|c| strip_parens(c));
+        let cond = n.child_by_field_name("condition").map(|c| strip_parens(c));
         let body_b = self.b.new_block("do.body", Some(sp));
         let cond_b = self.b.new_block("do.cond", Some(sp));
         let end_b = self.b.new_block("do.end", Some(sp));
@@ -939,7 +1025,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         self.jumps.pop();
         self.b.enter(cond_b);
         let csp = cond.map(span).unwrap_or(sp);
-        self.cond(cond, body_b, end_b, csp, true);
+        self.cond_as_value(cond, body_b, end_b, csp);
         self.b.set_current(Some(end_b));
     }
 
@@ -1027,7 +1113,10 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     if id.kind() != "identifier" {
                         return None;
                     }
-                    (self.text(id), self.const_value(d.child_by_field_name("value")?)?)
+                    (
+                        self.text(id),
+                        self.const_value(d.child_by_field_name("value")?)?,
+                    )
                 }
                 "assignment_expression" => {
                     let op = init.child_by_field_name("operator")?;
@@ -1035,7 +1124,10 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     if self.text(op) != "=" || l.kind() != "identifier" {
                         return None;
                     }
-                    (self.text(l), self.const_value(init.child_by_field_name("right")?)?)
+                    (
+                        self.text(l),
+                        self.const_value(init.child_by_field_name("right")?)?,
+                    )
                 }
                 _ => return None,
             }
@@ -1136,8 +1228,12 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let sw_block = self.b.ensure_block();
         let epilog = self.b.new_block("sw.epilog", Some(sp));
         let csp = cond.map(|c| span(strip_parens(c))).unwrap_or(sp);
-        self.b
-            .terminate(TermKind::Switch { targets: Vec::new() }, Some(csp));
+        self.b.terminate(
+            TermKind::Switch {
+                targets: Vec::new(),
+            },
+            Some(csp),
+        );
         self.switches.push(SwitchCtx::default());
         self.jumps.push(Jump {
             brk: epilog,
@@ -1165,10 +1261,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
             let label_end = colon.map(|i| kids[i].end_byte()).unwrap_or(n.start_byte());
             let lsp = Span::new(n.start_byte(), label_end);
             let is_default = value.is_none();
-            let blk = self.b.new_block(
-                if is_default { "sw.default" } else { "sw.bb" },
-                Some(lsp),
-            );
+            let blk = self
+                .b
+                .new_block(if is_default { "sw.default" } else { "sw.bb" }, Some(lsp));
             self.b.enter(blk);
             if let Some(sw) = self.switches.last_mut() {
                 if is_default {
@@ -1200,11 +1295,12 @@ fn adjust_param(ty: CType, decl: Node<'_>, file: &FileCtx<'_>) -> CType {
                         .any(|c| super::is_restrict_qualifier(*c, file));
                 }
                 match cur.kind() {
-                    "parenthesized_declarator" | "attributed_declarator" => match cur.named_child(0)
-                    {
-                        Some(c) => cur = c,
-                        None => break,
-                    },
+                    "parenthesized_declarator" | "attributed_declarator" => {
+                        match cur.named_child(0) {
+                            Some(c) => cur = c,
+                            None => break,
+                        }
+                    }
                     _ => match cur.child_by_field_name("declarator") {
                         Some(c) => cur = c,
                         None => break,

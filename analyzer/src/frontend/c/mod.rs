@@ -1,15 +1,32 @@
 //! C front end: tree-sitter-c trees to IR (SEMANTICS.md §3, clang's CFG shape).
 //!
 //! Two passes over the tree:
-//! 1. [`FileCtx::scan`] collects file-wide facts in document order: object-
+//! 1. `FileCtx::scan` collects file-wide facts in document order: object-
 //!    and function-like macros, enumerators, typedefs, struct/union layouts,
 //!    file-scope variables and function prototypes.
-//! 2. Every `function_definition` is lowered by [`lower::FnLowerer`]
+//! 2. Every `function_definition` is lowered by `lower::FnLowerer`
 //!    (statements in `lower.rs`, expressions and conditions in `expr.rs`).
 //!
 //! Nothing here recurses without a bound: tree walks use explicit stacks or
-//! cursors, and the statement/expression lowering counts its nesting and
-//! treats subtrees beyond [`lower::MAX_DEPTH`] as opaque.
+//! cursors, `else if` chains and left-deep `a + b + ...`/`a && b && ...`
+//! chains are lowered iteratively, and the remaining statement/expression
+//! recursion stops at `lower::MAX_DEPTH` levels or a stack budget
+//! (`FnLowerer::too_deep`): deeper expressions become an opaque indirect
+//! call, deeper statements are skipped and mark the function as having a
+//! syntax error. Constant evaluation is bounded separately.
+//!
+//! Conventions beyond the IR's contract (see `ir/mod.rs`):
+//! * every read of a variable is an access, including the pointer variable
+//!   read before `*p`/`p[i]`/`p->f` (a register read unless the pointer is
+//!   in memory: the memory model decides);
+//! * `#define`d integer constants, enumerators, `const` variables with a
+//!   constant initialiser and common standard-header constants (`INT_MAX`,
+//!   `EOF`...) are folded: their uses produce no access;
+//! * a constant `if` condition elides the dead arm like clang (unless it
+//!   holds a label); constant loop conditions become unconditional jumps;
+//! * an object- or function-like macro whose body is a single
+//!   `__builtin_csa_*` call is lowered as that builtin at the use site;
+//! * `static` locals get a `Decl` but no initialising write (static data).
 
 mod consts;
 mod expr;
@@ -23,7 +40,7 @@ mod tests;
 use super::{FrontendOptions, LoweredFile};
 use crate::source::Span;
 use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use tree_sitter::{Node, Parser};
 use types::{Base, CType, Layer, StructDef, StructRef};
@@ -202,7 +219,7 @@ pub(crate) fn is_pragma(n: Node<'_>, src: &str) -> bool {
 #[derive(Clone, Debug)]
 pub(crate) enum MacroKind {
     Object { body: String },
-    Function,
+    Function { params: Vec<String>, body: String },
     Undef,
 }
 
@@ -221,8 +238,10 @@ pub(crate) struct GlobalDecl {
     pub const_value: Option<i64>,
 }
 
-/// Bound on macro-in-macro expansion.
+/// Bound on chains of alias macros (`#define A B`).
 const MAX_MACRO_DEPTH: u32 = 32;
+/// Uncached macro evaluations per file.
+const MACRO_BUDGET: u32 = 200_000;
 /// Bound on struct-in-struct definitions.
 const MAX_STRUCT_DEPTH: u32 = 64;
 
@@ -239,6 +258,10 @@ pub(crate) struct FileCtx<'t> {
     /// Functions defined or declared at file scope, with their types.
     pub functions: HashMap<String, CType>,
     macro_cache: RefCell<HashMap<(String, usize), Option<i64>>>,
+    /// Macro expansions left for the whole file (uncached evaluations).
+    macro_budget: Cell<u32>,
+    /// Set when an evaluation hit the nesting bound or the budget.
+    macro_limited: Cell<bool>,
 }
 
 impl<'t> FileCtx<'t> {
@@ -254,6 +277,8 @@ impl<'t> FileCtx<'t> {
             globals: HashMap::new(),
             functions: HashMap::new(),
             macro_cache: RefCell::new(HashMap::new()),
+            macro_budget: Cell::new(MACRO_BUDGET),
+            macro_limited: Cell::new(false),
         }
     }
 
@@ -272,12 +297,26 @@ impl<'t> FileCtx<'t> {
                 "preproc_def" => self.scan_define(n),
                 "preproc_function_def" => {
                     if let Some(name) = n.child_by_field_name("name") {
+                        let params = n
+                            .child_by_field_name("parameters")
+                            .map(|p| {
+                                named_children(p)
+                                    .into_iter()
+                                    .filter(|c| c.kind() == "identifier")
+                                    .map(|c| self.text(c).to_string())
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        let body = n
+                            .child_by_field_name("value")
+                            .map(|v| self.text(v).to_string())
+                            .unwrap_or_default();
                         self.macros
                             .entry(self.text(name).to_string())
                             .or_default()
                             .push(MacroDef {
                                 offset: n.start_byte(),
-                                kind: MacroKind::Function,
+                                kind: MacroKind::Function { params, body },
                             });
                     }
                 }
@@ -600,7 +639,9 @@ impl<'t> FileCtx<'t> {
                     return (ty, Some(cur));
                 }
                 "pointer_declarator" | "abstract_pointer_declarator" => {
-                    let restrict = children(cur).iter().any(|c| is_restrict_qualifier(*c, self));
+                    let restrict = children(cur)
+                        .iter()
+                        .any(|c| is_restrict_qualifier(*c, self));
                     ty = ty.wrap(Layer::Ptr { restrict });
                 }
                 "array_declarator" | "abstract_array_declarator" => {
@@ -672,11 +713,10 @@ impl<'t> FileCtx<'t> {
         }
     }
 
-    /// The integer value of an object-like macro at `offset`.
+    /// The integer value of an object-like macro at `offset`. Values are
+    /// cached per definition, except when an evaluation ran into the nesting
+    /// bound or the file's expansion budget (then it may succeed elsewhere).
     pub fn macro_value(&self, name: &str, offset: usize, depth: u32) -> Option<i64> {
-        if depth > MAX_MACRO_DEPTH {
-            return None;
-        }
         let def = self.macro_at(name, offset)?;
         let MacroKind::Object { body } = &def.kind else {
             return None;
@@ -685,10 +725,23 @@ impl<'t> FileCtx<'t> {
         if let Some(v) = self.macro_cache.borrow().get(&key) {
             return *v;
         }
-        // provisional entry: cuts cycles and exponential re-expansion
+        let budget = self.macro_budget.get();
+        if depth > consts::MAX_EVAL_DEPTH || budget == 0 {
+            self.macro_limited.set(true);
+            return None;
+        }
+        self.macro_budget.set(budget - 1);
+        let outer_limited = self.macro_limited.replace(false);
+        // provisional entry: cuts cycles
         self.macro_cache.borrow_mut().insert(key.clone(), None);
         let v = eval_tokens(&tokenize(body), self, offset, depth + 1);
-        self.macro_cache.borrow_mut().insert(key, v);
+        let limited = self.macro_limited.get();
+        if limited {
+            self.macro_cache.borrow_mut().remove(&key);
+        } else {
+            self.macro_cache.borrow_mut().insert(key, v);
+        }
+        self.macro_limited.set(outer_limited || limited);
         v
     }
 
@@ -721,7 +774,7 @@ impl<'t> FileCtx<'t> {
         matches!(
             self.macro_at(name, offset),
             Some(MacroDef {
-                kind: MacroKind::Function,
+                kind: MacroKind::Function { .. },
                 ..
             })
         )
@@ -750,7 +803,11 @@ impl ConstEnv for FileCtx<'_> {
         if let Some(v) = self.enums.get(name) {
             return Some(*v);
         }
-        self.globals.get(name).and_then(|g| g.const_value)
+        match self.globals.get(name) {
+            Some(g) => g.const_value,
+            None if !self.functions.contains_key(name) => standard_macro(name).flatten(),
+            None => None,
+        }
     }
 
     fn is_type_name(&self, name: &str) -> bool {
@@ -761,6 +818,136 @@ impl ConstEnv for FileCtx<'_> {
             )
             || self.is_typedef(name)
     }
+}
+
+/// Object-like macros of the standard headers (which the front end never
+/// sees): `Some(Some(v))` an integer constant, `Some(None)` a non-integer
+/// constant (no access either), `None` not a standard macro.
+pub(crate) fn standard_macro(name: &str) -> Option<Option<i64>> {
+    let v = match name {
+        "EOF" => -1,
+        "EXIT_SUCCESS" => 0,
+        "EXIT_FAILURE" => 1,
+        "CHAR_BIT" => 8,
+        "SCHAR_MAX" | "INT8_MAX" => i8::MAX as i64,
+        "SCHAR_MIN" | "INT8_MIN" => i8::MIN as i64,
+        "UCHAR_MAX" | "UINT8_MAX" => u8::MAX as i64,
+        "SHRT_MAX" | "INT16_MAX" => i16::MAX as i64,
+        "SHRT_MIN" | "INT16_MIN" => i16::MIN as i64,
+        "USHRT_MAX" | "UINT16_MAX" => u16::MAX as i64,
+        "INT_MAX" | "INT32_MAX" | "RAND_MAX" => i32::MAX as i64,
+        "INT_MIN" | "INT32_MIN" => i32::MIN as i64,
+        "UINT_MAX" | "UINT32_MAX" => u32::MAX as i64,
+        "LONG_MAX" | "LLONG_MAX" | "INT64_MAX" | "SSIZE_MAX" | "PTRDIFF_MAX" | "INTMAX_MAX" => {
+            i64::MAX
+        }
+        "LONG_MIN" | "LLONG_MIN" | "INT64_MIN" | "PTRDIFF_MIN" | "INTMAX_MIN" => i64::MIN,
+        "ULONG_MAX" | "ULLONG_MAX" | "UINT64_MAX" | "SIZE_MAX" | "UINTMAX_MAX" => -1,
+        "FLT_MAX" | "FLT_MIN" | "FLT_EPSILON" | "DBL_MAX" | "DBL_MIN" | "DBL_EPSILON"
+        | "LDBL_MAX" | "LDBL_MIN" | "LDBL_EPSILON" | "HUGE_VAL" | "HUGE_VALF" | "HUGE_VALL"
+        | "INFINITY" | "NAN" | "M_PI" | "M_PI_2" | "M_PI_4" | "M_1_PI" | "M_2_PI" | "M_E"
+        | "M_LN2" | "M_LN10" | "M_LOG2E" | "M_LOG10E" | "M_SQRT2" | "M_SQRT1_2" => {
+            return Some(None)
+        }
+        _ => return None,
+    };
+    Some(Some(v))
+}
+
+/// A macro body that is one CSA builtin call (`__builtin_csa_spmd(w, 0)`,
+/// optionally parenthesised or followed by `;`): the builtin's name and its
+/// argument texts.
+pub(crate) fn builtin_in_macro(body: &str) -> Option<(String, Vec<String>)> {
+    let mut t = body.trim();
+    for _ in 0..16 {
+        let stripped = t.strip_suffix(';').map(str::trim_end).unwrap_or(t);
+        t = stripped;
+        match t.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+            Some(inner) if balanced(inner) => t = inner.trim(),
+            _ => break,
+        }
+    }
+    if !t.starts_with("__builtin_csa_") {
+        return None;
+    }
+    let name_end = t
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(t.len());
+    let name = &t[..name_end];
+    let rest = t[name_end..].trim_start();
+    let inner = rest.strip_prefix('(')?.strip_suffix(')')?;
+    if !balanced(inner) {
+        return None;
+    }
+    let mut args = Vec::new();
+    let mut level = 0i32;
+    let mut in_str: Option<char> = None;
+    let mut escaped = false;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        if let Some(q) = in_str {
+            cur.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                in_str = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => {
+                in_str = Some(c);
+                cur.push(c);
+            }
+            '(' | '[' | '{' => {
+                level += 1;
+                cur.push(c);
+            }
+            ')' | ']' | '}' => {
+                level -= 1;
+                cur.push(c);
+            }
+            ',' if level == 0 => args.push(std::mem::take(&mut cur).trim().to_string()),
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() || !args.is_empty() {
+        args.push(cur.trim().to_string());
+    }
+    Some((name.to_string(), args))
+}
+
+/// Parentheses outside string literals balance (and never go negative).
+pub(crate) fn balanced(s: &str) -> bool {
+    let mut level = 0i32;
+    let mut in_str: Option<char> = None;
+    let mut escaped = false;
+    for c in s.chars() {
+        if let Some(q) = in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                in_str = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => in_str = Some(c),
+            '(' => level += 1,
+            ')' => {
+                level -= 1;
+                if level < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    level == 0 && in_str.is_none()
 }
 
 /// `const` among a declaration's own qualifiers (`const int N`).

@@ -65,10 +65,14 @@ pub(crate) fn parse(n: Node<'_>, file: &FileCtx<'_>) -> Pragma {
         .child_by_field_name("argument")
         .map(|a| file.text(a))
         .unwrap_or("");
+    parse_text(arg, pragma_span(n, file.src), file, n.start_byte())
+}
+
+/// Classifies the text of a pragma (after `#pragma`, or the string of a
+/// `_Pragma("...")`); `sp` is the span to report.
+pub(crate) fn parse_text(arg: &str, sp: Span, file: &FileCtx<'_>, offset: usize) -> Pragma {
     let w = words(arg);
     let w: Vec<&str> = w.iter().map(|s| s.as_str()).collect();
-    let sp = pragma_span(n, file.src);
-    let offset = n.start_byte();
     match w.as_slice() {
         ["omp", rest @ ..] => {
             let is_for = matches!(rest, ["parallel", "for", ..] | ["for", ..]);

@@ -22,7 +22,6 @@ fn dump(text: &str, name: &str) -> String {
     dump_function(&f, Some(&SourceText::new(text.to_string())))
 }
 
-
 /// `(name, source, function, expected dump)`: each source is lowered and the
 /// named function's dump must match exactly.
 const CASES: &[(&str, &str, &str, &str)] = &[
@@ -269,7 +268,7 @@ bb9 return:
 "#,
     ),
     (
-        "short-circuit conditions: &&, ||, !, ?: branch like EmitBranchOnBoolExpr",
+        "short-circuit conditions: &&, ||, !, ?: branch like EmitBranchOnBoolExpr in if/for; while/do conditions are values (EvaluateExprAsBool)",
         r#"void f(int a, int b, int c) {
   if (a && b || !c) a = 1;
   if (c ? a : b) a = 2;
@@ -311,26 +310,28 @@ bb8 cond.false:
   -> branch bb5 bb6
 bb9 while.cond:
   read a int                     @4:10
-  -> branch bb12 bb11
+  -> branch bb14 bb13
 bb10 while.body:
   read a int                     @4:23
   write a int                    @4:23
   -> goto bb9
 bb11 while.end:
   read b int                     @5:12
-  -> branch bb14 bb15
-bb12 land.lhs.true:
-  read b int                     @4:15
-  -> branch bb13 bb11
-bb13 land.lhs.true:
+  -> branch bb15 bb16
+bb12 land.rhs:
   read c int                     @4:20
+  -> goto bb13
+bb13 land.end:
   -> branch bb10 bb11
-bb14 if.then:
+bb14 land.lhs.true:
+  read b int                     @4:15
+  -> branch bb12 bb13
+bb15 if.then:
   write a int = 3                @5:15
-  -> goto bb15
-bb15 if.end:
   -> goto bb16
-bb16 return:
+bb16 if.end:
+  -> goto bb17
+bb17 return:
   -> return
 "#,
     ),
@@ -1254,6 +1255,159 @@ bb9 return:
   -> return
 "#,
     ),
+    (
+        "macros whose body is one builtin call are lowered as that builtin",
+        r#"#define PAR __builtin_csa_parallel_loop();
+#define SPMD(w) (__builtin_csa_spmd((w), 0))
+#define KIND "blocked"
+#define WORKERS 8
+#define SPMDZ(w, k) __builtin_csa_spmdization(w, k)
+#define ENTRY(id) __builtin_csa_parallel_region_entry(id)
+void f(double *a, int n) {
+  PAR;
+  for (int i = 0; i < n; i++) a[i] = 0;
+  SPMD(4);
+  SPMDZ(WORKERS, KIND);
+  int r = ENTRY(5);
+  SPMD(n);
+}
+"#,
+        "f",
+        r#"function f
+  var a: param double*
+  var n: param int
+  var i: local int
+  var r: local int
+  loop For header bb1 body bb2 @9:3
+bb0 entry:
+  builtin#0 parallel_loop()      @8:3
+  decl i                         @9:12
+  write i int = 0                @9:12
+  -> goto bb1
+bb1 for.cond:
+  read i int                     @9:19
+  read n int                     @9:23
+  -> branch bb2 bb4
+bb2 for.body:
+  read a ptr                     @9:31
+  read i int                     @9:33
+  write *a double                @9:31
+  -> goto bb3
+bb3 for.inc:
+  read i int                     @9:26
+  write i int                    @9:26
+  -> goto bb1
+bb4 for.end:
+  builtin#1 spmd(4, 0)           @10:3
+  builtin#2 spmdization(8, "blocked") @11:3
+  decl r                         @12:7
+  builtin#3 region_entry(5)      @12:11
+  write r int = builtin#3        @12:7
+  read n int                     @13:8
+  builtin#4 spmd(n, 0)           @13:3
+  -> goto bb5
+bb5 return:
+  -> return
+"#,
+    ),
+    (
+        "else-if chains, nested loops and a statement expression",
+        r#"int f(int *a, int n) {
+  int s = 0;
+  if (n == 0) s = 1;
+  else if (n == 1) s = 2;
+  else if (n == 2) s = 3;
+  else s = ({ int t = a[0]; t + 1; });
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      s += a[i * n + j];
+  return s;
+}
+"#,
+        "f",
+        r#"function f
+  var a: param int*
+  var n: param int
+  var s: local int
+  var t: local int
+  var i: local int
+  var j: local int
+  loop For header bb10 body bb11 @7:3
+  loop For header bb14 body bb15 @8:5
+bb0 entry:
+  decl s                         @2:7
+  write s int = 0                @2:7
+  read n int                     @3:7
+  -> branch bb1 bb2
+bb1 if.then:
+  write s int = 1                @3:15
+  -> goto bb3
+bb2 if.else:
+  read n int                     @4:12
+  -> branch bb4 bb5
+bb3 if.end:
+  decl i                         @7:12
+  write i int = 0                @7:12
+  -> goto bb10
+bb4 if.then:
+  write s int = 2                @4:20
+  -> goto bb6
+bb5 if.else:
+  read n int                     @5:12
+  -> branch bb7 bb8
+bb6 if.end:
+  -> goto bb3
+bb7 if.then:
+  write s int = 3                @5:20
+  -> goto bb9
+bb8 if.else:
+  decl t                         @6:19
+  read a ptr                     @6:23
+  read *a int                    @6:23
+  write t int                    @6:19
+  read t int                     @6:29
+  write s int                    @6:8
+  -> goto bb9
+bb9 if.end:
+  -> goto bb6
+bb10 for.cond:
+  read i int                     @7:19
+  read n int                     @7:23
+  -> branch bb11 bb13
+bb11 for.body:
+  decl j                         @8:14
+  write j int = 0                @8:14
+  -> goto bb14
+bb12 for.inc:
+  read i int                     @7:26
+  write i int                    @7:26
+  -> goto bb10
+bb13 for.end:
+  read s int                     @10:10
+  -> goto bb18
+bb14 for.cond:
+  read j int                     @8:21
+  read i int                     @8:25
+  -> branch bb15 bb17
+bb15 for.body:
+  read a ptr                     @9:12
+  read i int                     @9:14
+  read n int                     @9:18
+  read j int                     @9:22
+  read *a int                    @9:12
+  read s int                     @9:7
+  write s int                    @9:7
+  -> goto bb16
+bb16 for.inc:
+  read j int                     @8:28
+  write j int                    @8:28
+  -> goto bb14
+bb17 for.end:
+  -> goto bb12
+bb18 return:
+  -> return
+"#,
+    ),
 ];
 
 /// Compares dumps; on mismatch prints every actual dump (to update the table).
@@ -1472,6 +1626,80 @@ fn knr_and_function_pointer_definitions() {
     assert_eq!(g.vars[0].name, "a");
 }
 
+#[test]
+fn exponential_macros_terminate() {
+    let mut src = String::from("#define A0 1\n");
+    for i in 1..300 {
+        src.push_str(&format!("#define A{i} (A{p} + A{p})\n", p = i - 1));
+    }
+    src.push_str("void f(int *a) { a[A299] = A20; __builtin_csa_spmd(A40, A5); }\n");
+    let f = on_small_stack(move || func(&src, "f"));
+    // A20 = 2^20 is evaluable; A299 is beyond the nesting bound
+    let d = dump_function(&f, None);
+    assert!(d.contains("spmd(1099511627776, 32)"), "{d}");
+}
+
+#[test]
+fn standard_header_macros_are_constants() {
+    let src = r#"void f(int *a, int c, double x) {
+  for (int i = 0; i < INT_MAX; i++) if (a[i] == EOF) break;
+  x = M_PI * x;
+  a[CHAR_BIT - 1] = errno;
+}
+"#;
+    let f = func(src, "f");
+    let names: Vec<&str> = f.vars.iter().map(|v| v.name.as_str()).collect();
+    // `errno` is not a known constant: a global from a header
+    assert_eq!(names, ["a", "c", "x", "i", "errno"]);
+}
+
+#[test]
+fn unroll_pragma_spellings() {
+    let cases = [
+        ("#pragma unroll", true),
+        ("#pragma unroll 4", true),
+        ("#pragma unroll(4)", true),
+        ("#pragma unroll (8)", true),
+        ("#pragma unroll 3", false),
+        ("#pragma GCC unroll 4", true),
+        ("#pragma clang loop unroll(full)", true),
+        ("#pragma clang loop vectorize(enable) unroll(full)", true),
+        ("#pragma clang loop unroll_count(4)", true),
+        ("#pragma clang loop unroll(enable)", false),
+        ("#pragma nounroll", false),
+        ("#pragma unroll(K)", true),
+        ("#pragma unroll(n)", false),
+    ];
+    for (pragma, unrolled) in cases {
+        let src = format!(
+            "#define K 4\nvoid f(double *a, int n) {{\n  double t[4];\n  {pragma}\n  for (int j = 0; j < 4; j++) t[j] = a[j];\n}}\n"
+        );
+        let f = func(&src, "f");
+        assert_eq!(f.source_loops[0].unrolled, unrolled, "{pragma}");
+        let d = dump_function(&f, None);
+        let expect = if unrolled {
+            "write t[const]"
+        } else {
+            "write t[dyn]"
+        };
+        assert!(d.contains(expect), "{pragma}: {d}");
+    }
+    // the pragma operator
+    let f = func(
+        "void f(double *a) {\n  double t[4];\n  _Pragma(\"unroll\")\n  for (int j = 0; j < 4; j++) t[j] = a[j];\n  _Pragma(\"omp parallel for\") for (int j = 0; j < 4; j++) a[j] = 0;\n}\n",
+        "f",
+    );
+    assert!(f.source_loops[0].unrolled);
+    assert!(f.source_loops[1].omp.is_some());
+    assert!(!dump_function(&f, None).contains("call"));
+    // non-constant trip counts are never fully unrolled
+    let f = func(
+        "void f(double *a, int n) {\n  #pragma unroll\n  for (int j = 0; j < n; j++) a[j] = 0;\n}\n",
+        "f",
+    );
+    assert!(!f.source_loops[0].unrolled);
+}
+
 mod prop {
     use super::*;
     use proptest::prelude::*;
@@ -1557,6 +1785,48 @@ out:
     }
 }
 
+/// Lowers every file in `$CSA_LOWER_FILES` (colon-separated) and reports
+/// sizes and timing (development aid for real-world code).
+#[test]
+fn lower_env_files() {
+    let Ok(paths) = std::env::var("CSA_LOWER_FILES") else {
+        return;
+    };
+    for path in paths.split(':') {
+        let bytes = std::fs::read(path).unwrap();
+        let text = String::from_utf8_lossy(&bytes).to_string();
+        let t = std::time::Instant::now();
+        let out = on_small_stack(move || lower_all(&text));
+        let blocks: usize = out.functions.iter().map(|f| f.blocks.len()).sum();
+        let errs = out
+            .functions
+            .iter()
+            .filter(|f| f.syntax_error.is_some())
+            .count();
+        println!(
+            "{path}: {} functions ({errs} with errors), {blocks} blocks, {} top-level errors, {:?}",
+            out.functions.len(),
+            out.toplevel_errors.len(),
+            t.elapsed()
+        );
+        if std::env::var("CSA_SHOW_ERRORS").is_ok() {
+            let src = SourceText::new(String::from_utf8_lossy(&bytes).to_string());
+            for f in &out.functions {
+                if let Some(e) = f.syntax_error {
+                    let lc = src.line_col(e.start as usize);
+                    println!(
+                        "  {} error at {}:{}: {}",
+                        f.name,
+                        lc.line,
+                        lc.column,
+                        src.line_text(lc.line as usize - 1).trim()
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Dumps every function of `$CSA_DUMP_FILE` (development aid).
 #[test]
 fn dump_env_file() {
@@ -1570,7 +1840,10 @@ fn dump_env_file() {
         println!("{}", dump_function(f, Some(&src)));
         println!("syntax_error: {:?}", f.syntax_error);
         for b in &f.builtins {
-            println!("builtin {} result {:?} block {:?} span {:?}", b.name, b.result, b.block, b.span);
+            println!(
+                "builtin {} result {:?} block {:?} span {:?}",
+                b.name, b.result, b.block, b.span
+            );
         }
     }
     println!("toplevel_errors: {:?}", out.toplevel_errors);
@@ -1579,7 +1852,7 @@ fn dump_env_file() {
 /// Runs `f` on a thread with an ordinary 2 MiB stack.
 fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::Builder::new()
-        .stack_size(std::env::var("CFE_STACK").ok().and_then(|s| s.parse().ok()).unwrap_or(2 << 20))
+        .stack_size(2 << 20)
         .spawn(f)
         .unwrap()
         .join()
@@ -1633,41 +1906,91 @@ fn deep_nesting_shapes_do_not_overflow() {
         format!("void f(int x) {{ if (x{}) x = 1; }}", rep(" && x", n)),
         format!("void f(int x) {{ x = x{}; }}", rep(" || x", n)),
         format!("void f(int x) {{ x = x{}; }}", rep(" + x", n)),
-        format!("void f(int x) {{ x = {}x; }}", rep("x + (", n) + &rep(")", n)),
+        format!(
+            "void f(int x) {{ x = {}x; }}",
+            rep("x + (", n) + &rep(")", n)
+        ),
         format!("void f(int x) {{ g({}0{}); }}", rep("g(", n), rep(")", n)),
-        format!("void f(int x) {{ x = {}1{}; }}", rep("x ? (", n), rep(") : 0", n)),
-        format!("void f(int x) {{ if ({}1{}) x = 1; }}", rep("x ? (", n), rep(") : 0", n)),
+        format!(
+            "void f(int x) {{ x = {}1{}; }}",
+            rep("x ? (", n),
+            rep(") : 0", n)
+        ),
+        format!(
+            "void f(int x) {{ if ({}1{}) x = 1; }}",
+            rep("x ? (", n),
+            rep(") : 0", n)
+        ),
         format!("void f(int x) {{ x = {}x; }}", rep("(int)", n)),
         format!("void f(int x) {{ x = {}x; }}", rep("x = ", n)),
         format!("void f(int x) {{ {}x = 1;{} }}", rep("{", n), rep("}", n)),
-        format!("void f(int x) {{ {}x = 1;{} }}", rep("({", n), rep("});", n)),
+        format!(
+            "void f(int x) {{ {}x = 1;{} }}",
+            rep("({", n),
+            rep("});", n)
+        ),
         format!("void f(int x) {{ {}x = 1; }}", rep("for (;;) ", n)),
         format!("void f(int x) {{ {}x = 1; }}", rep("while (x) ", n)),
-        format!("void f(int x) {{ {}x = 1;{} }}", rep("do ", n), rep(" while (x);", n)),
-        format!("void f(int x) {{ {}x = 1; }}", rep("switch (x) case 1: ", n)),
+        format!(
+            "void f(int x) {{ {}x = 1;{} }}",
+            rep("do ", n),
+            rep(" while (x);", n)
+        ),
+        format!(
+            "void f(int x) {{ {}x = 1; }}",
+            rep("switch (x) case 1: ", n)
+        ),
         format!("void f(int x) {{ {}x = 1; }}", rep("L: ", n)),
         format!("void f(int x) {{ {}x = 1; }}", rep("if (x) ; else ", n)),
-        format!("void f(int x) {{ int a[] = {}1{}; }}", rep("{", n), rep("}", n)),
+        format!(
+            "void f(int x) {{ int a[] = {}1{}; }}",
+            rep("{", n),
+            rep("}", n)
+        ),
         format!("void f(int x) {{ int {}p; }}", rep("*", n)),
         format!("void f(int x) {{ int p{}; }}", rep("[2]", n)),
         format!("void f(int x) {{ int {}p{}; }}", rep("(", n), rep(")", n)),
-        format!("struct S {} int a; {} s;", rep("{ struct {", n), rep("} m; }", n)),
-        format!("#define A0 1\n{}void f(int x) {{ x = A{}; }}",
-            (1..n).map(|i| format!("#define A{} (A{} + 1)\n", i, i - 1)).collect::<String>(), n - 1),
-        format!("void f(int x) {{ x = {}x{}; }}", rep("(x, ", n), rep(")", n)),
+        format!(
+            "struct S {} int a; {} s;",
+            rep("{ struct {", n),
+            rep("} m; }", n)
+        ),
+        format!(
+            "#define A0 1\n{}void f(int x) {{ x = A{}; }}",
+            (1..n)
+                .map(|i| format!("#define A{} (A{} + 1)\n", i, i - 1))
+                .collect::<String>(),
+            n - 1
+        ),
+        format!(
+            "void f(int x) {{ x = {}x{}; }}",
+            rep("(x, ", n),
+            rep(")", n)
+        ),
         format!("void f(int x) {{ x = {}x; }}", rep("++", n)),
         format!("void f(int x) {{ x = x{}; }}", rep("->f", n)),
         format!("void f(int x) {{ x = x{}; }}", rep(".f", n)),
-        format!("void f(int x) {{ x = {}x{}; }}", rep("sizeof(", n), rep(")", n)),
-        format!("void f(int x) {{ x = {}0{}; }}", rep("(int[]){", n), rep("}", n)),
-        format!("enum {{ E0 = {}1{} }};\nvoid f(int x) {{ x = E0; }}", rep("(", n), rep(")", n)),
-        format!("void f(int x) {{ {}x = 1; }}", rep("#pragma unroll\nfor (int i = 0; i < 2; i++)\n", n)),
+        format!(
+            "void f(int x) {{ x = {}x{}; }}",
+            rep("sizeof(", n),
+            rep(")", n)
+        ),
+        format!(
+            "void f(int x) {{ x = {}0{}; }}",
+            rep("(int[]){", n),
+            rep("}", n)
+        ),
+        format!(
+            "enum {{ E0 = {}1{} }};\nvoid f(int x) {{ x = E0; }}",
+            rep("(", n),
+            rep(")", n)
+        ),
+        format!(
+            "void f(int x) {{ {}x = 1; }}",
+            rep("#pragma unroll\nfor (int i = 0; i < 2; i++)\n", n)
+        ),
     ];
-    let only: Option<usize> = std::env::var("CFE_SHAPE").ok().and_then(|s| s.parse().ok());
     for (i, src) in shapes.into_iter().enumerate() {
-        if only.is_some_and(|o| o != i) {
-            continue;
-        }
         let out = on_small_stack(move || lower_all(&src));
         assert!(!out.functions.is_empty() || i == 26, "shape {i}");
     }

@@ -202,7 +202,12 @@ pub(crate) fn primitive(name: &str) -> Option<CType> {
         "char" => ScalarTy::Char,
         "float" => ScalarTy::Float,
         "double" => ScalarTy::Double,
-        "void" => return Some(CType { base: Base::Void, layers: Vec::new() }),
+        "void" => {
+            return Some(CType {
+                base: Base::Void,
+                layers: Vec::new(),
+            })
+        }
         "bool" | "_Bool" | "int" | "short" | "long" | "signed" | "unsigned" | "size_t"
         | "ssize_t" | "ptrdiff_t" | "intptr_t" | "uintptr_t" | "nullptr_t" | "max_align_t"
         | "wchar_t" | "off_t" | "intmax_t" | "uintmax_t" | "__int128" => ScalarTy::Int,

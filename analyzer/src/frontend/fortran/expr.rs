@@ -63,6 +63,58 @@ enum Sel<'t> {
     Coarray(Node<'t>),
 }
 
+/// Splits a designator into its base and its selectors (innermost first),
+/// iteratively. Each selector comes with the node that holds it.
+#[inline(never)]
+#[allow(clippy::type_complexity)]
+fn decompose(n: Node) -> (Node, Vec<(Sel, Node)>) {
+    let mut sels = Vec::new();
+    let mut cur = n;
+    for _ in 0..1_000_000 {
+        match cur.kind() {
+            "call_expression" => {
+                let kids: Vec<Node> = named_kids(cur)
+                    .into_iter()
+                    .filter(|k| k.kind() != "comment")
+                    .collect();
+                let Some(first) = kids.first().copied() else {
+                    break;
+                };
+                for al in kids[1..].iter().rev() {
+                    if al.kind() == "argument_list" {
+                        sels.push((Sel::Args(*al), cur));
+                    }
+                }
+                cur = first;
+            }
+            "derived_type_member_expression" => {
+                let kids: Vec<Node> = named_kids(cur)
+                    .into_iter()
+                    .filter(|k| k.kind() != "comment")
+                    .collect();
+                if kids.len() < 2 {
+                    break;
+                }
+                sels.push((Sel::Comp(kids[kids.len() - 1]), cur));
+                cur = kids[0];
+            }
+            "coarray_expression" => {
+                let kids = named_kids(cur);
+                let Some(first) = kids.first().copied() else {
+                    break;
+                };
+                if let Some(ci) = kids.iter().find(|k| k.kind() == "coarray_index") {
+                    sels.push((Sel::Coarray(*ci), cur));
+                }
+                cur = first;
+            }
+            _ => break,
+        }
+    }
+    sels.reverse();
+    (cur, sels)
+}
+
 /// What `name(...)` is.
 enum ParenKind {
     Element(Binding),
@@ -97,7 +149,10 @@ fn keyword_value(n: Node) -> Node {
 fn is_binary(kind: &str) -> bool {
     matches!(
         kind,
-        "math_expression" | "logical_expression" | "relational_expression" | "concatenation_expression"
+        "math_expression"
+            | "logical_expression"
+            | "relational_expression"
+            | "concatenation_expression"
     )
 }
 
@@ -138,8 +193,7 @@ impl<'t> Lowerer<'_, 't> {
                 if let Some(a) = n.child_by_field_name("argument") {
                     self.eval(a);
                 }
-                if n
-                    .child_by_field_name("operator")
+                if n.child_by_field_name("operator")
                     .is_some_and(|o| o.kind() == "user_defined_operator")
                 {
                     self.defined_operator(n);
@@ -284,12 +338,12 @@ impl<'t> Lowerer<'_, 't> {
                 }
             }
         }
-        let value = if write && p.index == IndexKind::Whole && matches!(p.target, AccessTarget::Var(_))
-        {
-            value
-        } else {
-            None
-        };
+        let value =
+            if write && p.index == IndexKind::Whole && matches!(p.target, AccessTarget::Var(_)) {
+                value
+            } else {
+                None
+            };
         self.b.push(
             InstKind::Access(Access {
                 write,
@@ -356,86 +410,29 @@ impl<'t> Lowerer<'_, 't> {
     /// Resolves a designator to a place, evaluating its subscripts (their
     /// reads are emitted); a function reference inside it is evaluated.
     pub fn place(&mut self, n: Node<'t>) -> Desig {
-        // decompose iteratively: base name and selectors, outermost last
-        let mut sels: Vec<(Sel<'t>, Node<'t>)> = Vec::new();
-        let mut cur = n;
-        for _ in 0..1_000_000 {
-            match cur.kind() {
-                "call_expression" => {
-                    let kids: Vec<Node> = named_kids(cur)
-                        .into_iter()
-                        .filter(|k| k.kind() != "comment")
-                        .collect();
-                    let Some(first) = kids.first().copied() else { break };
-                    for al in kids[1..].iter().rev() {
-                        if al.kind() == "argument_list" {
-                            sels.push((Sel::Args(*al), cur));
-                        }
-                    }
-                    cur = first;
-                }
-                "derived_type_member_expression" => {
-                    let kids: Vec<Node> = named_kids(cur)
-                        .into_iter()
-                        .filter(|k| k.kind() != "comment")
-                        .collect();
-                    let (Some(first), Some(member)) = (kids.first(), kids.last()) else {
-                        break;
-                    };
-                    if kids.len() < 2 {
-                        break;
-                    }
-                    sels.push((Sel::Comp(*member), cur));
-                    cur = *first;
-                }
-                "coarray_expression" => {
-                    let kids = named_kids(cur);
-                    let Some(first) = kids.first().copied() else { break };
-                    if let Some(ci) = kids.iter().find(|k| k.kind() == "coarray_index") {
-                        sels.push((Sel::Coarray(*ci), cur));
-                    }
-                    cur = first;
-                }
-                _ => break,
-            }
-        }
-        sels.reverse();
-        if cur.kind() != "identifier" {
-            if cur != n {
-                self.eval(cur);
-            }
-            for (s, _) in &sels {
-                self.eval_sel(*s);
-            }
+        if !self.enter(n) {
             return Desig::Value(Val::Other);
         }
-        let base = cur;
-        let first_args = match sels.first() {
-            Some((Sel::Args(al), call)) => Some((*al, *call)),
-            _ => None,
-        };
-        let binding = match first_args {
-            Some((al, call)) => match self.classify_paren(base) {
+        let d = self.place_inner(n);
+        self.leave();
+        d
+    }
+
+    fn place_inner(&mut self, n: Node<'t>) -> Desig {
+        let (base, sels) = decompose(n);
+        if base.kind() != "identifier" {
+            return self.place_of_expression(n, base, &sels);
+        }
+        let binding = match sels.first() {
+            Some((Sel::Args(al), call)) => match self.classify_paren(base) {
                 ParenKind::Element(b) => b,
-                other => {
-                    let span = self.cx.span_bytes(base.start_byte(), al.end_byte());
-                    let v = self.reference(base, al, call, other, span);
-                    for (s, _) in sels.iter().skip(1) {
-                        self.eval_sel(*s);
-                    }
-                    return Desig::Value(if sels.len() == 1 { v } else { Val::Other });
-                }
+                other => return self.place_of_reference(base, *al, *call, other, &sels),
             },
-            None => self.resolve(base),
+            _ => self.resolve(base),
         };
         let mut p = match self.name_place(&binding) {
             Desig::Place(p) => p,
-            Desig::Value(v) => {
-                for (s, _) in &sels {
-                    self.eval_sel(*s);
-                }
-                return Desig::Value(if sels.is_empty() { v } else { Val::Other });
-            }
+            Desig::Value(v) => return self.place_of_value(v, &sels),
         };
         for (s, _) in &sels {
             self.apply_sel(&mut p, *s);
@@ -445,6 +442,50 @@ impl<'t> Lowerer<'_, 't> {
             p.whole_var = None;
         }
         Desig::Place(p)
+    }
+
+    /// A designator whose base is an expression (`(x)%c`, `f()(1:2)`).
+    #[inline(never)]
+    fn place_of_expression(
+        &mut self,
+        n: Node<'t>,
+        base: Node<'t>,
+        sels: &[(Sel<'t>, Node<'t>)],
+    ) -> Desig {
+        if base != n {
+            self.eval(base);
+        }
+        for (s, _) in sels {
+            self.eval_sel(*s);
+        }
+        Desig::Value(Val::Other)
+    }
+
+    /// `name(args)...` that is not an array element.
+    #[inline(never)]
+    fn place_of_reference(
+        &mut self,
+        base: Node<'t>,
+        al: Node<'t>,
+        call: Node<'t>,
+        kind: ParenKind,
+        sels: &[(Sel<'t>, Node<'t>)],
+    ) -> Desig {
+        let span = self.cx.span_bytes(base.start_byte(), al.end_byte());
+        let v = self.reference(base, al, call, kind, span);
+        for (s, _) in sels.iter().skip(1) {
+            self.eval_sel(*s);
+        }
+        Desig::Value(if sels.len() == 1 { v } else { Val::Other })
+    }
+
+    /// A name that is a value (named constant, procedure) with selectors.
+    #[inline(never)]
+    fn place_of_value(&mut self, v: Val, sels: &[(Sel<'t>, Node<'t>)]) -> Desig {
+        for (s, _) in sels {
+            self.eval_sel(*s);
+        }
+        Desig::Value(if sels.is_empty() { v } else { Val::Other })
     }
 
     /// Evaluates the expressions inside a selector (when the designator is
@@ -466,7 +507,9 @@ impl<'t> Lowerer<'_, 't> {
                 for a in named_kids(al) {
                     match a.kind() {
                         "comment" => {}
-                        "extent_specifier" | "multiple_subscript_triplet" | "multiple_subscript" => {
+                        "extent_specifier"
+                        | "multiple_subscript_triplet"
+                        | "multiple_subscript" => {
                             dynamic = true;
                             self.eval_children(a);
                         }
@@ -572,9 +615,8 @@ impl<'t> Lowerer<'_, 't> {
                     || var.ty.scalar == ScalarTy::Char
                     || var.ty.pointee == ScalarTy::Char && var.ty.is_pointer
                     || self.derived.contains_key(&v)
+                    || var.kind == VarKind::Constant
                 {
-                    ParenKind::Element(Binding::Var(v))
-                } else if var.kind == VarKind::Constant {
                     ParenKind::Element(Binding::Var(v))
                 } else if intrinsic_function(&name).is_some() && Some(v) != self.result_var {
                     ParenKind::Intrinsic(intrinsic_function(&name).unwrap_or(IntrinsicClass::Value))
@@ -585,9 +627,9 @@ impl<'t> Lowerer<'_, 't> {
             Some(b @ (Binding::Cray { .. } | Binding::Alias(_))) => ParenKind::Element(b),
             Some(Binding::Proc(k)) => match k {
                 ProcKind::External => ParenKind::Call,
-                ProcKind::Intrinsic => ParenKind::Intrinsic(
-                    intrinsic_function(&name).unwrap_or(IntrinsicClass::Value),
-                ),
+                ProcKind::Intrinsic => {
+                    ParenKind::Intrinsic(intrinsic_function(&name).unwrap_or(IntrinsicClass::Value))
+                }
                 ProcKind::StatementFunction | ProcKind::Constructor => ParenKind::Pure,
             },
             None => match self.scopes.find_proc(self.scope, &name) {

@@ -237,11 +237,10 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Builds a variable from a declaration.
     fn make_var(&mut self, d: &DeclEntry, kind: VarKind, implicit: &Implicit) -> VarId {
-        let ty = d
-            .ty
-            .clone()
-            .or_else(|| implicit.type_of(&d.name))
-            .unwrap_or(TypeSpec::Unknown);
+        let ty =
+            d.ty.clone()
+                .or_else(|| implicit.type_of(&d.name))
+                .unwrap_or(TypeSpec::Unknown);
         let elem = ty.scalar();
         let mut vt = VarType {
             scalar: elem,
@@ -328,12 +327,11 @@ impl<'a, 't> Lowerer<'a, 't> {
                     _ => None,
                 };
                 if let Some(ptr) = ptr {
-                    let ty = d
-                        .ty
-                        .clone()
-                        .or_else(|| implicit.type_of(&d.name))
-                        .unwrap_or(TypeSpec::Unknown)
-                        .scalar();
+                    let ty =
+                        d.ty.clone()
+                            .or_else(|| implicit.type_of(&d.name))
+                            .unwrap_or(TypeSpec::Unknown)
+                            .scalar();
                     self.names[0].insert(
                         lname,
                         Binding::Cray {
@@ -456,19 +454,23 @@ impl<'a, 't> Lowerer<'a, 't> {
         let span = self.span(ident);
         let spelled = self.cx.text(ident).trim().to_string();
         let v = if self.assume_external {
-            let mut vt = VarType {
-                scalar: ScalarTy::Unknown,
-                ..VarType::default()
-            };
-            vt.const_value = None;
+            // IMPLICIT NONE or USE in scope: module (or host) data
             self.b.add_var(Var {
                 name: spelled,
                 span,
                 decl_span: span,
                 kind: VarKind::Saved,
-                ty: vt,
+                ty: VarType {
+                    scalar: ScalarTy::Unknown,
+                    ..VarType::default()
+                },
                 address_taken: false,
             })
+        } else if self.unit_scope().save_all {
+            // a bare SAVE statement saves implicitly typed names too
+            let d = implicit_entry(&spelled, span, span);
+            let implicit = self.implicit.clone();
+            self.make_var(&d, VarKind::Saved, &implicit)
         } else {
             let d = implicit_entry(&spelled, span, span);
             let implicit = self.implicit.clone();
@@ -611,42 +613,21 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.select(n)
             }
             "do_loop" => self.do_loop(n),
-            "print_statement" | "write_statement" | "read_statement" | "open_statement"
-            | "close_statement" | "inquire_statement" | "file_position_statement" => {
-                self.io_stmt(n)
-            }
+            "print_statement"
+            | "write_statement"
+            | "read_statement"
+            | "open_statement"
+            | "close_statement"
+            | "inquire_statement"
+            | "file_position_statement" => self.io_stmt(n),
             "stop_statement" => self.stop_stmt(n),
             "block_construct" => self.block_construct(n),
             "associate_statement" => self.associate(n),
             "allocate_statement" | "deallocate_statement" => self.alloc_stmt(n),
-            "nullify_statement" => {
-                for k in named_kids(n) {
-                    if k.kind() != "comment" {
-                        self.store_pointer(k);
-                    }
-                }
-            }
-            "coarray_statement" => {
-                for k in named_kids(n) {
-                    self.eval_children(k);
-                }
-                let s = self.span(n);
-                let name_span = n.child(0).map_or(s, |c| self.span(c));
-                self.b.push(
-                    InstKind::Call(Call {
-                        callee: Some("sync".into()),
-                        name_span,
-                        escapes: Vec::new(),
-                    }),
-                    s,
-                );
-            }
+            "nullify_statement" => self.nullify(n),
+            "coarray_statement" => self.coarray_stmt(n),
             "coarray_team_statement" | "coarray_critical_statement" => self.simple_construct(n),
-            "assign_statement" => {
-                if let Some(id) = named_kids(n).into_iter().find(|k| k.kind() == "identifier") {
-                    self.store(id, super::expr::Val::Other);
-                }
-            }
+            "assign_statement" => self.assign_stmt(n),
             "call_expression" => {
                 self.eval(n);
             }
@@ -658,6 +639,33 @@ impl<'a, 't> Lowerer<'a, 't> {
             _ => {}
         }
         self.leave();
+    }
+
+    #[inline(never)]
+    fn nullify(&mut self, n: Node<'t>) {
+        for k in named_kids(n) {
+            if k.kind() != "comment" {
+                self.store_pointer(k);
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn coarray_stmt(&mut self, n: Node<'t>) {
+        for k in named_kids(n) {
+            self.eval_children(k);
+        }
+        let s = self.span(n);
+        let name_span = n.child(0).map_or(s, |c| self.span(c));
+        self.push_call(Some("sync".into()), name_span, Vec::new(), s);
+    }
+
+    /// ASSIGN 10 TO k
+    #[inline(never)]
+    fn assign_stmt(&mut self, n: Node<'t>) {
+        if let Some(id) = named_kids(n).into_iter().find(|k| k.kind() == "identifier") {
+            self.store(id, super::expr::Val::Other);
+        }
     }
 
     /// Lowers what can be recognised inside an ERROR node: complete
@@ -874,7 +882,10 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn keyword_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
-        let word = n.child(0).map(|c| c.kind().to_ascii_lowercase()).unwrap_or_default();
+        let word = n
+            .child(0)
+            .map(|c| c.kind().to_ascii_lowercase())
+            .unwrap_or_default();
         match word.as_str() {
             "continue" => {}
             "exit" | "cycle" => {
@@ -894,7 +905,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                         continue;
                     }
                     target = match c.kind {
-                        ConstructKind::Loop { cycle, exit: ex } => Some(if exit { ex } else { cycle }),
+                        ConstructKind::Loop { cycle, exit: ex } => {
+                            Some(if exit { ex } else { cycle })
+                        }
                         ConstructKind::Other { end, origin } if exit => Some(match end {
                             Some(e) => e,
                             None => {
@@ -952,7 +965,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             Some(e) => {
                 self.eval(e);
-                let assigned = refs.first().is_some_and(|r| e.start_byte() < r.start_byte());
+                let assigned = refs
+                    .first()
+                    .is_some_and(|r| e.start_byte() < r.start_byte());
                 if targets.is_empty() {
                     return;
                 }
@@ -963,7 +978,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let next = self.b.new_block("sw.epilog", Some(span));
                     let mut t = targets;
                     t.push(next);
-                    self.b.terminate(TermKind::Switch { targets: t }, Some(span));
+                    self.b
+                        .terminate(TermKind::Switch { targets: t }, Some(span));
                     self.b.set_current(Some(next));
                 }
             }
@@ -1117,49 +1133,54 @@ impl<'a, 't> Lowerer<'a, 't> {
     // IF
 
     fn if_stmt(&mut self, n: Node<'t>) {
-        let origin = self.span(n);
-        let kids = all_kids(n);
-        let has_then = kids.iter().any(|k| k.kind() == "then");
-        let Some(cond_paren) = kids
-            .iter()
-            .copied()
-            .find(|k| k.kind() == "parenthesized_expression")
-        else {
+        let p = self.if_parts(n);
+        let Some(cond) = p.cond else {
             self.eval_children(n);
             return;
         };
-        let cond = first_expr(cond_paren).unwrap_or(cond_paren);
-        if !has_then {
-            // logical IF: `if (c) stmt`
-            let stmt = kids
+        if p.logical {
+            self.logical_if(&p, cond);
+        } else {
+            self.block_if(&p, cond);
+        }
+    }
+
+    /// Splits an IF statement or construct into its parts.
+    #[inline(never)]
+    fn if_parts(&mut self, n: Node<'t>) -> Box<IfParts<'t>> {
+        let kids = all_kids(n);
+        let mut p = Box::new(IfParts {
+            origin: self.span(n),
+            name: None,
+            logical: !kids.iter().any(|k| k.kind() == "then"),
+            cond: None,
+            then_items: Vec::new(),
+            elseifs: Vec::new(),
+            else_items: None,
+            end_label: None,
+        });
+        let paren = kids
+            .iter()
+            .copied()
+            .find(|k| k.kind() == "parenthesized_expression");
+        p.cond = paren.map(|c| first_expr(c).unwrap_or(c));
+        let Some(paren) = paren else {
+            return p;
+        };
+        if p.logical {
+            // `if (c) stmt`
+            p.then_items = kids
                 .iter()
                 .copied()
-                .filter(|k| k.is_named() && k.start_byte() >= cond_paren.end_byte())
-                .find(|k| k.kind() != "comment");
-            self.eval(cond);
-            let then_b = self.b.new_block("if.then", Some(origin));
-            let end_b = self.b.new_block("if.end", Some(origin));
-            self.b.terminate(
-                TermKind::Branch {
-                    then: then_b,
-                    else_: end_b,
-                },
-                Some(self.span(cond)),
-            );
-            self.b.set_current(Some(then_b));
-            if let Some(s) = stmt {
-                self.lower_stmt(s);
-            }
-            self.b.goto_if_open(end_b);
-            self.b.set_current(Some(end_b));
-            return;
+                .filter(|k| k.is_named() && k.start_byte() >= paren.end_byte())
+                .filter(|k| k.kind() != "comment")
+                .take(1)
+                .collect();
+            return p;
         }
-        let name = self.construct_name(n);
+        p.name = self.construct_name(n);
         let mut after_then = false;
-        let mut then_items = Vec::new();
-        let mut elseifs = Vec::new();
-        let mut else_clause = None;
-        let mut end_label = None;
+        let mut has_else = false;
         for k in kids.iter().copied() {
             if !k.is_named() {
                 if k.kind() == "then" {
@@ -1168,109 +1189,129 @@ impl<'a, 't> Lowerer<'a, 't> {
                 continue;
             }
             match k.kind() {
-                "elseif_clause" => elseifs.push(k),
-                "else_clause" => else_clause = Some(k),
-                "end_if_statement" | "block_label_start_expression" | "block_label"
-                | "comment" => {}
+                "elseif_clause" => {
+                    let ekids = all_kids(k);
+                    let eparen = ekids
+                        .iter()
+                        .copied()
+                        .find(|x| x.kind() == "parenthesized_expression");
+                    let items = ekids
+                        .iter()
+                        .copied()
+                        .filter(|x| {
+                            x.is_named()
+                                && Some(*x) != eparen
+                                && !matches!(x.kind(), "comment" | "block_label")
+                        })
+                        .collect();
+                    p.elseifs.push(ElseIf {
+                        origin: self.span(k),
+                        cond: eparen.map(|c| first_expr(c).unwrap_or(c)),
+                        items,
+                    });
+                }
+                "else_clause" => {
+                    has_else = true;
+                    p.else_items = Some(
+                        named_kids(k)
+                            .into_iter()
+                            .filter(|x| !matches!(x.kind(), "comment" | "block_label"))
+                            .collect(),
+                    );
+                }
+                "end_if_statement" | "block_label_start_expression" | "block_label" | "comment" => {
+                }
                 "parenthesized_expression" if !after_then => {}
-                "statement_label" if !elseifs.is_empty() || else_clause.is_some() => {
-                    end_label = Some(k)
-                }
-                _ if after_then && elseifs.is_empty() && else_clause.is_none() => {
-                    then_items.push(k)
-                }
+                "statement_label" if !p.elseifs.is_empty() || has_else => p.end_label = Some(k),
+                _ if after_then && p.elseifs.is_empty() && !has_else => p.then_items.push(k),
                 _ => {}
             }
         }
-        if end_label.is_none()
-            && elseifs.is_empty()
-            && else_clause.is_none()
-            && then_items.last().is_some_and(|k| k.kind() == "statement_label")
+        if p.end_label.is_none()
+            && p.elseifs.is_empty()
+            && !has_else
+            && p.then_items
+                .last()
+                .is_some_and(|k| k.kind() == "statement_label")
         {
-            end_label = then_items.pop();
+            p.end_label = p.then_items.pop();
         }
-        self.eval(cond);
+        p
+    }
+
+    /// Evaluates a condition and branches to a new `if.then` block (made
+    /// current) or to `else_` (a new `if.else` when `has_else`, else the
+    /// join). Returns (else block, join block).
+    #[inline(never)]
+    fn if_branch(&mut self, cond: Option<Node<'t>>, origin: Span, has_else: bool) -> [BlockId; 2] {
+        let cspan = match cond {
+            Some(c) => {
+                self.eval(c);
+                self.span(c)
+            }
+            None => origin,
+        };
         let then_b = self.b.new_block("if.then", Some(origin));
-        let has_else = !elseifs.is_empty() || else_clause.is_some();
         let else_b = has_else.then(|| self.b.new_block("if.else", Some(origin)));
         let end_b = self.b.new_block("if.end", Some(origin));
+        let else_target = else_b.unwrap_or(end_b);
         self.b.terminate(
             TermKind::Branch {
                 then: then_b,
-                else_: else_b.unwrap_or(end_b),
+                else_: else_target,
             },
-            Some(self.span(cond)),
+            Some(cspan),
         );
+        self.b.set_current(Some(then_b));
+        [else_target, end_b]
+    }
+
+    fn logical_if(&mut self, p: &IfParts<'t>, cond: Node<'t>) {
+        let [_, end_b] = self.if_branch(Some(cond), p.origin, false);
+        if let Some(s) = p.then_items.first() {
+            self.lower_stmt(*s);
+        }
+        self.b.goto_if_open(end_b);
+        self.b.set_current(Some(end_b));
+    }
+
+    fn block_if(&mut self, p: &IfParts<'t>, cond: Node<'t>) {
+        let has_else = !p.elseifs.is_empty() || p.else_items.is_some();
+        let [mut cur_else, end_b] = self.if_branch(Some(cond), p.origin, has_else);
         self.constructs.push(Construct {
-            name,
+            name: p.name.clone(),
             kind: ConstructKind::Other {
                 end: Some(end_b),
-                origin,
+                origin: p.origin,
             },
         });
-        self.b.set_current(Some(then_b));
-        self.lower_items(&then_items);
+        self.lower_items(&p.then_items);
         self.b.goto_if_open(end_b);
+        // ELSE IF chains nest: each has its own join, jumping to the outer one
         let mut ends = vec![end_b];
-        let mut cur_else = else_b;
-        for (i, ei) in elseifs.iter().copied().enumerate() {
-            let eorigin = self.span(ei);
-            self.b.set_current(cur_else);
-            let ekids = all_kids(ei);
-            let paren = ekids
-                .iter()
-                .copied()
-                .find(|k| k.kind() == "parenthesized_expression");
-            let econd = paren.map(|p| first_expr(p).unwrap_or(p));
-            if let Some(c) = econd {
-                self.eval(c);
-            }
-            let items: Vec<Node> = ekids
-                .iter()
-                .copied()
-                .filter(|k| {
-                    k.is_named()
-                        && Some(*k) != paren
-                        && !matches!(k.kind(), "comment" | "block_label")
-                })
-                .collect();
-            let then_i = self.b.new_block("if.then", Some(eorigin));
-            let more = i + 1 < elseifs.len() || else_clause.is_some();
-            let else_i = more.then(|| self.b.new_block("if.else", Some(eorigin)));
-            let end_i = self.b.new_block("if.end", Some(eorigin));
-            self.b.terminate(
-                TermKind::Branch {
-                    then: then_i,
-                    else_: else_i.unwrap_or(end_i),
-                },
-                econd.map(|c| self.span(c)),
-            );
-            self.b.set_current(Some(then_i));
-            self.lower_items(&items);
+        for (i, ei) in p.elseifs.iter().enumerate() {
+            self.b.set_current(Some(cur_else));
+            let more = i + 1 < p.elseifs.len() || p.else_items.is_some();
+            let [else_i, end_i] = self.if_branch(ei.cond, ei.origin, more);
+            self.lower_items(&ei.items);
             self.b.goto_if_open(end_i);
             ends.push(end_i);
             cur_else = else_i;
         }
-        if let Some(ec) = else_clause {
-            self.b.set_current(cur_else);
-            let items: Vec<Node> = named_kids(ec)
-                .into_iter()
-                .filter(|k| !matches!(k.kind(), "comment" | "block_label"))
-                .collect();
-            self.lower_items(&items);
+        if let Some(items) = &p.else_items {
+            self.b.set_current(Some(cur_else));
+            self.lower_items(items);
             if let Some(&last) = ends.last() {
                 self.b.goto_if_open(last);
             }
         }
-        while ends.len() > 1 {
-            let inner = ends.pop().unwrap_or(end_b);
-            let outer = *ends.last().unwrap_or(&end_b);
-            self.b.set_current(Some(inner));
-            self.b.goto_if_open(outer);
+        for w in ends.windows(2).rev() {
+            self.b.set_current(Some(w[1]));
+            self.b.goto_if_open(w[0]);
         }
         self.constructs.pop();
         self.b.set_current(Some(end_b));
-        if let Some(l) = end_label {
+        if let Some(l) = p.end_label {
             self.define_label(l);
         }
     }
@@ -1303,33 +1344,68 @@ impl<'a, 't> Lowerer<'a, 't> {
     // SELECT
 
     fn select(&mut self, n: Node<'t>) {
+        let p = self.select_parts(n);
+        let [epilog] = self.select_switch(&p);
+        self.constructs.push(Construct {
+            name: p.name.clone(),
+            kind: ConstructKind::Other {
+                end: Some(epilog),
+                origin: p.origin,
+            },
+        });
+        let mut scope = HashMap::new();
+        if let Some((an, pl)) = &p.alias {
+            scope.insert(an.clone(), Binding::Alias(pl.clone()));
+        }
+        self.names.push(scope);
+        for (items, bb) in p.cases.iter().zip(&p.blocks) {
+            self.b.set_current(Some(*bb));
+            self.lower_items(items);
+            self.b.goto_if_open(epilog);
+        }
+        self.names.pop();
+        self.constructs.pop();
+        self.b.set_current(Some(epilog));
+        if let Some(l) = p.end_label {
+            self.define_label(l);
+        }
+    }
+
+    /// Splits a SELECT construct into its cases and evaluates the selector.
+    #[inline(never)]
+    fn select_parts(&mut self, n: Node<'t>) -> Box<SelectParts<'t>> {
         let origin = self.span(n);
-        let name = self.construct_name(n);
         let kids = named_kids(n);
-        let selector = kids.iter().copied().find(|k| k.kind() == "selector");
-        let mut alias: Option<(String, Place)> = None;
-        let mut sel_span = selector.map_or(origin, |s| self.span(s));
-        if let Some(s) = selector {
-            let inner = named_kids(s).into_iter().find(|k| k.kind() != "comment");
-            match inner {
+        let mut p = Box::new(SelectParts {
+            origin,
+            name: self.construct_name(n),
+            sel_span: origin,
+            alias: None,
+            cases: Vec::new(),
+            defaults: Vec::new(),
+            blocks: Vec::new(),
+            end_label: None,
+        });
+        if let Some(s) = kids.iter().copied().find(|k| k.kind() == "selector") {
+            p.sel_span = self.span(s);
+            match named_kids(s).into_iter().find(|k| k.kind() != "comment") {
                 Some(pa) if pa.kind() == "pointer_association_statement" => {
+                    // SELECT TYPE (a => obj): `a` names the selector
                     let parts: Vec<Node> = named_kids(pa)
                         .into_iter()
                         .filter(|k| k.kind() != "comment")
                         .collect();
                     if let (Some(an), Some(obj)) = (parts.first(), parts.get(1)) {
-                        sel_span = self.span(*obj);
-                        if let Some(p) = self.alias_place(*obj) {
-                            alias = Some((self.cx.lname(*an), p));
+                        p.sel_span = self.span(*obj);
+                        if let Some(pl) = self.alias_place(*obj) {
+                            p.alias = Some((self.cx.lname(*an), pl));
                         }
                     }
                 }
                 Some(e) => {
-                    sel_span = self.span(e);
-                    if n.kind() == "select_case_statement" {
-                        self.eval(e);
-                    } else if super::expr::is_designator(e.kind()) {
-                        // SELECT TYPE (x): x keeps its name
+                    p.sel_span = self.span(e);
+                    if n.kind() != "select_case_statement" && super::expr::is_designator(e.kind()) {
+                        // SELECT TYPE (x): the dynamic type is inspected
                         self.place(e);
                     } else {
                         self.eval(e);
@@ -1338,13 +1414,17 @@ impl<'a, 't> Lowerer<'a, 't> {
                 None => {}
             }
         }
-        let mut cases: Vec<Node<'t>> = Vec::new();
         let mut stack: Vec<Node<'t>> = kids.iter().rev().copied().collect();
-        let mut end_label = None;
         while let Some(k) = stack.pop() {
             match k.kind() {
-                "case_statement" | "type_statement" | "rank_statement" => cases.push(k),
-                "statement_label" => end_label = Some(k),
+                "case_statement" | "type_statement" | "rank_statement" => {
+                    p.defaults
+                        .push(named_kids(k).iter().any(|x| x.kind() == "default"));
+                    let s = self.span(k);
+                    p.blocks.push(self.b.new_block("sw.bb", Some(s)));
+                    p.cases.push(case_items(k));
+                }
+                "statement_label" => p.end_label = Some(k),
                 c if is_preproc_container(c) => {
                     for x in preproc_body(k).into_iter().rev() {
                         stack.push(x);
@@ -1353,19 +1433,18 @@ impl<'a, 't> Lowerer<'a, 't> {
                 _ => {}
             }
         }
-        let blocks: Vec<BlockId> = cases
-            .iter()
-            .map(|c| {
-                let s = self.span(*c);
-                self.b.new_block("sw.bb", Some(s))
-            })
-            .collect();
-        let epilog = self.b.new_block("sw.epilog", Some(origin));
-        let is_default = |c: &Node| named_kids(*c).iter().any(|k| k.kind() == "default");
+        p
+    }
+
+    /// Ends the block with the switch: one target per case in order, the
+    /// default (or the epilog) last. Returns the epilog.
+    #[inline(never)]
+    fn select_switch(&mut self, p: &SelectParts<'t>) -> [BlockId; 1] {
+        let epilog = self.b.new_block("sw.epilog", Some(p.origin));
         let mut targets: Vec<BlockId> = Vec::new();
         let mut default = None;
-        for (c, &bb) in cases.iter().zip(&blocks) {
-            if is_default(c) {
+        for (&is_default, &bb) in p.defaults.iter().zip(&p.blocks) {
+            if is_default {
                 default.get_or_insert(bb);
             } else {
                 targets.push(bb);
@@ -1373,102 +1452,85 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         targets.push(default.unwrap_or(epilog));
         self.b
-            .terminate(TermKind::Switch { targets }, Some(sel_span));
-        self.constructs.push(Construct {
-            name,
-            kind: ConstructKind::Other {
-                end: Some(epilog),
-                origin,
-            },
-        });
-        if let Some((an, p)) = alias {
-            let mut m = HashMap::new();
-            m.insert(an, Binding::Alias(p));
-            self.names.push(m);
-        } else {
-            self.names.push(HashMap::new());
-        }
-        for (c, &bb) in cases.iter().zip(&blocks) {
-            self.b.set_current(Some(bb));
-            let mut cursor = c.walk();
-            let items: Vec<Node> = c
-                .children(&mut cursor)
-                .enumerate()
-                .filter(|(i, k)| {
-                    k.is_named()
-                        && c.field_name_for_child(*i as u32).is_none()
-                        && !matches!(
-                            k.kind(),
-                            "case_value_range_list"
-                                | "default"
-                                | "block_label"
-                                | "comment"
-                                | "assumed_size"
-                        )
-                })
-                .map(|(_, k)| k)
-                .collect();
-            self.lower_items(&items);
-            self.b.goto_if_open(epilog);
-        }
-        self.names.pop();
-        self.constructs.pop();
-        self.b.set_current(Some(epilog));
-        if let Some(l) = end_label {
-            self.define_label(l);
-        }
+            .terminate(TermKind::Switch { targets }, Some(p.sel_span));
+        [epilog]
     }
 
     // -----------------------------------------------------------------
     // DO
 
     fn do_loop(&mut self, n: Node<'t>) {
+        let parts = self.do_parts(n);
+        if parts.ds.is_none() {
+            self.lower_items(&parts.body);
+            return;
+        }
+        let (kind, header, body_entry) = match parts.control.map(|c| c.kind()) {
+            Some("loop_control_expression") => self.do_counted(&parts),
+            Some("while_statement") => self.do_while(&parts),
+            Some("concurrent_statement") => self.do_concurrent(&parts),
+            _ => self.do_forever(&parts),
+        };
+        if let Some(l) = self.b.func_mut().source_loops.get_mut(parts.slot) {
+            l.kind = kind;
+            l.header = header;
+            l.body_entry = body_entry;
+        }
+    }
+
+    /// Splits a DO construct into its parts and reserves its source-loop
+    /// slot (source loops are listed outer first). Kept out of the
+    /// recursive path so that deep nests use little stack.
+    #[inline(never)]
+    fn do_parts(&mut self, n: Node<'t>) -> Box<DoParts<'t>> {
         let inherited = self.shared_terminal.take();
-        let mut name = None;
-        let mut do_stmt = None;
-        let mut body: Vec<Node<'t>> = Vec::new();
+        let mut parts = Box::new(DoParts {
+            name: None,
+            ds: None,
+            control: None,
+            body: Vec::new(),
+            pass_down: None,
+            terminal: None,
+            span: self.span(n),
+            slot: 0,
+        });
         let mut end = None;
         for k in named_kids(n) {
             match k.kind() {
-                "block_label_start_expression" if do_stmt.is_none() => {
-                    name = k.child(0).map(|c| self.cx.lname(c))
+                "block_label_start_expression" if parts.ds.is_none() => {
+                    parts.name = k.child(0).map(|c| self.cx.lname(c))
                 }
-                "do_statement" if do_stmt.is_none() => do_stmt = Some(k),
+                "do_statement" if parts.ds.is_none() => parts.ds = Some(k),
                 "end_do_loop_statement" | "end_do_label_loop_statement" => end = Some(k),
                 "comment" => {}
-                _ if end.is_none() => body.push(k),
+                _ if end.is_none() => parts.body.push(k),
                 _ => {}
             }
         }
-        let Some(ds) = do_stmt else {
-            self.lower_items(&body);
-            return;
+        let Some(ds) = parts.ds else {
+            return parts;
         };
-
         // The terminal statement of a labelled DO. With a shared label the
         // parser attaches it to the outermost DO of the nest; it belongs to
         // the innermost one.
         let own_virtual = end.is_some_and(ends_virtually_end);
-        let last_is_shared = body.last().is_some_and(|b| ends_virtually(*b));
-        let mut pass_down: Option<Node<'t>> = None;
-        let mut terminal: Option<(Option<Node<'t>>, Option<Node<'t>>)> = None;
+        let last_is_shared = parts.body.last().is_some_and(|b| ends_virtually(*b));
         if let Some(e) = end.filter(|e| e.kind() == "end_do_label_loop_statement") {
             let source = if own_virtual { inherited } else { Some(e) };
             if last_is_shared {
-                pass_down = source;
+                parts.pass_down = source;
             } else {
                 let label = if own_virtual {
                     e.child_by_field_name("do_label")
                 } else {
                     source.and_then(|t| t.child_by_field_name("do_label"))
                 };
-                terminal = Some((label, source.and_then(terminal_statement)));
+                parts.terminal = Some((label, source.and_then(terminal_statement)));
             }
         }
-        let mut span = self.span(n);
         if own_virtual {
-            if let Some((_, Some(stmt))) = terminal {
-                span = span.cover(self.span(stmt));
+            if let Some((_, Some(stmt))) = parts.terminal {
+                parts.span = parts.span.cover(self.span(stmt));
             }
         }
         let keyword_span = ds
@@ -1476,17 +1538,15 @@ impl<'a, 't> Lowerer<'a, 't> {
             .filter(|c| c.kind() == "do")
             .map_or(self.span(ds), |c| self.span(c));
         let (omp, ivdep) = self.directives_before(n);
-        let control = named_kids(ds).into_iter().find(|k| {
+        parts.control = named_kids(ds).into_iter().find(|k| {
             matches!(
                 k.kind(),
                 "loop_control_expression" | "while_statement" | "concurrent_statement"
             )
         });
-
-        // reserve the loop's slot now: source loops are listed outer first
-        let slot = self.b.add_source_loop(SourceLoop {
+        parts.slot = self.b.add_source_loop(SourceLoop {
             kind: LoopKind::FortranDoForever,
-            span,
+            span: parts.span,
             keyword_span,
             header: Function::ENTRY,
             body_entry: None,
@@ -1494,154 +1554,199 @@ impl<'a, 't> Lowerer<'a, 't> {
             omp,
             ivdep,
         });
-        let lower_body = |me: &mut Self| {
-            if let Some((last, rest)) = body.split_last() {
-                me.lower_items(rest);
-                me.shared_terminal = pass_down;
-                me.lower_items(std::slice::from_ref(last));
-                me.shared_terminal = None;
-            }
-            if let Some((label, stmt)) = terminal {
-                if let Some(l) = label {
-                    me.define_label(l);
-                }
-                if let Some(s) = stmt {
-                    me.lower_stmt(s);
-                }
-            }
-        };
+        parts
+    }
 
-        let (kind, header, body_entry) = match control {
-            Some(c) if c.kind() == "loop_control_expression" => {
-                let parts: Vec<Node> = named_kids(c)
-                    .into_iter()
-                    .filter(|k| k.kind() != "comment")
-                    .collect();
-                let mut first_val = super::expr::Val::Other;
-                for (i, p) in parts.iter().enumerate().skip(1) {
-                    let v = self.eval(*p);
-                    if i == 1 {
-                        first_val = v;
-                    }
-                }
-                let var = parts.first().copied();
-                if let Some(v) = var {
-                    self.store(v, first_val);
-                }
-                let cond = self.b.new_block("do.cond", Some(span));
-                let body_b = self.b.new_block("do.body", Some(span));
-                let inc = self.b.new_block("do.inc", Some(span));
-                let end_b = self.b.new_block("do.end", Some(span));
-                self.b.enter(cond);
-                self.b.terminate(
-                    TermKind::Branch {
-                        then: body_b,
-                        else_: end_b,
-                    },
-                    Some(self.span(ds)),
-                );
-                self.b.set_current(Some(body_b));
-                self.constructs.push(Construct {
-                    name,
-                    kind: ConstructKind::Loop {
-                        cycle: inc,
-                        exit: end_b,
-                    },
-                });
-                lower_body(self);
-                self.constructs.pop();
-                self.b.goto_if_open(inc);
-                self.b.set_current(Some(inc));
-                if let Some(v) = var {
-                    self.eval(v);
-                    self.store(v, super::expr::Val::Other);
-                }
-                self.b.terminate(TermKind::Goto(cond), None);
-                self.b.set_current(Some(end_b));
-                (LoopKind::FortranDo, cond, Some(body_b))
-            }
-            Some(c) if c.kind() == "while_statement" => {
-                let cond = self.b.new_block("do.cond", Some(span));
-                self.b.enter(cond);
-                let paren = named_kids(c)
-                    .into_iter()
-                    .find(|k| k.kind() == "parenthesized_expression");
-                let expr = paren.map(|p| first_expr(p).unwrap_or(p));
-                if let Some(e) = expr {
-                    self.eval(e);
-                }
-                let body_b = self.b.new_block("do.body", Some(span));
-                let end_b = self.b.new_block("do.end", Some(span));
-                self.b.terminate(
-                    TermKind::Branch {
-                        then: body_b,
-                        else_: end_b,
-                    },
-                    Some(expr.map_or(self.span(ds), |e| self.span(e))),
-                );
-                self.b.set_current(Some(body_b));
-                self.constructs.push(Construct {
-                    name,
-                    kind: ConstructKind::Loop {
-                        cycle: cond,
-                        exit: end_b,
-                    },
-                });
-                lower_body(self);
-                self.constructs.pop();
-                self.b.goto_if_open(cond);
-                self.b.set_current(Some(end_b));
-                (LoopKind::FortranDoWhile, cond, Some(body_b))
-            }
-            Some(c) if c.kind() == "concurrent_statement" => {
-                self.do_concurrent(c, ds, span, name, lower_body)
-            }
-            _ => {
-                let body_b = self.b.new_block("do.body", Some(span));
-                let end_b = self.b.new_block("do.end", Some(span));
-                self.b.enter(body_b);
-                self.constructs.push(Construct {
-                    name,
-                    kind: ConstructKind::Loop {
-                        cycle: body_b,
-                        exit: end_b,
-                    },
-                });
-                lower_body(self);
-                self.constructs.pop();
-                self.b.goto_if_open(body_b);
-                self.b.set_current(Some(end_b));
-                (LoopKind::FortranDoForever, body_b, Some(body_b))
-            }
-        };
-        if let Some(l) = self.b.func_mut().source_loops.get_mut(slot) {
-            l.kind = kind;
-            l.header = header;
-            l.body_entry = body_entry;
+    /// The body of a DO and its labelled terminal statement.
+    fn do_body(&mut self, p: &DoParts<'t>) {
+        if let Some((last, rest)) = p.body.split_last() {
+            self.lower_items(rest);
+            self.shared_terminal = p.pass_down;
+            self.lower_items(std::slice::from_ref(last));
+            self.shared_terminal = None;
         }
+        if let Some((label, stmt)) = p.terminal {
+            if let Some(l) = label {
+                self.define_label(l);
+            }
+            if let Some(s) = stmt {
+                self.lower_stmt(s);
+            }
+        }
+    }
+
+    fn push_loop(&mut self, name: &Option<String>, cycle: BlockId, exit: BlockId) {
+        self.constructs.push(Construct {
+            name: name.clone(),
+            kind: ConstructKind::Loop { cycle, exit },
+        });
+    }
+
+    /// `do.cond`, `do.body`, `do.inc`, `do.end` of a counted loop; enters
+    /// the header (which only tests the trip count) and leaves the body
+    /// current.
+    #[inline(never)]
+    fn counted_blocks(&mut self, span: Span, ds: Option<Node>) -> [BlockId; 4] {
+        let cond = self.b.new_block("do.cond", Some(span));
+        let body = self.b.new_block("do.body", Some(span));
+        let inc = self.b.new_block("do.inc", Some(span));
+        let end = self.b.new_block("do.end", Some(span));
+        self.b.enter(cond);
+        let cspan = ds.map_or(span, |d| self.span(d));
+        self.b.terminate(
+            TermKind::Branch {
+                then: body,
+                else_: end,
+            },
+            Some(cspan),
+        );
+        self.b.set_current(Some(body));
+        [cond, body, inc, end]
+    }
+
+    /// Preheader of a counted DO: bounds and step, then the loop variable's
+    /// initial value. Returns the loop variable.
+    #[inline(never)]
+    fn counted_init(&mut self, control: Option<Node<'t>>) -> Option<Node<'t>> {
+        let parts: Vec<Node> = control
+            .map(named_kids)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|k| k.kind() != "comment")
+            .collect();
+        let mut first_val = super::expr::Val::Other;
+        for (i, p) in parts.iter().enumerate().skip(1) {
+            let v = self.eval(*p);
+            if i == 1 {
+                first_val = v;
+            }
+        }
+        let var = parts.first().copied();
+        if let Some(v) = var {
+            self.store(v, first_val);
+        }
+        var
+    }
+
+    /// The latch of a counted DO: the loop variable's update.
+    #[inline(never)]
+    fn counted_latch(&mut self, inc: BlockId, cond: BlockId, var: Option<Node<'t>>) {
+        self.b.goto_if_open(inc);
+        self.b.set_current(Some(inc));
+        if let Some(v) = var {
+            self.eval(v);
+            self.store(v, super::expr::Val::Other);
+        }
+        self.b.terminate(TermKind::Goto(cond), None);
+    }
+
+    fn do_counted(&mut self, p: &DoParts<'t>) -> (LoopKind, BlockId, Option<BlockId>) {
+        let var = self.counted_init(p.control);
+        let [cond, body, inc, end] = self.counted_blocks(p.span, p.ds);
+        self.push_loop(&p.name, inc, end);
+        self.do_body(p);
+        self.constructs.pop();
+        self.counted_latch(inc, cond, var);
+        self.b.set_current(Some(end));
+        (LoopKind::FortranDo, cond, Some(body))
+    }
+
+    /// The header of a DO WHILE: evaluates the condition.
+    #[inline(never)]
+    fn while_header(&mut self, p: &DoParts<'t>) -> [BlockId; 3] {
+        let cond = self.b.new_block("do.cond", Some(p.span));
+        self.b.enter(cond);
+        let paren = p.control.and_then(|c| {
+            named_kids(c)
+                .into_iter()
+                .find(|k| k.kind() == "parenthesized_expression")
+        });
+        let expr = paren.map(|e| first_expr(e).unwrap_or(e));
+        if let Some(e) = expr {
+            self.eval(e);
+        }
+        let body = self.b.new_block("do.body", Some(p.span));
+        let end = self.b.new_block("do.end", Some(p.span));
+        let cspan = match (expr, p.ds) {
+            (Some(e), _) | (None, Some(e)) => self.span(e),
+            (None, None) => p.span,
+        };
+        self.b.terminate(
+            TermKind::Branch {
+                then: body,
+                else_: end,
+            },
+            Some(cspan),
+        );
+        self.b.set_current(Some(body));
+        [cond, body, end]
+    }
+
+    fn do_while(&mut self, p: &DoParts<'t>) -> (LoopKind, BlockId, Option<BlockId>) {
+        let [cond, body, end] = self.while_header(p);
+        self.push_loop(&p.name, cond, end);
+        self.do_body(p);
+        self.constructs.pop();
+        self.b.goto_if_open(cond);
+        self.b.set_current(Some(end));
+        (LoopKind::FortranDoWhile, cond, Some(body))
+    }
+
+    fn do_forever(&mut self, p: &DoParts<'t>) -> (LoopKind, BlockId, Option<BlockId>) {
+        let body = self.b.new_block("do.body", Some(p.span));
+        let end = self.b.new_block("do.end", Some(p.span));
+        self.b.enter(body);
+        self.push_loop(&p.name, body, end);
+        self.do_body(p);
+        self.constructs.pop();
+        self.b.goto_if_open(body);
+        self.b.set_current(Some(end));
+        let kind = if p
+            .control
+            .is_some_and(|c| c.kind() == "concurrent_statement")
+        {
+            LoopKind::FortranDoConcurrent
+        } else {
+            LoopKind::FortranDoForever
+        };
+        (kind, body, Some(body))
     }
 
     /// `do concurrent (i = a:b[:s], j = ..., mask)`: one nested loop per
     /// index (as gfortran emits it); every bound evaluated before the nest.
-    fn do_concurrent(
-        &mut self,
-        c: Node<'t>,
-        ds: Node<'t>,
-        span: Span,
-        name: Option<String>,
-        lower_body: impl FnOnce(&mut Self),
-    ) -> (LoopKind, BlockId, Option<BlockId>) {
-        let header = named_kids(c)
+    fn do_concurrent(&mut self, p: &DoParts<'t>) -> (LoopKind, BlockId, Option<BlockId>) {
+        let levels = self.concurrent_open(p);
+        if levels.is_empty() {
+            let r = self.do_forever(p);
+            self.names.pop();
+            return r;
+        }
+        let (outer_cond, outer_end) = (levels[0].cond, levels[0].end);
+        let (inner_body, inner_inc) = (levels[levels.len() - 1].body, levels[levels.len() - 1].inc);
+        self.concurrent_mask(p, inner_inc);
+        self.push_loop(&p.name, inner_inc, outer_end);
+        self.do_body(p);
+        self.constructs.pop();
+        self.concurrent_close(&levels);
+        self.names.pop();
+        (LoopKind::FortranDoConcurrent, outer_cond, Some(inner_body))
+    }
+
+    /// Evaluates the bounds of every index, declares the (construct-scoped)
+    /// index variables in a new binding scope and opens the loop nest.
+    #[inline(never)]
+    fn concurrent_open(&mut self, p: &DoParts<'t>) -> Vec<Level> {
+        let header = p.control.and_then(|c| {
+            named_kids(c)
+                .into_iter()
+                .find(|k| k.kind() == "concurrent_header")
+        });
+        let controls: Vec<Node> = header
+            .map(named_kids)
+            .unwrap_or_default()
             .into_iter()
-            .find(|k| k.kind() == "concurrent_header");
-        let hk = header.map(named_kids).unwrap_or_default();
-        let controls: Vec<Node> = hk
-            .iter()
-            .copied()
             .filter(|k| k.kind() == "concurrent_control")
             .collect();
-        let mask = hk.iter().copied().find(|k| k.kind() == "concurrent_mask");
-        // index variables have construct scope
         self.names.push(HashMap::new());
         let mut vars = Vec::new();
         let mut firsts = Vec::new();
@@ -1653,7 +1758,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             firsts.push(first.unwrap_or(super::expr::Val::Other));
-            let id = named_kids(*ctl).into_iter().find(|k| k.kind() == "identifier");
+            let id = named_kids(*ctl)
+                .into_iter()
+                .find(|k| k.kind() == "identifier");
             let v = id.map(|id| {
                 let sp = self.span(id);
                 let v = self.b.add_var(Var {
@@ -1670,56 +1777,39 @@ impl<'a, 't> Lowerer<'a, 't> {
             });
             vars.push(v);
         }
-        let mut levels: Vec<Level> = Vec::new();
+        let mut levels = Vec::new();
         for (i, v) in vars.iter().enumerate() {
             if let Some((var, sp)) = v {
                 let val = std::mem::replace(&mut firsts[i], super::expr::Val::Other);
                 self.write_var(*var, val, *sp);
             }
-            let cond = self.b.new_block("do.cond", Some(span));
-            let body_b = self.b.new_block("do.body", Some(span));
-            let inc = self.b.new_block("do.inc", Some(span));
-            let end_b = self.b.new_block("do.end", Some(span));
-            self.b.enter(cond);
-            self.b.terminate(
-                TermKind::Branch {
-                    then: body_b,
-                    else_: end_b,
-                },
-                Some(self.span(ds)),
-            );
-            self.b.set_current(Some(body_b));
+            let [cond, body, inc, end] = self.counted_blocks(p.span, p.ds);
             levels.push(Level {
                 cond,
-                body: body_b,
+                body,
                 inc,
                 var: *v,
-                end: end_b,
+                end,
             });
         }
-        if levels.is_empty() {
-            // no control parsed: treat as DO without control
-            let body_b = self.b.new_block("do.body", Some(span));
-            let end_b = self.b.new_block("do.end", Some(span));
-            self.b.enter(body_b);
-            self.constructs.push(Construct {
-                name,
-                kind: ConstructKind::Loop {
-                    cycle: body_b,
-                    exit: end_b,
-                },
+        levels
+    }
+
+    /// The mask of a DO CONCURRENT: false skips to the latch.
+    #[inline(never)]
+    fn concurrent_mask(&mut self, p: &DoParts<'t>, inner_inc: BlockId) {
+        let mask = p
+            .control
+            .and_then(|c| {
+                named_kids(c)
+                    .into_iter()
+                    .find(|k| k.kind() == "concurrent_header")
+            })
+            .and_then(|h| {
+                named_kids(h)
+                    .into_iter()
+                    .find(|k| k.kind() == "concurrent_mask")
             });
-            lower_body(self);
-            self.constructs.pop();
-            self.b.goto_if_open(body_b);
-            self.b.set_current(Some(end_b));
-            self.names.pop();
-            return (LoopKind::FortranDoConcurrent, body_b, Some(body_b));
-        }
-        let outer_cond = levels[0].cond;
-        let outer_end = levels[0].end;
-        let inner_body = levels[levels.len() - 1].body;
-        let inner_inc = levels[levels.len() - 1].inc;
         if let Some(m) = mask {
             let me = first_expr(m).unwrap_or(m);
             self.eval(me);
@@ -1733,15 +1823,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             );
             self.b.set_current(Some(masked));
         }
-        self.constructs.push(Construct {
-            name,
-            kind: ConstructKind::Loop {
-                cycle: inner_inc,
-                exit: outer_end,
-            },
-        });
-        lower_body(self);
-        self.constructs.pop();
+    }
+
+    #[inline(never)]
+    fn concurrent_close(&mut self, levels: &[Level]) {
         for lvl in levels.iter().rev() {
             self.b.goto_if_open(lvl.inc);
             self.b.set_current(Some(lvl.inc));
@@ -1752,8 +1837,6 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.b.terminate(TermKind::Goto(lvl.cond), None);
             self.b.set_current(Some(lvl.end));
         }
-        self.names.pop();
-        (LoopKind::FortranDoConcurrent, outer_cond, Some(inner_body))
     }
 
     /// OpenMP and ivdep directive comments right before a DO (only blank
@@ -1875,9 +1958,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                         if a.kind() != "association" {
                             continue;
                         }
-                        let (Some(an), Some(sel)) =
-                            (a.child_by_field_name("name"), a.child_by_field_name("selector"))
-                        else {
+                        let (Some(an), Some(sel)) = (
+                            a.child_by_field_name("name"),
+                            a.child_by_field_name("selector"),
+                        ) else {
                             continue;
                         };
                         let b = match self.alias_place(sel) {
@@ -2018,6 +2102,75 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 }
 
+/// The parts of an IF statement or construct.
+struct IfParts<'t> {
+    origin: Span,
+    name: Option<String>,
+    /// `if (c) stmt` (the statement is the only `then_items` entry).
+    logical: bool,
+    cond: Option<Node<'t>>,
+    then_items: Vec<Node<'t>>,
+    elseifs: Vec<ElseIf<'t>>,
+    else_items: Option<Vec<Node<'t>>>,
+    /// A label on END IF: defined at the join.
+    end_label: Option<Node<'t>>,
+}
+
+struct ElseIf<'t> {
+    origin: Span,
+    cond: Option<Node<'t>>,
+    items: Vec<Node<'t>>,
+}
+
+/// The parts of a SELECT construct.
+struct SelectParts<'t> {
+    origin: Span,
+    name: Option<String>,
+    sel_span: Span,
+    /// SELECT TYPE (a => obj).
+    alias: Option<(String, Place)>,
+    /// Statements of each case, in source order.
+    cases: Vec<Vec<Node<'t>>>,
+    defaults: Vec<bool>,
+    blocks: Vec<BlockId>,
+    end_label: Option<Node<'t>>,
+}
+
+/// The statements of a CASE / TYPE IS / RANK block.
+fn case_items(c: Node) -> Vec<Node> {
+    let mut cursor = c.walk();
+    c.children(&mut cursor)
+        .enumerate()
+        .filter(|(i, k)| {
+            k.is_named()
+                && c.field_name_for_child(*i as u32).is_none()
+                && !matches!(
+                    k.kind(),
+                    "case_value_range_list"
+                        | "default"
+                        | "block_label"
+                        | "comment"
+                        | "assumed_size"
+                )
+        })
+        .map(|(_, k)| k)
+        .collect()
+}
+
+/// The parts of a DO construct.
+struct DoParts<'t> {
+    name: Option<String>,
+    ds: Option<Node<'t>>,
+    control: Option<Node<'t>>,
+    body: Vec<Node<'t>>,
+    /// The terminal statement to hand to the last (inner, shared-label) DO.
+    pass_down: Option<Node<'t>>,
+    /// (label, statement) this DO executes last in its body.
+    terminal: Option<(Option<Node<'t>>, Option<Node<'t>>)>,
+    span: Span,
+    slot: usize,
+}
+
 /// A level of a DO CONCURRENT nest.
 struct Level {
     cond: BlockId,
@@ -2115,11 +2268,7 @@ fn is_omp_loop_directive(lower: &str) -> bool {
         .split(|c: char| c.is_whitespace() || c == ',')
         .filter(|w| !w.is_empty())
         .collect();
-    match words.as_slice() {
-        ["do", ..] => true,
-        ["parallel", "do", ..] => true,
-        _ => false,
-    }
+    matches!(words.as_slice(), ["do", ..] | ["parallel", "do", ..])
 }
 
 /// `!DIR$ IVDEP`, `!DEC$ IVDEP`, `!GCC$ ivdep` (lower-cased comment text).

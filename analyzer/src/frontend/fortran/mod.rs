@@ -24,6 +24,7 @@ mod expr;
 mod intrinsics;
 mod lower;
 mod scope;
+mod segment;
 
 #[cfg(test)]
 mod tests;
@@ -151,8 +152,10 @@ struct Unit<'t> {
     span: Span,
     name: String,
     name_span: Span,
-    /// For a unit recovered from an ERROR node: that node's span.
+    /// For a unit recovered from an ERROR node: where the parse broke.
     recovered_error: Option<Span>,
+    /// For a unit recovered from an ERROR node: that node's byte range.
+    wrapper: Option<(usize, usize)>,
     /// Whether it is lowered to a function.
     lowered: bool,
     /// `submodule (ancestor)`: the ancestor module name.
@@ -176,9 +179,9 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
         .copied()
         .filter(|k| Some(*k) != header && !is_unit_end(k.kind()))
         .collect();
-    let name_node = header.and_then(|h| h.child_by_field_name("name")).or_else(|| {
-        header.and_then(|h| named_kids(h).into_iter().find(|c| c.kind() == "name"))
-    });
+    let name_node = header
+        .and_then(|h| h.child_by_field_name("name"))
+        .or_else(|| header.and_then(|h| named_kids(h).into_iter().find(|c| c.kind() == "name")));
     let (name, name_span) = match name_node {
         Some(nn) => (cx.text(nn).trim().to_string(), cx.span(nn)),
         None => (
@@ -193,6 +196,13 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
     } else {
         None
     };
+    // error recovery can leave a header-less main program made of an END
+    // and ERROR nodes only: not a program unit the user wrote
+    let phantom = kind == ScopeKind::Program
+        && header.is_none()
+        && items
+            .iter()
+            .all(|k| k.is_error() || k.is_missing() || k.kind() == "comment");
     Unit {
         kind,
         header,
@@ -204,16 +214,18 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
         name,
         name_span,
         recovered_error: None,
-        lowered: kind != ScopeKind::Module,
+        wrapper: None,
+        lowered: kind != ScopeKind::Module && !phantom,
         ancestor,
     }
 }
 
 /// Finds every program unit, hosts before their internal procedures, in
 /// source order. Iterative: the tree may be arbitrarily deep.
-fn discover<'t>(cx: &Cx, root: Node<'t>) -> Vec<Unit<'t>> {
+fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
     let mut units: Vec<Unit<'t>> = Vec::new();
-    let mut stack: Vec<(Node<'t>, Option<usize>)> = vec![(root, None)];
+    let mut stack: Vec<(Node<'t>, Option<usize>)> =
+        roots.iter().rev().map(|r| (*r, None)).collect();
     let mut guard = 0usize;
     while let Some((n, host)) = stack.pop() {
         guard += 1;
@@ -264,10 +276,31 @@ fn discover<'t>(cx: &Cx, root: Node<'t>) -> Vec<Unit<'t>> {
                         items.push(kids[j - 1]);
                     }
                     let last_end = items.last().map_or(k.end_byte(), |l| l.end_byte());
+                    // where the parse broke: the first fragment that is not
+                    // a whole statement (an open DO or IF header is not one)
+                    let broke = items.iter().find(|c| {
+                        let kind = c.kind();
+                        !(kind.ends_with("_statement")
+                            || kind.ends_with("_declaration")
+                            || kind.ends_with("_modification")
+                            || matches!(
+                                kind,
+                                "comment"
+                                    | "statement_label"
+                                    | "do_loop"
+                                    | "interface"
+                                    | "derived_type_definition"
+                                    | "internal_procedures"
+                            ))
+                    });
+                    let error_span = broke.map_or(cx.span(n), |b| cx.span(*b));
                     let name_node = k.child_by_field_name("name");
                     let (name, name_span) = match name_node {
                         Some(nn) => (cx.text(nn).trim().to_string(), cx.span(nn)),
-                        None => ("main".to_string(), cx.span_bytes(k.start_byte(), k.start_byte())),
+                        None => (
+                            "main".to_string(),
+                            cx.span_bytes(k.start_byte(), k.start_byte()),
+                        ),
                     };
                     units.push(Unit {
                         kind: match k.kind() {
@@ -283,7 +316,8 @@ fn discover<'t>(cx: &Cx, root: Node<'t>) -> Vec<Unit<'t>> {
                         span: cx.span_bytes(k.start_byte(), last_end),
                         name,
                         name_span,
-                        recovered_error: Some(cx.span(n)),
+                        recovered_error: Some(error_span),
+                        wrapper: Some((n.start_byte(), n.end_byte())),
                         lowered: true,
                         ancestor: None,
                     });
@@ -462,9 +496,21 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
     let Some(tree) = parser.parse(text, None) else {
         return out;
     };
+    let trees = recover_units(text, tree);
+    let roots: Vec<Node> = trees.iter().map(|t| t.root_node()).collect();
     let cx = Cx { text, map };
-    let root = tree.root_node();
-    let units = discover(&cx, root);
+    // units of each tree (one tree per top-level unit after recovery)
+    let mut units = Vec::new();
+    let mut unit_root = Vec::new();
+    for (ri, r) in roots.iter().enumerate() {
+        let mut found = discover(&cx, &[*r]);
+        let base = units.len();
+        for u in &mut found {
+            u.host = u.host.map(|h| h + base);
+        }
+        unit_root.extend(std::iter::repeat_n(ri, found.len()));
+        units.extend(found);
+    }
     let (scopes, scope_of) = build_scopes(&cx, &units);
 
     let mut func_of: Vec<Option<usize>> = vec![None; units.len()];
@@ -506,14 +552,34 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
 
     // syntax errors: the innermost unit containing the error's start
     let mut toplevel: Vec<Span> = Vec::new();
-    for e in collect_errors(root) {
+    let errors = roots
+        .iter()
+        .enumerate()
+        .flat_map(|(ri, r)| collect_errors(*r).into_iter().map(move |e| (ri, e)));
+    for (ri, e) in errors {
         let pos = e.start_byte();
-        let unit = units
+        let range = (e.start_byte(), e.end_byte());
+        if units.iter().any(|u| u.wrapper == Some(range)) {
+            // the ERROR node a unit was recovered from: reported as the
+            // place where that unit's parse broke
+            continue;
+        }
+        let containing = units
             .iter()
             .enumerate()
             .filter(|(_, u)| u.start <= pos && (pos < u.end || (e.is_missing() && pos == u.end)))
             .max_by_key(|(_, u)| u.start)
             .map(|(i, _)| i);
+        let unit = match containing {
+            Some(i) if units[i].lowered || units[i].kind == ScopeKind::Module => Some(i),
+            _ if roots.len() > 1 => {
+                // after recovery a tree holds one top-level unit: an error
+                // outside its node (or in a phantom unit) is still that unit's
+                (0..units.len())
+                    .find(|&i| unit_root[i] == ri && units[i].host.is_none() && units[i].lowered)
+            }
+            other => other,
+        };
         let span = cx.span(e);
         match unit.and_then(|u| func_of[u]) {
             Some(fi) => set_error(&mut out.functions[fi], span),
@@ -529,6 +595,57 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
     }
     out.toplevel_errors = toplevel;
     out
+}
+
+/// When the parse has errors, parses every top-level unit on its own (with
+/// included ranges, so offsets stay those of `text`): tree-sitter's error
+/// recovery can otherwise swallow the units after a broken one.
+fn recover_units(text: &str, tree: tree_sitter::Tree) -> Vec<tree_sitter::Tree> {
+    if !tree.root_node().has_error() {
+        return vec![tree];
+    }
+    let regions = segment::top_level_regions(text);
+    if regions.len() < 2 {
+        return vec![tree];
+    }
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        )
+        .collect();
+    let point = |offset: usize| {
+        let row = line_starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
+        tree_sitter::Point::new(row, offset - line_starts[row])
+    };
+    let mut trees = Vec::new();
+    for (a, b) in regions {
+        let mut parser = tree_sitter::Parser::new();
+        if parser
+            .set_language(&csa_grammars::fortran_language())
+            .is_err()
+        {
+            return vec![tree];
+        }
+        let range = tree_sitter::Range {
+            start_byte: a,
+            end_byte: b,
+            start_point: point(a),
+            end_point: point(b),
+        };
+        if parser.set_included_ranges(&[range]).is_err() {
+            return vec![tree];
+        }
+        match parser.parse(text, None) {
+            Some(t) => trees.push(t),
+            None => return vec![tree],
+        }
+    }
+    trees
 }
 
 /// Keeps the earliest syntax error of a function.

@@ -210,18 +210,21 @@ pub enum ScopeKind {
 pub struct Scope {
     pub kind: ScopeKind,
     pub parent: Option<usize>,
+    /// Declared names in order of first appearance in a specification
+    /// statement.
     pub decls: Vec<DeclEntry>,
+    /// Lower-case name to index in `decls`.
     pub index: HashMap<String, usize>,
-    /// Order in which names were first declared in a specification
-    /// statement (indices into `decls`).
+    /// The scope's own IMPLICIT rules (None: inherited from the host).
     pub implicit: Option<Implicit>,
     pub uses: Vec<UseSpec>,
     pub procs: HashMap<String, ProcKind>,
     pub types: HashMap<String, TypeDef>,
     pub save_all: bool,
-    /// Dummy arguments in order: (lower-case name, identifier span).
+    /// Dummy arguments in order: (lower-case name, spelling, identifier span).
     pub dummies: Vec<(String, String, Span)>,
-    /// The function result variable (lower case) and its declared type.
+    /// The function result variable: (lower-case name, spelling, span, the
+    /// type given on the FUNCTION statement).
     pub result: Option<(String, String, Span, Option<TypeSpec>)>,
     /// Names given in `call NAME` or referenced as `NAME(...)` in the
     /// executable part.
@@ -553,59 +556,64 @@ fn fold_depth(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usi
                 _ => None,
             }
         }
-        "call_expression" => {
-            let f = n.named_child(0)?;
-            if f.kind() != "identifier" || n.named_child_count() != 2 {
-                return None;
+        "call_expression" => fold_call(cx, n, lookup, depth),
+        _ => None,
+    }
+}
+
+/// Folds `kind(...)`, `selected_real_kind(...)`, `max(...)` and friends.
+#[inline(never)]
+fn fold_call(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usize) -> Option<i64> {
+    let rec = |m: Node| fold_depth(cx, m, lookup, depth + 1);
+    let f = n.named_child(0)?;
+    if f.kind() != "identifier" || n.named_child_count() != 2 {
+        return None;
+    }
+    let args: Vec<Node> = super::named_kids(n.named_child(1)?)
+        .into_iter()
+        .filter(|c| c.kind() != "comment")
+        .collect();
+    let name = cx.lname(f);
+    match name.as_str() {
+        "kind" => {
+            let a = args.first()?;
+            literal_kind(cx, *a)
+        }
+        "selected_real_kind" => {
+            let p = match args.first() {
+                Some(a) => rec(keyword_value(*a))?,
+                None => 0,
+            };
+            Some(match p {
+                i64::MIN..=6 => 4,
+                7..=15 => 8,
+                16..=18 => 10,
+                _ => 16,
+            })
+        }
+        "selected_int_kind" => {
+            let r = rec(keyword_value(*args.first()?))?;
+            Some(match r {
+                i64::MIN..=2 => 1,
+                3..=4 => 2,
+                5..=9 => 4,
+                _ => 8,
+            })
+        }
+        "abs" if args.len() == 1 => rec(args[0])?.checked_abs(),
+        "max" | "min" if !args.is_empty() => {
+            let mut vals = Vec::new();
+            for a in &args {
+                vals.push(rec(*a)?);
             }
-            let args: Vec<Node> = super::named_kids(n.named_child(1)?)
-                .into_iter()
-                .filter(|c| c.kind() != "comment")
-                .collect();
-            let name = cx.lname(f);
-            match name.as_str() {
-                "kind" => {
-                    let a = args.first()?;
-                    literal_kind(cx, *a)
-                }
-                "selected_real_kind" => {
-                    let p = match args.first() {
-                        Some(a) => rec(keyword_value(*a))?,
-                        None => 0,
-                    };
-                    Some(match p {
-                        i64::MIN..=6 => 4,
-                        7..=15 => 8,
-                        16..=18 => 10,
-                        _ => 16,
-                    })
-                }
-                "selected_int_kind" => {
-                    let r = rec(keyword_value(*args.first()?))?;
-                    Some(match r {
-                        i64::MIN..=2 => 1,
-                        3..=4 => 2,
-                        5..=9 => 4,
-                        _ => 8,
-                    })
-                }
-                "abs" if args.len() == 1 => rec(args[0])?.checked_abs(),
-                "max" | "min" if !args.is_empty() => {
-                    let mut vals = Vec::new();
-                    for a in &args {
-                        vals.push(rec(*a)?);
-                    }
-                    if name == "max" {
-                        vals.into_iter().max()
-                    } else {
-                        vals.into_iter().min()
-                    }
-                }
-                "mod" if args.len() == 2 => rec(args[0])?.checked_rem(rec(args[1])?),
-                "int" if args.len() == 1 => rec(args[0]),
-                _ => None,
+            if name == "max" {
+                vals.into_iter().max()
+            } else {
+                vals.into_iter().min()
             }
         }
+        "mod" if args.len() == 2 => rec(args[0])?.checked_rem(rec(args[1])?),
+        "int" if args.len() == 1 => rec(args[0]),
         _ => None,
     }
 }
@@ -653,7 +661,9 @@ pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Type
                 .take_while(|c| c.is_ascii_alphabetic() || c.is_whitespace())
                 .filter(|c| !c.is_whitespace())
                 .collect();
-            let kind = n.child_by_field_name("kind").and_then(|k| kind_value(cx, k, lookup));
+            let kind = n
+                .child_by_field_name("kind")
+                .and_then(|k| kind_value(cx, k, lookup));
             let has_kind = n.child_by_field_name("kind").is_some();
             if word.starts_with("doubleprecision") {
                 return TypeSpec::Real(Some(8));
@@ -667,7 +677,9 @@ pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Type
                     (true, k) => TypeSpec::Real(k),
                 };
             }
-            if word.starts_with("integer") || word.starts_with("logical") || word.starts_with("byte")
+            if word.starts_with("integer")
+                || word.starts_with("logical")
+                || word.starts_with("byte")
             {
                 return TypeSpec::Int;
             }
@@ -739,9 +751,10 @@ pub fn dims_of(cx: &Cx, spec: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Dim
     Dims { constant }
 }
 
-/// Collects the declarations in `items` (children of a program unit, a
-/// module or a BLOCK construct) into `scope`. `outer` gives the value of
-/// named constants declared outside the scope.
+/// Collects the declarations of a scoping unit (a program unit, a module or
+/// a BLOCK construct) into a [`Scope`]. `outer` gives the value of named
+/// constants declared outside the scope, `outer_is_array` whether an outer
+/// name is an array.
 pub struct Collector<'c, 'a> {
     pub cx: &'c Cx<'a>,
     pub outer: &'c dyn Fn(&str) -> Option<i64>,
@@ -780,7 +793,9 @@ impl Collector<'_, '_> {
             let mut result = (cx.lname(name), cx.text(name).to_string(), cx.span(name));
             for c in super::named_kids(stmt) {
                 if c.kind() == "function_result" {
-                    if let Some(id) = super::named_kids(c).into_iter().find(|x| x.kind() == "identifier")
+                    if let Some(id) = super::named_kids(c)
+                        .into_iter()
+                        .find(|x| x.kind() == "identifier")
                     {
                         result = (cx.lname(id), cx.text(id).to_string(), cx.span(id));
                         // the function name itself is then a procedure
@@ -792,8 +807,9 @@ impl Collector<'_, '_> {
         }
     }
 
-    /// Collects specification statements of `items`. Returns the index of
-    /// the first executable item.
+    /// Collects the specification statements among `items` (DATA
+    /// statements anywhere; statement functions only before the first
+    /// executable statement).
     pub fn collect(&self, scope: &mut Scope, items: &[Node]) {
         let mut spec_region = true;
         let mut stack: Vec<Node> = items.iter().rev().copied().collect();
@@ -810,8 +826,13 @@ impl Collector<'_, '_> {
                 continue;
             }
             match n.kind() {
-                "comment" | "statement_label" | "preproc_include" | "preproc_def"
-                | "preproc_function_def" | "preproc_call" | "include_statement" => {}
+                "comment"
+                | "statement_label"
+                | "preproc_include"
+                | "preproc_def"
+                | "preproc_function_def"
+                | "preproc_call"
+                | "include_statement" => {}
                 "implicit_statement" => self.implicit(scope, n),
                 "use_statement" => self.use_stmt(scope, n),
                 "variable_declaration" => self.var_decl(scope, n),
@@ -934,12 +955,13 @@ impl Collector<'_, '_> {
             }
         }
         let mut cursor = n.walk();
-        let decls: Vec<Node> = n.children_by_field_name("declarator", &mut cursor).collect();
+        let decls: Vec<Node> = n
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
         for d in decls {
             let (ident, size, init) = split_declarator(d);
             let Some(ident) = ident else { continue };
             let name = cx.text(ident).to_string();
-            let lname = name.to_ascii_lowercase();
             let dims = {
                 let lookup = |s: &str| self.lookup_in(scope, s);
                 size.or(attr_dims).map(|s| dims_of(cx, s, &lookup))
@@ -975,7 +997,6 @@ impl Collector<'_, '_> {
                     e.initialized = true;
                 }
             }
-            let _ = lname;
         }
     }
 
@@ -990,7 +1011,9 @@ impl Collector<'_, '_> {
             }
         }
         let mut cursor = n.walk();
-        let decls: Vec<Node> = n.children_by_field_name("declarator", &mut cursor).collect();
+        let decls: Vec<Node> = n
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
         for d in decls {
             let (ident, size, _) = split_declarator(d);
             let Some(ident) = ident else { continue };
@@ -1085,7 +1108,9 @@ impl Collector<'_, '_> {
             }
             for obj in super::named_kids(set) {
                 if let Some(base) = designator_base(obj) {
-                    scope.entry(cx.text(base), cx.span(base), cx.span(n)).initialized = true;
+                    scope
+                        .entry(cx.text(base), cx.span(base), cx.span(n))
+                        .initialized = true;
                 }
             }
         }
@@ -1096,7 +1121,9 @@ impl Collector<'_, '_> {
         for set in super::named_kids(n) {
             for obj in super::named_kids(set) {
                 if let Some(base) = designator_base(obj) {
-                    scope.entry(cx.text(base), cx.span(base), cx.span(n)).equivalenced = true;
+                    scope
+                        .entry(cx.text(base), cx.span(base), cx.span(n))
+                        .equivalenced = true;
                 }
             }
         }
@@ -1187,8 +1214,9 @@ impl Collector<'_, '_> {
                         }
                     }
                     let mut cursor = k.walk();
-                    let decls: Vec<Node> =
-                        k.children_by_field_name("declarator", &mut cursor).collect();
+                    let decls: Vec<Node> = k
+                        .children_by_field_name("declarator", &mut cursor)
+                        .collect();
                     for d in decls {
                         let (ident, size, _) = split_declarator(d);
                         let Some(ident) = ident else { continue };
@@ -1219,7 +1247,9 @@ impl Collector<'_, '_> {
                 continue;
             }
             let mut cursor = st.walk();
-            let decls: Vec<Node> = st.children_by_field_name("declarator", &mut cursor).collect();
+            let decls: Vec<Node> = st
+                .children_by_field_name("declarator", &mut cursor)
+                .collect();
             for d in decls {
                 let (ident, _, init) = split_declarator(d);
                 let Some(ident) = ident else { continue };
@@ -1286,7 +1316,10 @@ impl Collector<'_, '_> {
         if scope.get(&name).is_some_and(|d| d.is_array()) || (self.outer_is_array)(&name) {
             return false;
         }
-        if scope.get(&name).is_some_and(|d| d.ty == Some(TypeSpec::Char)) {
+        if scope
+            .get(&name)
+            .is_some_and(|d| d.ty == Some(TypeSpec::Char))
+        {
             // a substring assignment is not a statement function
             return false;
         }
@@ -1308,9 +1341,7 @@ impl Collector<'_, '_> {
             }
             let kind = if d.intrinsic {
                 Some(ProcKind::Intrinsic)
-            } else if d.external {
-                Some(ProcKind::External)
-            } else if scope.called.contains(name) && !d.is_array() {
+            } else if d.external || (scope.called.contains(name) && !d.is_array()) {
                 Some(ProcKind::External)
             } else if scope.paren_used.contains(name)
                 && !d.is_array()
@@ -1332,11 +1363,13 @@ impl Collector<'_, '_> {
             }
         }
         for (name, i, k) in procs {
+            // a statement function keeps its kind
+            let k = *scope.procs.entry(name).or_insert(k);
             scope.decls[i].proc_kind = Some(k);
-            scope.procs.insert(name, k);
         }
         for d in &scope.dummies {
-            if scope.called.contains(&d.0) && !scope.index.contains_key(&d.0) {
+            let used = scope.called.contains(&d.0) || scope.paren_used.contains(&d.0);
+            if used && !scope.index.contains_key(&d.0) {
                 scope.procs.insert(d.0.clone(), ProcKind::External);
             }
         }

@@ -1,14 +1,19 @@
-//! Front-end tests: snippets and the expected CFG dump.
+//! Front-end tests: snippets and the expected CFG dump
+//! (`crate::ir::dump::dump_function`), focused checks of spans and facts the
+//! dump does not show, fixed-form lowering through the normaliser's position
+//! map, and robustness (arbitrary and mutated input, deep nesting).
 
 use super::*;
 use crate::frontend::Identity;
 use crate::ir::dump::dump_function;
+use crate::ir::*;
 use crate::source::SourceText;
 
 fn lower_text(text: &str) -> LoweredFile {
     lower(text, &Identity, &FrontendOptions::default())
 }
 
+/// The dumps of every function of `text`, in order.
 fn dump_all(text: &str) -> String {
     let src = SourceText::new(text.into());
     lower_text(text)
@@ -16,58 +21,2142 @@ fn dump_all(text: &str) -> String {
         .iter()
         .map(|f| dump_function(f, Some(&src)))
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("")
 }
 
-#[test]
-fn smoke() {
-    let text = "subroutine s(a, n)\n  integer n\n  real a(n)\n  do i = 1, n\n    a(i) = 0\n  end do\nend\n";
-    println!("{}", dump_all(text));
-}
+/// (name, source, expected dump of every function).
+const CASES: &[(&str, &str, &str)] = &[
+    // counted DO: bounds and the initial value in the preheader, a header without accesses, the update in the latch
+    (
+        "01_counted_do",
+        r##"subroutine s(a, n, lo)
+  integer n, lo
+  real a(n)
+  do i = lo, n + 1, 2
+    a(i) = 0
+  end do
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var lo: dummy int
+  var i: local int
+  loop FortranDo header bb1 body bb2 @4:3
+bb0 entry:
+  decl i                         @4:6
+  read lo int                    @4:10
+  read n int                     @4:14
+  write i int = lo               @4:6
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read i int                     @5:7
+  write a[dyn] float             @5:5
+  -> goto bb3
+bb3 do.inc:
+  read i int                     @4:6
+  write i int                    @4:6
+  -> goto bb1
+bb4 do.end:
+  -> goto bb5
+bb5 return:
+  -> return
+"##,
+    ),
+    // DO WHILE: the condition (and its accesses) in the header
+    (
+        "02_do_while",
+        r##"subroutine s(a, n)
+  real a(n)
+  i = 1
+  do while (a(i) > 0 .and. i < n)
+    i = i + 1
+  end do
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  loop FortranDoWhile header bb1 body bb2 @4:3
+bb0 entry:
+  decl i                         @3:3
+  write i int = 1                @3:3
+  -> goto bb1
+bb1 do.cond:
+  read i int                     @4:15
+  read a[dyn] float              @4:13
+  read i int                     @4:28
+  read n int                     @4:32
+  -> branch bb2 bb3
+bb2 do.body:
+  read i int                     @5:9
+  write i int                    @5:5
+  -> goto bb1
+bb3 do.end:
+  -> goto bb4
+bb4 return:
+  -> return
+"##,
+    ),
+    // DO without control: the body is the header; EXIT leaves to do.end
+    (
+        "03_do_exit",
+        r##"subroutine s(n)
+  k = 0
+  do
+    k = k + 1
+    if (k >= n) exit
+  end do
+end
+"##,
+        r##"
+function s
+  var n: dummy int
+  var k: local int
+  loop FortranDoForever header bb1 body bb1 @3:3
+bb0 entry:
+  decl k                         @2:3
+  write k int = 0                @2:3
+  -> goto bb1
+bb1 do.body:
+  read k int                     @4:9
+  write k int                    @4:5
+  read k int                     @5:9
+  read n int                     @5:14
+  -> branch bb3 bb4
+bb2 do.end:
+  -> goto bb5
+bb3 if.then:
+  -> goto bb2
+bb4 if.end:
+  -> goto bb1
+bb5 return:
+  -> return
+"##,
+    ),
+    // labelled DO ending on CONTINUE and on a labelled assignment
+    (
+        "04_labelled_do",
+        r##"subroutine s(a, n)
+  real a(n)
+  do 10 i = 1, n
+    a(i) = 0
+10 continue
+  do 20 j = 1, n
+20 a(j) = a(j) + 1
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  var j: local int
+  loop FortranDo header bb1 body bb2 @3:3
+  loop FortranDo header bb6 body bb7 @6:3
+bb0 entry:
+  decl i                         @3:9
+  decl j                         @6:9
+  read n int                     @3:16
+  write i int = 1                @3:9
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read i int                     @4:7
+  write a[dyn] float             @4:5
+  -> goto bb5
+bb3 do.inc:
+  read i int                     @3:9
+  write i int                    @3:9
+  -> goto bb1
+bb4 do.end:
+  read n int                     @6:16
+  write j int = 1                @6:9
+  -> goto bb6
+bb5 label:
+  -> goto bb3
+bb6 do.cond:
+  -> branch bb7 bb9
+bb7 do.body:
+  -> goto bb10
+bb8 do.inc:
+  read j int                     @6:9
+  write j int                    @6:9
+  -> goto bb6
+bb9 do.end:
+  -> goto bb11
+bb10 label:
+  read j int                     @7:13
+  read a[dyn] float              @7:11
+  read j int                     @7:6
+  write a[dyn] float             @7:4
+  -> goto bb8
+bb11 return:
+  -> return
+"##,
+    ),
+    // nested labelled DOs sharing a terminal label: the terminal belongs to the inner loop
+    (
+        "05_shared_label",
+        r##"subroutine s(a, n)
+  real a(n, n)
+  do 10 i = 1, n
+    do 10 j = 1, n
+      if (a(i, j) < 0) goto 10
+      a(i, j) = 0
+10 continue
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  var j: local int
+  loop FortranDo header bb1 body bb2 @3:3
+  loop FortranDo header bb5 body bb6 @4:5
+bb0 entry:
+  decl i                         @3:9
+  decl j                         @4:11
+  read n int                     @3:16
+  write i int = 1                @3:9
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read n int                     @4:18
+  write j int = 1                @4:11
+  -> goto bb5
+bb3 do.inc:
+  read i int                     @3:9
+  write i int                    @3:9
+  -> goto bb1
+bb4 do.end:
+  -> goto bb12
+bb5 do.cond:
+  -> branch bb6 bb8
+bb6 do.body:
+  read i int                     @5:13
+  read j int                     @5:16
+  read a[dyn] float              @5:11
+  -> branch bb9 bb10
+bb7 do.inc:
+  read j int                     @4:11
+  write j int                    @4:11
+  -> goto bb5
+bb8 do.end:
+  -> goto bb3
+bb9 if.then:
+  -> goto bb11
+bb10 if.end:
+  read i int                     @6:9
+  read j int                     @6:12
+  write a[dyn] float             @6:7
+  -> goto bb11
+bb11 label:
+  -> goto bb7
+bb12 return:
+  -> return
+"##,
+    ),
+    // named EXIT/CYCLE go to the named loop; unnamed EXIT to the innermost
+    (
+        "06_named_exit_cycle",
+        r##"subroutine s(a, n)
+  real a(n, n)
+  outer: do i = 1, n
+    inner: do j = 1, n
+      if (a(i, j) < 0) cycle outer
+      if (a(i, j) > 9) exit outer
+      if (j > i) exit
+    end do inner
+  end do outer
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  var j: local int
+  loop FortranDo header bb1 body bb2 @3:3
+  loop FortranDo header bb5 body bb6 @4:5
+bb0 entry:
+  decl i                         @3:13
+  decl j                         @4:15
+  read n int                     @3:20
+  write i int = 1                @3:13
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read n int                     @4:22
+  write j int = 1                @4:15
+  -> goto bb5
+bb3 do.inc:
+  read i int                     @3:13
+  write i int                    @3:13
+  -> goto bb1
+bb4 do.end:
+  -> goto bb15
+bb5 do.cond:
+  -> branch bb6 bb8
+bb6 do.body:
+  read i int                     @5:13
+  read j int                     @5:16
+  read a[dyn] float              @5:11
+  -> branch bb9 bb10
+bb7 do.inc:
+  read j int                     @4:15
+  write j int                    @4:15
+  -> goto bb5
+bb8 do.end:
+  -> goto bb3
+bb9 if.then:
+  -> goto bb3
+bb10 if.end:
+  read i int                     @6:13
+  read j int                     @6:16
+  read a[dyn] float              @6:11
+  -> branch bb11 bb12
+bb11 if.then:
+  -> goto bb4
+bb12 if.end:
+  read j int                     @7:11
+  read i int                     @7:15
+  -> branch bb13 bb14
+bb13 if.then:
+  -> goto bb8
+bb14 if.end:
+  -> goto bb7
+bb15 return:
+  -> return
+"##,
+    ),
+    // GOTO out of a loop
+    (
+        "07_goto_out",
+        r##"subroutine s(a, n)
+  real a(n)
+  do i = 1, n
+    if (a(i) < 0) goto 99
+  end do
+  a(1) = 1
+99 continue
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  loop FortranDo header bb1 body bb2 @3:3
+bb0 entry:
+  decl i                         @3:6
+  read n int                     @3:13
+  write i int = 1                @3:6
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read i int                     @4:11
+  read a[dyn] float              @4:9
+  -> branch bb5 bb6
+bb3 do.inc:
+  read i int                     @3:6
+  write i int                    @3:6
+  -> goto bb1
+bb4 do.end:
+  write a[const] float           @6:3
+  -> goto bb7
+bb5 if.then:
+  -> goto bb7
+bb6 if.end:
+  -> goto bb3
+bb7 label:
+  -> goto bb8
+bb8 return:
+  -> return
+"##,
+    ),
+    // arithmetic IF and computed GOTO are switches
+    (
+        "08_arith_if",
+        r##"subroutine s(x, k)
+  if (x - 1.0) 10, 20, 30
+10 k = -1
+  goto 40
+20 k = 0
+  go to 40
+30 k = 1
+40 goto (10, 20) k
+end
+"##,
+        r##"
+function s
+  var x: dummy float
+  var k: dummy int
+bb0 entry:
+  read x float                   @2:7
+  -> switch bb1 bb2 bb3
+bb1 label:
+  write k int = -1               @3:4
+  -> goto bb4
+bb2 label:
+  write k int = 0                @5:4
+  -> goto bb4
+bb3 label:
+  write k int = 1                @7:4
+  -> goto bb4
+bb4 label:
+  read k int                     @8:18
+  -> switch bb1 bb2 bb5
+bb5 sw.epilog:
+  -> goto bb6
+bb6 return:
+  -> return
+"##,
+    ),
+    // block IF / ELSE IF / ELSE: ELSE IF chains nest
+    (
+        "09_block_if",
+        r##"subroutine s(x, y)
+  if (x > 0) then
+    y = 1
+  else if (x < 0) then
+    y = -1
+  else
+    y = 0
+  end if
+end
+"##,
+        r##"
+function s
+  var x: dummy float
+  var y: dummy float
+bb0 entry:
+  read x float                   @2:7
+  -> branch bb1 bb2
+bb1 if.then:
+  write y float = 1              @3:5
+  -> goto bb3
+bb2 if.else:
+  read x float                   @4:12
+  -> branch bb4 bb5
+bb3 if.end:
+  -> goto bb7
+bb4 if.then:
+  write y float = -1             @5:5
+  -> goto bb6
+bb5 if.else:
+  write y float = 0              @7:5
+  -> goto bb6
+bb6 if.end:
+  -> goto bb3
+bb7 return:
+  -> return
+"##,
+    ),
+    // SELECT CASE: one sw.bb per case, default last; no default: sw.epilog last
+    (
+        "10_select",
+        r##"subroutine s(k, y)
+  select case (k)
+  case default
+    y = 0
+  case (1, 2)
+    y = 1
+  case (3:)
+    y = 2
+  end select
+  select case (k + 1)
+  case (1)
+    y = 3
+  end select
+end
+"##,
+        r##"
+function s
+  var k: dummy int
+  var y: dummy float
+bb0 entry:
+  read k int                     @2:16
+  -> switch bb2 bb3 bb1
+bb1 sw.bb:
+  write y float = 0              @4:5
+  -> goto bb4
+bb2 sw.bb:
+  write y float = 1              @6:5
+  -> goto bb4
+bb3 sw.bb:
+  write y float = 2              @8:5
+  -> goto bb4
+bb4 sw.epilog:
+  read k int                     @10:16
+  -> switch bb5 bb6
+bb5 sw.bb:
+  write y float = 3              @12:5
+  -> goto bb6
+bb6 sw.epilog:
+  -> goto bb7
+bb7 return:
+  -> return
+"##,
+    ),
+    // RETURN, ERROR STOP, STOP and the unreachable code after them
+    (
+        "11_return_stop",
+        r##"subroutine s(x)
+  if (x < 0) return
+  if (x > 100) then
+    error stop 'too big'
+  end if
+  x = sqrt(x)
+  stop
+  x = 1
+end
+"##,
+        r##"
+function s
+  var x: dummy float
+bb0 entry:
+  read x float                   @2:7
+  -> branch bb1 bb2
+bb1 if.then:
+  -> goto bb3
+bb2 if.end:
+  read x float                   @3:7
+  -> branch bb4 bb5
+bb3 return:
+  -> return
+bb4 if.then:
+  call stop                      @4:5
+  -> unreachable
+bb5 if.end:
+  read x float                   @6:12
+  write x float                  @6:3
+  call stop                      @7:3
+  -> unreachable
+bb6 unreachable:
+  write x float = 1              @8:3
+  -> goto bb3
+"##,
+    ),
+    // dummy, local, SAVE, initialised, COMMON, module, PARAMETER, POINTER/TARGET and typed variables
+    (
+        "12_var_kinds",
+        r##"module m
+  integer :: mv
+  integer, parameter :: mp = 3
+end module
+subroutine s(d, e)
+  use m
+  real :: d, e(10)
+  real :: l
+  real, save :: sv
+  integer :: ini = 2
+  real :: sv2
+  save sv2
+  common /c/ cm, cv(4)
+  integer, parameter :: np = mp * 2 + 1, nq = np - 1
+  parameter (nr = nq / 2)
+  integer, pointer :: p
+  integer, target :: t
+  double precision dp
+  real(kind=8) r8
+  character(len=4) ch
+  type(pt) :: obj
+  real, allocatable :: al(:)
+  l = d + e(np) + mv + sv + sv2 + ini + cm + cv(nr) + mp
+end
+"##,
+        r##"
+function s
+  var d: dummy float
+  var e: dummy float array
+  var l: local float
+  var sv: saved float
+  var ini: saved int
+  var sv2: saved float
+  var cm: saved float
+  var cv: saved float array
+  var np: const int = 7
+  var nq: const int = 6
+  var nr: const int = 3
+  var p: local int* pointer-or-target
+  var t: local int pointer-or-target address-taken
+  var dp: local double
+  var r8: local double
+  var ch: local char
+  var obj: local aggregate aggregate
+  var al: local float array vla
+  var mv: saved int
+  var mp: const int = 3
+bb0 entry:
+  decl l                         @8:11
+  decl p                         @16:23
+  decl t                         @17:22
+  decl dp                        @18:20
+  decl r8                        @19:16
+  decl ch                        @20:20
+  decl obj                       @21:15
+  decl al                        @22:24
+  read d float                   @23:7
+  read e[const] float            @23:11
+  read mv int                    @23:19
+  read sv float                  @23:24
+  read sv2 float                 @23:29
+  read ini int                   @23:35
+  read cm float                  @23:41
+  read cv[const] float           @23:46
+  write l float                  @23:3
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+    // implicit typing: IMPLICIT statements, IMPLICIT NONE (undeclared names are module data), default rules
+    (
+        "13_implicit",
+        r##"subroutine s(a)
+  implicit double precision (a-h, o-z)
+  x = a
+  k = 1
+  n = k
+end
+subroutine t()
+  implicit none
+  x = undeclared + 1
+end
+subroutine u()
+  x = 1.5
+  ival = 2
+end
+"##,
+        r##"
+function s
+  var a: dummy double
+  var x: local double
+  var k: local int
+  var n: local int
+bb0 entry:
+  decl x                         @3:3
+  decl k                         @4:3
+  decl n                         @5:3
+  read a double                  @3:7
+  write x double = a             @3:3
+  write k int = 1                @4:3
+  read k int                     @5:7
+  write n int = k                @5:3
+  -> goto bb1
+bb1 return:
+  -> return
+function t
+  var undeclared: saved unknown
+  var x: saved unknown
+bb0 entry:
+  read undeclared unknown        @9:7
+  write x unknown                @9:3
+  -> goto bb1
+bb1 return:
+  -> return
+function u
+  var x: local float
+  var ival: local int
+bb0 entry:
+  decl x                         @12:3
+  decl ival                      @13:3
+  write x float                  @12:3
+  write ival int = 2             @13:3
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+    // array elements vs function references; actual arguments escape
+    (
+        "14_elem_vs_call",
+        r##"subroutine s(a, n, f)
+  real a(n), b(3), f
+  real g
+  external h
+  x = a(1) + b(n) + f(2.0) + g(x) + h(b) + q(n)
+  call sub(a(n), b(2:3), x + 1, 4)
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla address-taken
+  var n: dummy int address-taken
+  var b: local float array address-taken
+  var x: local float address-taken
+bb0 entry:
+  decl b                         @2:14
+  decl x                         @5:32
+  read a[const] float            @5:7
+  read n int                     @5:16
+  read b[dyn] float              @5:14
+  call f                         @5:21
+  call g escapes(x)              @5:30
+  call h escapes(b)              @5:37
+  call q escapes(n)              @5:44
+  write x float                  @5:3
+  read n int                     @6:14
+  read x float                   @6:26
+  call sub escapes(a,b)          @6:3
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+    // intrinsic functions are not calls; inquiry functions do not read their argument
+    (
+        "15_intrinsics",
+        r##"subroutine s(a, n)
+  real a(n)
+  x = sqrt(abs(a(1))) + max(1, n) + sum(a) + size(a) + real(n) + mod(n, 2)
+  k = len_trim('ab ') + ubound(a, 1)
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var x: local float
+  var k: local int
+bb0 entry:
+  decl x                         @3:3
+  decl k                         @4:3
+  read a[const] float            @3:16
+  read n int                     @3:32
+  read a[dyn] float              @3:41
+  read n int                     @3:61
+  read n int                     @3:70
+  write x float                  @3:3
+  write k int                    @4:3
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+    // builtins: constant, PARAMETER, variable, wrong-count and non-constant arguments; worker_num result
+    (
+        "16_builtins",
+        r##"subroutine s(a, n, nv)
+  integer n, nv
+  real a(n)
+  integer, parameter :: nw = 4
+  call builtin_csa_spmd(nw * 2, -1)
+  call builtin_csa_spmd(nv, 0)
+  call builtin_csa_spmd(4)
+  call builtin_csa_pipeline_loop(4_8)
+  call builtin_csa_pipeline_loop(n + 1)
+  call builtin_csa_parallel_loop(a(1))
+  call builtin_csa_spmdization(2, 'cyclic')
+  call builtin_csa_something()
+  w = builtin_csa_spmd_worker_num()
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var nv: dummy int
+  var nw: const int = 4
+  var w: local float
+bb0 entry:
+  decl w                         @13:3
+  builtin#0 spmd(8, -1)          @5:3
+  builtin#1 spmd(nv, 0)          @6:3
+  builtin#2 spmd(4)              @7:3
+  builtin#3 pipeline_loop(4)     @8:3
+  read n int                     @9:34
+  builtin#4 pipeline_loop(?)     @9:3
+  builtin#5 parallel_loop(?)     @10:3
+  builtin#6 spmdization(2, "cyclic") @11:3
+  builtin#7 other()              @12:3
+  builtin#8 worker_num()         @13:7
+  write w float = builtin#8      @13:3
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+    // upper-case source
+    (
+        "17_upper",
+        r##"SUBROUTINE UPPER(A, N)
+  INTEGER N
+  REAL A(N)
+  CALL BUILTIN_CSA_PARALLEL_LOOP()
+  DO I = 1, N
+    IF (A(I) .GT. 0.0) THEN
+      A(I) = SQRT(A(I))
+    ELSE
+      CALL FOO(A(I))
+    END IF
+  END DO
+END SUBROUTINE UPPER
+"##,
+        r##"
+function UPPER
+  var A: dummy float array vla address-taken
+  var N: dummy int
+  var I: local int
+  loop FortranDo header bb1 body bb2 @5:3
+bb0 entry:
+  decl I                         @5:6
+  builtin#0 parallel_loop()      @4:3
+  read N int                     @5:13
+  write I int = 1                @5:6
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read I int                     @6:11
+  read A[dyn] float              @6:9
+  -> branch bb5 bb6
+bb3 do.inc:
+  read I int                     @5:6
+  write I int                    @5:6
+  -> goto bb1
+bb4 do.end:
+  -> goto bb8
+bb5 if.then:
+  read I int                     @7:21
+  read A[dyn] float              @7:19
+  read I int                     @7:9
+  write A[dyn] float             @7:7
+  -> goto bb7
+bb6 if.else:
+  read I int                     @9:18
+  call foo escapes(A)            @9:7
+  -> goto bb7
+bb7 if.end:
+  -> goto bb3
+bb8 return:
+  -> return
+"##,
+    ),
+    // !$omp parallel do / !$OMP DO / !DIR$ IVDEP / !GCC$ ivdep attach only right before a DO
+    (
+        "18_directives",
+        r##"subroutine s(a, n)
+  real a(n)
+  !$omp parallel do private(i)
+
+  ! unrelated comment
+  do i = 1, n
+    a(i) = 0
+  end do
+  !DIR$ IVDEP
+  !$OMP DO
+  do i = 1, n
+    a(i) = 1
+  end do
+  !GCC$ ivdep
+  do i = 1, n
+  end do
+  !$omp parallel do
+  a(1) = 2
+  do i = 1, n
+  end do
+  !$omp end do
+  !dir$ ivdep2
+  do i = 1, n
+  end do
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  loop FortranDo header bb1 body bb2 omp @6:3
+  loop FortranDo header bb5 body bb6 omp ivdep @11:3
+  loop FortranDo header bb9 body bb10 ivdep @15:3
+  loop FortranDo header bb13 body bb14 @19:3
+  loop FortranDo header bb17 body bb18 @23:3
+bb0 entry:
+  decl i                         @6:6
+  read n int                     @6:13
+  write i int = 1                @6:6
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read i int                     @7:7
+  write a[dyn] float             @7:5
+  -> goto bb3
+bb3 do.inc:
+  read i int                     @6:6
+  write i int                    @6:6
+  -> goto bb1
+bb4 do.end:
+  read n int                     @11:13
+  write i int = 1                @11:6
+  -> goto bb5
+bb5 do.cond:
+  -> branch bb6 bb8
+bb6 do.body:
+  read i int                     @12:7
+  write a[dyn] float             @12:5
+  -> goto bb7
+bb7 do.inc:
+  read i int                     @11:6
+  write i int                    @11:6
+  -> goto bb5
+bb8 do.end:
+  read n int                     @15:13
+  write i int = 1                @15:6
+  -> goto bb9
+bb9 do.cond:
+  -> branch bb10 bb12
+bb10 do.body:
+  -> goto bb11
+bb11 do.inc:
+  read i int                     @15:6
+  write i int                    @15:6
+  -> goto bb9
+bb12 do.end:
+  write a[const] float           @18:3
+  read n int                     @19:13
+  write i int = 1                @19:6
+  -> goto bb13
+bb13 do.cond:
+  -> branch bb14 bb16
+bb14 do.body:
+  -> goto bb15
+bb15 do.inc:
+  read i int                     @19:6
+  write i int                    @19:6
+  -> goto bb13
+bb16 do.end:
+  read n int                     @23:13
+  write i int = 1                @23:6
+  -> goto bb17
+bb17 do.cond:
+  -> branch bb18 bb20
+bb18 do.body:
+  -> goto bb19
+bb19 do.inc:
+  read i int                     @23:6
+  write i int                    @23:6
+  -> goto bb17
+bb20 do.end:
+  -> goto bb21
+bb21 return:
+  -> return
+"##,
+    ),
+    // BLOCK construct: Decls at the construct start
+    (
+        "19_block",
+        r##"subroutine s(n)
+  x = 1
+  do i = 1, n
+    block
+      real :: t(3), u
+      t(1) = x
+      u = t(1)
+      x = u
+    end block
+  end do
+end
+"##,
+        r##"
+function s
+  var n: dummy int
+  var x: local float
+  var i: local int
+  var t: local float array
+  var u: local float
+  loop FortranDo header bb1 body bb2 @3:3
+bb0 entry:
+  decl x                         @2:3
+  decl i                         @3:6
+  write x float = 1              @2:3
+  read n int                     @3:13
+  write i int = 1                @3:6
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  decl t                         @5:15
+  decl u                         @5:21
+  read x float                   @6:14
+  write t[const] float           @6:7
+  read t[const] float            @7:11
+  write u float                  @7:7
+  read u float                   @8:11
+  write x float = u              @8:7
+  -> goto bb3
+bb3 do.inc:
+  read i int                     @3:6
+  write i int                    @3:6
+  -> goto bb1
+bb4 do.end:
+  -> goto bb5
+bb5 return:
+  -> return
+"##,
+    ),
+    // a syntax error in one subroutine leaves the other intact
+    (
+        "20_syntax_error",
+        r##"subroutine bad(a, n)
+  real a(n)
+  a(1) = (1 +
+  do i = 1, n
+    a(i) = 0
+  end do
+end subroutine
+subroutine good(a, n)
+  real a(n)
+  call builtin_csa_parallel_loop()
+  do i = 1, n
+    a(i) = 0
+  end do
+end subroutine
+"##,
+        r##"
+function bad
+  var a: dummy float array vla
+  var n: dummy int
+  var do: local float
+bb0 entry:
+  decl do                        @4:3
+  read do float                  @4:3
+  write a[const] float           @3:3
+  -> goto bb1
+bb1 return:
+  -> return
+function good
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  loop FortranDo header bb1 body bb2 @11:3
+bb0 entry:
+  decl i                         @11:6
+  builtin#0 parallel_loop()      @10:3
+  read n int                     @11:13
+  write i int = 1                @11:6
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read i int                     @12:7
+  write a[dyn] float             @12:5
+  -> goto bb3
+bb3 do.inc:
+  read i int                     @11:6
+  write i int                    @11:6
+  -> goto bb1
+bb4 do.end:
+  -> goto bb5
+bb5 return:
+  -> return
+"##,
+    ),
+    // module variables via USE (with rename) and host association; host locals used by an internal procedure are address-taken
+    (
+        "21_host_assoc",
+        r##"module data
+  implicit none
+  real :: table(100)
+  integer :: count = 0
+contains
+  subroutine add(x)
+    real, intent(in) :: x
+    count = count + 1
+    table(count) = x
+  end subroutine add
+end module data
+program main
+  use data, only: add, cnt => count
+  real :: total
+  total = 0
+  call add(total)
+  call show()
+  print *, cnt
+contains
+  subroutine show()
+    total = total + 1
+  end subroutine
+end program
+"##,
+        r##"
+function add
+  var x: dummy float
+  var count: saved int
+  var table: saved float array
+bb0 entry:
+  read count int                 @8:13
+  write count int                @8:5
+  read x float                   @9:20
+  read count int                 @9:11
+  write table[dyn] float         @9:5
+  -> goto bb1
+bb1 return:
+  -> return
+function main
+  var total: local float address-taken
+  var count: saved int address-taken
+bb0 entry:
+  decl total                     @14:11
+  write total float = 0          @15:3
+  call add escapes(total)        @16:3
+  call show                      @17:3
+  call print escapes(count)      @18:3
+  -> goto bb1
+bb1 return:
+  -> return
+function show
+  var total: saved float
+bb0 entry:
+  read total float               @21:13
+  write total float              @21:5
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+    // DO CONCURRENT with two indices and a mask; WHERE and FORALL accesses
+    (
+        "22_concurrent_where",
+        r##"subroutine s(a, b, n)
+  real a(n), b(n)
+  do concurrent (i = 1:n, j = 1:2, a(i) > 0)
+    b(i) = a(i) * j
+  end do
+  where (a > 0) b = a
+  forall (k = 1:n) a(k) = b(n - k + 1)
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var b: dummy float array vla
+  var n: dummy int
+  var i: local int
+  var j: local int
+  var k: local int
+  loop FortranDoConcurrent header bb1 body bb6 @3:3
+bb0 entry:
+  read n int                     @3:24
+  write i int = 1                @3:18
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  write j int = 1                @3:27
+  -> goto bb5
+bb3 do.inc:
+  read i int                     @3:18
+  write i int                    @3:18
+  -> goto bb1
+bb4 do.end:
+  read a[dyn] float              @6:10
+  read a[dyn] float              @6:21
+  write b[dyn] float             @6:17
+  read n int                     @7:17
+  read n int                     @7:29
+  read k int                     @7:33
+  read b[dyn] float              @7:27
+  read k int                     @7:22
+  write a[dyn] float             @7:20
+  -> goto bb10
+bb5 do.cond:
+  -> branch bb6 bb8
+bb6 do.body:
+  read i int                     @3:38
+  read a[dyn] float              @3:36
+  -> branch bb9 bb7
+bb7 do.inc:
+  read j int                     @3:27
+  write j int                    @3:27
+  -> goto bb5
+bb8 do.end:
+  -> goto bb3
+bb9 if.then:
+  read i int                     @4:14
+  read a[dyn] float              @4:12
+  read j int                     @4:19
+  read i int                     @4:7
+  write b[dyn] float             @4:5
+  -> goto bb7
+bb10 return:
+  -> return
+"##,
+    ),
+    // READ/WRITE/PRINT are calls whose items escape; READ items are written
+    (
+        "23_io",
+        r##"subroutine s(a, n)
+  real a(n)
+  read (*, *) m, (a(i), i = 1, m)
+  write (*, '(i5, f8.3)') m, a(1) * 2
+  print *, 'done', n
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla address-taken
+  var n: dummy int address-taken
+  var m: local int address-taken
+  var i: local int
+bb0 entry:
+  decl m                         @3:15
+  decl i                         @3:25
+  read m int                     @3:32
+  write i int                    @3:25
+  read i int                     @3:21
+  call read escapes(m,a)         @3:3
+  write m int                    @3:15
+  read i int                     @3:21
+  write a[dyn] float             @3:19
+  read a[const] float            @4:30
+  call write escapes(m)          @4:3
+  call print escapes(n)          @5:3
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+    // POINTER dereferences, pointer association, derived-type components
+    (
+        "24_pointer_derived",
+        r##"subroutine s(n)
+  type node
+    real :: val
+    real, pointer :: next(:)
+    real :: arr(4)
+  end type
+  type(node) :: t
+  type(node) :: ts(10)
+  real, pointer :: p(:)
+  real, target :: tgt(10)
+  p => tgt
+  p(n) = t%val + t%arr(2) + t%arr(n) + t%next(1) + ts(n)%val
+  t = ts(1)
+  nullify(p)
+end
+"##,
+        r##"
+function s
+  var n: dummy int
+  var t: local aggregate aggregate
+  var ts: local aggregate array
+  var p: local float* array vla pointer-or-target
+  var tgt: local float array pointer-or-target address-taken
+bb0 entry:
+  decl t                         @7:17
+  decl ts                        @8:17
+  decl p                         @9:20
+  decl tgt                       @10:19
+  write p ptr                    @11:3
+  read t[const] float            @12:10
+  read t[const] float            @12:18
+  read n int                     @12:35
+  read t[dyn] float              @12:29
+  read *? float                  @12:40
+  read n int                     @12:55
+  read ts[dyn] float             @12:52
+  read n int                     @12:5
+  write *p float                 @12:3
+  read ts[const] aggregate       @13:7
+  write t aggregate              @13:3
+  write p ptr                    @14:11
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+    // a builtin inside #ifdef __CSA__
+    (
+        "25_preproc",
+        r##"subroutine s(a, n)
+  real a(n)
+#ifdef __CSA__
+  call builtin_csa_parallel_loop()
+#endif
+  do i = 1, n
+    a(i) = 0
+  end do
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  loop FortranDo header bb1 body bb2 @6:3
+bb0 entry:
+  decl i                         @6:6
+  builtin#0 parallel_loop()      @4:3
+  read n int                     @6:13
+  write i int = 1                @6:6
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read i int                     @7:7
+  write a[dyn] float             @7:5
+  -> goto bb3
+bb3 do.inc:
+  read i int                     @6:6
+  write i int                    @6:6
+  -> goto bb1
+bb4 do.end:
+  -> goto bb5
+bb5 return:
+  -> return
+"##,
+    ),
+    // labels on END DO, labelled DO ending on END DO, labels on IF and END IF
+    (
+        "26_labels_misc",
+        r##"subroutine s(a, n)
+  real a(n)
+  do i = 1, n
+    if (a(i) < 0) goto 5
+    a(i) = 1
+5 end do
+  do 30 j = 1, n
+    a(j) = 2
+30 end do
+  if (n > 0) goto 40
+  n = 1
+40 if (n > 2) then
+    n = 2
+50 end if
+end
+"##,
+        r##"
+function s
+  var a: dummy float array vla
+  var n: dummy int
+  var i: local int
+  var j: local int
+  loop FortranDo header bb1 body bb2 @3:3
+  loop FortranDo header bb8 body bb9 @7:3
+bb0 entry:
+  decl i                         @3:6
+  decl j                         @7:9
+  read n int                     @3:13
+  write i int = 1                @3:6
+  -> goto bb1
+bb1 do.cond:
+  -> branch bb2 bb4
+bb2 do.body:
+  read i int                     @4:11
+  read a[dyn] float              @4:9
+  -> branch bb5 bb6
+bb3 do.inc:
+  read i int                     @3:6
+  write i int                    @3:6
+  -> goto bb1
+bb4 do.end:
+  read n int                     @7:16
+  write j int = 1                @7:9
+  -> goto bb8
+bb5 if.then:
+  -> goto bb7
+bb6 if.end:
+  read i int                     @5:7
+  write a[dyn] float             @5:5
+  -> goto bb7
+bb7 label:
+  -> goto bb3
+bb8 do.cond:
+  -> branch bb9 bb11
+bb9 do.body:
+  read j int                     @8:7
+  write a[dyn] float             @8:5
+  -> goto bb12
+bb10 do.inc:
+  read j int                     @7:9
+  write j int                    @7:9
+  -> goto bb8
+bb11 do.end:
+  read n int                     @10:7
+  -> branch bb13 bb14
+bb12 label:
+  -> goto bb10
+bb13 if.then:
+  -> goto bb15
+bb14 if.end:
+  write n int = 1                @11:3
+  -> goto bb15
+bb15 label:
+  read n int                     @12:8
+  -> branch bb16 bb17
+bb16 if.then:
+  write n int = 2                @13:5
+  -> goto bb17
+bb17 if.end:
+  -> goto bb18
+bb18 label:
+  -> goto bb19
+bb19 return:
+  -> return
+"##,
+    ),
+    // statement functions are inlined (no call); function results
+    (
+        "27_stmt_function",
+        r##"function f(x) result(r)
+  real x, r
+  sq(y) = y * y
+  integer, parameter :: k = 2
+  r = sq(x) + k
+  r = r + f2(x)
+end function
+real function f2(x)
+  f2 = x * 2
+end
+"##,
+        r##"
+function f
+  var x: dummy float address-taken
+  var r: local float
+  var k: const int = 2
+bb0 entry:
+  decl r                         @2:11
+  read x float                   @5:10
+  write r float                  @5:3
+  read r float                   @6:7
+  call f2 escapes(x)             @6:11
+  write r float                  @6:3
+  -> goto bb1
+bb1 return:
+  -> return
+function f2
+  var x: dummy float
+  var f2: local float
+bb0 entry:
+  decl f2                        @8:15
+  read x float                   @9:8
+  write f2 float                 @9:3
+  -> goto bb1
+bb1 return:
+  -> return
+"##,
+    ),
+];
 
 #[test]
-fn dev_dump_env() {
-    let Ok(path) = std::env::var("FX") else { return };
-    let text = std::fs::read_to_string(path).unwrap();
-    let lf = lower_text(&text);
-    println!("{}", dump_all(&text));
-    for f in &lf.functions {
-        println!("{}: syntax_error {:?}", f.name, f.syntax_error);
-        for b in &f.builtins {
-            println!("  builtin {:?} {:?} span {:?} result {:?}", b.kind, b.name, &text[b.span.range()], b.result);
+fn cfg_dumps() {
+    let mut failures = Vec::new();
+    for (name, src, expected) in CASES {
+        let got = dump_all(src);
+        if got.trim() != expected.trim() {
+            failures.push(format!(
+                "--- {name}: expected\n{}\n--- got\n{got}",
+                expected.trim()
+            ));
         }
     }
-    println!("toplevel {:?}", lf.toplevel_errors);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The source text of a span.
+fn at(text: &str, span: crate::source::Span) -> &str {
+    &text[span.range()]
+}
+
+fn source(name: &str) -> &'static str {
+    CASES
+        .iter()
+        .find(|c| c.0 == name)
+        .map(|c| c.1)
+        .unwrap_or_else(|| panic!("no case {name}"))
+}
+
+fn func<'f>(lf: &'f LoweredFile, name: &str) -> &'f Function {
+    lf.functions
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no function {name}"))
+}
+
+/// (kind, span text, name span text, (value, span text) of each argument,
+/// result variable).
+type BuiltinFacts<'a> = (
+    BuiltinKind,
+    &'a str,
+    &'a str,
+    Vec<(ArgValue, &'a str)>,
+    Option<&'a str>,
+);
+
+#[test]
+fn builtin_facts() {
+    let text = source("16_builtins");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let got: Vec<BuiltinFacts> = f
+        .builtins
+        .iter()
+        .map(|b| {
+            (
+                b.kind,
+                at(text, b.span),
+                at(text, b.name_span),
+                b.args
+                    .iter()
+                    .map(|a| (a.value.clone(), at(text, a.span)))
+                    .collect(),
+                b.result.map(|v| f.var(v).name.as_str()),
+            )
+        })
+        .collect();
+    let nv = f
+        .vars
+        .iter()
+        .position(|v| v.name == "nv")
+        .map(|i| VarId(i as u32));
+    use ArgValue::{Int, Str, Var};
+    use BuiltinKind::*;
+    let expected: Vec<BuiltinFacts> = vec![
+        (
+            Spmd,
+            "call builtin_csa_spmd(nw * 2, -1)",
+            "builtin_csa_spmd",
+            vec![(Int(8), "nw * 2"), (Int(-1), "-1")],
+            None,
+        ),
+        (
+            Spmd,
+            "call builtin_csa_spmd(nv, 0)",
+            "builtin_csa_spmd",
+            vec![(Var(nv.unwrap()), "nv"), (Int(0), "0")],
+            None,
+        ),
+        (
+            Spmd,
+            "call builtin_csa_spmd(4)",
+            "builtin_csa_spmd",
+            vec![(Int(4), "4")],
+            None,
+        ),
+        (
+            PipelineLoop,
+            "call builtin_csa_pipeline_loop(4_8)",
+            "builtin_csa_pipeline_loop",
+            vec![(Int(4), "4_8")],
+            None,
+        ),
+        (
+            PipelineLoop,
+            "call builtin_csa_pipeline_loop(n + 1)",
+            "builtin_csa_pipeline_loop",
+            vec![(ArgValue::Other, "n + 1")],
+            None,
+        ),
+        (
+            ParallelLoop,
+            "call builtin_csa_parallel_loop(a(1))",
+            "builtin_csa_parallel_loop",
+            vec![(ArgValue::Other, "a(1)")],
+            None,
+        ),
+        (
+            Spmdization,
+            "call builtin_csa_spmdization(2, 'cyclic')",
+            "builtin_csa_spmdization",
+            vec![(Int(2), "2"), (Str("cyclic".into()), "'cyclic'")],
+            None,
+        ),
+        (
+            BuiltinKind::Other,
+            "call builtin_csa_something()",
+            "builtin_csa_something",
+            vec![],
+            None,
+        ),
+        (
+            WorkerNum,
+            "builtin_csa_spmd_worker_num()",
+            "builtin_csa_spmd_worker_num",
+            vec![],
+            Some("w"),
+        ),
+    ];
+    assert_eq!(got, expected);
+    // builtins are never also calls
+    assert!(f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .all(|i| !matches!(&i.kind, InstKind::Call(_))));
+    // each builtin sits in the block it names
+    for (i, b) in f.builtins.iter().enumerate() {
+        assert!(f
+            .block(b.block)
+            .insts
+            .iter()
+            .any(|inst| matches!(inst.kind, InstKind::Builtin(id) if id.index() == i)));
+    }
+
+    let text = source("17_upper");
+    let lf = lower_text(text);
+    let b = &func(&lf, "UPPER").builtins[0];
+    assert_eq!(b.kind, ParallelLoop);
+    assert_eq!(b.name, "BUILTIN_CSA_PARALLEL_LOOP");
+    assert_eq!(at(text, b.span), "CALL BUILTIN_CSA_PARALLEL_LOOP()");
 }
 
 #[test]
-fn dev_deep() {
-    let kb: usize = std::env::var("KB").ok().and_then(|v| v.parse().ok()).unwrap_or(768);
-    let dd: usize = std::env::var("DD").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-    for depth in [dd] {
-        let mut s = String::from("subroutine deep(a, n)\n");
-        for i in 0..depth {
-            if i % 2 == 0 {
-                s.push_str("if (n > 0) then\n");
-            } else {
-                s.push_str("do i = 1, n\n");
+fn loop_facts() {
+    let text = source("06_named_exit_cycle");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let outer = &f.source_loops[0];
+    assert!(at(text, outer.span).starts_with("outer: do i = 1, n"));
+    assert!(at(text, outer.span).ends_with("end do outer"));
+    assert_eq!(at(text, outer.keyword_span), "do");
+    // the header's branch is anchored at the DO statement
+    assert_eq!(
+        f.block(outer.header).term.span.map(|s| at(text, s)),
+        Some("do i = 1, n")
+    );
+    assert_eq!(
+        f.block(outer.header).origin.map(|s| at(text, s)),
+        Some(at(text, outer.span))
+    );
+    // EXIT/CYCLE terminators carry the statement
+    let jumps: Vec<&str> = f
+        .blocks
+        .iter()
+        .filter(|b| b.name == "if.then")
+        .filter_map(|b| b.term.span)
+        .map(|s| at(text, s))
+        .collect();
+    assert_eq!(jumps, ["cycle outer", "exit outer", "exit"]);
+    // IF branches carry the condition
+    let conds: Vec<&str> = f
+        .blocks
+        .iter()
+        .filter(|b| matches!(b.term.kind, TermKind::Branch { .. }) && b.name != "do.cond")
+        .filter_map(|b| b.term.span)
+        .map(|s| at(text, s))
+        .collect();
+    assert_eq!(conds, ["a(i, j) < 0", "a(i, j) > 9", "j > i"]);
+
+    // the inner DO of a shared label spans its terminal statement
+    let text = source("05_shared_label");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let inner = &f.source_loops[1];
+    assert!(at(text, inner.span).starts_with("do 10 j = 1, n"));
+    assert!(at(text, inner.span).ends_with("continue"));
+    let label = f.blocks.iter().find(|b| b.name == "label").unwrap();
+    assert_eq!(label.origin.map(|s| at(text, s)), Some("10"));
+
+    let text = source("02_do_while");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let l = &f.source_loops[0];
+    assert_eq!(
+        f.block(l.header).term.span.map(|s| at(text, s)),
+        Some("a(i) > 0 .and. i < n")
+    );
+
+    let text = source("18_directives");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let omp: Vec<Option<&str>> = f
+        .source_loops
+        .iter()
+        .map(|l| l.omp.map(|s| at(text, s)))
+        .collect();
+    assert_eq!(
+        omp,
+        [
+            Some("!$omp parallel do private(i)"),
+            Some("!$OMP DO"),
+            None,
+            None,
+            None
+        ]
+    );
+    let ivdep: Vec<Option<&str>> = f
+        .source_loops
+        .iter()
+        .map(|l| l.ivdep.map(|s| at(text, s)))
+        .collect();
+    assert_eq!(
+        ivdep,
+        [None, Some("!DIR$ IVDEP"), Some("!GCC$ ivdep"), None, None]
+    );
+}
+
+#[test]
+fn statement_facts() {
+    let text = source("11_return_stop");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let stops: Vec<(&str, &str)> = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match &i.kind {
+            InstKind::Call(c) => Some((at(text, i.span), at(text, c.name_span))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stops, [("error stop 'too big'", "stop"), ("stop", "stop")]);
+    let ret = f.blocks.iter().find(|b| b.name == "if.then").unwrap();
+    assert_eq!(ret.term.span.map(|s| at(text, s)), Some("return"));
+
+    let text = source("08_arith_if");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    assert_eq!(f.blocks[0].term.span.map(|s| at(text, s)), Some("x - 1.0"));
+    let gotos: Vec<&str> = f
+        .blocks
+        .iter()
+        .filter(|b| matches!(b.term.kind, TermKind::Goto(_)))
+        .filter_map(|b| b.term.span)
+        .map(|s| at(text, s))
+        .collect();
+    assert_eq!(gotos, ["goto 40", "go to 40"]);
+
+    let text = source("14_elem_vs_call");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let calls: Vec<(&str, &str)> = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match &i.kind {
+            InstKind::Call(c) => Some((at(text, i.span), at(text, c.name_span))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("f(2.0)", "f"),
+            ("g(x)", "g"),
+            ("h(b)", "h"),
+            ("q(n)", "q"),
+            ("call sub(a(n), b(2:3), x + 1, 4)", "sub")
+        ]
+    );
+}
+
+#[test]
+fn variable_facts() {
+    let text = source("12_var_kinds");
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let v = |name: &str| f.vars.iter().find(|v| v.name == name).unwrap();
+    assert_eq!(at(text, v("sv").span), "sv");
+    assert_eq!(at(text, v("sv").decl_span), "real, save :: sv");
+    // the type declaration is the declaring statement, not `save sv2`
+    assert_eq!(at(text, v("sv2").decl_span), "real :: sv2");
+    // module variables point at the module's declaration
+    assert_eq!(at(text, v("mv").decl_span), "integer :: mv");
+    let decls: Vec<&str> = f.blocks[0]
+        .insts
+        .iter()
+        .filter_map(|i| match i.kind {
+            InstKind::Decl(d) => Some(f.var(d).name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(decls, ["l", "p", "t", "dp", "r8", "ch", "obj", "al"]);
+
+    // a bare SAVE saves implicitly typed names too
+    let lf = lower_text("subroutine s()\n  save\n  x = 1\nend\n");
+    let f = func(&lf, "s");
+    assert_eq!(f.vars[0].kind, VarKind::Saved);
+    assert!(f.blocks[0]
+        .insts
+        .iter()
+        .all(|i| !matches!(i.kind, InstKind::Decl(_))));
+
+    // address dependencies of element accesses and dereferences
+    let text = "subroutine s(a, idx, n)\n  real a(n)\n  integer idx(n)\n  real, pointer :: p(:)\n  x = a(idx(i) + 1) + p(k)\nend\n";
+    let lf = lower_text(text);
+    let f = func(&lf, "s");
+    let name = |v: &VarId| f.var(*v).name.as_str();
+    let reads: Vec<(String, Vec<&str>)> = f.blocks[0]
+        .insts
+        .iter()
+        .filter_map(|i| match &i.kind {
+            InstKind::Access(a) if !a.write => Some((
+                at(text, i.span).to_string(),
+                a.addr_vars.iter().map(name).collect(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<(String, Vec<&str>)> = vec![
+        ("i".into(), vec![]),
+        ("idx(i)".into(), vec!["i"]),
+        ("a(idx(i) + 1)".into(), vec!["idx", "i"]),
+        ("k".into(), vec![]),
+        ("p(k)".into(), vec!["p", "k"]),
+    ];
+    assert_eq!(reads, expected);
+}
+
+#[test]
+fn syntax_error_is_isolated() {
+    let text = source("20_syntax_error");
+    let lf = lower_text(text);
+    let names: Vec<&str> = lf.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["bad", "good"]);
+    assert!(func(&lf, "bad").syntax_error.is_some());
+    let good = func(&lf, "good");
+    assert_eq!(good.syntax_error, None);
+    assert_eq!(good.builtins.len(), 1);
+    assert_eq!(good.source_loops.len(), 1);
+    // the dangling `end subroutine` of `bad` is `bad`'s error, not the file's
+    assert!(lf.toplevel_errors.is_empty());
+
+    // an unclosed parenthesis swallows the next unit in one ERROR node;
+    // each top-level unit is parsed again on its own
+    let text = "subroutine broken(a, n)\n  do i = 1, n\n    a(i) = (0.0\n  end do\nend subroutine broken\n\nsubroutine fine(a, n)\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n    a(i) = 1.0\n  end do\nend subroutine fine\n";
+    let lf = lower_text(text);
+    let names: Vec<&str> = lf.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["broken", "fine"]);
+    let broken = func(&lf, "broken");
+    assert_eq!(broken.syntax_error.map(|s| at(text, s)), Some("a(i)"));
+    let fine = func(&lf, "fine");
+    assert_eq!(fine.syntax_error, None);
+    assert_eq!(fine.builtins.len(), 1);
+    assert_eq!(fine.source_loops.len(), 1);
+    assert!(lf.toplevel_errors.is_empty());
+    check_invariants(text, &lf);
+
+    // a unit the parser could not close is recovered from the ERROR node
+    let text = "subroutine ok()\n  x = 1\nend\nsubroutine broken(a)\n  call builtin_csa_parallel_loop()\n  a(1) = \n";
+    let lf = lower_text(text);
+    let names: Vec<&str> = lf.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["ok", "broken"]);
+    assert_eq!(func(&lf, "ok").syntax_error, None);
+    assert!(func(&lf, "broken").syntax_error.is_some());
+}
+
+/// Fixed form goes through the normaliser; every span must point into the
+/// original text.
+#[test]
+fn fixed_form_spans_map_to_original() {
+    let original = concat!(
+        "      SUBROUTINE FIX(A, N)\n",
+        "      REAL A(N)\n",
+        "C     a comment line\n",
+        "      CALL BUILTIN_CSA_SPMD(4,\n",
+        "     &                      0)\n",
+        "C$OMP PARALLEL DO\n",
+        "      DO 10 I = 1, N\n",
+        "         A(I) = 0\n",
+        "   10 CONTINUE\n",
+        "      CALL BUILTIN_CSA_PIPELINE_LOOP(2)\n",
+        "CDIR$ IVDEP\n",
+        "      DO 20 I = 1, N\n",
+        "         A(I) = A(I) +\n",
+        "     &          1.0\n",
+        "   20 CONTINUE\n",
+        "      END\n",
+    );
+    let norm = csa_grammars::fixed_form::normalize(original);
+    let lf = lower(&norm.text, &norm, &FrontendOptions::default());
+    assert!(lf.toplevel_errors.is_empty());
+    let f = func(&lf, "FIX");
+    assert_eq!(f.syntax_error, None);
+    let spans: Vec<(&str, &str, Vec<&str>)> = f
+        .builtins
+        .iter()
+        .map(|b| {
+            (
+                at(original, b.span),
+                at(original, b.name_span),
+                b.args.iter().map(|a| at(original, a.span)).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            (
+                "CALL BUILTIN_CSA_SPMD(4,\n     &                      0)",
+                "BUILTIN_CSA_SPMD",
+                vec!["4", "0"]
+            ),
+            (
+                "CALL BUILTIN_CSA_PIPELINE_LOOP(2)",
+                "BUILTIN_CSA_PIPELINE_LOOP",
+                vec!["2"]
+            ),
+        ]
+    );
+    assert_eq!(f.builtins[0].args[0].value, ArgValue::Int(4));
+    assert_eq!(f.source_loops.len(), 2);
+    let l0 = &f.source_loops[0];
+    let l1 = &f.source_loops[1];
+    assert_eq!(at(original, l0.keyword_span), "DO");
+    assert_eq!(l0.omp.map(|s| at(original, s)), Some("C$OMP PARALLEL DO"));
+    assert_eq!(l1.ivdep.map(|s| at(original, s)), Some("CDIR$ IVDEP"));
+    assert!(at(original, l1.span).starts_with("DO 20 I = 1, N"));
+    assert!(at(original, l1.span).ends_with("CONTINUE"));
+    // an access after the continuation line
+    let last_write = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| matches!(&i.kind, InstKind::Access(a) if a.write))
+        .map(|i| at(original, i.span))
+        .next_back();
+    assert_eq!(last_write, Some("I"));
+    let labels: Vec<&str> = f
+        .blocks
+        .iter()
+        .filter(|b| b.name == "label")
+        .filter_map(|b| b.origin)
+        .map(|s| at(original, s))
+        .collect();
+    assert_eq!(labels, ["10", "20"]);
+    check_invariants(original, &lf);
+}
+
+/// Structural invariants of any lowering: ids in range, spans inside the
+/// text, builtins in the block they name.
+fn check_invariants(text: &str, lf: &LoweredFile) {
+    let len = text.len() as u32;
+    let span_ok = |s: crate::source::Span| s.start <= s.end && s.end <= len;
+    for s in &lf.toplevel_errors {
+        assert!(span_ok(*s));
+    }
+    for f in &lf.functions {
+        let nb = f.blocks.len();
+        let nv = f.vars.len();
+        assert!(span_ok(f.span) && span_ok(f.name_span));
+        if let Some(e) = f.syntax_error {
+            assert!(span_ok(e));
+        }
+        for v in &f.vars {
+            assert!(span_ok(v.span) && span_ok(v.decl_span));
+        }
+        for b in &f.blocks {
+            for s in b.term.kind.successors() {
+                assert!(s.index() < nb);
+            }
+            if let Some(s) = b.term.span {
+                assert!(span_ok(s));
+            }
+            for i in &b.insts {
+                assert!(span_ok(i.span));
+                match &i.kind {
+                    InstKind::Access(a) => {
+                        if let AccessTarget::Var(v) | AccessTarget::Deref { ptr: Some(v) } =
+                            a.target
+                        {
+                            assert!(v.index() < nv);
+                        }
+                        assert!(a.addr_vars.iter().all(|v| v.index() < nv));
+                    }
+                    InstKind::Call(c) => {
+                        assert!(span_ok(c.name_span));
+                        assert!(c.escapes.iter().all(|v| v.index() < nv));
+                    }
+                    InstKind::Decl(v) => assert!(v.index() < nv),
+                    InstKind::Builtin(id) => assert!(id.index() < f.builtins.len()),
+                    InstKind::Asm | InstKind::Prefetch => {}
+                }
             }
         }
-        s.push_str("a = 1\n");
-        for i in (0..depth).rev() {
-            if i % 2 == 0 {
-                s.push_str("end if\n");
-            } else {
-                s.push_str("end do\n");
-            }
+        for (i, b) in f.builtins.iter().enumerate() {
+            assert!(span_ok(b.span) && span_ok(b.name_span));
+            assert!(b.block.index() < nb);
+            assert!(f
+                .block(b.block)
+                .insts
+                .iter()
+                .any(|inst| matches!(inst.kind, InstKind::Builtin(id) if id.index() == i)));
+            assert!(b.result.is_none_or(|v| v.index() < nv));
         }
-        s.push_str("end subroutine\n");
-        let s2 = s.clone();
-        let lf = std::thread::Builder::new().stack_size(kb * 1024).spawn(move || lower_text(&s2)).unwrap().join().unwrap();
-        let mut p = tree_sitter::Parser::new();
-        p.set_language(&csa_grammars::fortran_language()).unwrap();
-        let t = p.parse(&s, None).unwrap();
-        println!("depth {} funcs {} err {:?} blocks {} tree_err {}", depth, lf.functions.len(), lf.functions[0].syntax_error, lf.functions[0].blocks.len(), t.root_node().has_error());
-        if let Some(e) = lf.functions[0].syntax_error { println!("{:?}", &s[e.start as usize..(e.end as usize).min(e.start as usize + 40)]); }
+        for l in &f.source_loops {
+            assert!(l.header.index() < nb);
+            assert!(l.body_entry.is_none_or(|b| b.index() < nb));
+            assert!(span_ok(l.span) && span_ok(l.keyword_span));
+        }
+    }
+}
+
+#[test]
+fn cases_keep_invariants() {
+    for (_, src, _) in CASES {
+        check_invariants(src, &lower_text(src));
+    }
+}
+
+/// 3,000 nested IF/DO constructs, a 3,000-deep parenthesised expression and
+/// a 20,000-term sum: no stack overflow; the deep nests are cut at the depth
+/// guard and flagged, the long flat sum is not.
+#[test]
+fn deep_nesting_does_not_overflow() {
+    let depth = 3000;
+    let mut s = String::from("subroutine deep(a, n)\n");
+    for i in 0..depth {
+        s.push_str(if i % 2 == 0 {
+            "if (n > 0) then\n"
+        } else {
+            "do i = 1, n\n"
+        });
+    }
+    s.push_str("a = 1\n");
+    for i in (0..depth).rev() {
+        s.push_str(if i % 2 == 0 { "end if\n" } else { "end do\n" });
+    }
+    s.push_str("end subroutine\n");
+    let lf = lower_text(&s);
+    assert_eq!(lf.functions.len(), 1);
+    let f = &lf.functions[0];
+    assert!(f.syntax_error.is_some());
+    assert!(f.source_loops.len() >= 100);
+    check_invariants(&s, &lf);
+
+    let expr = format!(
+        "subroutine p(x)\n  x = {}x{}\nend\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let lf = lower_text(&expr);
+    check_invariants(&expr, &lf);
+
+    // nested inquiry intrinsics recurse without evaluating values
+    let inquiry = format!(
+        "subroutine r(a)\n  real a(3)\n  k = {}a{}\nend\n",
+        "size(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let lf = lower_text(&inquiry);
+    check_invariants(&inquiry, &lf);
+
+    let terms: Vec<String> = (0..20_000).map(|i| format!("a({})", i % 7 + 1)).collect();
+    let sum = format!(
+        "subroutine q(a, x)\n  real a(7)\n  x = {}\nend\n",
+        terms.join(" + ")
+    );
+    let lf = lower_text(&sum);
+    assert_eq!(lf.functions.len(), 1);
+    assert_eq!(lf.functions[0].syntax_error, None);
+    let reads = lf.functions[0].blocks[0]
+        .insts
+        .iter()
+        .filter(|i| matches!(&i.kind, InstKind::Access(a) if !a.write))
+        .count();
+    assert_eq!(reads, 20_000);
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// All case sources, one after the other: the seed for mutations.
+    fn corpus() -> String {
+        CASES.iter().map(|c| c.1).collect::<Vec<_>>().join("")
+    }
+
+    const TOKENS: &[&str] = &[
+        "do ",
+        "end do",
+        "enddo",
+        "if (",
+        ") then",
+        "else",
+        "end if",
+        "10 ",
+        "continue",
+        "goto 10",
+        "exit",
+        "cycle",
+        "call builtin_csa_spmd(",
+        "(",
+        ")",
+        ",",
+        "\n",
+        "=",
+        "a(i)",
+        "::",
+        "!$omp do",
+        "select case (k)",
+        "case (1)",
+        "end select",
+        "block",
+        "end block",
+        "subroutine s(",
+        "end",
+        "contains",
+        "&",
+        "'",
+        "\"",
+        "%",
+        "=>",
+        "#ifdef X\n",
+        "#endif\n",
+        "\u{e9}",
+        "do 10 i = 1, n\n",
+        "program p\n",
+        "module m\n",
+        "function f(x)\n",
+        "real, pointer :: p(:)\n",
+        "common /c/ x\n",
+    ];
+
+    fn char_floor(s: &str, mut i: usize) -> usize {
+        i = i.min(s.len());
+        while !s.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,400}") {
+            let lf = lower_text(&text);
+            check_invariants(&text, &lf);
+        }
+
+        #[test]
+        fn fortranish_token_soup_never_panics(
+            toks in proptest::collection::vec(0..TOKENS.len(), 0..120)
+        ) {
+            let text: String = toks.iter().map(|&i| TOKENS[i]).collect();
+            let lf = lower_text(&text);
+            check_invariants(&text, &lf);
+        }
+
+        #[test]
+        fn mutated_programs_never_panic(
+            edits in proptest::collection::vec((0usize..20_000, 0usize..40, 0..TOKENS.len()), 1..8),
+            cut in 0usize..20_000,
+        ) {
+            let mut text = corpus();
+            for (pos, del, tok) in edits {
+                let a = char_floor(&text, pos % (text.len() + 1));
+                let b = char_floor(&text, a + del);
+                text.replace_range(a..b, TOKENS[tok]);
+            }
+            let lf = lower_text(&text);
+            check_invariants(&text, &lf);
+            let truncated = &text[..char_floor(&text, cut % (text.len() + 1))];
+            let lf = lower_text(truncated);
+            check_invariants(truncated, &lf);
+        }
     }
 }
