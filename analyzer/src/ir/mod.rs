@@ -57,6 +57,8 @@ pub enum Lang {
 /// One lowered function (C function, Fortran subroutine/function/program).
 #[derive(Clone, Debug)]
 pub struct Function {
+    /// The name as written (Fortran keeps the source spelling; compare
+    /// case-insensitively there, `Call::callee` is lower-cased).
     pub name: String,
     pub lang: Lang,
     /// The whole definition.
@@ -332,6 +334,8 @@ pub struct VarType {
     /// Variable-length array (C) or automatic/allocatable array with
     /// run-time bounds (Fortran).
     pub is_vla: bool,
+    /// A C pointer, or a Fortran POINTER variable; `pointee` is then the
+    /// pointed-to element type and `scalar` is `Pointer`.
     pub is_pointer: bool,
     /// C `restrict`-qualified pointer.
     pub restrict: bool,

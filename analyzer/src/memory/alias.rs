@@ -13,7 +13,7 @@
 //! * a call to a function that is not pure may read and write every
 //!   location except locals whose address never escapes.
 
-use super::Storage;
+use super::{Storage, VarFacts};
 use crate::ir::*;
 
 /// A memory location class.
@@ -63,8 +63,7 @@ fn is_restrict(func: &Function, p: Option<VarId>) -> bool {
 }
 
 /// May the two locations overlap?
-pub fn may_alias(func: &Function, storage: &[Storage], a: &Loc, b: &Loc) -> bool {
-    let _ = storage;
+pub fn may_alias(func: &Function, a: &Loc, b: &Loc) -> bool {
     match (a.base, b.base) {
         (LocBase::Var(x), LocBase::Var(y)) => x == y,
         (LocBase::Var(v), LocBase::Deref(_)) | (LocBase::Deref(_), LocBase::Var(v)) => {
@@ -83,14 +82,14 @@ pub fn may_alias(func: &Function, storage: &[Storage], a: &Loc, b: &Loc) -> bool
 }
 
 /// May a call to a function that is not pure read or write `loc`?
-pub fn call_may_touch(func: &Function, storage: &[Storage], loc: &Loc) -> bool {
+pub fn call_may_touch(func: &Function, facts: &VarFacts, loc: &Loc) -> bool {
     match loc.base {
         LocBase::Deref(_) => true,
         LocBase::Var(v) => {
             let var = func.var(v);
             match var.kind {
                 VarKind::Local | VarKind::Param => {
-                    var.address_taken && storage.get(v.index()) == Some(&Storage::Memory)
+                    facts.escaped(v) && facts.storage(v) == Some(Storage::Memory)
                 }
                 VarKind::Constant => false,
                 _ => true,

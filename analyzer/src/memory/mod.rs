@@ -96,6 +96,8 @@ pub struct MemOp {
 #[derive(Clone, Debug, Default)]
 pub struct MemoryInfo {
     pub storage: Vec<Storage>,
+    /// See [`VarFacts::escaped`].
+    pub escaped: Vec<bool>,
     pub ops: Vec<MemOp>,
     /// Per block (after LICM): indices into `ops` in execution order.
     pub block_ops: Vec<Vec<usize>>,
@@ -202,8 +204,41 @@ pub fn is_pure_function(name: &str, extra: &[String]) -> bool {
     false
 }
 
+/// Per-variable facts the memory model decides once per function.
+#[derive(Clone, Debug, Default)]
+pub struct VarFacts {
+    pub storage: Vec<Storage>,
+    /// The variable's address reaches code we cannot see: `&x` / passed to a
+    /// call (`Var::address_taken`), or passed by reference to a Fortran
+    /// builtin call that CSAFortranIntrinsics rejects (it stays an external
+    /// call).
+    pub escaped: Vec<bool>,
+}
+
+impl VarFacts {
+    pub fn storage(&self, v: VarId) -> Option<Storage> {
+        self.storage.get(v.index()).copied()
+    }
+
+    pub fn escaped(&self, v: VarId) -> bool {
+        self.escaped.get(v.index()).copied().unwrap_or(false)
+    }
+}
+
 /// The storage class of every variable (SROA and mem2reg, SEMANTICS.md §4).
-pub fn compute_storage(func: &Function) -> Vec<Storage> {
+pub fn compute_storage(func: &Function) -> VarFacts {
+    let mut escaped: Vec<bool> = func.vars.iter().map(|v| v.address_taken).collect();
+    for b in &func.builtins {
+        if builtin_effect(func, b) == Some(MemOpKind::Call) {
+            for a in &b.args {
+                if let ArgValue::Var(v) = a.value {
+                    if let Some(e) = escaped.get_mut(v.index()) {
+                        *e = true;
+                    }
+                }
+            }
+        }
+    }
     let mut dynamic = vec![false; func.vars.len()];
     for b in &func.blocks {
         for inst in &b.insts {
@@ -218,7 +253,8 @@ pub fn compute_storage(func: &Function) -> Vec<Storage> {
             }
         }
     }
-    func.vars
+    let storage = func
+        .vars
         .iter()
         .enumerate()
         .map(|(i, v)| match v.kind {
@@ -232,14 +268,15 @@ pub fn compute_storage(func: &Function) -> Vec<Storage> {
             VarKind::Global | VarKind::Static | VarKind::Saved | VarKind::Dummy => Storage::Memory,
             VarKind::Local | VarKind::Param => {
                 let split_by_sroa = !((v.ty.is_array || v.ty.is_aggregate) && dynamic[i]);
-                if v.address_taken || v.ty.is_vla || v.ty.pointer_or_target || !split_by_sroa {
+                if escaped[i] || v.ty.is_vla || v.ty.pointer_or_target || !split_by_sroa {
                     Storage::Memory
                 } else {
                     Storage::Register
                 }
             }
         })
-        .collect()
+        .collect();
+    VarFacts { storage, escaped }
 }
 
 /// Whether a builtin survives as an intrinsic that may touch memory, as a
@@ -274,7 +311,8 @@ pub fn analyze(
     reachable: &[bool],
     opts: &MemoryOptions,
 ) -> MemoryInfo {
-    let storage = compute_storage(func);
+    let facts = compute_storage(func);
+    let storage = &facts.storage;
     let mut ops: Vec<MemOp> = Vec::new();
     for (bi, block) in func.blocks.iter().enumerate() {
         if !reachable.get(bi).copied().unwrap_or(false) {
@@ -282,7 +320,7 @@ pub fn analyze(
         }
         for (ii, inst) in block.insts.iter().enumerate() {
             let (kind, loc) = match &inst.kind {
-                InstKind::Access(a) => match classify_access(func, &storage, a) {
+                InstKind::Access(a) => match classify_access(storage, a) {
                     Some(loc) => (
                         if a.write {
                             MemOpKind::Write
@@ -332,7 +370,7 @@ pub fn analyze(
         }
     }
 
-    licm(func, &storage, forest, preheaders, &mut ops);
+    licm(func, &facts, forest, preheaders, &mut ops);
 
     // Order per block: ops that stayed come in program order; loads hoisted
     // into a preheader go at its end (before the terminator), in program
@@ -347,18 +385,18 @@ pub fn analyze(
         block_ops[ops[i].block.index()].push(i);
     }
     MemoryInfo {
-        storage,
+        storage: facts.storage,
+        escaped: facts.escaped,
         ops,
         block_ops,
     }
 }
 
 /// The location an access touches if it is a memory operation.
-fn classify_access(func: &Function, storage: &[Storage], a: &Access) -> Option<Loc> {
+fn classify_access(storage: &[Storage], a: &Access) -> Option<Loc> {
     match a.target {
         AccessTarget::Var(v) => {
             if storage.get(v.index()) == Some(&Storage::Memory) {
-                let _ = func;
                 Some(Loc {
                     base: LocBase::Var(v),
                     ty: a.ty,
@@ -389,7 +427,7 @@ struct LoopSummary {
 
 fn licm(
     func: &Function,
-    storage: &[Storage],
+    facts: &VarFacts,
     forest: &LoopForest,
     preheaders: &[Option<BlockId>],
     ops: &mut [MemOp],
@@ -412,12 +450,12 @@ fn licm(
             match &inst.kind {
                 InstKind::Access(a) if a.write => {
                     if let AccessTarget::Var(v) = a.target {
-                        if storage.get(v.index()) != Some(&Storage::Memory) {
+                        if facts.storage(v) != Some(Storage::Memory) {
                             s.written_vars.insert(v);
                             continue;
                         }
                     }
-                    if let Some(loc) = classify_access(func, storage, a) {
+                    if let Some(loc) = classify_access(&facts.storage, a) {
                         if s.write_set.insert(loc) {
                             s.writes.push((loc, inst.span));
                         }
@@ -494,10 +532,10 @@ fn licm(
             let Some(pre) = preheaders.get(l.0 as usize).copied().flatten() else {
                 break;
             };
-            if !address_invariant(func, storage, access, &loc, s) {
+            if !address_invariant(func, facts, access, &loc, s) {
                 break;
             }
-            if let Some(blocker) = clobber(func, storage, &loc, s) {
+            if let Some(blocker) = clobber(func, facts, &loc, s) {
                 op.licm_blocker = Some(LicmBlocker {
                     loop_id: l,
                     span: blocker.0,
@@ -515,7 +553,7 @@ fn licm(
 /// The address of `access` does not change inside the loop summarised by `s`.
 fn address_invariant(
     func: &Function,
-    storage: &[Storage],
+    facts: &VarFacts,
     access: &Access,
     loc: &Loc,
     s: &LoopSummary,
@@ -524,14 +562,14 @@ fn address_invariant(
         return false;
     }
     access.addr_vars.iter().all(|v| {
-        match storage.get(v.index()) {
+        match facts.storage(*v) {
             Some(Storage::Constant) => true,
             Some(Storage::Register) => !s.written_vars.contains(v),
             // A pointer or index that itself lives in memory: invariant when
             // nothing in the loop may write it.
             Some(Storage::Memory) => {
                 let vloc = Loc::var(*v, func.var(*v).ty.scalar);
-                clobber(func, storage, &vloc, s).is_none()
+                clobber(func, facts, &vloc, s).is_none()
             }
             None => false,
         }
@@ -541,12 +579,12 @@ fn address_invariant(
 /// The first thing in the loop that may write `loc`.
 fn clobber(
     func: &Function,
-    storage: &[Storage],
+    facts: &VarFacts,
     loc: &Loc,
     s: &LoopSummary,
 ) -> Option<(Span, BlockReason)> {
     for (w, span) in &s.writes {
-        if alias::may_alias(func, storage, loc, w) {
+        if alias::may_alias(func, loc, w) {
             return Some((*span, BlockReason::AliasingStore));
         }
     }
@@ -554,7 +592,7 @@ fn clobber(
         return Some((span, BlockReason::Asm));
     }
     if let Some(span) = s.call {
-        if alias::call_may_touch(func, storage, loc) {
+        if alias::call_may_touch(func, facts, loc) {
             return Some((span, BlockReason::Call));
         }
     }
