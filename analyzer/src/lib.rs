@@ -16,5 +16,6 @@ pub mod frontend;
 pub mod graph;
 pub mod ir;
 pub mod memory;
+pub mod regions;
 pub mod rules;
 pub mod source;

@@ -1,0 +1,1 @@
+//! Token resolution for region/section intrinsics (stub, see issue 3).
