@@ -4,7 +4,8 @@
 //! (Fortran) at the end of a line expects that code anchored on that line;
 //! `//~^ CSA101` on the line above (`^^` two above). Several codes may
 //! follow one marker. Text after `--` is a comment. Header lines `//@ define
-//! NAME` / `!@ define NAME` and `//@ pure NAME` set analysis options. Every
+//! NAME` / `!@ define NAME`, `//@ pure NAME` and
+//! `//@ disable-loop-storage-check` set analysis options. Every
 //! diagnostic must be annotated and every annotation matched.
 
 use analyzer::analysis::{analyze, AnalysisOptions, FileAnalysis};
@@ -42,6 +43,9 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
             match (words.next(), words.next()) {
                 (Some("define"), Some(name)) => ann.options.defines.push(name.to_string()),
                 (Some("pure"), Some(name)) => ann.options.pure_functions.push(name.to_string()),
+                (Some("disable-loop-storage-check"), None) => {
+                    ann.options.disable_loop_storage_check = true
+                }
                 _ => ann
                     .errors
                     .push(format!("line {lineno}: bad header `{trimmed}`")),

@@ -12,6 +12,9 @@ use crate::graph::loops::{self, LoopForest};
 use crate::graph::simplify::loop_simplify;
 use crate::ir::{BlockId, Function, Lang};
 use crate::memory::{self, MemoryInfo, MemoryOptions};
+use crate::regions::events::{self, EventInput, MemopCfg};
+use crate::regions::membership::{self, MembershipInfo};
+use crate::regions::tokens::TokenInfo;
 use crate::rules::{self, FileContext, FunctionContext};
 use crate::source::{SourceText, Span};
 use csa_grammars::preproc::Preprocessed;
@@ -24,6 +27,9 @@ pub struct AnalysisOptions {
     pub defines: Vec<String>,
     /// Functions known to have no side effects (config `pure-functions`).
     pub pure_functions: Vec<String>,
+    /// Turn off CSA301 (config `disable-loop-storage-check`, the compiler's
+    /// `-csa-disable-loop-storage-check`).
+    pub disable_loop_storage_check: bool,
 }
 
 /// Everything computed for one function.
@@ -46,6 +52,13 @@ pub struct FunctionAnalysis {
     pub irreducible_edges: Vec<(u32, u32)>,
     pub memory: MemoryInfo,
     pub clie: ClieResult,
+    /// Region/section token resolution (SEMANTICS.md §6.1).
+    pub tokens: TokenInfo,
+    /// Memory operations and region/section intrinsics (user, OpenMP,
+    /// CLIE) per block, in order.
+    pub events: MemopCfg,
+    /// Region and section membership (§6.2).
+    pub membership: MembershipInfo,
 }
 
 /// Everything computed for one file.
@@ -129,6 +142,10 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
             clie: &fa.clie,
             reachable: &fa.reachable,
             irreducible_edges: &fa.irreducible_edges,
+            tokens: &fa.tokens,
+            events: &fa.events,
+            membership: &fa.membership,
+            disable_loop_storage_check: opts.disable_loop_storage_check,
         };
         rules::check_function(&cx, &mut diagnostics);
         functions.push(fa);
@@ -199,6 +216,7 @@ fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalys
         })
         .collect();
     let memory = memory::analyze(&func, &forest, &preheaders, &reachable, mopts);
+    let tokens = TokenInfo::compute(&func, &memory);
     let clie = clie::run(&ClieInput {
         func: &func,
         succs: &succs,
@@ -210,6 +228,15 @@ fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalys
         reachable: &reachable,
         skipped: &skipped,
     });
+    let events = events::build(&EventInput {
+        func: &func,
+        forest: &forest,
+        preheaders: &preheaders,
+        memory: &memory,
+        clie: &clie,
+        region_of: &|b| tokens.region_of(b),
+    });
+    let membership = membership::analyze(&func, &succs, &preds, &reachable, &events);
     FunctionAnalysis {
         func,
         succs,
@@ -222,6 +249,9 @@ fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalys
         irreducible_edges,
         memory,
         clie,
+        tokens,
+        events,
+        membership,
     }
 }
 
@@ -300,6 +330,7 @@ impl FunctionAnalysis {
         for &(a, b) in &self.irreducible_edges {
             let _ = writeln!(out, "irreducible edge bb{a} -> bb{b}");
         }
+        out.push_str(&self.tokens.dump(&self.func, src));
         out
     }
 }

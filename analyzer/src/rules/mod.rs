@@ -4,17 +4,26 @@
 //! passes (`clie`, `memory`, the front ends) into diagnostics; they do not
 //! analyse on their own.
 
+mod ambiguous_region_id;
 mod bad_fortran_intrinsic;
+mod bad_parallel_section_intrinsics;
 mod bad_spmd_intrinsic;
 mod could_not_parallelize;
 mod could_not_pipeline;
 mod irreducible_control_flow;
+mod iteration_local_storage;
+mod memory_outside_section;
 mod no_memory_operations;
+mod non_constant_region_id;
 mod not_available_in_fortran;
 mod pipeline_has_no_effect;
+mod redundant_parallel_loop;
+mod reserved_region_id;
+mod reused_region_id;
 mod shadowed_loop_marker;
 mod single_worker_spmd;
 mod syntax_error;
+mod token_not_connected;
 mod unattached_loop_marker;
 mod unguarded_builtin;
 mod worker_num_outside_spmd;
@@ -86,6 +95,15 @@ pub static RULES: &[Rule] = &[
     rule!(109, "pipeline-has-no-effect", Info, false, "pipeline_has_no_effect.rs", "pipeline_loop on a loop that is not nested in a loop, or with depth 1, does nothing"),
     rule!(110, "worker-num-outside-spmd", Warning, false, "worker_num_outside_spmd.rs", "spmd_worker_num() outside an SPMDized loop is deleted with everything computed from it"),
     rule!(111, "single-worker-spmd", Info, false, "single_worker_spmd.rs", "spmd with one worker is just parallel_loop"),
+    rule!(201, "bad-parallel-section-intrinsics", Warning, false, "bad_parallel_section_intrinsics.rs", "Region/section intrinsics whose meaning depends on the path: the compiler ignores every region of the function"),
+    rule!(202, "token-not-connected", Error, false, "token_not_connected.rs", "A region/section intrinsic's token does not come from an entry of the right kind on every path"),
+    rule!(203, "ambiguous-region-id", Warning, false, "ambiguous_region_id.rs", "A token comes from region entries with different ids; the compiler silently takes the first"),
+    rule!(204, "non-constant-region-id", Error, false, "non_constant_region_id.rs", "A region entry's id is not an integer constant: the compiler stops with a fatal error"),
+    rule!(205, "reserved-region-id", Warning, false, "reserved_region_id.rs", "Region ids from 1000 up are reserved for the compiler"),
+    rule!(206, "reused-region-id", Warning, false, "reused_region_id.rs", "Two unrelated regions use the same id, so the compiler treats them as one region"),
+    rule!(207, "memory-outside-section", Info, false, "memory_outside_section.rs", "A memory operation inside a region but in no section keeps full ordering"),
+    rule!(208, "redundant-parallel-loop", Info, false, "redundant_parallel_loop.rs", "parallel_loop on a loop whose alias sets hold only loads or one store changes nothing"),
+    rule!(301, "iteration-local-storage", Warning, false, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
     rule!(401, "unguarded-builtin", Info, false, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
 ];
 
@@ -114,6 +132,12 @@ pub struct FunctionContext<'a> {
     pub reachable: &'a [bool],
     /// Retreating edges whose target does not dominate their source.
     pub irreducible_edges: &'a [(u32, u32)],
+    /// Region/section token resolution.
+    pub tokens: &'a crate::regions::tokens::TokenInfo,
+    pub events: &'a crate::regions::events::MemopCfg,
+    pub membership: &'a crate::regions::membership::MembershipInfo,
+    /// CSA301 is off (`disable-loop-storage-check`).
+    pub disable_loop_storage_check: bool,
 }
 
 impl FunctionContext<'_> {
@@ -145,6 +169,23 @@ impl FunctionContext<'_> {
             .or(b.term.span)
             .or(b.origin)
             .unwrap_or(self.func.name_span)
+    }
+
+    /// A region, for messages: `region 3`, `the region CLIE places for the
+    /// loop at line 7`, `the OpenMP loop at line 9`.
+    pub fn region_name(&self, r: crate::regions::events::RegionKey) -> String {
+        use crate::regions::events::RegionKey;
+        match r {
+            RegionKey::User(id) => format!("region {id}"),
+            RegionKey::Clie(l) => format!(
+                "the region CLIE places for the loop at {}",
+                self.line(self.loop_span(l))
+            ),
+            RegionKey::Omp(i) => match self.func.source_loops.get(i) {
+                Some(sl) => format!("the OpenMP loop at {}", self.line(sl.span)),
+                None => "an OpenMP loop".to_string(),
+            },
+        }
     }
 
     /// The builtin's name without prefix, for messages (`parallel_loop`).
@@ -183,6 +224,15 @@ pub fn check_function(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     pipeline_has_no_effect::check(cx, out);
     worker_num_outside_spmd::check(cx, out);
     single_worker_spmd::check(cx, out);
+    token_not_connected::check(cx, out);
+    ambiguous_region_id::check(cx, out);
+    non_constant_region_id::check(cx, out);
+    reserved_region_id::check(cx, out);
+    reused_region_id::check(cx, out);
+    bad_parallel_section_intrinsics::check(cx, out);
+    memory_outside_section::check(cx, out);
+    redundant_parallel_loop::check(cx, out);
+    iteration_local_storage::check(cx, out);
 }
 
 /// Runs every file-level rule.

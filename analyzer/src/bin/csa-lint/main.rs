@@ -67,6 +67,11 @@ struct Cli {
     #[arg(long = "pure-function", value_name = "NAME")]
     pure_functions: Vec<String>,
 
+    /// Do not report storage declared inside parallelized loops (CSA301),
+    /// like the compiler's -csa-disable-loop-storage-check.
+    #[arg(long)]
+    disable_loop_storage_check: bool,
+
     /// Print a rule's documentation (`CSA101` or `could-not-parallelize`).
     #[arg(long, value_name = "CODE")]
     explain: Option<String>,
@@ -142,6 +147,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let opts = AnalysisOptions {
         defines: cli.defines.clone(),
         pure_functions: cli.pure_functions.clone(),
+        disable_loop_storage_check: cli.disable_loop_storage_check,
     };
 
     if let Some(DumpKind::Cfg) = cli.dump {

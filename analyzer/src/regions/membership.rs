@@ -1,0 +1,392 @@
+//! Region and section membership (SEMANTICS.md §6.2).
+//!
+//! For each region R and each program point: the point is inside R when,
+//! on every path to it, the last region entry/exit of R is an entry, and on
+//! every path from it the next one is an exit; outside when both are the
+//! other way (no event at all counts as outside); anything else is
+//! ambiguous. The same rule over R's section entries/exits decides whether
+//! the point is inside some section of R. Reaching a function exit inside a
+//! region or section is ambiguous too.
+//!
+//! Two dataflow problems per region and per kind (region, section): a
+//! forward one ("last event was an entry / an exit / both") and a backward
+//! one ("next event is an exit / an entry or the function exit / both").
+//! Each is a four-value lattice (unreached < inside, outside < mixed) solved
+//! by a worklist over the blocks, so the cost is O(regions × (blocks +
+//! items)) with at most two passes per block per lattice height.
+//!
+//! The compiler itself checks less (see `docs/compiler-notes.md` §4); the
+//! documents state these rules, so we check them all.
+
+use super::events::{Item, MemopCfg, RegionKey};
+use crate::ir::*;
+
+/// A lattice value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum State {
+    Unreached,
+    Outside,
+    Inside,
+    Mixed,
+}
+
+impl State {
+    fn join(self, other: State) -> State {
+        match (self, other) {
+            (State::Unreached, x) | (x, State::Unreached) => x,
+            (a, b) if a == b => a,
+            _ => State::Mixed,
+        }
+    }
+}
+
+/// What a point is with respect to one region (or its sections).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Membership {
+    Inside,
+    Outside,
+    Ambiguous,
+    /// Not reachable from the function entry.
+    Unreachable,
+}
+
+fn classify(fwd: State, bwd: State) -> Membership {
+    match (fwd, bwd) {
+        (State::Unreached, _) => Membership::Unreachable,
+        // No path from here reaches a function exit (an endless loop): the
+        // condition on the paths from the point holds vacuously.
+        (State::Inside, State::Unreached) => Membership::Inside,
+        (State::Outside, State::Unreached) => Membership::Outside,
+        (State::Inside, State::Inside) => Membership::Inside,
+        (State::Outside, State::Outside) => Membership::Outside,
+        _ => Membership::Ambiguous,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    ForwardJoin,
+    Any,
+}
+
+/// Which rule a membership problem breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Broken {
+    AmbiguousRegion,
+    AmbiguousSection,
+    RegionOpenAtExit,
+    SectionOpenAtExit,
+}
+
+/// The first place where a region's membership is ambiguous.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub region: RegionKey,
+    pub broken: Broken,
+    pub block: BlockId,
+    /// The item before which the point lies (`None`: the end of the block).
+    pub before: Option<Item>,
+    /// Predecessors (for forward ambiguity) or successors (backward) whose
+    /// states disagree, with the state each brings.
+    pub witnesses: Vec<(BlockId, State)>,
+}
+
+/// Forward and backward states at every block boundary, per region, for
+/// the region itself and for its sections.
+#[derive(Clone, Debug)]
+struct Solution {
+    /// State at the start of each block (forward).
+    fwd_in: Vec<State>,
+    /// State at the end of each block (backward: what comes next).
+    bwd_out: Vec<State>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MembershipInfo {
+    pub regions: Vec<RegionKey>,
+    solutions: Vec<[Solution; 2]>,
+    pub problems: Vec<Problem>,
+}
+
+impl MembershipInfo {
+    /// Membership of the point just before item `at` of `block` (or at the
+    /// end of the block), for `region` (`section == false`) or for its
+    /// sections.
+    pub fn at(
+        &self,
+        cfg: &MemopCfg,
+        region: RegionKey,
+        section: bool,
+        block: BlockId,
+        at: Option<usize>,
+    ) -> Membership {
+        let Some(r) = self.regions.iter().position(|&k| k == region) else {
+            return Membership::Outside;
+        };
+        let sol = &self.solutions[r][section as usize];
+        let items = &cfg.items[block.index()];
+        let cut = at.unwrap_or(items.len()).min(items.len());
+        let mut fwd = sol.fwd_in[block.index()];
+        for &item in &items[..cut] {
+            fwd = step(cfg, region, section, item, fwd, true);
+        }
+        let mut bwd = sol.bwd_out[block.index()];
+        for &item in items[cut..].iter().rev() {
+            bwd = step(cfg, region, section, item, bwd, false);
+        }
+        classify(fwd, bwd)
+    }
+}
+
+/// The effect of one item on a state, forwards or backwards.
+fn step(cfg: &MemopCfg, region: RegionKey, section: bool, item: Item, s: State, forward: bool) -> State {
+    let Item::Event(e) = item else { return s };
+    let ev = cfg.event(e);
+    if ev.region != region || ev.kind.is_section() != section {
+        return s;
+    }
+    if s == State::Unreached {
+        return s;
+    }
+    // Forwards, an entry puts us inside; backwards, an exit ahead means we
+    // are inside.
+    let inside = if forward {
+        ev.kind.is_entry()
+    } else {
+        !ev.kind.is_entry()
+    };
+    if inside {
+        State::Inside
+    } else {
+        State::Outside
+    }
+}
+
+/// Solves membership for every region of `cfg`.
+pub fn analyze(func: &Function, succs: &[Vec<u32>], preds: &[Vec<u32>], reachable: &[bool], cfg: &MemopCfg) -> MembershipInfo {
+    let n = func.blocks.len();
+    let mut info = MembershipInfo {
+        regions: cfg.regions.clone(),
+        ..MembershipInfo::default()
+    };
+    for &region in &cfg.regions {
+        let mut pair: Vec<Solution> = Vec::with_capacity(2);
+        for section in [false, true] {
+            pair.push(solve(n, succs, preds, reachable, cfg, region, section));
+        }
+        let sols = [pair.remove(0), pair.remove(0)];
+        // Report the first problem per region: the compiler ignores every
+        // region of the function after the first one anyway.
+        let problem = find_problem(func, succs, preds, reachable, cfg, region, &sols);
+        info.solutions.push(sols);
+        if let Some(p) = problem {
+            info.problems.push(p);
+        }
+    }
+    info
+}
+
+fn solve(
+    n: usize,
+    succs: &[Vec<u32>],
+    preds: &[Vec<u32>],
+    reachable: &[bool],
+    cfg: &MemopCfg,
+    region: RegionKey,
+    section: bool,
+) -> Solution {
+    let live = |b: usize| reachable.get(b).copied().unwrap_or(false);
+    // Forward.
+    let mut fwd_in = vec![State::Unreached; n];
+    let mut fwd_out = vec![State::Unreached; n];
+    if n > 0 && live(0) {
+        fwd_in[0] = State::Outside;
+    }
+    let mut work: Vec<usize> = (0..n).filter(|&b| live(b)).rev().collect();
+    let mut queued = vec![false; n];
+    for &b in &work {
+        queued[b] = true;
+    }
+    while let Some(b) = work.pop() {
+        queued[b] = false;
+        let mut s = fwd_in[b];
+        for &item in &cfg.items[b] {
+            s = step(cfg, region, section, item, s, true);
+        }
+        if s != fwd_out[b] {
+            fwd_out[b] = s;
+            for &t in succs.get(b).map(|v| v.as_slice()).unwrap_or(&[]) {
+                let t = t as usize;
+                if t >= n || !live(t) {
+                    continue;
+                }
+                let joined = fwd_in[t].join(s);
+                if joined != fwd_in[t] {
+                    fwd_in[t] = joined;
+                    if !queued[t] {
+                        queued[t] = true;
+                        work.push(t);
+                    }
+                }
+            }
+        }
+    }
+    // Backward: at a function exit nothing comes next (outside).
+    let mut bwd_out = vec![State::Unreached; n];
+    let mut bwd_in = vec![State::Unreached; n];
+    let mut work: Vec<usize> = Vec::new();
+    let mut queued = vec![false; n];
+    for b in 0..n {
+        if live(b) && succs.get(b).is_none_or(|s| s.is_empty()) {
+            bwd_out[b] = State::Outside;
+        }
+        if live(b) {
+            work.push(b);
+            queued[b] = true;
+        }
+    }
+    while let Some(b) = work.pop() {
+        queued[b] = false;
+        let mut s = bwd_out[b];
+        for &item in cfg.items[b].iter().rev() {
+            s = step(cfg, region, section, item, s, false);
+        }
+        if s != bwd_in[b] {
+            bwd_in[b] = s;
+            for &p in preds.get(b).map(|v| v.as_slice()).unwrap_or(&[]) {
+                let p = p as usize;
+                if p >= n || !live(p) {
+                    continue;
+                }
+                let joined = bwd_out[p].join(s);
+                if joined != bwd_out[p] {
+                    bwd_out[p] = joined;
+                    if !queued[p] {
+                        queued[p] = true;
+                        work.push(p);
+                    }
+                }
+            }
+        }
+    }
+    let _ = fwd_out;
+    Solution { fwd_in, bwd_out }
+}
+
+fn find_problem(
+    func: &Function,
+    succs: &[Vec<u32>],
+    preds: &[Vec<u32>],
+    reachable: &[bool],
+    cfg: &MemopCfg,
+    region: RegionKey,
+    sols: &[Solution; 2],
+) -> Option<Problem> {
+    let n = func.blocks.len();
+    let live = |b: usize| reachable.get(b).copied().unwrap_or(false);
+    let order = crate::graph::reverse_post_order(succs, 0);
+    // Open at a function exit first: it is the cause of the ambiguity it
+    // produces everywhere before the exit.
+    for section in [false, true] {
+        let sol = &sols[section as usize];
+        for &b in &order {
+            let b = b as usize;
+            if b >= n || !live(b) || !succs.get(b).is_none_or(|s| s.is_empty()) {
+                continue;
+            }
+            let mut f = sol.fwd_in[b];
+            for &item in &cfg.items[b] {
+                f = step(cfg, region, section, item, f, true);
+            }
+            if f == State::Inside {
+                return Some(Problem {
+                    region,
+                    broken: if section {
+                        Broken::SectionOpenAtExit
+                    } else {
+                        Broken::RegionOpenAtExit
+                    },
+                    block: BlockId(b as u32),
+                    before: None,
+                    witnesses: Vec::new(),
+                });
+            }
+        }
+    }
+    // Then the first point where the paths disagree: a join where the last
+    // event differs between incoming paths is the clearest witness; any
+    // other ambiguous point after that.
+    for pass in [Pass::ForwardJoin, Pass::Any] {
+        for section in [false, true] {
+            let sol = &sols[section as usize];
+            for &b in &order {
+                let b = b as usize;
+                if b >= n || !live(b) {
+                    continue;
+                }
+                let items = &cfg.items[b];
+                // Forward states before each item, backward states after.
+                let mut fwd = Vec::with_capacity(items.len() + 1);
+                let mut s = sol.fwd_in[b];
+                fwd.push(s);
+                for &item in items {
+                    s = step(cfg, region, section, item, s, true);
+                    fwd.push(s);
+                }
+                let mut bwd = vec![State::Unreached; items.len() + 1];
+                let mut s = sol.bwd_out[b];
+                bwd[items.len()] = s;
+                for (k, &item) in items.iter().enumerate().rev() {
+                    s = step(cfg, region, section, item, s, false);
+                    bwd[k] = s;
+                }
+                for k in 0..=items.len() {
+                    let (f, w) = (fwd[k], bwd[k]);
+                    if classify(f, w) != Membership::Ambiguous
+                        || (pass == Pass::ForwardJoin && f != State::Mixed)
+                    {
+                        continue;
+                    }
+                    let broken = if section {
+                        Broken::AmbiguousSection
+                    } else {
+                        Broken::AmbiguousRegion
+                    };
+                    // Witnesses: where the disagreeing states come from.
+                    let mut witnesses = Vec::new();
+                    if f == State::Mixed && k == 0 {
+                        for &p in preds.get(b).map(|v| v.as_slice()).unwrap_or(&[]) {
+                            let p = p as usize;
+                            if live(p) {
+                                let mut s = sol.fwd_in[p];
+                                for &item in &cfg.items[p] {
+                                    s = step(cfg, region, section, item, s, true);
+                                }
+                                witnesses.push((BlockId(p as u32), s));
+                            }
+                        }
+                    } else if w == State::Mixed && k == items.len() {
+                        for &t in succs.get(b).map(|v| v.as_slice()).unwrap_or(&[]) {
+                            let t = t as usize;
+                            if live(t) {
+                                let mut s = sol.bwd_out[t];
+                                for &item in cfg.items[t].iter().rev() {
+                                    s = step(cfg, region, section, item, s, false);
+                                }
+                                witnesses.push((BlockId(t as u32), s));
+                            }
+                        }
+                    }
+                    return Some(Problem {
+                        region,
+                        broken,
+                        block: BlockId(b as u32),
+                        before: items.get(k).copied(),
+                        witnesses,
+                    });
+                }
+            }
+        }
+    }
+    None
+}

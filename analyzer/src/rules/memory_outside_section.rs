@@ -1,0 +1,70 @@
+//! # CSA207 memory-outside-section
+//!
+//! ## What it does
+//! Reports a memory operation that is inside a parallel region but outside
+//! every section of that region.
+//!
+//! ## Why it matters
+//! Ordering edges are only dropped between operations that are both in
+//! sections of the same region. An operation in the gap keeps full ordering
+//! with everything, as if it were outside the region, and because ordering
+//! is transitive it can serialise the sections on either side of it. This is
+//! usually a section boundary placed one statement too early or too late.
+//!
+//! ## Example
+//! ```c
+//! int reg = __builtin_csa_parallel_region_entry(0);
+//! *a = 2;                                   // in the region, in no section
+//! int sec = __builtin_csa_parallel_section_entry(reg);
+//! *b = 3;
+//! __builtin_csa_parallel_section_exit(sec);
+//! __builtin_csa_parallel_region_exit(reg);
+//! ```
+//!
+//! ## How to fix
+//! Move the operation into a section, or out of the region.
+//!
+//! ## Fix safety
+//! No automatic fix.
+
+use super::FunctionContext;
+use crate::diag::{Code, Diagnostic};
+use crate::ir::BlockId;
+use crate::regions::events::{MemopCfg, RegionKey};
+use crate::regions::membership::Membership;
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    for &region in &cx.events.regions {
+        if matches!(region, RegionKey::User(_)) && cx.tokens.fatal() {
+            continue;
+        }
+        if cx.membership.problems.iter().any(|p| p.region == region) {
+            continue; // CSA201 already: membership is not well defined
+        }
+        for (b, items) in cx.events.items.iter().enumerate() {
+            for (k, &item) in items.iter().enumerate() {
+                let Some(op) = MemopCfg::is_ordering_memop(cx.memory, item) else {
+                    continue;
+                };
+                let block = BlockId(b as u32);
+                if cx.membership.at(cx.events, region, false, block, Some(k)) != Membership::Inside
+                    || cx.membership.at(cx.events, region, true, block, Some(k))
+                        != Membership::Outside
+                {
+                    continue;
+                }
+                out.push(
+                    Diagnostic::new(
+                        Code(207),
+                        cx.memory.ops[op].span,
+                        format!(
+                            "this memory operation is inside {} but outside every section of it, so it keeps full ordering with everything",
+                            cx.region_name(region)
+                        ),
+                    )
+                    .with_help("Move it into a section, or out of the region."),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! # CSA208 redundant-parallel-loop
+//!
+//! ## What it does
+//! Reports a `parallel_loop` marker on a loop (that CLIE parallelizes) where
+//! every alias set of the loop's memory operations holds only loads or a
+//! single store. The memory ordering pass then finds no loop-carried
+//! ordering edge on its own: the marker changes nothing.
+//!
+//! Alias sets group the loop's memory operations that may touch the same
+//! memory under the alias model (distinct named objects, incompatible types
+//! and `restrict` pointers do not alias; calls and inline assembly alias
+//! everything they can reach). A call or inline assembly in the loop is
+//! neither a load nor a store and always needs ordering across iterations,
+//! so its loop is never reported.
+//!
+//! ## Why it matters
+//! Nothing breaks; the marker is noise, and it may hide that the loop's
+//! parallelism comes from `restrict` or from distinct arrays rather than from
+//! the assertion you meant to make.
+//!
+//! ## Example
+//! ```c
+//! void scale(double *restrict out, const double *restrict in, int n) {
+//!   __builtin_csa_parallel_loop();   // redundant: loads of `in`, one store
+//!   for (int i = 0; i < n; i++) out[i] = 2.0 * in[i];
+//! }
+//! ```
+//!
+//! ## How to fix
+//! Remove the marker, or keep it as documentation and suppress this note.
+//!
+//! ## Fix safety
+//! No automatic fix yet.
+
+use super::FunctionContext;
+use crate::clie::Outcome;
+use crate::diag::{Code, Diagnostic};
+use crate::ir::BuiltinKind;
+use crate::memory::alias::{self, Loc};
+use crate::memory::{MemOpKind, VarFacts};
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    let facts = VarFacts {
+        storage: cx.memory.storage.clone(),
+        escaped: cx.memory.escaped.clone(),
+    };
+    for v in &cx.clie.verdicts {
+        if !matches!(v.outcome, Outcome::Parallelized(_))
+            || cx.func.builtin(v.marker).kind != BuiltinKind::ParallelLoop
+        {
+            continue;
+        }
+        // The loop's memory operations that the ordering pass orders.
+        let ops: Vec<usize> = cx
+            .memory
+            .ops
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| {
+                cx.forest.contains(v.loop_id, op.block.0)
+                    && !matches!(op.kind, MemOpKind::Intrinsic | MemOpKind::LifetimeStart)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if ops.is_empty() {
+            continue;
+        }
+        // Union-find over "may touch the same memory".
+        let mut parent: Vec<usize> = (0..ops.len()).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        for i in 0..ops.len() {
+            for j in i + 1..ops.len() {
+                if may_overlap(cx, &facts, ops[i], ops[j]) {
+                    let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                    parent[a] = b;
+                }
+            }
+        }
+        let mut writes = vec![0usize; ops.len()];
+        let mut members = vec![0usize; ops.len()];
+        let mut opaque = vec![false; ops.len()];
+        for (i, &op) in ops.iter().enumerate() {
+            let root = find(&mut parent, i);
+            members[root] += 1;
+            let kind = cx.memory.ops[op].kind;
+            if kind == MemOpKind::Write {
+                writes[root] += 1;
+            }
+            // A call or inline assembly is neither a load nor a store, and
+            // is not ordered with its own previous iteration: it always
+            // needs a loop-carried edge.
+            if matches!(kind, MemOpKind::Call | MemOpKind::Asm) {
+                opaque[root] = true;
+            }
+        }
+        let redundant = (0..ops.len())
+            .filter(|&r| members[r] > 0)
+            .all(|r| !opaque[r] && (writes[r] == 0 || (writes[r] == 1 && members[r] == 1)));
+        if !redundant {
+            continue;
+        }
+        let loop_span = cx.loop_span(v.loop_id);
+        out.push(
+            Diagnostic::new(
+                Code(208),
+                cx.func.builtin(v.marker).span,
+                format!(
+                    "parallel_loop is redundant here: every alias set of the loop at {} holds only loads or a single store, so the memory ordering pass needs no help to run its iterations in parallel",
+                    cx.line(loop_span)
+                ),
+            )
+            .with_related(loop_span, "the marked loop")
+            .with_help("Remove the marker, or keep it as documentation and suppress this note."),
+        );
+    }
+}
+
+/// Whether two memory operations may touch the same memory.
+fn may_overlap(cx: &FunctionContext, facts: &VarFacts, a: usize, b: usize) -> bool {
+    let (x, y) = (&cx.memory.ops[a], &cx.memory.ops[b]);
+    let opaque = |k: MemOpKind| matches!(k, MemOpKind::Call | MemOpKind::Asm);
+    match (x.loc, y.loc) {
+        (Some(l1), Some(l2)) => alias::may_alias(cx.func, &l1, &l2),
+        (Some(l), None) | (None, Some(l)) => {
+            let other = if x.loc.is_none() { x } else { y };
+            match other.kind {
+                MemOpKind::Asm => true,
+                MemOpKind::Call => alias::call_may_touch(cx.func, facts, &l),
+                _ => may_alias_unknown(&l),
+            }
+        }
+        (None, None) => opaque(x.kind) || opaque(y.kind),
+    }
+}
+
+/// A prefetch has no location: treat it as touching anything of its type.
+fn may_alias_unknown(_l: &Loc) -> bool {
+    true
+}
