@@ -14,6 +14,7 @@ use crate::ir::{BlockId, Function, Lang};
 use crate::memory::{self, MemoryInfo, MemoryOptions};
 use crate::regions::events::{self, EventInput, MemopCfg};
 use crate::regions::membership::{self, MembershipInfo};
+use crate::regions::ordering::{self, OrderingInput, OrderingInfo};
 use crate::regions::tokens::TokenInfo;
 use crate::rules::{self, FileContext, FunctionContext};
 use crate::source::{SourceText, Span};
@@ -59,6 +60,9 @@ pub struct FunctionAnalysis {
     pub events: MemopCfg,
     /// Region and section membership (§6.2).
     pub membership: MembershipInfo,
+    /// Ordering edges kept and dropped by regions/sections, and the
+    /// ordering inconsistencies (§6.3).
+    pub ordering: OrderingInfo,
 }
 
 /// Everything computed for one file.
@@ -145,6 +149,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
             tokens: &fa.tokens,
             events: &fa.events,
             membership: &fa.membership,
+            ordering: &fa.ordering,
             disable_loop_storage_check: opts.disable_loop_storage_check,
         };
         rules::check_function(&cx, &mut diagnostics);
@@ -237,6 +242,17 @@ fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalys
         region_of: &|b| tokens.region_of(b),
     });
     let membership = membership::analyze(&func, &succs, &preds, &reachable, &events);
+    let bad_regions: Vec<_> = membership.problems.iter().map(|p| p.region).collect();
+    let ordering = ordering::analyze(&OrderingInput {
+        func: &func,
+        succs: &succs,
+        preds: &preds,
+        reachable: &reachable,
+        forest: &forest,
+        memory: &memory,
+        events: &events,
+        membership_problems: &bad_regions,
+    });
     FunctionAnalysis {
         func,
         succs,
@@ -252,10 +268,26 @@ fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalys
         tokens,
         events,
         membership,
+        ordering,
     }
 }
 
 impl FunctionAnalysis {
+    /// The Graphviz memop graph behind `csa-lint --dump memop-graph`
+    /// (`regions::dot`).
+    pub fn memop_graph(&self, src: &SourceText) -> String {
+        crate::regions::dot::memop_graph(&crate::regions::dot::DotInput {
+            func: &self.func,
+            succs: &self.succs,
+            reachable: &self.reachable,
+            forest: &self.forest,
+            memory: &self.memory,
+            events: &self.events,
+            ordering: &self.ordering,
+            src,
+        })
+    }
+
     /// The stable text dump behind `csa-lint --dump cfg`: the IR after
     /// LoopSimplify, then loops, markers and CLIE's verdicts.
     pub fn dump(&self, src: &SourceText) -> String {

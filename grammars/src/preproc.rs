@@ -52,6 +52,9 @@ pub struct Preprocessed {
     pub conditionals: Vec<Conditional>,
     /// `#define`s in active code, in file order.
     pub macros: Vec<Macro>,
+    /// Byte ranges guarded by `__CSA__` (see [`Preprocessed::is_csa_guarded`]),
+    /// sorted and merged, for logarithmic look-ups.
+    guarded: Vec<(usize, usize)>,
 }
 
 /// One `#if ... #endif` conditional.
@@ -140,11 +143,27 @@ impl Preprocessed {
     /// True when `offset` lies in the body of an active branch that asserts
     /// `__CSA__` is defined, at any nesting level.
     pub fn is_csa_guarded(&self, offset: usize) -> bool {
-        self.conditionals.iter().any(|c| {
-            c.branches
-                .iter()
-                .any(|b| b.active && b.asserts_csa && b.body.0 <= offset && offset < b.body.1)
-        })
+        let i = self.guarded.partition_point(|&(start, _)| start <= offset);
+        i > 0 && offset < self.guarded[i - 1].1
+    }
+
+    /// The merged, sorted ranges that [`Preprocessed::is_csa_guarded`] answers from.
+    fn guarded_ranges(conditionals: &[Conditional]) -> Vec<(usize, usize)> {
+        let mut ranges: Vec<(usize, usize)> = conditionals
+            .iter()
+            .flat_map(|c| c.branches.iter())
+            .filter(|b| b.active && b.asserts_csa && b.body.0 < b.body.1)
+            .map(|b| b.body)
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+        for (s, e) in ranges {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        merged
     }
 
     /// The innermost conditional whose extent holds `offset`.
@@ -340,10 +359,12 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
         // Unreachable: whole lines are blanked and line ends are ASCII.
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
+    let guarded = Preprocessed::guarded_ranges(&conditionals);
     Preprocessed {
         text,
         conditionals,
         macros,
+        guarded,
     }
 }
 

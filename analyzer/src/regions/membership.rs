@@ -169,6 +169,10 @@ pub fn analyze(func: &Function, succs: &[Vec<u32>], preds: &[Vec<u32>], reachabl
         regions: cfg.regions.clone(),
         ..MembershipInfo::default()
     };
+    if cfg.regions.is_empty() {
+        return info;
+    }
+    let order = crate::graph::reverse_post_order(succs, 0);
     for &region in &cfg.regions {
         let mut pair: Vec<Solution> = Vec::with_capacity(2);
         for section in [false, true] {
@@ -177,7 +181,7 @@ pub fn analyze(func: &Function, succs: &[Vec<u32>], preds: &[Vec<u32>], reachabl
         let sols = [pair.remove(0), pair.remove(0)];
         // Report the first problem per region: the compiler ignores every
         // region of the function after the first one anyway.
-        let problem = find_problem(func, succs, preds, reachable, cfg, region, &sols);
+        let problem = find_problem(func, succs, preds, reachable, cfg, region, &sols, &order);
         info.solutions.push(sols);
         if let Some(p) = problem {
             info.problems.push(p);
@@ -273,6 +277,7 @@ fn solve(
     Solution { fwd_in, bwd_out }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn find_problem(
     func: &Function,
     succs: &[Vec<u32>],
@@ -281,15 +286,17 @@ fn find_problem(
     cfg: &MemopCfg,
     region: RegionKey,
     sols: &[Solution; 2],
+    order: &[u32],
 ) -> Option<Problem> {
     let n = func.blocks.len();
     let live = |b: usize| reachable.get(b).copied().unwrap_or(false);
-    let order = crate::graph::reverse_post_order(succs, 0);
+    let mut fwd: Vec<State> = Vec::new();
+    let mut bwd: Vec<State> = Vec::new();
     // Open at a function exit first: it is the cause of the ambiguity it
     // produces everywhere before the exit.
     for section in [false, true] {
         let sol = &sols[section as usize];
-        for &b in &order {
+        for &b in order {
             let b = b as usize;
             if b >= n || !live(b) || !succs.get(b).is_none_or(|s| s.is_empty()) {
                 continue;
@@ -319,21 +326,22 @@ fn find_problem(
     for pass in [Pass::ForwardJoin, Pass::Any] {
         for section in [false, true] {
             let sol = &sols[section as usize];
-            for &b in &order {
+            for &b in order {
                 let b = b as usize;
                 if b >= n || !live(b) {
                     continue;
                 }
                 let items = &cfg.items[b];
                 // Forward states before each item, backward states after.
-                let mut fwd = Vec::with_capacity(items.len() + 1);
+                fwd.clear();
                 let mut s = sol.fwd_in[b];
                 fwd.push(s);
                 for &item in items {
                     s = step(cfg, region, section, item, s, true);
                     fwd.push(s);
                 }
-                let mut bwd = vec![State::Unreached; items.len() + 1];
+                bwd.clear();
+                bwd.resize(items.len() + 1, State::Unreached);
                 let mut s = sol.bwd_out[b];
                 bwd[items.len()] = s;
                 for (k, &item) in items.iter().enumerate().rev() {
@@ -389,4 +397,151 @@ fn find_problem(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::builder::FunctionBuilder;
+    use crate::regions::events::{EventKind, EventOrigin, RegionEvent};
+    use crate::source::Span;
+
+    const R: RegionKey = RegionKey::User(0);
+
+    /// A CFG of `edges` over `n` blocks, with `events[b]` the region/section
+    /// events of block `b` in order (`E`/`X` region entry/exit, `e`/`x`
+    /// section entry/exit) and `M` memory placeholders (events of another
+    /// region, which membership of R ignores).
+    fn build(n: usize, edges: &[(u32, u32)], events: &[&str]) -> (Function, Vec<Vec<u32>>, Vec<Vec<u32>>, MemopCfg) {
+        let mut b = FunctionBuilder::new("t".into(), Lang::C, Span::default(), Span::default());
+        for _ in 1..n {
+            b.new_block("b", None);
+        }
+        let mut func = b.finish();
+        func.blocks.truncate(n);
+        let mut succs = vec![Vec::new(); n];
+        for &(a, c) in edges {
+            succs[a as usize].push(c);
+        }
+        for (i, s) in succs.iter().enumerate() {
+            func.blocks[i].term.kind = match s.as_slice() {
+                [] => TermKind::Return,
+                [t] => TermKind::Goto(BlockId(*t)),
+                ts => TermKind::Switch {
+                    targets: ts.iter().map(|&t| BlockId(t)).collect(),
+                },
+            };
+        }
+        let preds = crate::analysis::predecessors(&succs);
+        let mut cfg = MemopCfg {
+            events: Vec::new(),
+            items: vec![Vec::new(); n],
+            regions: vec![R, RegionKey::User(9)],
+        };
+        for (blk, s) in events.iter().enumerate() {
+            for c in s.chars() {
+                let (kind, region) = match c {
+                    'E' => (EventKind::RegionEntry, R),
+                    'X' => (EventKind::RegionExit, R),
+                    'e' => (EventKind::SectionEntry, R),
+                    'x' => (EventKind::SectionExit, R),
+                    _ => (EventKind::RegionEntry, RegionKey::User(9)),
+                };
+                cfg.events.push(RegionEvent {
+                    kind,
+                    region,
+                    origin: EventOrigin::User(BuiltinId(0)),
+                    span: Span::default(),
+                    block: BlockId(blk as u32),
+                });
+                cfg.items[blk].push(Item::Event(cfg.events.len() - 1));
+            }
+        }
+        (func, succs, preds, cfg)
+    }
+
+    fn run(n: usize, edges: &[(u32, u32)], events: &[&str]) -> (MembershipInfo, MemopCfg) {
+        let (func, succs, preds, cfg) = build(n, edges, events);
+        let reachable = vec![true; n];
+        (analyze(&func, &succs, &preds, &reachable, &cfg), cfg)
+    }
+
+    fn at_end(info: &MembershipInfo, cfg: &MemopCfg, b: u32, section: bool) -> Membership {
+        info.at(cfg, R, section, BlockId(b), None)
+    }
+
+    #[test]
+    fn straight_line_region_and_section() {
+        // bb0: E e | bb1: (work) | bb2: x X
+        let (info, cfg) = run(3, &[(0, 1), (1, 2)], &["Ee", "", "xX"]);
+        assert!(info.problems.is_empty(), "{:?}", info.problems);
+        assert_eq!(at_end(&info, &cfg, 1, false), Membership::Inside);
+        assert_eq!(at_end(&info, &cfg, 1, true), Membership::Inside);
+        assert_eq!(info.at(&cfg, R, false, BlockId(0), Some(0)), Membership::Outside);
+        assert_eq!(at_end(&info, &cfg, 2, false), Membership::Outside);
+    }
+
+    #[test]
+    fn loop_pattern_header_is_in_region_not_in_section() {
+        // bb0: E | bb1 header -> bb2 body (e ... x) -> bb1; bb1 -> bb3: X
+        let (info, cfg) = run(4, &[(0, 1), (1, 2), (2, 1), (1, 3)], &["E", "", "ex", "X"]);
+        assert!(info.problems.is_empty(), "{:?}", info.problems);
+        assert_eq!(at_end(&info, &cfg, 1, false), Membership::Inside);
+        assert_eq!(at_end(&info, &cfg, 1, true), Membership::Outside);
+        assert_eq!(info.at(&cfg, R, true, BlockId(2), Some(1)), Membership::Inside);
+    }
+
+    #[test]
+    fn exit_on_one_branch_is_ambiguous_at_the_join() {
+        // bb0: E -> bb1 | bb2: X ; both -> bb3 (ERROR) -> bb4: X
+        let (info, _) = run(5, &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)], &["E", "", "X", "", "X"]);
+        assert_eq!(info.problems.len(), 1);
+        let p = &info.problems[0];
+        assert_eq!(p.broken, Broken::AmbiguousRegion);
+        assert_eq!(p.block, BlockId(3));
+        let mut w = p.witnesses.clone();
+        w.sort_by_key(|x| x.0);
+        assert_eq!(w, vec![(BlockId(1), State::Inside), (BlockId(2), State::Outside)]);
+    }
+
+    #[test]
+    fn section_closed_on_one_branch_only() {
+        // bb0: E e -> bb1: x | bb2 ; both -> bb3 -> bb4: X
+        let (info, _) = run(5, &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)], &["Ee", "x", "", "", "X"]);
+        assert_eq!(info.problems.len(), 1);
+        assert_eq!(info.problems[0].broken, Broken::AmbiguousSection);
+        assert_eq!(info.problems[0].block, BlockId(3));
+    }
+
+    #[test]
+    fn open_at_function_exit() {
+        let (info, _) = run(2, &[(0, 1)], &["E", ""]);
+        assert_eq!(info.problems[0].broken, Broken::RegionOpenAtExit);
+        let (info, _) = run(2, &[(0, 1)], &["Ee", "X"]);
+        assert_eq!(info.problems[0].broken, Broken::SectionOpenAtExit);
+    }
+
+    #[test]
+    fn endless_loop_inside_region_is_not_ambiguous() {
+        // bb0: E -> bb1 -> bb1 (never leaves)
+        let (info, cfg) = run(2, &[(0, 1), (1, 1)], &["E", ""]);
+        assert!(info.problems.is_empty(), "{:?}", info.problems);
+        assert_eq!(at_end(&info, &cfg, 1, false), Membership::Inside);
+    }
+
+    #[test]
+    fn other_regions_do_not_interfere() {
+        let (info, cfg) = run(3, &[(0, 1), (1, 2)], &["EM", "M", "X"]);
+        assert!(info.problems.iter().all(|p| p.region != R), "{:?}", info.problems);
+        assert_eq!(at_end(&info, &cfg, 1, false), Membership::Inside);
+    }
+
+    #[test]
+    fn unreachable_blocks_are_ignored() {
+        // bb2 is unreachable and holds a stray exit.
+        let (func, succs, preds, cfg) = build(3, &[(0, 1), (2, 1)], &["E", "X", "X"]);
+        let reachable = vec![true, true, false];
+        let info = analyze(&func, &succs, &preds, &reachable, &cfg);
+        assert!(info.problems.is_empty(), "{:?}", info.problems);
+    }
 }

@@ -14,6 +14,7 @@
 //!   the compiler's `-csa-view-pre-ordering-memop-cfg`, with the ordering
 //!   edges kept and dropped.
 
+pub mod dot;
 pub mod events;
 pub mod membership;
 pub mod ordering;

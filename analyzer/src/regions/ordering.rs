@@ -1342,7 +1342,6 @@ fn writes(k: MemOpKind) -> bool {
 mod tests {
     use super::*;
     use crate::analysis::{analyze as analyze_file, AnalysisOptions, FileAnalysis};
-    use crate::regions::{events, membership};
     use csa_grammars::SourceKind;
 
     struct Case {
@@ -1366,20 +1365,12 @@ mod tests {
             .position(|f| f.func.name == name)
             .expect("function");
         let f = &fa.functions[fi];
-        let cfg = events::build(&events::EventInput {
-            func: &f.func,
-            forest: &f.forest,
-            preheaders: &f.preheaders,
-            memory: &f.memory,
-            clie: &f.clie,
-            region_of: &|b| f.tokens.region_of(b),
-        });
-        let mem = membership::analyze(&f.func, &f.succs, &f.preds, &f.reachable, &cfg);
-        let bad: Vec<RegionKey> = if membership {
-            mem.problems.iter().map(|p| p.region).collect()
-        } else {
-            Vec::new()
-        };
+        if membership {
+            // What the analysis computed.
+            let (cfg, info) = (f.events.clone(), f.ordering.clone());
+            return Case { fa, fi, cfg, info };
+        }
+        let cfg = f.events.clone();
         let info = analyze(&OrderingInput {
             func: &f.func,
             succs: &f.succs,
@@ -1388,7 +1379,7 @@ mod tests {
             forest: &f.forest,
             memory: &f.memory,
             events: &cfg,
-            membership_problems: &bad,
+            membership_problems: &[],
         });
         Case { fa, fi, cfg, info }
     }
@@ -1795,44 +1786,5 @@ mod tests {
         }";
         let c = run(src, "f");
         let _ = c.info.edges.len();
-    }
-}
-#[cfg(test)]
-mod scratch {
-    #[test]
-    fn all_fixtures_scan() {
-        use crate::analysis::{analyze as analyze_file, AnalysisOptions};
-        use crate::regions::{events, membership};
-        for entry in std::fs::read_dir("../tests/fixtures/c").unwrap().chain(std::fs::read_dir("../tests/fixtures/fortran").unwrap()) {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let kind = csa_grammars::detect::detect(&path).unwrap_or(csa_grammars::SourceKind::C); let fa = analyze_file(kind, &text, &AnalysisOptions::default());
-            for f in &fa.functions {
-                let cfg = events::build(&events::EventInput {
-                    func: &f.func,
-                    forest: &f.forest,
-                    preheaders: &f.preheaders,
-                    memory: &f.memory,
-                    clie: &f.clie,
-                    region_of: &|b| f.tokens.region_of(b),
-                });
-                let mem = membership::analyze(&f.func, &f.succs, &f.preds, &f.reachable, &cfg);
-                let bad: Vec<_> = mem.problems.iter().map(|p| p.region).collect();
-                let info = super::analyze(&super::OrderingInput {
-                    func: &f.func,
-                    succs: &f.succs,
-                    preds: &f.preds,
-                    reachable: &f.reachable,
-                    forest: &f.forest,
-                    memory: &f.memory,
-                    events: &cfg,
-                    membership_problems: &bad,
-                });
-                let dropped = info.edges.iter().filter(|e| matches!(e.first_attempt, super::Verdict::Dropped{..})).count();
-                if !info.problems.is_empty() || !bad.is_empty() || dropped > 0 {
-                    eprintln!("{} {}: membership {:?} problems {:?} dropped {}", path.display(), f.func.name, bad, info.problems.iter().map(|p| (p.kind, p.region, p.compiler_notices, fa.source.line_col(f.memory.ops[p.b].span.start as usize).line)).collect::<Vec<_>>(), dropped);
-                }
-            }
-        }
     }
 }

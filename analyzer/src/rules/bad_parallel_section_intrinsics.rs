@@ -9,7 +9,16 @@
 //! * **ambiguous section membership**: the same for the sections of a
 //!   region;
 //! * **region or section open at function exit**: a path leaves the function
-//!   while inside a region or one of its sections.
+//!   while inside a region or one of its sections;
+//! * **path-dependent ordering between two named operations**: walking back
+//!   from the later operation as the compiler's ordering pass does (one
+//!   state per region: none seen, not in section, outside of section,
+//!   crossed sections, left region), two paths that take the same loop
+//!   backedges disagree on whether the region drops the ordering edge, or
+//!   reach a block in states the compiler cannot merge, or meet an intrinsic
+//!   the state machine does not allow there (a section entry before a region
+//!   exit, two section entries in a row). At most one per region, and none
+//!   for a region whose membership is already reported.
 //!
 //! Every point of the function must be either inside or outside each region
 //! and each region's sections, whatever path leads to it or away from it.
@@ -47,6 +56,7 @@ use crate::regions::membership::{Broken, State};
 use crate::source::Span;
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    check_ordering(cx, out);
     for p in &cx.membership.problems {
         if matches!(p.region, RegionKey::User(_)) && cx.tokens.fatal() {
             continue; // the compiler stopped already (CSA202/CSA204)
@@ -131,4 +141,127 @@ pub(super) fn block_span(cx: &FunctionContext, b: BlockId) -> Span {
         .or_else(|| block.insts.last().map(|i| i.span))
         .or(block.origin)
         .unwrap_or(cx.func.name_span)
+}
+
+/// Ordering inconsistencies (SEMANTICS.md §6.3), one per region at most.
+fn check_ordering(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    use crate::regions::ordering::{ProblemKind, RegionState};
+    use super::could_not_parallelize::describe_op;
+    for p in &cx.ordering.problems {
+        if cx.membership.problems.iter().any(|m| m.region == p.region) {
+            continue; // reported above as a membership problem
+        }
+        if matches!(p.region, RegionKey::User(_)) && cx.tokens.fatal() {
+            continue; // the compiler stopped already (CSA202/CSA204)
+        }
+        let Some(b) = cx.memory.ops.get(p.b) else {
+            continue;
+        };
+        let region = cx.region_name(p.region);
+        let a = p.a.and_then(|a| cx.memory.ops.get(a));
+        let pair = match a {
+            Some(a) => format!(
+                "path-dependent ordering between {} at {} and {} at {}",
+                describe_op(cx, a),
+                cx.line(a.span),
+                describe_op(cx, b),
+                cx.line(b.span)
+            ),
+            None => format!(
+                "path-dependent ordering before {} at {}",
+                describe_op(cx, b),
+                cx.line(b.span)
+            ),
+        };
+        let carried = p
+            .carried_by
+            .map(|l| format!(" around the loop at {}", cx.line(cx.loop_span(l))))
+            .unwrap_or_default();
+        let state = |s: RegionState| s.describe();
+        let detail = match p.kind {
+            ProblemKind::PathDependent => format!(
+                "some paths{carried} between them cross a section boundary of {region} (the ordering edge is dropped) and others through the same loop backedges do not (the edge is kept)"
+            ),
+            ProblemKind::ConflictingMerge => {
+                let states: Vec<String> = p.paths.iter().map(|w| format!("`{}`", state(w.state))).collect();
+                format!(
+                    "walking back{carried}, the paths that join at {} bring {region} in states the compiler's ordering pass cannot merge ({})",
+                    cx.line(block_span(cx, p.block)),
+                    states.join(" against ")
+                )
+            }
+            ProblemKind::FailedTransition { event, state: s } => {
+                let kind = cx
+                    .events
+                    .events
+                    .get(event)
+                    .map_or("intrinsic", |e| e.kind.describe());
+                format!(
+                    "walking back{carried}, a {kind} of {region} is met in state `{}`, which the compiler's ordering pass does not allow",
+                    state(s)
+                )
+            }
+        };
+        let consequence = if p.compiler_notices {
+            format!(
+                "the compiler then ignores every region and section in `{}`",
+                cx.func.name
+            )
+        } else {
+            format!(
+                "by the documents' rule the compiler then ignores every region and section in `{}`, but it does not notice this case and silently drops the edge on every path",
+                cx.func.name
+            )
+        };
+        let mut d = Diagnostic::new(
+            Code(201),
+            b.span,
+            format!("BAD PARALLEL SECTION INTRINSICS: {pair}: {detail}; {consequence}"),
+        );
+        if let Some(a) = a {
+            d = d.with_related(a.span, "the earlier operation");
+        }
+        if let ProblemKind::FailedTransition { event, .. } = p.kind {
+            if let Some(e) = cx.events.events.get(event) {
+                d = d.with_related(
+                    e.span,
+                    format!("this {} of {region} is not allowed here", e.kind.describe()),
+                );
+            }
+        }
+        let summary: Vec<String> = p
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(n, w)| {
+                if w.events.is_empty() {
+                    format!("path {}: no intrinsic of {region}", n + 1)
+                } else {
+                    format!("path {}: {}", n + 1, w.state.describe())
+                }
+            })
+            .collect();
+        if let Some(split) = p.split {
+            d = d.with_related(
+                block_span(cx, split),
+                format!("the paths part here ({})", summary.join("; ")),
+            );
+        }
+        let several = p.paths.len() > 1;
+        for (n, w) in p.paths.iter().enumerate() {
+            for &e in &w.events {
+                if let Some(ev) = cx.events.events.get(e) {
+                    let label = if several {
+                        format!("path {}: {} of {region}", n + 1, ev.kind.describe())
+                    } else {
+                        format!("{} of {region} on the way", ev.kind.describe())
+                    };
+                    d = d.with_related(ev.span, label);
+                }
+            }
+        }
+        out.push(d.with_help(
+            "Every path between two memory operations that takes the same loop backedges must cross the same section and region boundaries: put section exits and entries on all branches or on none, and keep sections inside their region.",
+        ));
+    }
 }

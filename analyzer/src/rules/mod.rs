@@ -136,6 +136,7 @@ pub struct FunctionContext<'a> {
     pub tokens: &'a crate::regions::tokens::TokenInfo,
     pub events: &'a crate::regions::events::MemopCfg,
     pub membership: &'a crate::regions::membership::MembershipInfo,
+    pub ordering: &'a crate::regions::ordering::OrderingInfo,
     /// CSA301 is off (`disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
 }

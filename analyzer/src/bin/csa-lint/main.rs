@@ -29,6 +29,10 @@ enum DumpKind {
     /// The control-flow graph after LoopSimplify, with loops, markers and
     /// placed sections.
     Cfg,
+    /// The memory-operation graph as Graphviz DOT, like the compiler's
+    /// `-csa-view-pre-ordering-memop-cfg`, with the ordering edges kept and
+    /// dropped by regions and sections.
+    MemopGraph,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -80,7 +84,8 @@ struct Cli {
     #[arg(long)]
     list_rules: bool,
 
-    /// Dump an analysis artefact of one function: `--dump cfg FUNCTION FILE`.
+    /// Dump an analysis artefact of one function: `--dump cfg FUNCTION FILE`,
+    /// `--dump memop-graph FUNCTION FILE`.
     #[arg(long, value_enum, requires = "function")]
     dump: Option<DumpKind>,
 
@@ -150,10 +155,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         disable_loop_storage_check: cli.disable_loop_storage_check,
     };
 
-    if let Some(DumpKind::Cfg) = cli.dump {
+    if let Some(dump) = cli.dump {
         let function = cli.function.clone().unwrap_or_default();
         let [path] = cli.paths.as_slice() else {
-            return Err("--dump cfg takes one FUNCTION and one FILE".to_string());
+            return Err("--dump takes one FUNCTION and one FILE".to_string());
         };
         let (kind, text) = read_source(path, cli.language)?;
         let fa = analysis::analyze(kind, &text, &opts);
@@ -169,7 +174,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             ));
         };
-        let _ = write!(stdout, "{}", f.dump(&fa.source));
+        let text = match dump {
+            DumpKind::Cfg => f.dump(&fa.source),
+            DumpKind::MemopGraph => f.memop_graph(&fa.source),
+        };
+        let _ = write!(stdout, "{text}");
         return Ok(ExitCode::SUCCESS);
     }
 
