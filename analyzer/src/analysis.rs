@@ -14,7 +14,7 @@ use crate::ir::{BlockId, Function, Lang};
 use crate::memory::{self, MemoryInfo, MemoryOptions};
 use crate::regions::events::{self, EventInput, MemopCfg};
 use crate::regions::membership::{self, MembershipInfo};
-use crate::regions::ordering::{self, OrderingInput, OrderingInfo};
+use crate::regions::ordering::{self, OrderingInfo, OrderingInput};
 use crate::regions::tokens::TokenInfo;
 use crate::rules::{self, FileContext, FunctionContext};
 use crate::source::{SourceText, Span};

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `csa-lint` binary: formats, exit codes, errors
-//! that name the file, `--explain`, `--list-rules`, `--dump cfg`.
+//! that name the file, `--explain`, `--list-rules`, `--dump cfg`,
+//! `--dump memop-graph`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -242,4 +243,32 @@ fn dump_cfg_prints_blocks_loops_and_verdicts() {
     let o = run(&["--dump", "cfg", "nope", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("mark_while_nonzero"), "{}", stderr(&o));
+}
+
+#[test]
+fn dump_memop_graph_prints_dot_with_ordering_edges() {
+    let f = fixtures().join("c/ordering_patterns.c");
+    let o = run(&[
+        "--dump",
+        "memop-graph",
+        "ordering_sections_pattern",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("digraph \"MemopCFG for 'ordering_sections_pattern' function\" {\n"),
+        "{out}"
+    );
+    assert!(out.contains("section entry 0\\l"), "{out}");
+    assert!(out.contains("0o1 = write *a"), "{out}");
+    assert!(out.contains("style=dashed,color=grey"), "{out}");
+    assert!(out.trim_end().ends_with('}'), "{out}");
+    let o = run(&["--dump", "memop-graph", "nope", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("ordering_loop_pattern"),
+        "{}",
+        stderr(&o)
+    );
 }

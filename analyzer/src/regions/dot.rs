@@ -15,8 +15,10 @@
 //!   <source text> (line L)`, port `o<k>`), in execution order.
 //! * Control-flow edges `Node<src>:s<i> -> Node<dst>:d<j>;`, i the
 //!   successor index, j the source's position among dst's predecessors.
-//! * Ordering edges from A's line to B's line, after the control flow and
-//!   not constraining the layout: kept edges solid black, edges a region
+//! * Ordering edges from A's line to B's line, after the control flow, with
+//!   weight 0 so they do not pull the layout (`constraint=false` would let
+//!   Graphviz put both ends on one rank, and it drops such flat edges
+//!   between record ports): kept edges solid black, edges a region
 //!   drops dashed grey labelled with the region, edges a region would drop
 //!   but for an inconsistency (every region ignored) solid red labelled
 //!   `R, ignored`. Loop-carried edges say which loop. Edges that are not
@@ -144,13 +146,22 @@ pub fn memop_graph(inp: &DotInput) -> String {
         fields.push(format!("{{{}}}", ps.join("|")));
         fields.push(esc_record(&format!("{id} (bb{b} {})", block.name)));
         let mut k = 0usize;
-        for &item in inp.events.items.get(b as usize).map_or(&[][..], |v| v.as_slice()) {
+        for &item in inp
+            .events
+            .items
+            .get(b as usize)
+            .map_or(&[][..], |v| v.as_slice())
+        {
             match item {
                 Item::Event(e) => {
                     let ev = &inp.events.events[e];
                     fields.push(format!(
                         "{}\\l",
-                        esc_record(&format!("{} {}", ev.kind.describe(), region_label(ev.region)))
+                        esc_record(&format!(
+                            "{} {}",
+                            ev.kind.describe(),
+                            region_label(ev.region)
+                        ))
                     ));
                 }
                 Item::Mem(_) => {
@@ -214,12 +225,17 @@ pub fn memop_graph(inp: &DotInput) -> String {
     }
     // Ordering edges.
     for e in &inp.ordering.edges {
-        let (Some(Some((na, ka))), Some(Some((nb, kb)))) = (port.get(e.from), port.get(e.to)) else {
+        let (Some(Some((na, ka))), Some(Some((nb, kb)))) = (port.get(e.from), port.get(e.to))
+        else {
             continue;
         };
         let carried = e.carried_by.map(|l| {
             let header = inp.forest.loops.get(l.index()).map_or(0, |d| d.header);
-            format!("carried by loop{} (header {})", l.0, num.get(header as usize).copied().unwrap_or(0))
+            format!(
+                "carried by loop{} (header node {})",
+                l.0,
+                num.get(header as usize).copied().unwrap_or(0)
+            )
         });
         let attrs = match (e.verdict, e.first_attempt) {
             (Verdict::Kept, Verdict::Dropped { region }) => {
@@ -247,7 +263,7 @@ pub fn memop_graph(inp: &DotInput) -> String {
         };
         let _ = writeln!(
             out,
-            "\tNode{na}:o{ka} -> Node{nb}:o{kb} [constraint=false,{attrs}];"
+            "\tNode{na}:o{ka} -> Node{nb}:o{kb} [weight=0,{attrs}];"
         );
     }
     out.push_str("}\n");
@@ -304,7 +320,9 @@ mod tests {
                 edges.push((ln.into(), lp.into(), rn.into(), rp.into()));
             } else {
                 let (name, attrs) = stmt.split_once(' ').ok_or(format!("node: {t}"))?;
-                let attrs = attrs.strip_prefix("[shape=record,label=").ok_or(format!("node attrs: {t}"))?;
+                let attrs = attrs
+                    .strip_prefix("[shape=record,label=")
+                    .ok_or(format!("node attrs: {t}"))?;
                 let attrs = attrs.strip_suffix(']').ok_or(format!("node attrs: {t}"))?;
                 let label = unquote(attrs)?;
                 let p = record_ports(&label)?;
@@ -456,11 +474,11 @@ mod tests {
 	Node0 [shape=record,label="{{}|0 (bb0 entry)|region entry 0\l|section entry 0\l|<o0>0o0 = read *b (line 4)\l|<o1>0o1 = write *a (line 4)\l|section exit 0\l|section entry 0\l|<o2>0o2 = read *d (line 7)\l|<o3>0o3 = write *c (line 7)\l|section exit 0\l|region exit 0\l|{<s0>S1}}"];
 	Node1 [shape=record,label="{{<d0>P0}|1 (bb1 return)}"];
 	Node0:s0 -> Node1:d0;
-	Node0:o0 -> Node0:o1 [constraint=false,color=black];
-	Node0:o1 -> Node0:o2 [constraint=false,style=dashed,color=grey,fontcolor=grey,label="0"];
-	Node0:o0 -> Node0:o3 [constraint=false,style=dashed,color=grey,fontcolor=grey,label="0"];
-	Node0:o1 -> Node0:o3 [constraint=false,style=dashed,color=grey,fontcolor=grey,label="0"];
-	Node0:o2 -> Node0:o3 [constraint=false,color=black];
+	Node0:o0 -> Node0:o1 [weight=0,color=black];
+	Node0:o1 -> Node0:o2 [weight=0,style=dashed,color=grey,fontcolor=grey,label="0"];
+	Node0:o0 -> Node0:o3 [weight=0,style=dashed,color=grey,fontcolor=grey,label="0"];
+	Node0:o1 -> Node0:o3 [weight=0,style=dashed,color=grey,fontcolor=grey,label="0"];
+	Node0:o2 -> Node0:o3 [weight=0,color=black];
 }
 "#;
         assert_eq!(dot, expected);
@@ -501,7 +519,36 @@ void f(struct S *s, int *p, int n, int c) {
         check_dot(&dot).unwrap_or_else(|e| panic!("{e}\n{dot}"));
         assert!(info.regions_ignored);
         assert!(dot.contains("BAD PARALLEL SECTION INTRINSICS"));
-        assert!(dot.contains("color=red,fontcolor=red,label=\"0, ignored\""), "{dot}");
+        assert!(
+            dot.contains("color=red,fontcolor=red,label=\"0, ignored\""),
+            "{dot}"
+        );
+    }
+
+    #[test]
+    fn every_fixture_function_gives_valid_dot() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let mut count = 0;
+        for dir in ["c", "fortran"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let Some(kind) = csa_grammars::detect::detect(&path) else {
+                    continue;
+                };
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let fa = analyze(kind, &text, &AnalysisOptions::default());
+                for f in &fa.functions {
+                    let dot = f.memop_graph(&fa.source);
+                    check_dot(&dot)
+                        .unwrap_or_else(|e| panic!("{}: {}: {e}", path.display(), f.func.name));
+                    count += 1;
+                }
+            }
+        }
+        assert!(count > 50, "{count}");
     }
 
     #[test]

@@ -274,5 +274,8 @@ fn push_event(cfg: &mut MemopCfg, e: RegionEvent) -> usize {
 /// (increment, `do ... while` condition, merged latch), as opposed to blocks
 /// of the source-level body.
 fn is_loop_control_block(func: &Function, b: BlockId) -> bool {
-    matches!(func.block(b).name, "for.inc" | "do.inc" | "do.cond" | "backedge")
+    matches!(
+        func.block(b).name,
+        "for.inc" | "do.inc" | "do.cond" | "backedge"
+    )
 }

@@ -17,6 +17,12 @@
 //!
 //! The compiler itself checks less (see `docs/compiler-notes.md` §4); the
 //! documents state these rules, so we check them all.
+//!
+//! Regions CLIE places are well formed by construction (entry at the end of
+//! the preheader, an exit at the top of every exit block, the section
+//! around every memory-holding block of the loop, single entry and single
+//! exit): they are not solved here, which keeps a function with thousands
+//! of marked loops linear. User-written and OpenMP regions are solved.
 
 use super::events::{Item, MemopCfg, RegionKey};
 use crate::ir::*;
@@ -109,6 +115,43 @@ pub struct MembershipInfo {
 }
 
 impl MembershipInfo {
+    /// Whether `region` was solved (user-written and OpenMP regions; CLIE's
+    /// are well formed by construction).
+    pub fn solved(&self, region: RegionKey) -> bool {
+        self.regions.contains(&region)
+    }
+
+    /// Membership at every point of `block`: before each item, then at the
+    /// end (`items.len() + 1` values), in one pass over the block.
+    pub fn points(
+        &self,
+        cfg: &MemopCfg,
+        region: RegionKey,
+        section: bool,
+        block: BlockId,
+    ) -> Vec<Membership> {
+        let items = &cfg.items[block.index()];
+        let Some(r) = self.regions.iter().position(|&k| k == region) else {
+            return vec![Membership::Outside; items.len() + 1];
+        };
+        let sol = &self.solutions[r][section as usize];
+        let mut bwd = vec![State::Unreached; items.len() + 1];
+        let mut s = sol.bwd_out[block.index()];
+        bwd[items.len()] = s;
+        for (k, &item) in items.iter().enumerate().rev() {
+            s = step(cfg, region, section, item, s, false);
+            bwd[k] = s;
+        }
+        let mut out = Vec::with_capacity(items.len() + 1);
+        let mut f = sol.fwd_in[block.index()];
+        out.push(classify(f, bwd[0]));
+        for (k, &item) in items.iter().enumerate() {
+            f = step(cfg, region, section, item, f, true);
+            out.push(classify(f, bwd[k + 1]));
+        }
+        out
+    }
+
     /// Membership of the point just before item `at` of `block` (or at the
     /// end of the block), for `region` (`section == false`) or for its
     /// sections.
@@ -139,7 +182,14 @@ impl MembershipInfo {
 }
 
 /// The effect of one item on a state, forwards or backwards.
-fn step(cfg: &MemopCfg, region: RegionKey, section: bool, item: Item, s: State, forward: bool) -> State {
+fn step(
+    cfg: &MemopCfg,
+    region: RegionKey,
+    section: bool,
+    item: Item,
+    s: State,
+    forward: bool,
+) -> State {
     let Item::Event(e) = item else { return s };
     let ev = cfg.event(e);
     if ev.region != region || ev.kind.is_section() != section {
@@ -163,17 +213,28 @@ fn step(cfg: &MemopCfg, region: RegionKey, section: bool, item: Item, s: State, 
 }
 
 /// Solves membership for every region of `cfg`.
-pub fn analyze(func: &Function, succs: &[Vec<u32>], preds: &[Vec<u32>], reachable: &[bool], cfg: &MemopCfg) -> MembershipInfo {
+pub fn analyze(
+    func: &Function,
+    succs: &[Vec<u32>],
+    preds: &[Vec<u32>],
+    reachable: &[bool],
+    cfg: &MemopCfg,
+) -> MembershipInfo {
     let n = func.blocks.len();
     let mut info = MembershipInfo {
-        regions: cfg.regions.clone(),
+        regions: cfg
+            .regions
+            .iter()
+            .copied()
+            .filter(|r| !matches!(r, RegionKey::Clie(_)))
+            .collect(),
         ..MembershipInfo::default()
     };
-    if cfg.regions.is_empty() {
+    if info.regions.is_empty() {
         return info;
     }
     let order = crate::graph::reverse_post_order(succs, 0);
-    for &region in &cfg.regions {
+    for region in info.regions.clone() {
         let mut pair: Vec<Solution> = Vec::with_capacity(2);
         for section in [false, true] {
             pair.push(solve(n, succs, preds, reachable, cfg, region, section));
@@ -412,7 +473,11 @@ mod tests {
     /// events of block `b` in order (`E`/`X` region entry/exit, `e`/`x`
     /// section entry/exit) and `M` memory placeholders (events of another
     /// region, which membership of R ignores).
-    fn build(n: usize, edges: &[(u32, u32)], events: &[&str]) -> (Function, Vec<Vec<u32>>, Vec<Vec<u32>>, MemopCfg) {
+    fn build(
+        n: usize,
+        edges: &[(u32, u32)],
+        events: &[&str],
+    ) -> (Function, Vec<Vec<u32>>, Vec<Vec<u32>>, MemopCfg) {
         let mut b = FunctionBuilder::new("t".into(), Lang::C, Span::default(), Span::default());
         for _ in 1..n {
             b.new_block("b", None);
@@ -477,7 +542,10 @@ mod tests {
         assert!(info.problems.is_empty(), "{:?}", info.problems);
         assert_eq!(at_end(&info, &cfg, 1, false), Membership::Inside);
         assert_eq!(at_end(&info, &cfg, 1, true), Membership::Inside);
-        assert_eq!(info.at(&cfg, R, false, BlockId(0), Some(0)), Membership::Outside);
+        assert_eq!(
+            info.at(&cfg, R, false, BlockId(0), Some(0)),
+            Membership::Outside
+        );
         assert_eq!(at_end(&info, &cfg, 2, false), Membership::Outside);
     }
 
@@ -488,26 +556,40 @@ mod tests {
         assert!(info.problems.is_empty(), "{:?}", info.problems);
         assert_eq!(at_end(&info, &cfg, 1, false), Membership::Inside);
         assert_eq!(at_end(&info, &cfg, 1, true), Membership::Outside);
-        assert_eq!(info.at(&cfg, R, true, BlockId(2), Some(1)), Membership::Inside);
+        assert_eq!(
+            info.at(&cfg, R, true, BlockId(2), Some(1)),
+            Membership::Inside
+        );
     }
 
     #[test]
     fn exit_on_one_branch_is_ambiguous_at_the_join() {
         // bb0: E -> bb1 | bb2: X ; both -> bb3 (ERROR) -> bb4: X
-        let (info, _) = run(5, &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)], &["E", "", "X", "", "X"]);
+        let (info, _) = run(
+            5,
+            &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)],
+            &["E", "", "X", "", "X"],
+        );
         assert_eq!(info.problems.len(), 1);
         let p = &info.problems[0];
         assert_eq!(p.broken, Broken::AmbiguousRegion);
         assert_eq!(p.block, BlockId(3));
         let mut w = p.witnesses.clone();
         w.sort_by_key(|x| x.0);
-        assert_eq!(w, vec![(BlockId(1), State::Inside), (BlockId(2), State::Outside)]);
+        assert_eq!(
+            w,
+            vec![(BlockId(1), State::Inside), (BlockId(2), State::Outside)]
+        );
     }
 
     #[test]
     fn section_closed_on_one_branch_only() {
         // bb0: E e -> bb1: x | bb2 ; both -> bb3 -> bb4: X
-        let (info, _) = run(5, &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)], &["Ee", "x", "", "", "X"]);
+        let (info, _) = run(
+            5,
+            &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)],
+            &["Ee", "x", "", "", "X"],
+        );
         assert_eq!(info.problems.len(), 1);
         assert_eq!(info.problems[0].broken, Broken::AmbiguousSection);
         assert_eq!(info.problems[0].block, BlockId(3));
@@ -532,7 +614,11 @@ mod tests {
     #[test]
     fn other_regions_do_not_interfere() {
         let (info, cfg) = run(3, &[(0, 1), (1, 2)], &["EM", "M", "X"]);
-        assert!(info.problems.iter().all(|p| p.region != R), "{:?}", info.problems);
+        assert!(
+            info.problems.iter().all(|p| p.region != R),
+            "{:?}",
+            info.problems
+        );
         assert_eq!(at_end(&info, &cfg, 1, false), Membership::Inside);
     }
 

@@ -38,6 +38,15 @@
 //! restricted to H ("carried by H": the compiler's context of H's parent).
 //! States before and after a crossing never merge.
 //!
+//! So, like the compiler's walk, we never pair A and B when every path
+//! from A to B takes the backedge of a loop that does not hold B, or more
+//! than one backedge: an operation in a `for` body and one after the loop
+//! (the header leaves the loop), or one in an inner `for` loop and the next
+//! iteration of the outer loop. The compiler orders those through the loop
+//! header's ordering phi (notes §3, §10), not by a direct decision, so no
+//! region drops them and they are not listed. Loops that leave from the
+//! latch (`do ... while`) are walked through.
+//!
 //! # Inconsistencies
 //! Recorded, with B, the block where it shows, the region and the paths
 //! that disagree (found afterwards by a search over (block, state) pairs):
@@ -86,8 +95,10 @@
 //! funnelled into one block whose states are final (NS/LR on every path) or
 //! that an earlier walk already explored in the same states (memoised), so
 //! straight-line sequences of regions and long runs of sections cost
-//! linear, not quadratic, time in practice; the worst case is the
-//! compiler's, O(W × (N + E) × R). The result lists pairs, so it is O(M²)
+//! linear, not quadratic, time in practice; the worst case is of the
+//! compiler's order, O(W × (N + E) × R) for W walks over N blocks and E
+//! edges with R regions (the compiler: one walk per memory operation and
+//! loop context, M × (1 + depth)). The result lists pairs, so it is O(M²)
 //! in output size: with more than [`FULL_LISTING_LIMIT`] ordering
 //! operations only pairs inside the same outermost loop are listed, and no
 //! more than [`MAX_LISTED_EDGES`] edges are (`listing_truncated` says when
@@ -174,8 +185,12 @@ pub enum Verdict {
     /// The compiler puts an ordering edge A -> B.
     Kept,
     /// The edge would be needed, but the region's sections drop it.
-    Dropped { region: RegionKey },
-    NotNeeded { reason: NotNeededReason },
+    Dropped {
+        region: RegionKey,
+    },
+    NotNeeded {
+        reason: NotNeededReason,
+    },
 }
 
 /// One pair of ordering memory operations A (`from`) and B (`to`).
@@ -261,7 +276,12 @@ pub struct OrderingInfo {
 
 impl OrderingInfo {
     /// The edge A -> B carried by `carried_by` (None: same iteration).
-    pub fn edge(&self, from: usize, to: usize, carried_by: Option<LoopId>) -> Option<&OrderingEdge> {
+    pub fn edge(
+        &self,
+        from: usize,
+        to: usize,
+        carried_by: Option<LoopId>,
+    ) -> Option<&OrderingEdge> {
         self.edges
             .iter()
             .find(|e| e.from == from && e.to == to && e.carried_by == carried_by)
@@ -344,9 +364,20 @@ fn settled(rs: &RS) -> bool {
 
 #[derive(Clone, Debug)]
 enum RawKind {
-    Failed { event: usize, item: usize, state: u8 },
-    Conflict { s1: u32, c1: u8, s2: u32, c2: u8 },
-    PathDep { item: usize },
+    Failed {
+        event: usize,
+        item: usize,
+        state: u8,
+    },
+    Conflict {
+        s1: u32,
+        c1: u8,
+        s2: u32,
+        c2: u8,
+    },
+    PathDep {
+        item: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -596,7 +627,16 @@ impl<'a> Ctx<'a> {
         let mut pending: Vec<(usize, u32)> = Vec::new();
         let items = self.items(x);
         for j in (0..start).rev() {
-            self.step_item(&w, x, j, items[j], &mut cur, check, &mut pending, &mut prefix);
+            self.step_item(
+                &w,
+                x,
+                j,
+                items[j],
+                &mut cur,
+                check,
+                &mut pending,
+                &mut prefix,
+            );
         }
         // Phase 1: no backedge, the whole function.
         let loops: Vec<LoopId> = {
@@ -662,7 +702,7 @@ impl<'a> Ctx<'a> {
         let x_top = self.outermost[x as usize];
         let in_scope = |cx: &Ctx, a: usize| {
             cx.full_listing
-                || (x_top != NONE && cx.outermost[memory.ops[a].block.index()] == x_top)
+                || (x_top != NONE && cx.outermost.get(memory.ops[a].block.index()) == Some(&x_top))
         };
         for (j, &(_, bop)) in members.iter().enumerate() {
             let push = |cx: &mut Ctx, a: usize, carried: u32, drop: u32| {
@@ -721,7 +761,9 @@ impl<'a> Ctx<'a> {
                 let Ok(k) = w.rel.binary_search(&r) else {
                     return;
                 };
-                let kind = self.inp.events.events[e].kind;
+                let Some(kind) = self.inp.events.events.get(e).map(|ev| ev.kind) else {
+                    return;
+                };
                 let rs = &mut cur[k];
                 let mut paths = 0u8;
                 let mut path_fail = None;
@@ -752,7 +794,11 @@ impl<'a> Ctx<'a> {
                     };
                     let id = self.record(RawProblem {
                         id: 0,
-                        kind: RawKind::Failed { event: e, item: j, state },
+                        kind: RawKind::Failed {
+                            event: e,
+                            item: j,
+                            state,
+                        },
                         region: r,
                         b: w.b,
                         x: w.x,
@@ -991,8 +1037,7 @@ impl<'a> Ctx<'a> {
                 let base = self.base_verdict(a, b);
                 let first = match base {
                     Verdict::Kept
-                        if e.drop != NONE
-                            && self.inp.memory.ops[b].kind != MemOpKind::Prefetch =>
+                        if e.drop != NONE && self.inp.memory.ops[b].kind != MemOpKind::Prefetch =>
                     {
                         Verdict::Dropped {
                             region: cfg.regions[e.drop as usize],
@@ -1066,7 +1111,9 @@ impl<'a> Ctx<'a> {
         let kind = match raw.kind {
             RawKind::Failed { event, item, state } => {
                 let phase2 = raw.h.is_some();
-                if let Some((s, blocks)) = self.find_path(raw, phase2, raw.block, item + 1, |s| s == state) {
+                if let Some((s, blocks)) =
+                    self.find_path(raw, phase2, raw.block, item + 1, |s| s == state)
+                {
                     paths.push(self.witness(raw, s, None, blocks, item + 1));
                 }
                 ProblemKind::FailedTransition {
@@ -1082,7 +1129,9 @@ impl<'a> Ctx<'a> {
                     }
                     // In a carried walk the header's state comes from the
                     // crossing, i.e. from the walk before it.
-                    let phase2 = raw.h.is_some_and(|h| self.inp.forest.loops[h.index()].header != succ);
+                    let phase2 = raw
+                        .h
+                        .is_some_and(|h| self.inp.forest.loops[h.index()].header != succ);
                     let found = self.find_path(raw, phase2, succ, 0, |s| s == c);
                     let (s, blocks) = found.unwrap_or((c, vec![succ]));
                     let mut wit = self.witness(raw, s, None, blocks, 0);
@@ -1137,7 +1186,11 @@ impl<'a> Ctx<'a> {
         for (i, &b) in blocks.iter().enumerate() {
             let items = self.items(b);
             let from = if i == 0 { cut.min(items.len()) } else { 0 };
-            let to = if i == last { raw.b_item.min(items.len()) } else { items.len() };
+            let to = if i == last {
+                raw.b_item.min(items.len())
+            } else {
+                items.len()
+            };
             for &it in items.get(from..to.max(from)).unwrap_or(&[]) {
                 if let Item::Event(e) = it {
                     if self.event_region.get(e) == Some(&raw.region) {
@@ -1223,7 +1276,9 @@ impl<'a> Ctx<'a> {
             let (ph, y, s) = key;
             let items = self.items(y);
             if ph == phase2 && y == target {
-                if let Some(t) = self.step_region(r, s, items.get(cut.min(items.len())..).unwrap_or(&[])) {
+                if let Some(t) =
+                    self.step_region(r, s, items.get(cut.min(items.len())..).unwrap_or(&[]))
+                {
                     if want(t) {
                         let mut blocks = vec![y];
                         let mut k = key;
@@ -1266,7 +1321,12 @@ impl<'a> Ctx<'a> {
 /// start of each block: forward reachability from each region's entries,
 /// stopping at its exits of the same kind. Linear per region in the blocks
 /// it reaches.
-fn open_regions(inp: &OrderingInput, event_region: &[u32], skip: &[bool], rpo_num: &[u32]) -> Vec<Vec<u32>> {
+fn open_regions(
+    inp: &OrderingInput,
+    event_region: &[u32],
+    skip: &[bool],
+    rpo_num: &[u32],
+) -> Vec<Vec<u32>> {
     let cfg = inp.events;
     let n = rpo_num.len();
     let mut open_at_start: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -1424,7 +1484,10 @@ mod tests {
             let (a, b) = (self.op(from), self.op(to));
             match self.info.edge(a, b, carried) {
                 Some(e) => e.verdict,
-                None => panic!("no edge {from} -> {to} ({carried:?}): {:#?}", self.info.edges),
+                None => panic!(
+                    "no edge {from} -> {to} ({carried:?}): {:#?}",
+                    self.info.edges
+                ),
             }
         }
 
@@ -1483,7 +1546,10 @@ mod tests {
         assert_eq!(p.carried_by, None);
         // One path crosses the section exit and entry, the other nothing.
         let states: Vec<RegionState> = p.paths.iter().map(|w| w.state).collect();
-        assert_eq!(states, [RegionState::CrossedSections, RegionState::NoneSeen]);
+        assert_eq!(
+            states,
+            [RegionState::CrossedSections, RegionState::NoneSeen]
+        );
         let kinds: Vec<EventKind> = p.paths[0]
             .events
             .iter()
@@ -1510,7 +1576,10 @@ mod tests {
         assert_eq!((p.a, p.b), (Some(c.op("p[i]")), c.op("p[i + 1]")));
         // Around the backedge every path crosses the sections: consistent.
         let l = c.source_loop(0);
-        let e = c.info.edge(c.op("p[i]"), c.op("p[i + 1]"), Some(l)).unwrap();
+        let e = c
+            .info
+            .edge(c.op("p[i]"), c.op("p[i + 1]"), Some(l))
+            .unwrap();
         assert_eq!(e.first_attempt, dropped(c.region(1)));
     }
 
@@ -1605,7 +1674,11 @@ mod tests {
         assert_eq!(p.b, c.op("p[0]"));
         assert_eq!(p.a, Some(c.op("*q")));
         assert_eq!(p.paths.len(), 1);
-        let kinds: Vec<EventKind> = p.paths[0].events.iter().map(|&e| c.cfg.events[e].kind).collect();
+        let kinds: Vec<EventKind> = p.paths[0]
+            .events
+            .iter()
+            .map(|&e| c.cfg.events[e].kind)
+            .collect();
         assert_eq!(kinds, [EventKind::SectionEntry]);
         assert!(c.info.regions_ignored);
         // Retried without regions: everything that aliases is kept.
@@ -1638,7 +1711,10 @@ mod tests {
         assert_eq!(p.split, Some(p.block));
         let mut states: Vec<RegionState> = p.paths.iter().map(|w| w.state).collect();
         states.sort_by_key(|s| *s as u8);
-        assert_eq!(states, [RegionState::NoneSeen, RegionState::OutsideOfSection]);
+        assert_eq!(
+            states,
+            [RegionState::NoneSeen, RegionState::OutsideOfSection]
+        );
         for w in &p.paths {
             assert_eq!(w.blocks.first(), Some(&p.block));
             assert_eq!(w.via, w.blocks.get(1).copied());
@@ -1702,7 +1778,8 @@ mod tests {
     fn long_runs_of_sections_are_fast() {
         // One region, many sections one after the other: every walk would
         // cross all earlier sections; memoisation keeps it linear.
-        let mut src = String::from("void f(int *p) {\n int r = __builtin_csa_parallel_region_entry(0);\n");
+        let mut src =
+            String::from("void f(int *p) {\n int r = __builtin_csa_parallel_region_entry(0);\n");
         for k in 0..4000 {
             src.push_str(&format!(
                 " {{ int s = __builtin_csa_parallel_section_entry(r); p[{k}] = {k}; __builtin_csa_parallel_section_exit(s); }}\n"
@@ -1731,7 +1808,9 @@ mod tests {
         let c = run(&src, "f");
         assert!(c.info.problems.is_empty());
         assert!(!c.info.listing_truncated);
-        let mut src = String::from("void g(int *a, int n) {\n int r = __builtin_csa_parallel_region_entry(0);\n");
+        let mut src = String::from(
+            "void g(int *a, int n) {\n int r = __builtin_csa_parallel_region_entry(0);\n",
+        );
         for _ in 0..60 {
             src.push_str(" { int i = 0; do {\n");
         }
@@ -1749,7 +1828,12 @@ mod tests {
         // boundary is crossed without leaving... every loop's: the section
         // is the whole innermost body, so every carried pair is dropped.
         assert_eq!(c.info.edges.len(), 1 + 2 * 60);
-        let dropped = c.info.edges.iter().filter(|e| matches!(e.verdict, Verdict::Dropped { .. })).count();
+        let dropped = c
+            .info
+            .edges
+            .iter()
+            .filter(|e| matches!(e.verdict, Verdict::Dropped { .. }))
+            .count();
         assert_eq!(dropped, 2 * 60);
         // With `for` loops the header leaves the loop: from an outer loop's
         // latch back to the inner body every path takes the inner backedge
@@ -1768,7 +1852,11 @@ mod tests {
         let c = run(nested_for, "h");
         let inner = c.source_loop(1);
         assert_eq!(c.info.edges.len(), 3);
-        assert!(c.info.edges.iter().all(|e| e.carried_by.is_none_or(|l| l == inner)));
+        assert!(c
+            .info
+            .edges
+            .iter()
+            .all(|e| e.carried_by.is_none_or(|l| l == inner)));
     }
 
     #[test]

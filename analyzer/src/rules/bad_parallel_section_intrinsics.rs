@@ -88,7 +88,10 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 cx.func.name
             ),
         );
-        let section = matches!(p.broken, Broken::AmbiguousSection | Broken::SectionOpenAtExit);
+        let section = matches!(
+            p.broken,
+            Broken::AmbiguousSection | Broken::SectionOpenAtExit
+        );
         for &(b, s) in &p.witnesses {
             let label = match (s, section) {
                 (State::Inside, false) => "inside the region on this path",
@@ -122,7 +125,11 @@ fn point_span(cx: &FunctionContext, block: BlockId, item: Option<Item>) -> Span 
 /// Where the function is left through `exit`: a `return` statement that
 /// jumps there, else the end of the function.
 fn exit_span(cx: &FunctionContext, exit: BlockId) -> Span {
-    let preds = cx.succs.iter().enumerate().filter(|(_, s)| s.contains(&exit.0));
+    let preds = cx
+        .succs
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.contains(&exit.0));
     for (p, _) in preds {
         if let Some(span) = cx.func.block(BlockId(p as u32)).term.span {
             return span;
@@ -145,8 +152,8 @@ pub(super) fn block_span(cx: &FunctionContext, b: BlockId) -> Span {
 
 /// Ordering inconsistencies (SEMANTICS.md §6.3), one per region at most.
 fn check_ordering(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
-    use crate::regions::ordering::{ProblemKind, RegionState};
     use super::could_not_parallelize::describe_op;
+    use crate::regions::ordering::{ProblemKind, RegionState};
     for p in &cx.ordering.problems {
         if cx.membership.problems.iter().any(|m| m.region == p.region) {
             continue; // reported above as a membership problem

@@ -54,7 +54,9 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             .events
             .events
             .iter()
-            .filter(|e| e.kind == EventKind::SectionEntry && cx.forest.loop_for(e.block.0) == Some(l))
+            .filter(|e| {
+                e.kind == EventKind::SectionEntry && cx.forest.loop_for(e.block.0) == Some(l)
+            })
             .collect();
         let Some(first) = sections.first() else {
             continue;
