@@ -171,6 +171,8 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
         (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
     });
     diagnostics.dedup();
+    let suppressions = crate::suppress::parse(&source, lang);
+    let diagnostics = crate::suppress::apply(diagnostics, &suppressions, &source);
     FileAnalysis {
         kind,
         lang,

@@ -19,3 +19,4 @@ pub mod memory;
 pub mod regions;
 pub mod rules;
 pub mod source;
+pub mod suppress;

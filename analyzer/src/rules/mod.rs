@@ -26,6 +26,7 @@ mod syntax_error;
 mod token_not_connected;
 mod unattached_loop_marker;
 mod unguarded_builtin;
+mod unused_suppression;
 mod worker_num_outside_spmd;
 
 use crate::clie::ClieResult;
@@ -105,6 +106,7 @@ pub static RULES: &[Rule] = &[
     rule!(208, "redundant-parallel-loop", Info, false, "redundant_parallel_loop.rs", "parallel_loop on a loop whose alias sets hold only loads or one store changes nothing"),
     rule!(301, "iteration-local-storage", Warning, false, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
     rule!(401, "unguarded-builtin", Info, false, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
+    rule!(402, "unused-suppression", Warning, false, "unused_suppression.rs", "A csa-lint suppression comment that suppresses nothing"),
 ];
 
 /// The rule with this code.

@@ -1,0 +1,259 @@
+//! Suppression comments (DIAGNOSTICS.md "Suppression").
+//!
+//! * `// csa-lint: ignore[CSA101]` (C; also in a `/* */` comment) or
+//!   `! csa-lint: ignore[CSA101]` (Fortran) at the end of the anchor line,
+//!   or alone on the line above it; several codes comma-separated; a bare
+//!   `ignore` suppresses every code.
+//! * `csa-lint: ignore-file[CODES]` anywhere in the file (bare: every code).
+//!
+//! A suppression (or one code of it) that suppresses nothing is reported as
+//! CSA402. CSA402 itself can only be suppressed file-wide.
+
+use crate::diag::{Code, Diagnostic};
+use crate::ir::Lang;
+use crate::source::{SourceText, Span};
+
+/// One suppression comment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suppression {
+    /// The `csa-lint: ...` text.
+    pub span: Span,
+    /// 0-based line whose diagnostics it covers (`None`: the whole file).
+    pub line: Option<usize>,
+    /// The codes it names (`None`: every code), each with its text span.
+    pub codes: Option<Vec<(Code, Span)>>,
+    /// Words in the brackets that are not diagnostic codes.
+    pub invalid: Vec<(String, Span)>,
+}
+
+const MARKER: &str = "csa-lint:";
+
+/// Finds every suppression comment in the file.
+pub fn parse(src: &SourceText, lang: Lang) -> Vec<Suppression> {
+    let mut out = Vec::new();
+    for line_no in 0..src.line_count() {
+        let line = src.line_text(line_no);
+        let Some(at) = line.find(MARKER) else {
+            continue;
+        };
+        // It must sit in a comment: the comment opener comes right before it.
+        let before = &line[..at];
+        let opener = match lang {
+            Lang::C => ["//", "/*"]
+                .iter()
+                .filter_map(|o| before.rfind(o).map(|i| (i, o.len())))
+                .max(),
+            Lang::Fortran => before.rfind('!').map(|i| (i, 1)),
+        };
+        let Some((open_at, open_len)) = opener else {
+            continue;
+        };
+        if !before[open_at + open_len..].trim().is_empty() {
+            continue;
+        }
+        let code_before = before[..open_at].trim();
+        let line_start = src.line_start(line_no);
+        let rest_at = at + MARKER.len();
+        let rest = &line[rest_at..];
+        let trimmed = rest.trim_start();
+        let mut pos = rest_at + (rest.len() - trimmed.len());
+        let (file_wide, word_len) = if trimmed.starts_with("ignore-file") {
+            (true, "ignore-file".len())
+        } else if trimmed.starts_with("ignore") {
+            (false, "ignore".len())
+        } else {
+            continue;
+        };
+        pos += word_len;
+        let after = &line[pos..];
+        let mut codes = None;
+        let mut invalid = Vec::new();
+        let mut end = pos;
+        if let Some(inner) = after.strip_prefix('[') {
+            let close = inner.find(']').unwrap_or(inner.len());
+            let mut list = Vec::new();
+            let mut offset = pos + 1;
+            for part in inner[..close].split(',') {
+                let word = part.trim();
+                let lead = part.len() - part.trim_start().len();
+                let span = Span::new(
+                    line_start + offset + lead,
+                    line_start + offset + lead + word.len(),
+                );
+                if !word.is_empty() {
+                    match Code::parse(word) {
+                        Some(c) if crate::rules::lookup(c).is_some() => list.push((c, span)),
+                        _ => invalid.push((word.to_string(), span)),
+                    }
+                }
+                offset += part.len() + 1;
+            }
+            codes = Some(list);
+            end = pos + 1 + close + usize::from(close < inner.len());
+        }
+        let target = if file_wide {
+            None
+        } else if code_before.is_empty() {
+            // Alone on its line: it covers the next line.
+            Some(line_no + 1)
+        } else {
+            Some(line_no)
+        };
+        out.push(Suppression {
+            span: Span::new(line_start + at, line_start + end),
+            line: target,
+            codes,
+            invalid,
+        });
+    }
+    out
+}
+
+/// Removes suppressed diagnostics and adds CSA402 for suppressions (or
+/// codes of them) that suppressed nothing. `diags` must be sorted; the
+/// result is sorted too.
+pub fn apply(diags: Vec<Diagnostic>, sups: &[Suppression], src: &SourceText) -> Vec<Diagnostic> {
+    if sups.is_empty() {
+        return diags;
+    }
+    // used[s][k]: code k of suppression s (or the bare suppression, k = 0)
+    // suppressed something.
+    let mut used: Vec<Vec<bool>> = sups
+        .iter()
+        .map(|s| vec![false; s.codes.as_ref().map_or(1, |c| c.len().max(1))])
+        .collect();
+    let mut kept = Vec::with_capacity(diags.len());
+    for d in diags {
+        let line = src.line_of(d.span.start as usize);
+        let mut suppressed = false;
+        for (i, s) in sups.iter().enumerate() {
+            if s.line.is_some_and(|l| l != line) {
+                continue;
+            }
+            match &s.codes {
+                None => {
+                    suppressed = true;
+                    used[i][0] = true;
+                }
+                Some(codes) => {
+                    for (k, (c, _)) in codes.iter().enumerate() {
+                        if *c == d.code {
+                            suppressed = true;
+                            used[i][k] = true;
+                        }
+                    }
+                }
+            }
+        }
+        if !suppressed {
+            kept.push(d);
+        }
+    }
+    let mut unused = Vec::new();
+    for (i, s) in sups.iter().enumerate() {
+        for (word, span) in &s.invalid {
+            unused.push(Diagnostic::new(
+                Code(402),
+                *span,
+                format!("`{word}` is not a csa-lint diagnostic code, so this suppresses nothing"),
+            ));
+        }
+        match &s.codes {
+            None if !used[i][0] => unused.push(Diagnostic::new(
+                Code(402),
+                s.span,
+                "this suppression suppresses nothing: no diagnostic is reported on the line it covers",
+            )),
+            Some(codes) if codes.is_empty() && s.invalid.is_empty() => unused.push(
+                Diagnostic::new(Code(402), s.span, "this suppression names no code"),
+            ),
+            Some(codes) => {
+                for (k, (c, span)) in codes.iter().enumerate() {
+                    if !used[i][k] {
+                        unused.push(Diagnostic::new(
+                            Code(402),
+                            *span,
+                            format!("{c} is not reported {}, so suppressing it does nothing", if s.line.is_some() { "on the line this covers" } else { "in this file" }),
+                        ));
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    // CSA402 can be silenced file-wide only.
+    let file_wide_402 = sups.iter().any(|s| {
+        s.line.is_none()
+            && s.codes
+                .as_ref()
+                .is_none_or(|c| c.iter().any(|(code, _)| *code == Code(402)))
+    });
+    if !file_wide_402 {
+        kept.extend(unused);
+    }
+    kept.sort_by(|a, b| {
+        (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
+    });
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sups(text: &str, lang: Lang) -> Vec<Suppression> {
+        parse(&SourceText::new(text.to_string()), lang)
+    }
+
+    #[test]
+    fn end_of_line_and_line_above() {
+        let s = sups(
+            "x(); // csa-lint: ignore[CSA101, csa105]\n  // csa-lint: ignore\ny();\n",
+            Lang::C,
+        );
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].line, Some(0));
+        let codes: Vec<Code> = s[0].codes.as_ref().unwrap().iter().map(|c| c.0).collect();
+        assert_eq!(codes, vec![Code(101), Code(105)]);
+        // The code spans point at the codes themselves.
+        let text = "x(); // csa-lint: ignore[CSA101, csa105]";
+        let span = s[0].codes.as_ref().unwrap()[1].1;
+        assert_eq!(&text[span.range()], "csa105");
+        assert_eq!(s[1].line, Some(2));
+        assert_eq!(s[1].codes, None);
+    }
+
+    #[test]
+    fn file_wide_block_comments_and_fortran() {
+        let s = sups("/* csa-lint: ignore-file[CSA401] */\n", Lang::C);
+        assert_eq!(s[0].line, None);
+        let s = sups("call f() ! csa-lint: ignore[CSA107]\n", Lang::Fortran);
+        assert_eq!(s[0].line, Some(0));
+        // Not in a comment.
+        assert!(sups("const char *t = \"csa-lint: ignore\";\n", Lang::C).is_empty());
+        assert!(sups("x = 1 // csa-lint: nothing\n", Lang::C).is_empty());
+    }
+
+    #[test]
+    fn invalid_codes_are_kept_for_csa402() {
+        let s = sups("x(); // csa-lint: ignore[CSA10l, CSA999]\n", Lang::C);
+        assert_eq!(s[0].codes.as_ref().unwrap().len(), 0);
+        assert_eq!(s[0].invalid.len(), 2);
+    }
+
+    #[test]
+    fn never_panics_on_odd_text() {
+        for t in [
+            "// csa-lint: ignore[",
+            "// csa-lint: ignore[,,]",
+            "é // csa-lint: ignore[é]",
+            "!csa-lint:ignore-file",
+        ] {
+            let src = SourceText::new(t.to_string());
+            let s = parse(&src, Lang::C);
+            let _ = apply(Vec::new(), &s, &src);
+            let s = parse(&src, Lang::Fortran);
+            let _ = apply(Vec::new(), &s, &src);
+        }
+    }
+}
