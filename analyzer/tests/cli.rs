@@ -272,3 +272,49 @@ fn dump_memop_graph_prints_dot_with_ordering_edges() {
         stderr(&o)
     );
 }
+
+#[test]
+fn github_format_is_one_workflow_command_per_diagnostic() {
+    let dir = temp_dir("github");
+    let f = dir.join("g,h.c");
+    std::fs::write(
+        &f,
+        "void f(int *a, int *n) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < *n; i++) a[i] = 0;\n}\n",
+    )
+    .unwrap();
+    let o = run(&["--format", "github", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    let l = lines[0];
+    assert!(l.starts_with("::warning file="), "{l}");
+    // The comma in the file name is escaped in the property value.
+    assert!(l.contains("g%2Ch.c,line=3,col=3,endLine=3,endColumn=33,title=CSA101 could-not-parallelize::COULD NOT PARALLELIZE LOOP"), "{l}");
+    // Newlines in the message (the help) are escaped: one line per diagnostic.
+    assert!(l.contains("%0Ahelp: "), "{l}");
+}
+
+#[test]
+fn output_writes_the_report_to_a_file() {
+    let dir = temp_dir("output");
+    let report = dir.join("report.json");
+    let f = fixtures().join("c/pointer_bound.c");
+    let o = run(&[
+        "--format",
+        "json",
+        "--output",
+        report.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(!v.as_array().unwrap().is_empty());
+    // An unwritable destination is an I/O error naming it.
+    let bad = dir.join("missing-dir").join("r.json");
+    let o = run(&["--output", bad.to_str().unwrap(), f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing-dir"), "{}", stderr(&o));
+}

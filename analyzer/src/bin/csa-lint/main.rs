@@ -22,6 +22,8 @@ enum Format {
     Concise,
     /// A JSON array (see README).
     Json,
+    /// GitHub Actions workflow commands (annotations on the pull request).
+    Github,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -92,6 +94,10 @@ struct Cli {
     /// The function for `--dump`.
     #[arg(long = "function", value_name = "FUNCTION", hide = true)]
     function: Option<String>,
+
+    /// Write the report to this file instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
 
     /// Exit with 0 even when diagnostics are found.
     #[arg(long)]
@@ -194,7 +200,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            std::io::IsTerminal::is_terminal(&std::io::stdout())
+            cli.output.is_none()
+                && std::io::IsTerminal::is_terminal(&std::io::stdout())
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
@@ -229,9 +236,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Format::Full => render::full(&results, color),
         Format::Concise => render::concise(&results),
         Format::Json => render::json(&results),
+        Format::Github => render::github(&results),
     };
-    let _ = stdout.write_all(rendered.as_bytes());
-    let _ = stdout.flush();
+    match &cli.output {
+        Some(path) => std::fs::write(path, rendered.as_bytes())
+            .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))?,
+        None => {
+            let _ = stdout.write_all(rendered.as_bytes());
+            let _ = stdout.flush();
+        }
+    }
     if io_error {
         return Ok(ExitCode::from(2));
     }

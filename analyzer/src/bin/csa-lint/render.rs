@@ -28,6 +28,47 @@ fn sorted(results: &[(String, FileAnalysis)]) -> Vec<(usize, &Diagnostic)> {
     all
 }
 
+/// GitHub Actions workflow commands: one `::notice`/`::warning`/`::error`
+/// line per diagnostic, with the message's `%`, `\r` and `\n` escaped and
+/// the property values' `,` and `:` too.
+pub fn github(results: &[(String, FileAnalysis)]) -> String {
+    fn data(s: &str) -> String {
+        s.replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A")
+    }
+    fn property(s: &str) -> String {
+        data(s).replace(':', "%3A").replace(',', "%2C")
+    }
+    let mut out = String::new();
+    for (i, d) in sorted(results) {
+        let (file, fa) = &results[i];
+        let start = fa.source.line_col(d.span.start as usize);
+        let end = fa.source.line_col(d.span.end as usize);
+        let level = match d.severity {
+            Severity::Info => "notice",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        let mut message = d.message.clone();
+        if let Some(h) = &d.help {
+            message.push_str("\nhelp: ");
+            message.push_str(h);
+        }
+        out.push_str(&format!(
+            "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
+            property(file),
+            start.line,
+            start.column,
+            end.line,
+            end.column,
+            property(&format!("{} {}", d.code, d.rule)),
+            data(&message)
+        ));
+    }
+    out
+}
+
 pub fn concise(results: &[(String, FileAnalysis)]) -> String {
     let mut out = String::new();
     for (i, d) in sorted(results) {
