@@ -318,3 +318,61 @@ fn output_writes_the_report_to_a_file() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("missing-dir"), "{}", stderr(&o));
 }
+
+#[test]
+fn sarif_has_the_required_fields_and_stable_fingerprints() {
+    let dir = temp_dir("sarif");
+    let f = dir.join("s.c");
+    let body = "void f(int *a, int *n) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < *n; i++) a[i] = 0;\n}\n";
+    std::fs::write(&f, body).unwrap();
+    let run_sarif = || {
+        let o = run(&["--format", "sarif", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("valid JSON")
+    };
+    let v = run_sarif();
+    assert_eq!(v["version"], "2.1.0");
+    let run0 = &v["runs"][0];
+    assert_eq!(run0["tool"]["driver"]["name"], "csa-lint");
+    assert_eq!(run0["columnKind"], "unicodeCodePoints");
+    let rules = run0["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(rules.iter().any(|r| r["id"] == "CSA101"
+        && r["defaultConfiguration"]["level"] == "warning"
+        && r["help"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("## How to fix")));
+    let results = run0["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    let r = &results[0];
+    assert_eq!(r["ruleId"], "CSA101");
+    assert_eq!(r["level"], "warning");
+    assert!(r["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("COULD NOT PARALLELIZE LOOP"));
+    let idx = r["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(rules[idx]["id"], "CSA101");
+    let loc = &r["locations"][0]["physicalLocation"];
+    assert!(loc["artifactLocation"]["uri"]
+        .as_str()
+        .unwrap()
+        .ends_with("s.c"));
+    assert_eq!(loc["region"]["startLine"], 3);
+    assert_eq!(loc["region"]["startColumn"], 3);
+    assert!(loc["region"]["endColumn"].is_u64());
+    for rel in r["relatedLocations"].as_array().unwrap() {
+        assert!(rel["id"].is_u64() && rel["message"]["text"].is_string());
+    }
+    let fp = r["partialFingerprints"]["csaLint/v1"].clone();
+    assert!(fp.is_string());
+    // Lines added above move the result but keep its fingerprint.
+    std::fs::write(&f, format!("// a comment\n\n{body}")).unwrap();
+    let v2 = run_sarif();
+    let r2 = &v2["runs"][0]["results"][0];
+    assert_eq!(
+        r2["locations"][0]["physicalLocation"]["region"]["startLine"],
+        5
+    );
+    assert_eq!(r2["partialFingerprints"]["csaLint/v1"], fp);
+}

@@ -24,6 +24,8 @@ enum Format {
     Json,
     /// GitHub Actions workflow commands (annotations on the pull request).
     Github,
+    /// SARIF 2.1.0 (code scanning).
+    Sarif,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -237,6 +239,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Format::Concise => render::concise(&results),
         Format::Json => render::json(&results),
         Format::Github => render::github(&results),
+        Format::Sarif => render::sarif(&results),
     };
     match &cli.output {
         Some(path) => std::fs::write(path, rendered.as_bytes())

@@ -28,6 +28,140 @@ fn sorted(results: &[(String, FileAnalysis)]) -> Vec<(usize, &Diagnostic)> {
     all
 }
 
+/// FNV-1a, 64 bits: a stable hash for SARIF fingerprints (no dependence
+/// on the platform or the Rust version, unlike `DefaultHasher`).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// A relative URI reference for a path: forward slashes, reserved and
+/// non-ASCII bytes percent-encoded.
+fn uri(path: &str) -> String {
+    let mut out = String::new();
+    for b in path.replace('\\', "/").bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// SARIF 2.1.0: one run, a rule per code (with its documentation as help
+/// and its default level), results with physical locations (columns in
+/// Unicode code points, declared with `columnKind`), related locations and
+/// fingerprints that survive edits elsewhere in the file (code, file, the
+/// anchor line's text, and the occurrence number of that triple).
+pub fn sarif(results: &[(String, FileAnalysis)]) -> String {
+    use serde_json::json;
+    let level = |s: Severity| match s {
+        Severity::Info => "note",
+        Severity::Warning => "warning",
+        Severity::Error => "error",
+    };
+    let rules: Vec<serde_json::Value> = analyzer::rules::RULES
+        .iter()
+        .map(|r| {
+            let doc = r.doc();
+            json!({
+                "id": r.code.to_string(),
+                "name": r.name,
+                "shortDescription": { "text": r.summary },
+                "fullDescription": { "text": r.summary },
+                "help": { "text": doc, "markdown": doc },
+                "defaultConfiguration": { "level": level(r.severity) },
+                "properties": { "tags": ["csa"] }
+            })
+        })
+        .collect();
+    let rule_index =
+        |code: analyzer::diag::Code| analyzer::rules::RULES.iter().position(|r| r.code == code);
+    let mut seen: std::collections::HashMap<(String, String, String), usize> =
+        std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for (i, d) in sorted(results) {
+        let (file, fa) = &results[i];
+        let src = &fa.source;
+        let region = |span: analyzer::source::Span| {
+            let s = src.line_col(span.start as usize);
+            let e = src.line_col(span.end as usize);
+            json!({
+                "startLine": s.line, "startColumn": s.column,
+                "endLine": e.line, "endColumn": e.column
+            })
+        };
+        let location = |span| {
+            json!({
+                "physicalLocation": {
+                    "artifactLocation": { "uri": uri(file) },
+                    "region": region(span)
+                }
+            })
+        };
+        let line_text = src
+            .line_text(src.line_of(d.span.start as usize))
+            .trim()
+            .to_string();
+        let key = (d.code.to_string(), file.clone(), line_text.clone());
+        let n = seen.entry(key).or_insert(0);
+        *n += 1;
+        let fingerprint = fnv1a(format!("{}\0{}\0{}\0{}", d.code, file, line_text, n).as_bytes());
+        let mut message = d.message.clone();
+        if let Some(h) = &d.help {
+            message.push_str("\nhelp: ");
+            message.push_str(h);
+        }
+        let related: Vec<serde_json::Value> = d
+            .related
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let mut l = location(r.span);
+                l["id"] = json!(k + 1);
+                l["message"] = json!({ "text": r.message });
+                l
+            })
+            .collect();
+        let mut result = json!({
+            "ruleId": d.code.to_string(),
+            "level": level(d.severity),
+            "message": { "text": message },
+            "locations": [location(d.span)],
+            "partialFingerprints": { "csaLint/v1": format!("{fingerprint:016x}") }
+        });
+        if let Some(idx) = rule_index(d.code) {
+            result["ruleIndex"] = json!(idx);
+        }
+        if !related.is_empty() {
+            result["relatedLocations"] = json!(related);
+        }
+        out.push(result);
+    }
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "csa-lint",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": out
+        }]
+    });
+    let mut s = serde_json::to_string_pretty(&log).unwrap_or_else(|_| "{}".to_string());
+    s.push('\n');
+    s
+}
+
 /// GitHub Actions workflow commands: one `::notice`/`::warning`/`::error`
 /// line per diagnostic, with the message's `%`, `\r` and `\n` escaped and
 /// the property values' `,` and `:` too.
