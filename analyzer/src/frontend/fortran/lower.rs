@@ -2193,27 +2193,7 @@ fn decl_kind(d: &DeclEntry, save_all: bool) -> VarKind {
 
 /// A declaration entry for an implicitly typed name.
 fn implicit_entry(name: &str, span: Span, decl_span: Span) -> DeclEntry {
-    DeclEntry {
-        name: name.to_string(),
-        span,
-        decl_span,
-        has_type_decl: false,
-        ty: None,
-        dims: None,
-        parameter: false,
-        const_value: None,
-        save: false,
-        initialized: false,
-        common: false,
-        pointer: false,
-        target: false,
-        allocatable: false,
-        external: false,
-        intrinsic: false,
-        equivalenced: false,
-        cray_pointer: None,
-        proc_kind: None,
-    }
+    DeclEntry::new(name, span, decl_span)
 }
 
 /// The expression inside parentheses.

@@ -103,7 +103,9 @@ pub struct DeclEntry {
 }
 
 impl DeclEntry {
-    fn new(name: &str, span: Span, decl_span: Span) -> DeclEntry {
+    /// An entry with nothing declared yet (also used for implicitly typed
+    /// names).
+    pub(super) fn new(name: &str, span: Span, decl_span: Span) -> DeclEntry {
         DeclEntry {
             name: name.to_string(),
             span,
