@@ -95,9 +95,8 @@ pub struct MemOp {
 
 #[derive(Clone, Debug, Default)]
 pub struct MemoryInfo {
-    pub storage: Vec<Storage>,
-    /// See [`VarFacts::escaped`].
-    pub escaped: Vec<bool>,
+    /// Storage class and escape of every variable.
+    pub vars: VarFacts,
     pub ops: Vec<MemOp>,
     /// Per block (after LICM): indices into `ops` in execution order.
     pub block_ops: Vec<Vec<usize>>,
@@ -385,8 +384,7 @@ pub fn analyze(
         block_ops[ops[i].block.index()].push(i);
     }
     MemoryInfo {
-        storage: facts.storage,
-        escaped: facts.escaped,
+        vars: facts,
         ops,
         block_ops,
     }

@@ -163,21 +163,9 @@ impl MembershipInfo {
         block: BlockId,
         at: Option<usize>,
     ) -> Membership {
-        let Some(r) = self.regions.iter().position(|&k| k == region) else {
-            return Membership::Outside;
-        };
-        let sol = &self.solutions[r][section as usize];
-        let items = &cfg.items[block.index()];
-        let cut = at.unwrap_or(items.len()).min(items.len());
-        let mut fwd = sol.fwd_in[block.index()];
-        for &item in &items[..cut] {
-            fwd = step(cfg, region, section, item, fwd, true);
-        }
-        let mut bwd = sol.bwd_out[block.index()];
-        for &item in items[cut..].iter().rev() {
-            bwd = step(cfg, region, section, item, bwd, false);
-        }
-        classify(fwd, bwd)
+        let points = self.points(cfg, region, section, block);
+        let last = points.len() - 1;
+        points[at.unwrap_or(last).min(last)]
     }
 }
 

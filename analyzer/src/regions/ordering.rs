@@ -421,7 +421,7 @@ struct WalkOut {
 
 struct Ctx<'a> {
     inp: &'a OrderingInput<'a>,
-    facts: VarFacts,
+    facts: &'a VarFacts,
     rpo_num: Vec<u32>,
     rpo: Vec<u32>,
     event_region: Vec<u32>,
@@ -500,10 +500,7 @@ impl<'a> Ctx<'a> {
             .sum::<usize>();
         let mut cx = Ctx {
             inp,
-            facts: VarFacts {
-                storage: inp.memory.storage.clone(),
-                escaped: inp.memory.escaped.clone(),
-            },
+            facts: &inp.memory.vars,
             rpo_num,
             rpo,
             event_region,
@@ -1097,7 +1094,7 @@ impl<'a> Ctx<'a> {
         match (a.kind, located(a), b.kind, located(b)) {
             (_, Some(la), _, Some(lb)) => alias::may_alias(func, &la, &lb),
             (Call, _, _, Some(l)) | (_, Some(l), Call, _) => {
-                alias::call_may_touch(func, &self.facts, &l)
+                alias::call_may_touch(func, self.facts, &l)
             }
             _ => true,
         }

@@ -201,7 +201,7 @@ impl TokenInfo {
         if ids.is_empty() {
             return TokenInfo::default();
         }
-        let mut r = Resolver::new(func, &memory.storage);
+        let mut r = Resolver::new(func, &memory.vars.storage);
 
         // Stage 1: the leaves of every token.
         let mut by_builtin = vec![None; func.builtins.len()];

@@ -40,10 +40,7 @@ use crate::memory::alias::{self, Loc};
 use crate::memory::{MemOpKind, VarFacts};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
-    let facts = VarFacts {
-        storage: cx.memory.storage.clone(),
-        escaped: cx.memory.escaped.clone(),
-    };
+    let facts = &cx.memory.vars;
     for v in &cx.clie.verdicts {
         if !matches!(v.outcome, Outcome::Parallelized(_))
             || cx.func.builtin(v.marker).kind != BuiltinKind::ParallelLoop
@@ -76,7 +73,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         }
         for i in 0..ops.len() {
             for j in i + 1..ops.len() {
-                if may_overlap(cx, &facts, ops[i], ops[j]) {
+                if may_overlap(cx, facts, ops[i], ops[j]) {
                     let (a, b) = (find(&mut parent, i), find(&mut parent, j));
                     parent[a] = b;
                 }

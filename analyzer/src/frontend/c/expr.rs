@@ -61,6 +61,20 @@ pub(crate) struct Rv {
 }
 
 impl Rv {
+    /// The address of a place reached through pointer `ptr` (`&p[i]`, an
+    /// array member of `*p` decaying): `ptr` plus the place's offset.
+    pub fn pointer_into(place: &Place, ptr: Option<VarId>, ty: CType) -> Rv {
+        let mut off_vars = place.addr_vars.clone();
+        off_vars.retain(|v| Some(*v) != ptr);
+        Rv {
+            ptr_root: ptr,
+            off_vars,
+            off_static: place.index != IndexKind::Dynamic,
+            has_offset: place.index != IndexKind::Whole,
+            ..Rv::new(Val::Other, Some(ty))
+        }
+    }
+
     pub fn new(val: Val, ty: Option<CType>) -> Rv {
         Rv {
             val,
@@ -160,17 +174,7 @@ impl<'t> FnLowerer<'_, 't> {
                         ..Rv::new(Val::Other, Some(ty))
                     }
                 }
-                AccessTarget::Deref { ptr } => {
-                    let mut off_vars = place.addr_vars.clone();
-                    off_vars.retain(|v| Some(*v) != ptr);
-                    Rv {
-                        ptr_root: ptr,
-                        off_vars,
-                        off_static: place.index != IndexKind::Dynamic,
-                        has_offset: place.index != IndexKind::Whole,
-                        ..Rv::new(Val::Other, Some(ty))
-                    }
-                }
+                AccessTarget::Deref { ptr } => Rv::pointer_into(&place, ptr, ty),
             };
         }
         if place.ctype.is_func() {
@@ -661,17 +665,7 @@ impl<'t> FnLowerer<'_, 't> {
                             ..Rv::new(Val::Other, Some(ty))
                         }
                     }
-                    AccessTarget::Deref { ptr } => {
-                        let mut off_vars = place.addr_vars.clone();
-                        off_vars.retain(|v| Some(*v) != ptr);
-                        Rv {
-                            ptr_root: ptr,
-                            off_vars,
-                            off_static: place.index != IndexKind::Dynamic,
-                            has_offset: place.index != IndexKind::Whole,
-                            ..Rv::new(Val::Other, Some(ty))
-                        }
-                    }
+                    AccessTarget::Deref { ptr } => Rv::pointer_into(&place, ptr, ty),
                 }
             }
             Operand::Rv(r) => Rv::new(

@@ -130,6 +130,27 @@ pub(crate) fn is_inactive_branch(kind: &str) -> bool {
 
 /// Whether `child` is the `alternative` (or condition) of a preprocessor
 /// conditional `parent`, i.e. not part of its first branch's contents.
+/// The children of `body` of kind `kind`, also inside preprocessor
+/// conditionals (their first branch), in source order. Iterative.
+fn kids_through_preproc<'t>(body: Node<'t>, kind: &str) -> Vec<Node<'t>> {
+    let mut stack = vec![body];
+    let mut out = Vec::new();
+    while let Some(x) = stack.pop() {
+        for c in children(x) {
+            if is_alternative_of(x, c) {
+                continue;
+            }
+            if c.kind() == kind {
+                out.push(c);
+            } else if matches!(c.kind(), "preproc_if" | "preproc_ifdef") {
+                stack.push(c);
+            }
+        }
+    }
+    out.sort_by_key(|c| c.start_byte());
+    out
+}
+
 pub(crate) fn is_alternative_of(parent: Node<'_>, child: Node<'_>) -> bool {
     if !matches!(
         parent.kind(),
@@ -391,23 +412,7 @@ impl<'t> FileCtx<'t> {
         };
         let mut next: Option<i64> = Some(0);
         // enumerators, also inside preprocessor conditionals (first branch)
-        let mut stack = vec![body];
-        let mut items = Vec::new();
-        while let Some(x) = stack.pop() {
-            for c in children(x).into_iter().rev() {
-                if is_alternative_of(x, c) {
-                    continue;
-                }
-                match c.kind() {
-                    "enumerator" => items.push(c),
-                    "preproc_if" | "preproc_ifdef" => stack.push(c),
-                    _ => {}
-                }
-            }
-        }
-        // `items` was collected per container in reverse; restore order
-        items.sort_by_key(|c| c.start_byte());
-        for e in items {
+        for e in kids_through_preproc(body, "enumerator") {
             let Some(name) = e.child_by_field_name("name") else {
                 continue;
             };
@@ -530,22 +535,7 @@ impl<'t> FileCtx<'t> {
             self.struct_tags.insert(self.text(name).to_string(), idx);
         }
         let mut fields = Vec::new();
-        let mut stack = vec![body];
-        let mut decls = Vec::new();
-        while let Some(x) = stack.pop() {
-            for c in children(x).into_iter().rev() {
-                if is_alternative_of(x, c) {
-                    continue;
-                }
-                match c.kind() {
-                    "field_declaration" => decls.push(c),
-                    "preproc_if" | "preproc_ifdef" => stack.push(c),
-                    _ => {}
-                }
-            }
-        }
-        decls.sort_by_key(|c| c.start_byte());
-        for fd in decls {
+        for fd in kids_through_preproc(body, "field_declaration") {
             let Some(spec) = fd.child_by_field_name("type") else {
                 continue;
             };
