@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod clie;
+pub mod config;
 pub mod diag;
 pub mod frontend;
 pub mod graph;

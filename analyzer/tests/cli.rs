@@ -183,14 +183,35 @@ fn directories_are_walked_in_order_and_gitignore_respected() {
     std::fs::write(dir.join("src/readme.txt"), "not code").unwrap();
     std::fs::write(dir.join(".gitignore"), "build/\n").unwrap();
     // The ignore crate honours .gitignore inside a git repository.
-    let git = Command::new("git").arg("init").arg("-q").arg(&dir).status();
+    let files_of = |out: &str| -> Vec<String> {
+        out.lines()
+            .map(|l| l.split(':').next().unwrap().to_string())
+            .collect()
+    };
+    // .gitignore is honoured outside a git repository too.
     let o = run(&["--format", "concise", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
-    let files: Vec<&str> = out.lines().map(|l| l.split(':').next().unwrap()).collect();
-    assert_eq!(files.len(), if git.is_ok() { 2 } else { 3 }, "{out}");
+    let files = files_of(&out);
+    assert_eq!(files.len(), 2, "{out}");
     assert!(files[0].ends_with("src/b.c"), "{out}");
     assert!(files[1].ends_with("src/sub/a.c"), "{out}");
+    // And in one.
+    let git = Command::new("git")
+        .arg("init")
+        .arg("-q")
+        .arg(&dir)
+        .status()
+        .expect("git runs");
+    assert!(git.success());
+    let o = run(&["--format", "concise", dir.to_str().unwrap()]);
+    assert_eq!(files_of(&stdout(&o)), files);
+    // --no-ignore walks everything, still in path order.
+    let o = run(&["--no-ignore", "--format", "concise", dir.to_str().unwrap()]);
+    let out = stdout(&o);
+    let all = files_of(&out);
+    assert_eq!(all.len(), 3, "{out}");
+    assert!(all[0].ends_with("build/gen.c"), "{out}");
 }
 
 #[test]
@@ -375,4 +396,232 @@ fn sarif_has_the_required_fields_and_stable_fingerprints() {
         5
     );
     assert_eq!(r2["partialFingerprints"]["csaLint/v1"], fp);
+}
+
+/// Writes `files` (path, contents) under a fresh temporary directory.
+fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = temp_dir(name);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// An unguarded marker on a loop without memory operations: CSA102 and
+/// CSA401 on line 2.
+const TWO_FINDINGS: &str =
+    "void f(int n) {\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) {}\n}\n";
+
+/// `(file name, code)` of every concise line, for comparing runs.
+fn codes(o: &Output) -> Vec<(String, String)> {
+    stdout(o)
+        .lines()
+        .map(|l| {
+            let file = Path::new(l.split(':').next().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let code = l.split('[').nth(1).unwrap().split(']').next().unwrap();
+            (file, code.to_string())
+        })
+        .collect()
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn nearest_config_applies_to_each_file() {
+    let dir = tree(
+        "config-nearest",
+        &[
+            ("top.c", TWO_FINDINGS),
+            ("csa-lint.toml", "ignore = [\"CSA401\"]\n"),
+            ("lib/mid.c", TWO_FINDINGS),
+            // The nearest file wins outright; files are not merged.
+            ("lib/.csa-lint.toml", "select = [\"unguarded-builtin\"]\n"),
+            ("lib/deep/low.c", TWO_FINDINGS),
+        ],
+    );
+    let o = run(&["--format", "concise", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        codes(&o),
+        pairs(&[
+            ("low.c", "CSA401"),
+            ("mid.c", "CSA401"),
+            ("top.c", "CSA102"),
+        ])
+    );
+    // Linting one file finds its configuration too.
+    let o = run(&[
+        "--format",
+        "concise",
+        dir.join("lib/mid.c").to_str().unwrap(),
+    ]);
+    assert_eq!(codes(&o), pairs(&[("mid.c", "CSA401")]));
+    // `--config` replaces discovery for every file.
+    let o = run(&[
+        "--format",
+        "concise",
+        "--config",
+        dir.join("csa-lint.toml").to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        codes(&o),
+        pairs(&[
+            ("low.c", "CSA102"),
+            ("mid.c", "CSA102"),
+            ("top.c", "CSA102"),
+        ])
+    );
+}
+
+#[test]
+fn command_line_overrides_the_config() {
+    let dir = tree(
+        "config-precedence",
+        &[
+            ("a.c", TWO_FINDINGS),
+            ("csa-lint.toml", "select = [\"CSA4\"]\n"),
+        ],
+    );
+    let d = dir.to_str().unwrap();
+    let o = run(&["--format", "concise", d]);
+    assert_eq!(codes(&o), pairs(&[("a.c", "CSA401")]));
+    // --select replaces the file's selection.
+    let o = run(&["--format", "concise", "--select", "CSA102", d]);
+    assert_eq!(codes(&o), pairs(&[("a.c", "CSA102")]));
+    let o = run(&["--format", "concise", "--select", "CSA102,CSA4", d]);
+    assert_eq!(codes(&o), pairs(&[("a.c", "CSA102"), ("a.c", "CSA401")]));
+    // --ignore applies on top of the file's selection.
+    let o = run(&["--format", "concise", "--ignore", "unguarded-builtin", d]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "");
+    // A bad selector on the command line is a usage error.
+    let o = run(&["--select", "CSA999", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("CSA999"), "{}", stderr(&o));
+}
+
+#[test]
+fn config_defines_add_to_command_line_defines() {
+    // A `#ifndef NAME` branch is taken unless NAME is defined.
+    let text = "#ifndef USE_A\nint a;\n#else\n#ifndef USE_B\nint b;\n#else\nvoid f(int n) {\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) {}\n}\n#endif\n#endif\n";
+    let dir = tree(
+        "config-defines",
+        &[("a.c", text), ("csa-lint.toml", "defines = [\"USE_A\"]\n")],
+    );
+    let d = dir.to_str().unwrap();
+    let o = run(&["--format", "concise", d]);
+    assert_eq!(stdout(&o), "");
+    let o = run(&["--format", "concise", "-D", "USE_B", d]);
+    assert_eq!(codes(&o), pairs(&[("a.c", "CSA102"), ("a.c", "CSA401")]));
+    // Without the file's define, the command line's alone is not enough.
+    std::fs::remove_file(dir.join("csa-lint.toml")).unwrap();
+    let o = run(&["--format", "concise", "-D", "USE_B", d]);
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn per_file_ignores_match_globs_relative_to_the_config() {
+    let dir = tree(
+        "config-per-file",
+        &[
+            (
+                "csa-lint.toml",
+                "[per-file-ignores]\n\"legacy/**/*.c\" = [\"CSA102\"]\n\"gen_*.c\" = [\"ALL\"]\n",
+            ),
+            ("legacy/old/x.c", TWO_FINDINGS),
+            ("src/gen_y.c", TWO_FINDINGS),
+            ("src/z.c", TWO_FINDINGS),
+        ],
+    );
+    let o = run(&["--format", "concise", dir.to_str().unwrap()]);
+    assert_eq!(
+        codes(&o),
+        pairs(&[("x.c", "CSA401"), ("z.c", "CSA102"), ("z.c", "CSA401")])
+    );
+}
+
+#[test]
+fn config_errors_name_the_file_line_and_key() {
+    let cases = [
+        (
+            "selct = [\"CSA1\"]\n",
+            "csa-lint.toml:1:1: unknown key `selct`",
+        ),
+        (
+            "ignore = [\"CSA101\"]\n\ndisable-loop-storage-check = 1\n",
+            "csa-lint.toml:3:30: `disable-loop-storage-check`: invalid type",
+        ),
+        (
+            "ivdep-style = \"pragma\"\n",
+            "csa-lint.toml:1:15: `ivdep-style`: unknown style `pragma`",
+        ),
+        (
+            "[per-file-ignores]\n\"*.c\" = [\"CSA1\", \"CSA77\"]\n",
+            "csa-lint.toml:2:18: `per-file-ignores`: `CSA77` selects no rule",
+        ),
+    ];
+    for (i, (config, expected)) in cases.iter().enumerate() {
+        let dir = tree(
+            &format!("config-error-{i}"),
+            &[("a.c", TWO_FINDINGS), ("csa-lint.toml", config)],
+        );
+        let o = run(&["--format", "concise", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{config}");
+        assert!(stderr(&o).contains(expected), "{config}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "");
+    }
+    let o = run(&["--config", "no/such/csa-lint.toml", "."]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no/such/csa-lint.toml"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn jobs_give_identical_output() {
+    let dir = fixtures();
+    let d = dir.to_str().unwrap();
+    for format in ["json", "sarif", "concise"] {
+        let one = run(&["--jobs", "1", "--format", format, d]);
+        let four = run(&["--jobs", "4", "--format", format, d]);
+        assert_eq!(one.status.code(), Some(1));
+        assert!(one.stdout.len() > 10_000, "{format}");
+        assert_eq!(stdout(&one), stdout(&four), "{format}");
+    }
+}
+
+#[test]
+fn quiet_and_statistics() {
+    let dir = tree("stats", &[("a.c", TWO_FINDINGS), ("b.c", TWO_FINDINGS)]);
+    let d = dir.to_str().unwrap();
+    let o = run(&["--format", "full", "--color", "never", d]);
+    assert!(stdout(&o).contains("Found 0 error(s), 2 warning(s), 2 info(s) in 2 file(s)."));
+    let o = run(&["--quiet", "--format", "full", "--color", "never", d]);
+    assert!(!stdout(&o).contains("Found"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("CSA102"));
+    let o = run(&["--statistics", d]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        "     2  CSA102  warning  no-memory-operations\n     2  CSA401  info     unguarded-builtin\nFound 4 diagnostic(s) in 2 file(s).\n"
+    );
+    let o = run(&["--statistics", "--format", "json", d]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["code"], "CSA102");
+    assert_eq!(v[0]["count"], 2);
+    assert_eq!(v[1]["rule"], "unguarded-builtin");
 }

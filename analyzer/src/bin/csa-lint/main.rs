@@ -6,7 +6,10 @@
 
 mod render;
 
-use analyzer::analysis::{self, AnalysisOptions, FileAnalysis};
+mod settings;
+
+use analyzer::analysis::{self, FileAnalysis};
+use analyzer::config::{Overrides, Selector};
 use analyzer::diag::Severity;
 use clap::{Parser, ValueEnum};
 use csa_grammars::SourceKind;
@@ -104,6 +107,43 @@ struct Cli {
     /// Exit with 0 even when diagnostics are found.
     #[arg(long)]
     exit_zero: bool,
+
+    /// Use this configuration file for every file instead of the nearest
+    /// `csa-lint.toml` / `.csa-lint.toml`.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Report only these rules: codes, prefixes (CSA1), names or ALL,
+    /// comma-separated (replaces the configuration's `select`).
+    #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = parse_selector)]
+    select: Option<Vec<Selector>>,
+
+    /// Do not report these rules (comma-separated; after `--select`).
+    #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = parse_selector)]
+    ignore: Vec<Selector>,
+
+    /// Walk directories without honouring .gitignore, .ignore and git's
+    /// exclude files.
+    #[arg(long)]
+    no_ignore: bool,
+
+    /// Files analysed in parallel (default: all cores). Output is the same
+    /// for every value.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+
+    /// Print diagnostics only: no summary line and no progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+
+    /// Print how many diagnostics each rule produced instead of the
+    /// diagnostics.
+    #[arg(long)]
+    statistics: bool,
+}
+
+fn parse_selector(s: &str) -> Result<Selector, String> {
+    Selector::parse(s)
 }
 
 fn parse_language(s: &str) -> Result<SourceKind, String> {
@@ -157,11 +197,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let opts = AnalysisOptions {
+    let overrides = Overrides {
+        select: cli.select.clone(),
+        ignore: cli.ignore.clone(),
         defines: cli.defines.clone(),
         pure_functions: cli.pure_functions.clone(),
         disable_loop_storage_check: cli.disable_loop_storage_check,
+        ivdep_style: None,
     };
+    let mut resolver = settings::ConfigResolver::new(cli.config.as_deref(), overrides)?;
 
     if let Some(dump) = cli.dump {
         let function = cli.function.clone().unwrap_or_default();
@@ -169,6 +213,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             return Err("--dump takes one FUNCTION and one FILE".to_string());
         };
         let (kind, text) = read_source(path, cli.language)?;
+        let opts = resolver.for_file(path)?.settings.options.clone();
         let fa = analysis::analyze(kind, &text, &opts);
         let Some(f) = fa.function(&function) else {
             let names: Vec<&str> = fa.functions.iter().map(|f| f.func.name.as_str()).collect();
@@ -190,7 +235,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    let files = collect_files(&cli.paths, cli.language)?;
+    let files = collect_files(&cli.paths, cli.language, !cli.no_ignore)?;
+    let mut jobs = Vec::with_capacity(files.len());
+    for (display, path, kind) in files {
+        let resolved = resolver.for_file(&path)?;
+        jobs.push((display, path, kind, resolved));
+    }
     let format = cli.format.unwrap_or_else(|| {
         if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
             Format::Full
@@ -207,24 +257,31 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
+    let progress = progress_bar(jobs.len(), cli.quiet);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cli.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| format!("cannot start {} worker threads: {e}", cli.jobs.unwrap_or(0)))?;
+    // Each file is read and analysed on a worker; `collect` keeps the walk's
+    // order, so the output is the same for every `--jobs`.
+    let outcomes: Vec<Result<(String, FileAnalysis), String>> = pool.install(|| {
+        use rayon::prelude::*;
+        jobs.par_iter()
+            .map(|(display, path, kind, resolved)| {
+                let outcome = lint_file(display, path, *kind, resolved);
+                progress.inc(1);
+                outcome
+            })
+            .collect()
+    });
+    progress.finish_and_clear();
     let mut results: Vec<(String, FileAnalysis)> = Vec::new();
     let mut io_error = false;
-    for (display, path, kind) in files {
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => {
-                eprintln!("csa-lint: error: {display}: cannot read: {e}");
-                io_error = true;
-                continue;
-            }
-        };
-        let analysed = std::panic::catch_unwind(|| analysis::analyze(kind, &text, &opts));
-        match analysed {
-            Ok(fa) => results.push((display, fa)),
-            Err(_) => {
-                eprintln!(
-                    "csa-lint: error: {display}: internal error while analysing this file; please report it with the file attached"
-                );
+    for outcome in outcomes {
+        match outcome {
+            Ok(r) => results.push(r),
+            Err(msg) => {
+                eprintln!("csa-lint: error: {msg}");
                 io_error = true;
             }
         }
@@ -234,12 +291,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             .iter()
             .any(|d| d.severity >= Severity::Warning)
     });
-    let rendered = match format {
-        Format::Full => render::full(&results, color),
-        Format::Concise => render::concise(&results),
-        Format::Json => render::json(&results),
-        Format::Github => render::github(&results),
-        Format::Sarif => render::sarif(&results),
+    let rendered = if cli.statistics {
+        render::statistics(&results, format == Format::Json)
+    } else {
+        match format {
+            Format::Full => render::full(&results, color, !cli.quiet),
+            Format::Concise => render::concise(&results),
+            Format::Json => render::json(&results),
+            Format::Github => render::github(&results),
+            Format::Sarif => render::sarif(&results),
+        }
     };
     match &cli.output {
         Some(path) => std::fs::write(path, rendered.as_bytes())
@@ -257,6 +318,46 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Reads and analyses one file, keeping the diagnostics its settings
+/// enable. The IR is dropped: reports need only the source and the
+/// diagnostics, so a large run holds memory in proportion to the source.
+fn lint_file(
+    display: &str,
+    path: &Path,
+    kind: SourceKind,
+    resolved: &settings::Resolved,
+) -> Result<(String, FileAnalysis), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{display}: cannot read: {e}"))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let opts = &resolved.settings.options;
+    let mut fa = std::panic::catch_unwind(|| analysis::analyze(kind, &text, opts)).map_err(|_| {
+        format!(
+            "{display}: internal error while analysing this file; please report it with the file attached"
+        )
+    })?;
+    resolved
+        .settings
+        .filter(&resolved.relative(path), &mut fa.diagnostics);
+    fa.functions = Vec::new();
+    Ok((display.to_string(), fa))
+}
+
+/// A progress bar on stderr when it is a terminal and the run is long
+/// enough to want one; hidden otherwise.
+fn progress_bar(files: usize, quiet: bool) -> indicatif::ProgressBar {
+    const MIN_FILES: usize = 32;
+    if quiet || files < MIN_FILES || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(files as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} linting [{bar:30}] {pos}/{len} files ({elapsed})",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
 }
 
 /// Reads one file for `--dump`, choosing its language.
@@ -277,6 +378,7 @@ fn read_source(path: &Path, language: Option<SourceKind>) -> Result<(SourceKind,
 fn collect_files(
     paths: &[PathBuf],
     language: Option<SourceKind>,
+    honour_ignore_files: bool,
 ) -> Result<Vec<(String, PathBuf, SourceKind)>, String> {
     let mut out = Vec::new();
     for p in paths {
@@ -294,7 +396,18 @@ fn collect_files(
             continue;
         }
         let mut found = Vec::new();
-        for entry in ignore::WalkBuilder::new(p).build() {
+        // .gitignore is honoured outside git repositories too (a source
+        // tarball still has its ignore files); `--no-ignore` turns every
+        // ignore file off.
+        let walk = ignore::WalkBuilder::new(p)
+            .require_git(false)
+            .git_ignore(honour_ignore_files)
+            .git_global(honour_ignore_files)
+            .git_exclude(honour_ignore_files)
+            .ignore(honour_ignore_files)
+            .parents(honour_ignore_files)
+            .build();
+        for entry in walk {
             let entry = entry.map_err(|e| format!("{}: {e}", p.display()))?;
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;

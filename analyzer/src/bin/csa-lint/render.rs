@@ -3,7 +3,7 @@
 //! PRODUCT.md contract).
 
 use analyzer::analysis::FileAnalysis;
-use analyzer::diag::{Applicability, Diagnostic, Severity};
+use analyzer::diag::{Applicability, Code, Diagnostic, Severity};
 use analyzer::source::SourceText;
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
@@ -319,7 +319,49 @@ pub fn json(results: &[(String, FileAnalysis)]) -> String {
     s
 }
 
-pub fn full(results: &[(String, FileAnalysis)], color: bool) -> String {
+/// `--statistics`: how many diagnostics each rule produced, most first
+/// (a JSON array of `{"code","rule","severity","count"}` with `json`).
+pub fn statistics(results: &[(String, FileAnalysis)], json: bool) -> String {
+    let mut counts: std::collections::BTreeMap<Code, (usize, &Diagnostic)> = Default::default();
+    for (_, fa) in results {
+        for d in &fa.diagnostics {
+            counts.entry(d.code).or_insert((0, d)).0 += 1;
+        }
+    }
+    let mut rows: Vec<(Code, usize, &Diagnostic)> =
+        counts.into_iter().map(|(c, (n, d))| (c, n, d)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    if json {
+        let items: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(code, n, d)| {
+                serde_json::json!({
+                    "code": code.to_string(),
+                    "rule": d.rule,
+                    "severity": d.severity.as_str(),
+                    "count": n,
+                })
+            })
+            .collect();
+        return serde_json::to_string_pretty(&items).unwrap_or_default() + "\n";
+    }
+    let mut out = String::new();
+    for (code, n, d) in &rows {
+        out.push_str(&format!(
+            "{n:>6}  {code}  {:<8} {}\n",
+            d.severity.as_str(),
+            d.rule
+        ));
+    }
+    let total: usize = rows.iter().map(|r| r.1).sum();
+    out.push_str(&format!(
+        "Found {total} diagnostic(s) in {} file(s).\n",
+        results.len()
+    ));
+    out
+}
+
+pub fn full(results: &[(String, FileAnalysis)], color: bool, summary: bool) -> String {
     let mut files = SimpleFiles::new();
     let ids: Vec<usize> = results
         .iter()
@@ -362,7 +404,8 @@ pub fn full(results: &[(String, FileAnalysis)], color: bool) -> String {
     }
     let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();
     let total: usize = count.iter().sum();
-    if total > 0 {
+    if !summary {
+    } else if total > 0 {
         out.push_str(&format!(
             "Found {} error(s), {} warning(s), {} info(s) in {} file(s).\n",
             count[Severity::Error as usize],
