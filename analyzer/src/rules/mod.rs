@@ -122,6 +122,44 @@ pub fn find(name_or_code: &str) -> Option<&'static Rule> {
     }
 }
 
+/// The rule reference (`docs/rules.md`): a table of every rule, then each
+/// rule's documentation with its headings one level down.
+pub fn reference_markdown() -> String {
+    let mut out = String::from(
+        "# Rules\n\n<!-- Generated from the `//!` documentation of analyzer/src/rules/*.rs; do not edit.\n     Regenerate with `CSA_LINT_BLESS=1 cargo test -p csa-analyzer --test rules_doc`. -->\n\n",
+    );
+    out.push_str(
+        "Every rule `csa-lint` reports; `csa-lint --explain CODE` prints the same text.\n\n",
+    );
+    out.push_str("| Code | Name | Severity | Fixable | Summary |\n|---|---|---|---|---|\n");
+    for r in RULES {
+        out.push_str(&format!(
+            "| [{code}](#{anchor}) | `{name}` | {sev} | {fix} | {summary} |\n",
+            code = r.code,
+            anchor = format!("{}-{}", r.code, r.name).to_ascii_lowercase(),
+            name = r.name,
+            sev = r.severity.as_str(),
+            fix = if r.fixable { "yes" } else { "no" },
+            summary = r.summary.replace('|', "\\|"),
+        ));
+    }
+    for r in RULES {
+        out.push('\n');
+        let mut in_code = false;
+        for line in r.doc().lines() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+            }
+            if !in_code && line.starts_with('#') {
+                out.push('#');
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Everything a rule may look at for one function.
 pub struct FunctionContext<'a> {
     pub func: &'a Function,

@@ -182,16 +182,17 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if cli.list_rules {
         let _ = writeln!(
             stdout,
-            "{:<8} {:<32} {:<8} summary",
-            "code", "name", "severity"
+            "{:<8} {:<32} {:<8} {:<8} summary",
+            "code", "name", "severity", "fixable"
         );
         for r in analyzer::rules::RULES {
             let _ = writeln!(
                 stdout,
-                "{:<8} {:<32} {:<8} {}",
+                "{:<8} {:<32} {:<8} {:<8} {}",
                 r.code.to_string(),
                 r.name,
                 r.severity.as_str(),
+                if r.fixable { "yes" } else { "no" },
                 r.summary
             );
         }

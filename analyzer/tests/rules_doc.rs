@@ -1,0 +1,44 @@
+//! `docs/rules.md` is generated from the rule files' documentation; this
+//! test fails when it is stale. `CSA_LINT_BLESS=1` rewrites it.
+
+use std::path::Path;
+
+#[test]
+fn rules_reference_is_up_to_date() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/rules.md");
+    let expected = analyzer::rules::reference_markdown();
+    if std::env::var_os("CSA_LINT_BLESS").is_some() {
+        std::fs::write(&path, &expected).unwrap();
+        return;
+    }
+    let actual = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        actual == expected,
+        "docs/rules.md is stale: run `CSA_LINT_BLESS=1 cargo test -p csa-analyzer --test rules_doc` and commit it"
+    );
+}
+
+#[test]
+fn every_rule_is_documented_in_the_reference() {
+    let md = analyzer::rules::reference_markdown();
+    for r in analyzer::rules::RULES {
+        assert!(
+            md.contains(&format!("\n## {} {}\n", r.code, r.name)),
+            "{} has no section",
+            r.code
+        );
+        for section in [
+            "What it does",
+            "Why it matters",
+            "Example",
+            "How to fix",
+            "Fix safety",
+        ] {
+            assert!(
+                r.doc().contains(&format!("## {section}")),
+                "{} lacks `{section}`",
+                r.code
+            );
+        }
+    }
+}
