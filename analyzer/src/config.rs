@@ -418,6 +418,119 @@ impl Settings {
     }
 }
 
+/// Settings and the directory their per-file ignores are relative to.
+#[derive(Debug)]
+pub struct Resolved {
+    pub settings: Settings,
+}
+
+impl Resolved {
+    /// `file` (absolute) relative to the configuration's directory, for
+    /// per-file ignores.
+    pub fn relative<'a>(&self, file: &'a Path) -> &'a Path {
+        file.strip_prefix(&self.settings.root).unwrap_or(file)
+    }
+}
+
+/// How a [`Resolver`] reads a file: `None` when there is no such file,
+/// `Some(Err(message))` when it exists but cannot be read.
+pub type ReadFile<'a> = &'a mut dyn FnMut(&Path) -> Option<Result<String, String>>;
+
+/// Finds the configuration of each file: an explicit one for every file
+/// (`--config`), or the nearest [`CONFIG_FILE_NAMES`] file in the file's
+/// directory or above. Each directory is looked at once. The caller does
+/// the reading (this crate does no I/O); paths must be absolute.
+#[derive(Debug)]
+pub struct Resolver {
+    overrides: Overrides,
+    explicit: Option<std::sync::Arc<Resolved>>,
+    by_dir: std::collections::HashMap<PathBuf, Option<std::sync::Arc<Resolved>>>,
+    defaults: std::sync::Arc<Resolved>,
+}
+
+/// A configuration error with the file it is in (`path:line:col: ...`).
+fn located(path: &Path, e: ConfigError) -> String {
+    format!("{}:{e}", path.display())
+}
+
+impl Resolver {
+    /// `explicit`: the path of a configuration used for every file and its
+    /// text.
+    pub fn new(explicit: Option<(&Path, &str)>, overrides: Overrides) -> Result<Resolver, String> {
+        let explicit = explicit
+            .map(|(path, text)| {
+                let config = Config::parse(text, path).map_err(|e| located(path, e))?;
+                Ok::<_, String>(std::sync::Arc::new(Resolved {
+                    settings: Settings::resolve(Some(&config), &overrides),
+                }))
+            })
+            .transpose()?;
+        let defaults = std::sync::Arc::new(Resolved {
+            settings: Settings::resolve(None, &overrides),
+        });
+        Ok(Resolver {
+            overrides,
+            explicit,
+            by_dir: Default::default(),
+            defaults,
+        })
+    }
+
+    /// The settings for the file at `file` (absolute). Errors name the
+    /// configuration file, line, column and key; `shown` turns a path into
+    /// the form to print.
+    pub fn for_file(
+        &mut self,
+        file: &Path,
+        read: ReadFile<'_>,
+        shown: &dyn Fn(&Path) -> String,
+    ) -> Result<std::sync::Arc<Resolved>, String> {
+        if let Some(e) = &self.explicit {
+            return Ok(e.clone());
+        }
+        let mut chain = Vec::new();
+        let mut found = None;
+        let mut dir = file.parent();
+        'up: while let Some(d) = dir {
+            if let Some(cached) = self.by_dir.get(d) {
+                found = cached.clone();
+                break;
+            }
+            chain.push(d.to_path_buf());
+            for name in CONFIG_FILE_NAMES {
+                let path = d.join(name);
+                match read(&path) {
+                    None => continue,
+                    Some(Err(e)) => {
+                        return Err(format!(
+                            "{}: cannot read the configuration: {e}",
+                            shown(&path)
+                        ))
+                    }
+                    Some(Ok(text)) => {
+                        let config = Config::parse(&text, &path)
+                            .map_err(|e| located(Path::new(&shown(&path)), e))?;
+                        found = Some(std::sync::Arc::new(Resolved {
+                            settings: Settings::resolve(Some(&config), &self.overrides),
+                        }));
+                        break 'up;
+                    }
+                }
+            }
+            dir = d.parent();
+        }
+        for d in chain {
+            self.by_dir.insert(d, found.clone());
+        }
+        Ok(found.unwrap_or_else(|| self.defaults.clone()))
+    }
+
+    /// Forgets every file looked at (after a configuration file changed).
+    pub fn clear(&mut self) {
+        self.by_dir.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -556,5 +669,45 @@ disable-loop-storage-check = true
         assert_eq!(e.key.as_deref(), Some("defines"));
         let e = parse("select = [").unwrap_err();
         assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn resolver_finds_the_nearest_file_and_caches_directories() {
+        let files = [
+            ("/r/csa-lint.toml", "ignore = [\"CSA101\"]"),
+            ("/r/a/.csa-lint.toml", "ignore = [\"CSA102\"]"),
+        ];
+        let reads = std::cell::RefCell::new(Vec::new());
+        let mut read = |p: &Path| {
+            reads.borrow_mut().push(p.to_path_buf());
+            files
+                .iter()
+                .find(|(f, _)| Path::new(f) == p)
+                .map(|(_, t)| Ok(t.to_string()))
+        };
+        let shown = |p: &Path| p.display().to_string();
+        let mut r = Resolver::new(None, Overrides::default()).unwrap();
+        let top = r.for_file(Path::new("/r/x.c"), &mut read, &shown).unwrap();
+        let deep = r
+            .for_file(Path::new("/r/a/b/y.c"), &mut read, &shown)
+            .unwrap();
+        assert!(!top.settings.is_enabled(Code(101), Path::new("x.c")));
+        assert!(top.settings.is_enabled(Code(102), Path::new("x.c")));
+        assert!(deep.settings.is_enabled(Code(101), Path::new("y.c")));
+        assert!(!deep.settings.is_enabled(Code(102), Path::new("y.c")));
+        assert_eq!(deep.relative(Path::new("/r/a/b/y.c")), Path::new("b/y.c"));
+        let n = reads.borrow().len();
+        r.for_file(Path::new("/r/a/b/z.c"), &mut read, &shown)
+            .unwrap();
+        assert_eq!(reads.borrow().len(), n, "the directory was cached");
+        let mut bad =
+            |p: &Path| (p == Path::new("/q/csa-lint.toml")).then(|| Ok("x = 1".to_string()));
+        let e = r
+            .for_file(Path::new("/q/z.c"), &mut bad, &shown)
+            .unwrap_err();
+        assert!(
+            e.starts_with("/q/csa-lint.toml:1:1: unknown key `x`"),
+            "{e}"
+        );
     }
 }

@@ -328,7 +328,7 @@ fn lint_file(
     display: &str,
     path: &Path,
     kind: SourceKind,
-    resolved: &settings::Resolved,
+    resolved: &analyzer::config::Resolved,
 ) -> Result<(String, FileAnalysis), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{display}: cannot read: {e}"))?;
     let text = String::from_utf8_lossy(&bytes);
@@ -338,9 +338,10 @@ fn lint_file(
             "{display}: internal error while analysing this file; please report it with the file attached"
         )
     })?;
-    resolved
-        .settings
-        .filter(&resolved.relative(path), &mut fa.diagnostics);
+    resolved.settings.filter(
+        resolved.relative(&settings::absolute(path)),
+        &mut fa.diagnostics,
+    );
     fa.functions = Vec::new();
     Ok((display.to_string(), fa))
 }
