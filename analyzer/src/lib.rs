@@ -15,6 +15,7 @@ pub mod config;
 pub mod diag;
 pub mod frontend;
 pub mod graph;
+pub mod ide;
 pub mod ir;
 pub mod memory;
 pub mod regions;

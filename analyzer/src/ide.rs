@@ -1,0 +1,623 @@
+//! Editor views of a [`FileAnalysis`], as plain data (no LSP types): what
+//! to show on hover, where CLIE puts the region and section it creates for
+//! each marked loop (for inlay hints), and an outline of functions and
+//! marked loops. The language server turns these into protocol objects.
+//!
+//! Invariants: every offset returned lies in the analysed text and on a
+//! character boundary; nothing here panics on any analysis.
+
+use crate::analysis::{FileAnalysis, FunctionAnalysis};
+use crate::clie::{MarkerStatus, Outcome, Placement};
+use crate::graph::loops::LoopId;
+use crate::ir::{BlockId, BuiltinCall, BuiltinId, BuiltinKind, Function, Lang};
+use crate::regions::tokens::TokenStatus;
+use crate::source::Span;
+
+/// Markdown to show for a range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hover {
+    pub span: Span,
+    pub markdown: String,
+}
+
+/// Where a hint goes relative to its offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HintSide {
+    /// Shown before the text at `offset`.
+    Before,
+    /// Shown after the text ending at `offset`.
+    After,
+}
+
+/// One place where CLIE inserts a region or section intrinsic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacementHint {
+    pub offset: usize,
+    pub side: HintSide,
+    /// Short label (`region▸`).
+    pub label: String,
+    /// What it is and for which loop.
+    pub tooltip: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolKind {
+    Function,
+    /// A loop with a marker (or an OpenMP/ivdep directive).
+    Loop,
+}
+
+/// An outline entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: String,
+    pub detail: String,
+    pub kind: SymbolKind,
+    pub span: Span,
+    pub selection: Span,
+    pub children: Vec<Symbol>,
+}
+
+fn line(fa: &FileAnalysis, offset: u32) -> u32 {
+    fa.source.line_col(offset as usize).line
+}
+
+/// The builtin name without prefix, lower-case (`parallel_loop`).
+fn short_name(b: &BuiltinCall) -> String {
+    let lower = b.name.to_ascii_lowercase();
+    lower
+        .strip_prefix("__builtin_csa_")
+        .or_else(|| lower.strip_prefix("builtin_csa_"))
+        .unwrap_or(&lower)
+        .to_string()
+}
+
+/// What a builtin does, in a paragraph.
+pub fn builtin_doc(kind: BuiltinKind, lang: Lang) -> &'static str {
+    match (kind, lang) {
+        (BuiltinKind::ParallelLoop, _) => {
+            "Asserts that the memory operations of different iterations of the next loop do not depend on each other. The compiler's loop-intrinsic expander (CLIE) turns it into a parallel region around the loop and a parallel section around the body; when no section can hold every memory operation of an iteration it prints `COULD NOT PARALLELIZE LOOP` and ignores the marker. Values carried in registers (a scalar sum) are allowed. OpenMP equivalent: `#pragma omp parallel for`."
+        }
+        (BuiltinKind::Spmd, _) => {
+            "`spmd(W, C)`: runs the next loop on `W` workers (SPMDization) with the parallel_loop assertion for each worker. `C` is the chunk size: 0 gives each worker one contiguous block of iterations, `C >= 1` deals out chunks of `C` iterations in turn. OpenMP equivalent: `#pragma omp parallel for num_threads(W) schedule(static[, C])`."
+        }
+        (BuiltinKind::Spmdization, _) => {
+            "`spmdization(W, \"kind\")`: the older form of `spmd`, with the chunk size named: `cyclic` (1), `blocking` (0) or `hybrid` (8). C only."
+        }
+        (BuiltinKind::PipelineLoop, _) => {
+            "`pipeline_loop(D)`: lets up to `D` iterations of the next (inner) loop be in flight at once; 0 lets the compiler choose. It only acts on a loop nested in another loop. No OpenMP equivalent; `-csa-ilpl-selection=automatic` finds most such loops by itself."
+        }
+        (BuiltinKind::RegionEntry, _) => {
+            "`parallel_region_entry(id)`: opens a parallel region and returns its token. Sections of one region, each opened with the token, may run their memory operations in any order relative to each other. The id must be an integer constant below 1000 (higher ids are the compiler's)."
+        }
+        (BuiltinKind::RegionExit, _) => {
+            "`parallel_region_exit(token)`: closes the region whose entry returned `token`."
+        }
+        (BuiltinKind::SectionEntry, _) => {
+            "`parallel_section_entry(region)`: opens a section of the region whose entry returned `region`, and returns the section's token. Memory operations between a section's entry and exit are unordered with those of the region's other sections (or other iterations of the same section)."
+        }
+        (BuiltinKind::SectionExit, _) => {
+            "`parallel_section_exit(section)`: closes the section whose entry returned `section`."
+        }
+        (BuiltinKind::WorkerNum, _) => {
+            "`spmd_worker_num()`: the number of the worker running this iteration of an SPMDized loop. Outside such a loop the compiler deletes it and everything computed from it."
+        }
+        (BuiltinKind::Other, _) => "A CSA builtin csa-lint does not model.",
+    }
+}
+
+/// What a directive on `line_text` means, if it is one.
+fn directive_doc(line_text: &str) -> Option<&'static str> {
+    let t = line_text.trim_start().to_ascii_lowercase();
+    let words: Vec<&str> = t.split_whitespace().collect();
+    let joined = words.join(" ");
+    if joined.starts_with("#pragma omp") || joined.starts_with("# pragma omp") {
+        return Some(
+            "OpenMP directive. The CSA compiler lowers `omp parallel for` / `omp for` loops to a parallel region around the loop and a parallel section around the body (the same intrinsics parallel_loop produces), so their memory operations are ordered only within an iteration.",
+        );
+    }
+    if joined.starts_with("!$omp") {
+        return Some(
+            "OpenMP directive (Fortran). `!$omp parallel do` / `!$omp do` loops become a parallel region around the loop and a parallel section around the body in the CSA compiler.",
+        );
+    }
+    if joined.starts_with("#pragma ivdep") || joined.starts_with("#pragma gcc ivdep") {
+        return Some(
+            "ivdep: asserts that the next loop has no loop-carried memory data dependence. Weaker than parallel_loop: it lets the compiler vectorize but does not parallelize the loop for CSA.",
+        );
+    }
+    if joined.contains("[[intel::ivdep") {
+        return Some(
+            "`[[intel::ivdep]]`: asserts that the loop has no loop-carried memory data dependence (optionally only below a distance). It allows vectorization; CSA does not parallelize on it.",
+        );
+    }
+    if joined.starts_with("!dir$ ivdep") || joined.starts_with("!gcc$ ivdep") {
+        return Some(
+            "ivdep (Fortran): asserts that the next DO loop has no loop-carried memory data dependence.",
+        );
+    }
+    if joined.starts_with("#pragma unroll") {
+        return Some(
+            "`#pragma unroll`: unrolls the next loop. With a constant count, a local array indexed by the loop variable becomes scalars (registers), so its accesses are not memory operations.",
+        );
+    }
+    None
+}
+
+/// The function containing `offset` and the builtin under it, if any.
+fn builtin_at(fa: &FileAnalysis, offset: usize) -> Option<(&FunctionAnalysis, BuiltinId)> {
+    for f in &fa.functions {
+        if !(f.func.span.start as usize..=f.func.span.end as usize).contains(&offset) {
+            continue;
+        }
+        for (i, b) in f.func.builtins.iter().enumerate() {
+            let (s, e) = (b.span.start as usize, b.span.end as usize);
+            if s <= offset && offset <= e {
+                return Some((f, BuiltinId(i as u32)));
+            }
+        }
+    }
+    None
+}
+
+/// Describes where a placement puts the region and section, in words.
+fn describe_placement(fa: &FileAnalysis, f: &FunctionAnalysis, p: &Placement) -> String {
+    let hints = placement_hints_for(fa, f, p, "");
+    let mut parts = Vec::new();
+    for h in hints {
+        parts.push(format!(
+            "{} at line {}",
+            h.tooltip,
+            fa.source.line_col(h.offset).line
+        ));
+    }
+    parts.join("; ")
+}
+
+fn loop_line(fa: &FileAnalysis, f: &FunctionAnalysis, l: LoopId) -> String {
+    let header = f.forest.loops.get(l.index()).map(|d| d.header);
+    let sl = f
+        .func
+        .source_loops
+        .iter()
+        .find(|sl| Some(sl.header.0) == header);
+    match sl {
+        Some(sl) => format!("the loop at line {}", line(fa, sl.keyword_span.start)),
+        None => "a loop".to_string(),
+    }
+}
+
+fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> String {
+    let b = f.func.builtin(id);
+    let mut md = format!("**{}**\n\n{}\n", b.name, builtin_doc(b.kind, f.func.lang));
+    let Some(info) = f.clie.markers.iter().find(|m| m.builtin == id) else {
+        return md;
+    };
+    md.push_str("\n---\n\n");
+    match &info.status {
+        MarkerStatus::Attached(loops) => {
+            for &l in loops {
+                md.push_str(&format!("Attaches to {}. ", loop_line(fa, f, l)));
+                let outcome = f
+                    .clie
+                    .verdicts
+                    .iter()
+                    .find(|v| v.loop_id == l && v.marker == id)
+                    .map(|v| &v.outcome);
+                let text = match outcome {
+                    Some(Outcome::Parallelized(p)) => {
+                        format!("CLIE parallelizes it: {}.", describe_placement(fa, f, p))
+                    }
+                    Some(Outcome::BadSpmdizationKind(_)) => {
+                        "CLIE finds a section but abandons the expansion: the spmdization kind is not one it accepts.".to_string()
+                    }
+                    Some(Outcome::NoMemoryOperations) => {
+                        "The loop has no memory operations after optimisation: the marker has no effect.".to_string()
+                    }
+                    Some(Outcome::SpmdWithoutMemory) => {
+                        "SPMDized without a section (the loop has no memory operations).".to_string()
+                    }
+                    Some(Outcome::CouldNotParallelize(_)) => {
+                        "CLIE cannot place a section: COULD NOT PARALLELIZE LOOP, the marker is ignored.".to_string()
+                    }
+                    Some(Outcome::Pipelined { depth }) => {
+                        format!("Pipelined with depth {depth}.")
+                    }
+                    Some(Outcome::BadPipelineDepth) => {
+                        "The depth is negative or not a constant: COULD NOT PIPELINE.".to_string()
+                    }
+                    None => String::new(),
+                };
+                md.push_str(&text);
+                md.push('\n');
+            }
+        }
+        MarkerStatus::Shadowed { by, loop_id } => md.push_str(&format!(
+            "Shadowed: the marker at line {} is nearer to {} and wins; the compiler deletes this one.\n",
+            line(fa, f.func.builtin(*by).span.start),
+            loop_line(fa, f, *loop_id)
+        )),
+        MarkerStatus::Unattached(_) => {
+            md.push_str("Not attached to any loop: the compiler deletes it without a message.\n")
+        }
+        MarkerStatus::NotAMarker => md.push_str(
+            "The compiler does not accept this call as a marker (wrong arguments); it stays an ordinary call.\n",
+        ),
+    }
+    // The diagnostics anchored here say why, with the compiler's words.
+    for d in &fa.diagnostics {
+        if d.span.start >= b.span.start && d.span.end <= b.span.end {
+            md.push_str(&format!("\n{} {}: {}\n", d.code, d.rule, d.message));
+        }
+    }
+    md
+}
+
+fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> String {
+    let b = f.func.builtin(id);
+    let mut md = format!(
+        "**{}**\n\n{}\n\n---\n\n",
+        b.name,
+        builtin_doc(b.kind, f.func.lang)
+    );
+    if let Some(e) = f.tokens.entry(id) {
+        match e.id {
+            Some(rid) => md.push_str(&format!("Opens region {rid}.\n")),
+            None => md.push_str("The region id is not a constant: the compiler stops.\n"),
+        }
+    }
+    if let Some(info) = f.tokens.info(id) {
+        let sources: Vec<String> = info
+            .sources
+            .iter()
+            .map(|s| {
+                let sb = f.func.builtin(*s);
+                format!("`{}` at line {}", short_name(sb), line(fa, sb.span.start))
+            })
+            .collect();
+        if !sources.is_empty() && b.kind != BuiltinKind::RegionEntry {
+            md.push_str(&format!("Its token comes from {}.", sources.join(", ")));
+            if let Some(rid) = info.region_id {
+                md.push_str(&format!(" Region {rid}."));
+            }
+            md.push('\n');
+        }
+        match &info.status {
+            TokenStatus::Connected => {}
+            TokenStatus::PartlyConnected { bad } | TokenStatus::NotConnected { bad } => {
+                for (span, why) in bad {
+                    md.push_str(&format!("\nLine {}: {why}\n", line(fa, span.start)));
+                }
+            }
+        }
+    }
+    md
+}
+
+/// What to show when hovering at `offset`.
+pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
+    if let Some((f, id)) = builtin_at(fa, offset) {
+        let b = f.func.builtin(id);
+        let markdown = if b.kind.is_marker() {
+            marker_hover(fa, f, id)
+        } else if matches!(
+            b.kind,
+            BuiltinKind::RegionEntry
+                | BuiltinKind::RegionExit
+                | BuiltinKind::SectionEntry
+                | BuiltinKind::SectionExit
+        ) {
+            token_hover(fa, f, id)
+        } else {
+            format!("**{}**\n\n{}\n", b.name, builtin_doc(b.kind, f.func.lang))
+        };
+        return Some(Hover {
+            span: b.name_span,
+            markdown,
+        });
+    }
+    let text = fa.source.text();
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let end = text[offset..]
+        .find('\n')
+        .map(|i| offset + i)
+        .unwrap_or(text.len());
+    let doc = directive_doc(&text[start..end])?;
+    let trimmed = text[start..end].trim_end_matches('\r');
+    let lead = trimmed.len() - trimmed.trim_start().len();
+    Some(Hover {
+        span: Span::new(start + lead, start + trimmed.len()),
+        markdown: doc.to_string(),
+    })
+}
+
+/// A position in `b` for a hint: its first statement, else its terminator,
+/// else the statement that made it.
+fn block_start(func: &Function, b: BlockId) -> Option<u32> {
+    let block = func.blocks.get(b.index())?;
+    block
+        .insts
+        .first()
+        .map(|i| i.span.start)
+        .or(block.term.span.map(|s| s.start))
+        .or(block.origin.map(|s| s.start))
+}
+
+fn placement_hints_for(
+    fa: &FileAnalysis,
+    f: &FunctionAnalysis,
+    p: &Placement,
+    what: &str,
+) -> Vec<PlacementHint> {
+    let func = &f.func;
+    let mut out = Vec::new();
+    // The region entry ends the preheader: just before the loop statement.
+    let loop_stmt = f.forest.ids().find_map(|l| {
+        (f.preheaders.get(l.index()).copied().flatten() == Some(p.region_entry))
+            .then(|| {
+                let header = f.forest.loops[l.index()].header;
+                func.source_loops.iter().find(|sl| sl.header.0 == header)
+            })
+            .flatten()
+    });
+    let entry_at = loop_stmt
+        .map(|sl| sl.span.start)
+        .or_else(|| block_start(func, p.region_entry));
+    if let Some(o) = entry_at {
+        out.push(PlacementHint {
+            offset: o as usize,
+            side: HintSide::Before,
+            label: "region▸".to_string(),
+            tooltip: format!("region entry{what}"),
+        });
+    }
+    // Sections are shown per line: CLIE puts the entry before the first
+    // memory operation of an iteration and the exit after the last, which
+    // may sit in the middle of an expression.
+    let text = fa.source.text();
+    let line_bounds = |o: usize| {
+        let o = o.min(text.len());
+        let start = text[..o].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let end = text[o..].find('\n').map(|i| o + i).unwrap_or(text.len());
+        let content = &text[start..end];
+        let lead = content.len() - content.trim_start().len();
+        (start + lead, start + content.trim_end().len())
+    };
+    let section_entry = p
+        .section_entry_before
+        .map(|s| s.start)
+        .or_else(|| {
+            func.blocks
+                .get(p.section_begin.index())?
+                .term
+                .span
+                .map(|s| s.start)
+        })
+        .or_else(|| block_start(func, p.section_begin));
+    if let Some(o) = section_entry {
+        out.push(PlacementHint {
+            offset: line_bounds(o as usize).0,
+            side: HintSide::Before,
+            label: "section▸".to_string(),
+            tooltip: format!("section entry{what}"),
+        });
+    }
+    let section_exit = p
+        .section_exit_after
+        .map(|s| s.end.saturating_sub(1))
+        .or_else(|| block_start(func, p.section_end));
+    if let Some(o) = section_exit {
+        out.push(PlacementHint {
+            offset: line_bounds(o as usize).1,
+            side: HintSide::After,
+            label: "◂section".to_string(),
+            tooltip: format!("section exit{what}"),
+        });
+    }
+    for &exit in &p.region_exits {
+        // A dedicated exit block holds no statement of its own: the exit is
+        // where the loop statement ends (or the statement it runs, such as
+        // a `return`).
+        let block = func.blocks.get(exit.index());
+        let own = block.and_then(|b| {
+            b.insts
+                .first()
+                .map(|i| i.span.start)
+                .or(b.term.span.map(|s| s.start))
+        });
+        let at = own
+            .filter(|o| loop_stmt.is_none_or(|sl| !sl.span.range().contains(&(*o as usize))))
+            .map(|o| (o, HintSide::Before))
+            .or_else(|| loop_stmt.map(|sl| (sl.span.end, HintSide::After)));
+        if let Some((o, side)) = at {
+            out.push(PlacementHint {
+                offset: o as usize,
+                side,
+                label: "◂region".to_string(),
+                tooltip: format!("region exit{what}"),
+            });
+        }
+    }
+    // Offsets inside the text, on character boundaries.
+    for h in &mut out {
+        h.offset = h.offset.min(text.len());
+        while !text.is_char_boundary(h.offset) {
+            h.offset -= 1;
+        }
+    }
+    out
+}
+
+/// Where CLIE inserts region and section entries and exits, for every loop
+/// it parallelizes, in source order.
+pub fn placement_hints(fa: &FileAnalysis) -> Vec<PlacementHint> {
+    let mut out = Vec::new();
+    for f in &fa.functions {
+        for v in &f.clie.verdicts {
+            let (Outcome::Parallelized(p) | Outcome::BadSpmdizationKind(p)) = &v.outcome else {
+                continue;
+            };
+            let marker = f.func.builtin(v.marker);
+            let what = format!(
+                " CLIE inserts for `{}` at line {}",
+                short_name(marker),
+                line(fa, marker.span.start)
+            );
+            out.extend(placement_hints_for(fa, f, p, &what));
+        }
+    }
+    out.sort_by_key(|h| (h.offset, h.side == HintSide::Before));
+    out.dedup_by(|a, b| a.offset == b.offset && a.label == b.label);
+    out
+}
+
+/// Functions, and in each the loops that carry a marker or a directive.
+pub fn symbols(fa: &FileAnalysis) -> Vec<Symbol> {
+    let mut out = Vec::new();
+    for f in &fa.functions {
+        let mut children = Vec::new();
+        for sl in &f.func.source_loops {
+            let header = sl.header.0;
+            let l = f
+                .forest
+                .ids()
+                .find(|l| f.forest.loops[l.index()].header == header);
+            let marker = l
+                .and_then(|l| f.clie.verdict_for(l))
+                .map(|v| short_name(f.func.builtin(v.marker)));
+            let detail = match (&marker, sl.omp, sl.ivdep) {
+                (Some(m), _, _) => m.clone(),
+                (None, Some(_), _) => "omp".to_string(),
+                (None, None, Some(_)) => "ivdep".to_string(),
+                (None, None, None) => continue,
+            };
+            children.push(Symbol {
+                name: format!("loop at line {}", line(fa, sl.keyword_span.start)),
+                detail,
+                kind: SymbolKind::Loop,
+                span: sl.span,
+                selection: sl.keyword_span,
+                children: Vec::new(),
+            });
+        }
+        out.push(Symbol {
+            name: f.func.name.clone(),
+            detail: if f.func.lang == Lang::C {
+                "function".to_string()
+            } else {
+                "procedure".to_string()
+            },
+            kind: SymbolKind::Function,
+            span: f.func.span,
+            selection: f.func.name_span,
+            children,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{analyze, AnalysisOptions};
+    use csa_grammars::SourceKind;
+
+    const C: &str = "void f(double *a, double *b, int n) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) {\n    a[i] = b[i] * 2.0;\n  }\n}\n";
+
+    fn fa(text: &str) -> FileAnalysis {
+        analyze(SourceKind::C, text, &AnalysisOptions::default())
+    }
+
+    #[test]
+    fn marker_hover_names_the_loop_and_the_placement() {
+        let fa = fa(C);
+        let at = C.find("parallel_loop").unwrap();
+        let h = hover(&fa, at).unwrap();
+        assert_eq!(&C[h.span.range()], "__builtin_csa_parallel_loop");
+        assert!(
+            h.markdown.contains("Attaches to the loop at line 5"),
+            "{}",
+            h.markdown
+        );
+        assert!(
+            h.markdown.contains("CLIE parallelizes it"),
+            "{}",
+            h.markdown
+        );
+        assert!(
+            h.markdown.contains("section entry at line 6"),
+            "{}",
+            h.markdown
+        );
+    }
+
+    #[test]
+    fn hints_bracket_the_loop_and_the_body() {
+        let fa = fa(C);
+        let hints = placement_hints(&fa);
+        let labels: Vec<(u32, &str)> = hints
+            .iter()
+            .map(|h| (fa.source.line_col(h.offset).line, h.label.as_str()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                (5, "region▸"),
+                (6, "section▸"),
+                (6, "◂section"),
+                (7, "◂region")
+            ],
+            "{hints:?}"
+        );
+    }
+
+    #[test]
+    fn unattached_marker_and_directives() {
+        let text = "void g(int *a, int n) {\n  __builtin_csa_parallel_loop();\n  if (n) a[0] = 1; else a[1] = 2;\n#pragma omp parallel for\n  for (int i = 0; i < n; i++) a[i] = 0;\n}\n";
+        let fa = fa(text);
+        let h = hover(&fa, text.find("parallel_loop").unwrap()).unwrap();
+        assert!(h.markdown.contains("Not attached"), "{}", h.markdown);
+        assert!(h.markdown.contains("CSA105"), "{}", h.markdown);
+        let h = hover(&fa, text.find("omp").unwrap()).unwrap();
+        assert!(h.markdown.contains("OpenMP"));
+        assert_eq!(&text[h.span.range()], "#pragma omp parallel for");
+        assert!(hover(&fa, text.find("if (n)").unwrap()).is_none());
+        let s = symbols(&fa);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].name, "g");
+        assert_eq!(s[0].children.len(), 1);
+        assert_eq!(s[0].children[0].detail, "omp");
+    }
+
+    #[test]
+    fn token_hover_names_the_region() {
+        let text = "void h(int *a, int *b) {\n  int r = __builtin_csa_parallel_region_entry(7);\n  int s = __builtin_csa_parallel_section_entry(r);\n  a[0] = 1;\n  __builtin_csa_parallel_section_exit(s);\n  __builtin_csa_parallel_region_exit(r);\n}\n";
+        let fa = fa(text);
+        let h = hover(&fa, text.find("section_entry").unwrap()).unwrap();
+        assert!(h.markdown.contains("Region 7"), "{}", h.markdown);
+        assert!(h.markdown.contains("line 2"), "{}", h.markdown);
+        let h = hover(&fa, text.find("region_entry").unwrap()).unwrap();
+        assert!(h.markdown.contains("Opens region 7"), "{}", h.markdown);
+    }
+
+    #[test]
+    fn nothing_panics_on_garbage() {
+        for text in [
+            "",
+            "}}}{{",
+            "void f( { __builtin_csa_parallel_loop(",
+            "\u{e9}\u{e9}",
+        ] {
+            let fa = fa(text);
+            for o in 0..=text.len() + 2 {
+                let _ = hover(&fa, o);
+            }
+            let _ = placement_hints(&fa);
+            let _ = symbols(&fa);
+        }
+    }
+}
