@@ -465,15 +465,28 @@ impl Resolver {
                 }))
             })
             .transpose()?;
+        Ok(Resolver {
+            explicit,
+            ..Resolver::discovering(overrides)
+        })
+    }
+
+    /// A resolver that discovers configuration files (no explicit one).
+    pub fn discovering(overrides: Overrides) -> Resolver {
         let defaults = std::sync::Arc::new(Resolved {
             settings: Settings::resolve(None, &overrides),
         });
-        Ok(Resolver {
+        Resolver {
             overrides,
-            explicit,
+            explicit: None,
             by_dir: Default::default(),
             defaults,
-        })
+        }
+    }
+
+    /// The settings for a file no configuration file applies to.
+    pub fn defaults(&self) -> std::sync::Arc<Resolved> {
+        self.defaults.clone()
     }
 
     /// The settings for the file at `file` (absolute). Errors name the

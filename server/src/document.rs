@@ -1,0 +1,150 @@
+//! Open documents: the text as a rope, its version, its language, and the
+//! latest analysis.
+
+use crate::position::{self, Encoding};
+use analyzer::analysis::FileAnalysis;
+use csa_grammars::SourceKind;
+use ropey::Rope;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tower_lsp_server::lsp_types::{TextDocumentContentChangeEvent, Uri};
+use tower_lsp_server::UriExt;
+
+/// An analysis of one version of a document.
+#[derive(Debug)]
+pub struct Analysed {
+    pub version: i32,
+    /// The text that was analysed (ropes share structure: cheap to keep).
+    pub rope: Rope,
+    /// The analysis, or the message of the internal error that stopped it.
+    pub result: Result<FileAnalysis, String>,
+}
+
+#[derive(Debug)]
+pub struct Document {
+    pub rope: Rope,
+    pub version: i32,
+    pub kind: SourceKind,
+    /// The file on disk, for configuration discovery.
+    pub path: Option<PathBuf>,
+    pub analysis: Option<Arc<Analysed>>,
+    /// An analysis task is running for this document.
+    pub analysing: bool,
+}
+
+/// The language of a document: by file extension when it has a known one,
+/// else by the client's language id, else C.
+pub fn kind_of(uri: &Uri, language_id: &str) -> SourceKind {
+    if let Some(kind) = uri
+        .to_file_path()
+        .and_then(|p| csa_grammars::detect(p.as_ref()))
+    {
+        return kind;
+    }
+    let id = language_id.to_ascii_lowercase();
+    if id.contains("fixed") {
+        SourceKind::FortranFixed
+    } else if id.starts_with("fortran") {
+        SourceKind::FortranFree
+    } else {
+        SourceKind::C
+    }
+}
+
+impl Document {
+    pub fn new(uri: &Uri, language_id: &str, text: &str, version: i32) -> Document {
+        Document {
+            rope: Rope::from_str(text),
+            version,
+            kind: kind_of(uri, language_id),
+            path: uri.to_file_path().map(|p| p.into_owned()),
+            analysis: None,
+            analysing: false,
+        }
+    }
+
+    /// Applies content changes in order. Returns a note for each change
+    /// whose range was out of the document (it is applied clamped).
+    pub fn apply(
+        &mut self,
+        changes: Vec<TextDocumentContentChangeEvent>,
+        version: i32,
+        enc: Encoding,
+    ) -> Vec<String> {
+        let mut notes = Vec::new();
+        for change in changes {
+            match change.range {
+                None => self.rope = Rope::from_str(&change.text),
+                Some(range) => {
+                    let start = position::char_index(&self.rope, range.start, enc);
+                    let end = position::char_index(&self.rope, range.end, enc);
+                    if start.is_err() || end.is_err() {
+                        notes.push(format!(
+                            "edit range {}:{}-{}:{} is outside the document; applied at the nearest valid position",
+                            range.start.line, range.start.character, range.end.line, range.end.character
+                        ));
+                    }
+                    let start = start.unwrap_or_else(|c| c);
+                    let end = end.unwrap_or_else(|c| c).max(start);
+                    self.rope.remove(start..end);
+                    self.rope.insert(start, &change.text);
+                }
+            }
+        }
+        self.version = version;
+        notes
+    }
+
+    /// The analysis of the current version, if there is one.
+    pub fn current(&self) -> Option<Arc<Analysed>> {
+        self.analysis
+            .as_ref()
+            .filter(|a| a.version == self.version)
+            .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_lsp_server::lsp_types::{Position, Range};
+
+    fn change(l0: u32, c0: u32, l1: u32, c1: u32, text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range: Some(Range::new(Position::new(l0, c0), Position::new(l1, c1))),
+            range_length: None,
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn incremental_changes_apply_in_order() {
+        let uri: Uri = "file:///tmp/a.c".parse().unwrap();
+        let mut d = Document::new(&uri, "c", "int a;\nint b;\n", 1);
+        assert_eq!(d.kind, SourceKind::C);
+        let notes = d.apply(
+            vec![change(0, 4, 0, 5, "xy"), change(1, 0, 1, 0, "// \u{e9}\n")],
+            2,
+            Encoding::Utf16,
+        );
+        assert!(notes.is_empty());
+        assert_eq!(d.rope.to_string(), "int xy;\n// \u{e9}\nint b;\n");
+        // After the `é`, UTF-16 column 4 is the end of line 1.
+        d.apply(vec![change(1, 4, 1, 4, "!")], 3, Encoding::Utf16);
+        assert_eq!(d.rope.to_string(), "int xy;\n// \u{e9}!\nint b;\n");
+        let notes = d.apply(vec![change(40, 0, 41, 0, "z")], 4, Encoding::Utf16);
+        assert_eq!(notes.len(), 1);
+        assert!(d.rope.to_string().ends_with("int b;\nz"));
+        assert_eq!(d.version, 4);
+    }
+
+    #[test]
+    fn language_from_extension_then_language_id() {
+        let f: Uri = "file:///x/m.f90".parse().unwrap();
+        assert_eq!(kind_of(&f, "c"), SourceKind::FortranFree);
+        let u: Uri = "untitled:Untitled-1".parse().unwrap();
+        assert_eq!(kind_of(&u, "fortran"), SourceKind::FortranFree);
+        assert_eq!(kind_of(&u, "FortranFixedForm"), SourceKind::FortranFixed);
+        assert_eq!(kind_of(&u, "c"), SourceKind::C);
+    }
+}

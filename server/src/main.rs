@@ -1,0 +1,70 @@
+//! `csa-lsp`: the csa-lint language server (LSP 3.17 over stdio).
+//!
+//! It owns the protocol and the documents; the analysis is the `analyzer`
+//! crate's. See `docs/architecture.md` ("server") for the invariants:
+//! document changes are applied in arrival order inside the notification
+//! handlers, analysis runs afterwards on blocking threads, a panic while
+//! analysing one document becomes one diagnostic and a log line.
+
+// `lsp_types::Uri` caches its parsed form in a cell, which this lint
+// flags; its hash and equality are those of the URI text, so it is a sound
+// map key (and `WorkspaceEdit::changes` requires it).
+#![allow(clippy::mutable_key_type)]
+
+mod backend;
+mod convert;
+mod document;
+mod position;
+mod transport;
+
+use tower_lsp_server::{LspService, Server};
+
+fn main() {
+    if std::env::args().any(|a| a == "--version" || a == "-V") {
+        println!("csa-lsp {}", env!("CARGO_PKG_VERSION"));
+        return;
+    }
+    if std::env::args().any(|a| a == "--help" || a == "-h") {
+        println!(
+            "csa-lsp {}: the csa-lint language server. It speaks LSP over standard input and output; start it from an editor (see README, \"Editors\").",
+            env!("CARGO_PKG_VERSION")
+        );
+        return;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("csa-lsp: cannot start the async runtime: {e}");
+            std::process::exit(2);
+        }
+    };
+    runtime.block_on(async {
+        // stdin -> guard -> server -> guard -> stdout (see `transport`).
+        let (to_server, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, from_server) = tokio::io::duplex(1 << 20);
+        let (errors_tx, errors_rx) = tokio::sync::mpsc::unbounded_channel();
+        let input = tokio::spawn(transport::pump_input(
+            tokio::io::stdin(),
+            to_server,
+            errors_tx,
+        ));
+        let output = tokio::spawn(transport::pump_output(
+            from_server,
+            tokio::io::stdout(),
+            errors_rx,
+        ));
+        let (service, socket) = LspService::new(backend::Backend::new);
+        Server::new(server_in, server_out, socket)
+            .serve(service)
+            .await;
+        // The server has stopped (exit, or end of input): forward what it
+        // wrote, then leave even if stdin stays open.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), output).await;
+        input.abort();
+    });
+    // Do not wait for the blocking stdin reader thread.
+    runtime.shutdown_background();
+}

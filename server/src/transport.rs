@@ -1,0 +1,272 @@
+//! A guard in front of the LSP transport.
+//!
+//! tower-lsp-server's reader stops the whole server at the first message it
+//! cannot decode (bad JSON, a JSON-RPC batch, a broken header). We read the
+//! framing ourselves: well-formed JSON-RPC messages go on to the server
+//! unchanged; anything else is answered here with the JSON-RPC error the
+//! specification asks for (`-32700` parse error, `-32600` invalid request),
+//! logged on stderr, and skipped. The server's output is forwarded frame by
+//! frame, so our error responses never split one of its messages.
+
+use serde_json::{json, Value};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt,
+};
+use tokio::sync::mpsc;
+
+/// The largest message accepted (bigger ones are skipped with an error).
+const MAX_MESSAGE: usize = 256 << 20;
+
+/// What reading one frame gave.
+#[derive(Debug, PartialEq)]
+pub enum Frame {
+    /// A body, as bytes.
+    Body(Vec<u8>),
+    /// A header block without a usable `Content-Length`.
+    BadHeader(String),
+    /// End of input.
+    Eof,
+}
+
+/// Reads one `Content-Length` framed message.
+pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<Frame> {
+    let mut length: Option<usize> = None;
+    let mut bad = None;
+    let mut saw_header = false;
+    loop {
+        let mut line = Vec::new();
+        if r.read_until(b'\n', &mut line).await? == 0 {
+            return Ok(Frame::Eof);
+        }
+        let text = String::from_utf8_lossy(&line);
+        let mut text = text.trim_end_matches(['\r', '\n']);
+        // After a frame we could not size, its body runs into the next
+        // header line: resynchronise on `Content-Length`.
+        if let Some(i) = text.to_ascii_lowercase().find("content-length:") {
+            text = &text[i..];
+        }
+        if text.is_empty() {
+            if !saw_header {
+                continue; // stray blank line between messages
+            }
+            break;
+        }
+        saw_header = true;
+        match text.split_once(':') {
+            Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                match value.trim().parse::<usize>() {
+                    Ok(n) => length = Some(n),
+                    Err(_) => bad = Some(format!("bad Content-Length `{}`", value.trim())),
+                }
+            }
+            Some((name, _)) if name.trim().eq_ignore_ascii_case("content-type") => {}
+            _ => bad = Some(format!("bad header line `{text}`")),
+        }
+    }
+    match (length, bad) {
+        (Some(n), None) if n <= MAX_MESSAGE => {
+            let mut body = vec![0; n];
+            r.read_exact(&mut body).await?;
+            Ok(Frame::Body(body))
+        }
+        (Some(n), None) => {
+            // Skip the oversized body.
+            let mut left = n;
+            let mut buf = vec![0; 64 << 10];
+            let cap = buf.len();
+            while left > 0 {
+                let k = r.read(&mut buf[..left.min(cap)]).await?;
+                if k == 0 {
+                    return Ok(Frame::Eof);
+                }
+                left -= k;
+            }
+            Ok(Frame::BadHeader(format!(
+                "message of {n} bytes is too large"
+            )))
+        }
+        (_, Some(why)) => Ok(Frame::BadHeader(why)),
+        (None, None) => Ok(Frame::BadHeader("missing Content-Length".to_string())),
+    }
+}
+
+/// Whether a body is a JSON-RPC message the server can decode; if not, the
+/// error response to send back.
+pub fn check(body: &[u8]) -> Result<(), Value> {
+    let error = |id: Value, code: i64, message: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return Err(error(Value::Null, -32700, "Parse error"));
+    };
+    let Some(obj) = v.as_object() else {
+        return Err(error(
+            Value::Null,
+            -32600,
+            "Invalid request: batches and non-object messages are not supported",
+        ));
+    };
+    let id = obj.get("id").cloned();
+    let id_ok = id
+        .as_ref()
+        .is_none_or(|i| i.is_null() || i.is_string() || i.is_i64() || i.is_u64());
+    let reply_id = if id_ok {
+        id.clone().unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") || !id_ok {
+        return Err(error(reply_id, -32600, "Invalid request"));
+    }
+    match obj.get("method") {
+        Some(Value::String(_)) => {
+            let params_ok = obj
+                .get("params")
+                .is_none_or(|p| p.is_object() || p.is_array() || p.is_null());
+            if params_ok {
+                Ok(())
+            } else {
+                Err(error(reply_id, -32600, "Invalid request: bad params"))
+            }
+        }
+        Some(_) => Err(error(
+            reply_id,
+            -32600,
+            "Invalid request: method is not a string",
+        )),
+        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => Ok(()),
+        None => Err(error(reply_id, -32600, "Invalid request: no method")),
+    }
+}
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// Copies well-formed messages from `input` to `server`, answering the
+/// others through `errors`. Ends at end of input.
+pub async fn pump_input<R, W>(input: R, mut server: W, errors: mpsc::UnboundedSender<Vec<u8>>)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut input = tokio::io::BufReader::new(input);
+    loop {
+        match read_frame(&mut input).await {
+            Ok(Frame::Eof) | Err(_) => break,
+            Ok(Frame::BadHeader(why)) => {
+                eprintln!("csa-lsp: skipped a message: {why}");
+                let e = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {why}")}});
+                let _ = errors.send(frame(e.to_string().as_bytes()));
+            }
+            Ok(Frame::Body(body)) => match check(&body) {
+                Ok(()) => {
+                    if server.write_all(&frame(&body)).await.is_err() {
+                        break;
+                    }
+                    let _ = server.flush().await;
+                }
+                Err(e) => {
+                    eprintln!(
+                        "csa-lsp: answered a malformed message with {}",
+                        e["error"]["message"]
+                    );
+                    let _ = errors.send(frame(e.to_string().as_bytes()));
+                }
+            },
+        }
+    }
+    let _ = server.shutdown().await;
+}
+
+/// Copies the server's frames and our error responses to `output`, whole
+/// frames at a time. Ends when the server's output ends.
+pub async fn pump_output<R, W>(
+    server: R,
+    mut output: W,
+    mut errors: mpsc::UnboundedReceiver<Vec<u8>>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut server = tokio::io::BufReader::new(server);
+    let mut errors_open = true;
+    loop {
+        tokio::select! {
+            f = read_frame(&mut server) => match f {
+                Ok(Frame::Body(body)) => {
+                    if output.write_all(&frame(&body)).await.is_err() {
+                        return;
+                    }
+                    let _ = output.flush().await;
+                }
+                Ok(Frame::BadHeader(_)) => {}
+                Ok(Frame::Eof) | Err(_) => break,
+            },
+            e = errors.recv(), if errors_open => match e {
+                Some(bytes) => {
+                    if output.write_all(&bytes).await.is_err() {
+                        return;
+                    }
+                    let _ = output.flush().await;
+                }
+                None => errors_open = false,
+            },
+        }
+    }
+    // Whatever error responses are still queued.
+    while let Ok(bytes) = errors.try_recv() {
+        let _ = output.write_all(&bytes).await;
+    }
+    let _ = output.flush().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_checked() {
+        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{}}"#).is_ok());
+        assert!(check(br#"{"jsonrpc":"2.0","method":"x"}"#).is_ok());
+        assert!(check(br#"{"jsonrpc":"2.0","id":"a","result":null}"#).is_ok());
+        let e = check(b"{garbage}").unwrap_err();
+        assert_eq!(e["error"]["code"], -32700);
+        let e = check(b"[1,2]").unwrap_err();
+        assert_eq!(e["error"]["code"], -32600);
+        let e = check(br#"{"jsonrpc":"2.0","id":5,"method":3}"#).unwrap_err();
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (json!(5), json!(-32600))
+        );
+        let e = check(br#"{"jsonrpc":"2.0","id":5,"method":"x","params":7}"#).unwrap_err();
+        assert_eq!(e["id"], 5);
+        let e = check(br#"{"id":5,"method":"x"}"#).unwrap_err();
+        assert_eq!(e["error"]["code"], -32600);
+        let e = check(br#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#).unwrap_err();
+        assert!(e["id"].is_null());
+    }
+
+    #[tokio::test]
+    async fn frames_survive_bad_headers() {
+        let input: &[u8] = b"Content-Length: 2\r\n\r\n{}\r\nX-Bad\r\n\r\nContent-Length: zz\r\n\r\n{lost}Content-Length: 3\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n[1]";
+        let mut r = tokio::io::BufReader::new(input);
+        assert_eq!(
+            read_frame(&mut r).await.unwrap(),
+            Frame::Body(b"{}".to_vec())
+        );
+        assert!(matches!(
+            read_frame(&mut r).await.unwrap(),
+            Frame::BadHeader(_)
+        ));
+        assert!(matches!(
+            read_frame(&mut r).await.unwrap(),
+            Frame::BadHeader(_)
+        ));
+        assert_eq!(
+            read_frame(&mut r).await.unwrap(),
+            Frame::Body(b"[1]".to_vec())
+        );
+        assert_eq!(read_frame(&mut r).await.unwrap(), Frame::Eof);
+    }
+}

@@ -1,0 +1,522 @@
+//! Protocol tests: the real `csa-lsp` binary over stdio with real
+//! `Content-Length` framing.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    rx: Receiver<Value>,
+    next_id: i64,
+    /// Messages received and not consumed yet.
+    backlog: Vec<Value>,
+}
+
+fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            length = v.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    r.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+impl Client {
+    fn start(envs: &[(&str, &str)]) -> Client {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_csa-lsp"));
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("csa-lsp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            while let Some(v) = read_message(&mut r) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            child,
+            stdin,
+            rx,
+            next_id: 1,
+            backlog: Vec::new(),
+        }
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: &Value) {
+        let body = serde_json::to_vec(v).unwrap();
+        let mut msg = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        msg.extend(body);
+        self.send_raw(&msg);
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Waits for a message matching `pred`, keeping the others; answers
+    /// requests from the server with `null`.
+    fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.backlog.iter().position(&pred) {
+            return self.backlog.remove(i);
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(v) => {
+                    if v.get("method").is_some() && v.get("id").is_some() {
+                        // A request from the server (registerCapability...).
+                        let id = v["id"].clone();
+                        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+                    }
+                    if pred(&v) {
+                        return v;
+                    }
+                    self.backlog.push(v);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("timed out waiting for {what}; got {:#?}", self.backlog)
+                }
+                Err(RecvTimeoutError::Disconnected) => panic!(
+                    "server exited while waiting for {what}; got {:#?}",
+                    self.backlog
+                ),
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.wait(&format!("the response to {method}"), |v| {
+            v.get("id") == Some(&json!(id)) && v.get("method").is_none()
+        })
+    }
+
+    fn initialize(&mut self, capabilities: Value, options: Value) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": capabilities, "initializationOptions": options}),
+        );
+        self.notify("initialized", json!({}));
+        r
+    }
+
+    /// The next publishDiagnostics for `uri` with `version`.
+    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let v = self.wait(&format!("diagnostics for {uri} v{version}"), |v| {
+            v["method"] == "textDocument/publishDiagnostics"
+                && v["params"]["uri"] == uri
+                && v["params"]["version"] == version
+        });
+        v["params"]["diagnostics"].as_array().unwrap().clone()
+    }
+
+    fn open(&mut self, uri: &str, language: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}}),
+        );
+    }
+
+    fn change(&mut self, uri: &str, version: i64, range: [u32; 4], text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"range": {"start": {"line": range[0], "character": range[1]},
+                                                  "end": {"line": range[2], "character": range[3]}},
+                                        "text": text}]}),
+        );
+    }
+
+    fn shutdown(mut self) {
+        let r = self.request("shutdown", json!(null));
+        assert!(r.get("error").is_none(), "{r}");
+        self.notify("exit", json!(null));
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn codes(diags: &[Value]) -> Vec<String> {
+    diags
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// A loop whose bound is read through a pointer: CSA101. Replacing `*n`
+/// by `m` (a local copy) parallelizes it.
+const DOC: &str = "void f(int *a, int *n) {\n  int m = *n;\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < *n; i++) {\n    a[i] = a[i] * 2;\n  }\n}\n";
+
+const URI: &str = "file:///tmp/csa-lsp-test/doc.c";
+
+#[test]
+fn diagnostics_follow_incremental_edits() {
+    let mut c = Client::start(&[]);
+    let init = c.initialize(json!({}), json!(null));
+    let caps = &init["result"]["capabilities"];
+    assert_eq!(caps["positionEncoding"], "utf-16");
+    assert_eq!(caps["textDocumentSync"]["change"], 2);
+    assert!(caps["diagnosticProvider"].is_null());
+    c.open(URI, "c", DOC);
+    let d = c.diagnostics(URI, 1);
+    assert_eq!(codes(&d), ["CSA101"], "{d:#?}");
+    let d0 = &d[0];
+    assert_eq!(d0["source"], "csa-lint");
+    assert_eq!(d0["severity"], 2);
+    assert_eq!(d0["range"]["start"], json!({"line": 3, "character": 2}));
+    assert!(d0["codeDescription"]["href"]
+        .as_str()
+        .unwrap()
+        .ends_with("#csa101-could-not-parallelize"));
+    assert!(!d0["relatedInformation"].as_array().unwrap().is_empty());
+    assert!(d0["message"]
+        .as_str()
+        .unwrap()
+        .contains("COULD NOT PARALLELIZE"));
+    // `*n` -> `m` in the loop condition (line 5, characters 22..24).
+    c.change(URI, 2, [5, 22, 5, 24], "m");
+    assert_eq!(codes(&c.diagnostics(URI, 2)), Vec::<String>::new());
+    c.change(URI, 3, [5, 22, 5, 23], "*n");
+    assert_eq!(codes(&c.diagnostics(URI, 3)), ["CSA101"]);
+    // Closing clears the document's diagnostics.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    let v = c.wait("cleared diagnostics", |v| {
+        v["method"] == "textDocument/publishDiagnostics"
+            && v["params"]["uri"] == URI
+            && v["params"]["diagnostics"] == json!([])
+    });
+    assert!(v["params"]["version"].is_null());
+    c.shutdown();
+}
+
+#[test]
+fn rapid_edits_end_with_the_latest_version() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    c.open(URI, "c", DOC);
+    // Many edits without waiting: toggle the bound 20 times.
+    for v in 2..=21 {
+        if v % 2 == 0 {
+            c.change(URI, v, [5, 22, 5, 24], "m");
+        } else {
+            c.change(URI, v, [5, 22, 5, 23], "*n");
+        }
+    }
+    // Version 21 has `*n`: the last published result is for it.
+    assert_eq!(codes(&c.diagnostics(URI, 21)), ["CSA101"]);
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 3, "character": 20}}),
+    );
+    let md = h["result"]["contents"]["value"].as_str().unwrap();
+    assert!(md.contains("COULD NOT PARALLELIZE"), "{md}");
+    c.shutdown();
+}
+
+#[test]
+fn hover_inlay_hints_and_symbols() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    let text = DOC.replace("i < *n", "i < m");
+    c.open(URI, "c", &text);
+    assert!(c.diagnostics(URI, 1).is_empty());
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 3, "character": 10}}),
+    );
+    let r = &h["result"];
+    let md = r["contents"]["value"].as_str().unwrap();
+    assert!(md.contains("Attaches to the loop at line 6"), "{md}");
+    assert!(md.contains("CLIE parallelizes it"), "{md}");
+    assert_eq!(r["range"]["start"], json!({"line": 3, "character": 2}));
+    // Hover on `#ifdef` gives nothing; on a plain statement neither.
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 1, "character": 4}}),
+    );
+    assert!(h["result"].is_null(), "{h}");
+    let hints = c.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": URI},
+               "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}}),
+    );
+    let labels: Vec<(u64, String)> = hints["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["position"]["line"].as_u64().unwrap(),
+                h["label"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (5, "region▸".to_string()),
+            (6, "section▸".to_string()),
+            (6, "◂section".to_string()),
+            (7, "◂region".to_string())
+        ]
+    );
+    let syms = c.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    let f = &syms["result"][0];
+    assert_eq!(f["name"], "f");
+    assert_eq!(f["children"][0]["detail"], "parallel_loop");
+    c.shutdown();
+}
+
+#[test]
+fn utf16_and_utf8_positions_after_non_ascii_text() {
+    // `é` is one UTF-16 unit and two bytes; `𝄞` two units and four bytes.
+    let text = DOC.replace(
+        "  __builtin_csa_parallel_loop();",
+        "  /*é𝄞*/ __builtin_csa_parallel_loop();",
+    );
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    c.open(URI, "c", &text);
+    let d = c.diagnostics(URI, 1);
+    // `  /*é𝄞*/ ` is 2 + 2 + 1 + 2 + 2 + 1 = 10 UTF-16 units.
+    assert_eq!(d[0]["range"]["start"], json!({"line": 3, "character": 10}));
+    // An edit after the non-ASCII text, in UTF-16 units: `*n` -> `m` on
+    // line 5 is ASCII; insert on line 3 right after `*/`.
+    c.change(URI, 2, [3, 9, 3, 9], " ");
+    let d = c.diagnostics(URI, 2);
+    assert_eq!(d[0]["range"]["start"], json!({"line": 3, "character": 11}));
+    c.shutdown();
+
+    let mut c = Client::start(&[]);
+    let init = c.initialize(
+        json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}}),
+        json!(null),
+    );
+    assert_eq!(init["result"]["capabilities"]["positionEncoding"], "utf-8");
+    c.open(URI, "c", &text);
+    let d = c.diagnostics(URI, 1);
+    // 2 + 2 + 2 + 4 + 2 + 1 = 13 bytes.
+    assert_eq!(d[0]["range"]["start"], json!({"line": 3, "character": 13}));
+    c.shutdown();
+}
+
+#[test]
+fn garbage_and_out_of_range_input_do_not_stop_the_server() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    // Not JSON: a parse error with a null id.
+    c.send_raw(b"Content-Length: 9\r\n\r\n{garbage}");
+    let e = c.wait("a parse error", |v| v["error"]["code"] == -32700);
+    assert!(e["id"].is_null());
+    // JSON that is not a JSON-RPC message (a batch): invalid request.
+    c.send(&json!([1, 2, 3]));
+    c.wait("an invalid request error", |v| v["error"]["code"] == -32600);
+    // A broken header, then a good message right after.
+    c.send_raw(b"Content-Length: many\r\n\r\n");
+    c.wait("a header error", |v| {
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Content-Length"))
+    });
+    // An unknown request gets an error, an unknown notification nothing.
+    let r = c.request("csa/unknown", json!({}));
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    c.notify("csa/unknownNotification", json!({}));
+    // A request with bad params gets an error.
+    let r = c.request("textDocument/hover", json!({"nonsense": true}));
+    assert!(r.get("error").is_some(), "{r}");
+    // Edits to a document that is not open are ignored.
+    c.change("file:///nowhere.c", 2, [0, 0, 0, 0], "x");
+    c.open(URI, "c", DOC);
+    assert_eq!(codes(&c.diagnostics(URI, 1)), ["CSA101"]);
+    // An edit far outside the document is applied at its end.
+    c.change(URI, 2, [400, 3, 500, 9], "\nint tail;\n");
+    assert_eq!(codes(&c.diagnostics(URI, 2)), ["CSA101"]);
+    // Out-of-range positions in requests.
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 9999, "character": 9999}}),
+    );
+    assert!(h.get("error").is_none(), "{h}");
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": "file:///not/open.c"}, "position": {"line": 0, "character": 0}}),
+    );
+    assert!(h["result"].is_null(), "{h}");
+    // Still answering.
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 3, "character": 10}}),
+    );
+    assert!(h["result"]["contents"]["value"].as_str().is_some(), "{h}");
+    c.shutdown();
+}
+
+#[test]
+fn a_panic_in_the_analysis_becomes_one_diagnostic() {
+    let mut c = Client::start(&[("CSA_LSP_TEST_PANIC", "1")]);
+    c.initialize(json!({}), json!(null));
+    let bad = "file:///tmp/csa-lsp-test/bad.c";
+    c.open(bad, "c", "// CSA_LSP_TEST_PANIC\nint x;\n");
+    let d = c.diagnostics(bad, 1);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0]["severity"], 1);
+    assert!(d[0]["message"].as_str().unwrap().contains("internal error"));
+    let log = c.wait("a log line", |v| {
+        v["method"] == "window/logMessage"
+            && v["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("internal error"))
+    });
+    assert_eq!(log["params"]["type"], 1);
+    // Other documents are still analysed, and the bad one recovers.
+    c.open(URI, "c", DOC);
+    assert_eq!(codes(&c.diagnostics(URI, 1)), ["CSA101"]);
+    c.change(bad, 2, [0, 0, 1, 0], "");
+    assert!(c.diagnostics(bad, 2).is_empty());
+    c.shutdown();
+}
+
+#[test]
+fn pull_diagnostics_when_the_client_supports_them() {
+    let mut c = Client::start(&[]);
+    let init = c.initialize(
+        json!({"textDocument": {"diagnostic": {"dynamicRegistration": false}}}),
+        json!(null),
+    );
+    assert_eq!(
+        init["result"]["capabilities"]["diagnosticProvider"]["identifier"],
+        "csa-lint"
+    );
+    c.open(URI, "c", DOC);
+    let r = c.request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    assert_eq!(r["result"]["kind"], "full");
+    assert_eq!(r["result"]["resultId"], "1");
+    assert_eq!(codes(r["result"]["items"].as_array().unwrap()), ["CSA101"]);
+    let r = c.request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": URI}, "previousResultId": "1"}),
+    );
+    assert_eq!(r["result"]["kind"], "unchanged");
+    c.change(URI, 2, [5, 22, 5, 24], "m");
+    let r = c.request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": URI}, "previousResultId": "1"}),
+    );
+    assert_eq!(r["result"]["kind"], "full");
+    assert!(r["result"]["items"].as_array().unwrap().is_empty());
+    // Nothing was pushed.
+    assert!(
+        !c.backlog
+            .iter()
+            .any(|v| v["method"] == "textDocument/publishDiagnostics"),
+        "{:#?}",
+        c.backlog
+    );
+    c.shutdown();
+}
+
+#[test]
+fn configuration_from_options_and_changes() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!({"ignore": ["CSA101"]}));
+    c.open(URI, "c", DOC);
+    assert!(c.diagnostics(URI, 1).is_empty());
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"csa-lint": {"select": ["ALL"]}}}),
+    );
+    assert_eq!(codes(&c.diagnostics(URI, 1)), ["CSA101"]);
+    c.shutdown();
+}
+
+#[test]
+fn configuration_files_apply_to_documents_below_them() {
+    let dir = std::env::temp_dir().join(format!("csa-lsp-config-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("csa-lint.toml"),
+        "ignore = [\"could-not-parallelize\"]\n",
+    )
+    .unwrap();
+    let file = dir.join("sub/x.c");
+    std::fs::write(&file, DOC).unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    c.open(&uri, "c", DOC);
+    assert!(c.diagnostics(&uri, 1).is_empty());
+    // A broken file is reported and default settings apply.
+    std::fs::write(dir.join("csa-lint.toml"), "selct = 1\n").unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": format!("file://{}/csa-lint.toml", dir.display()), "type": 2}]}),
+    );
+    assert_eq!(codes(&c.diagnostics(&uri, 1)), ["CSA101"]);
+    let shown = c.wait("the configuration error", |v| {
+        v["method"] == "window/showMessage"
+    });
+    let msg = shown["params"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("csa-lint.toml:1:1: unknown key `selct`"),
+        "{msg}"
+    );
+    c.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
