@@ -1,0 +1,147 @@
+//! Editor latency: one keystroke in a 20,000-line annotated C file to the
+//! published diagnostics of that version, through the real `csa-lsp`
+//! binary over stdio. Prints p50, p90, p99 and max over many edits.
+//!
+//! `cargo bench -p csa-lsp --bench latency [-- EDITS]` (default 300).
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            length = v.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    r.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// A realistic annotated file: functions with marked loop nests,
+/// reductions, stencils, guards and comments; `lines` lines in all.
+fn generate(lines: usize) -> (String, Vec<u32>) {
+    let mut out = String::from("#include <math.h>\n#define N 1024\nint table[N];\n\n");
+    let mut body_lines = Vec::new();
+    let mut k = 0;
+    while out.lines().count() < lines {
+        let f = format!(
+            "/* Kernel {k}: scale, stencil and reduce. */\n\
+             double kernel_{k}(double *restrict a, const double *restrict b, int n, int m) {{\n\
+             \x20 double sum = 0.0;\n\
+             \x20 if (n <= 0) return 0.0;\n\
+             #ifdef __CSA__\n\
+             \x20 __builtin_csa_parallel_loop();\n\
+             #endif\n\
+             \x20 for (int i = 1; i < n - 1; i++) {{\n\
+             \x20   a[i] = 0.25 * b[i - 1] + 0.5 * b[i] + 0.25 * b[i + 1];\n\
+             \x20 }}\n\
+             #ifdef __CSA__\n\
+             \x20 __builtin_csa_spmd(4, 0);\n\
+             #endif\n\
+             \x20 for (int i = 0; i < n; i++) {{\n\
+             \x20   for (int j = 0; j < m; j++) {{\n\
+             \x20     a[i * m + j] += b[j] * {k}.0;\n\
+             \x20   }}\n\
+             \x20 }}\n\
+             \x20 for (int i = 0; i < n; i++) sum += a[i];\n\
+             \x20 if (sum > 1e9) {{\n\
+             \x20   sum = sqrt(sum);\n\
+             \x20 }}\n\
+             \x20 return sum;\n\
+             }}\n\n"
+        );
+        // The line of `a[i] = 0.25 ...` (0-based) in this function.
+        body_lines.push(out.lines().count() as u32 + 8);
+        out.push_str(&f);
+        k += 1;
+    }
+    (out, body_lines)
+}
+
+fn main() {
+    let edits: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(300);
+    let (text, body_lines) = generate(20_000);
+    let lines = text.lines().count();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_csa-lsp"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("csa-lsp starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = channel::<Value>();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        while let Some(v) = read_message(&mut r) {
+            if tx.send(v).is_err() {
+                break;
+            }
+        }
+    });
+    let mut send = |v: Value| {
+        let body = serde_json::to_vec(&v).unwrap();
+        stdin
+            .write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())
+            .unwrap();
+        stdin.write_all(&body).unwrap();
+        stdin.flush().unwrap();
+    };
+    let wait_version = |version: i64| -> Duration {
+        let start = Instant::now();
+        loop {
+            let v = rx.recv_timeout(Duration::from_secs(120)).expect("diagnostics arrive");
+            if v["method"] == "textDocument/publishDiagnostics" && v["params"]["version"] == version {
+                return start.elapsed();
+            }
+        }
+    };
+    let uri = "file:///tmp/csa-latency/big.c";
+    send(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}));
+    send(json!({"jsonrpc":"2.0","method":"initialized","params":{}}));
+    let t = Instant::now();
+    send(json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"c","version":1,"text":text}}}));
+    wait_version(1);
+    let open = t.elapsed();
+    let mut samples = Vec::with_capacity(edits);
+    let target = body_lines[body_lines.len() / 2];
+    for e in 0..edits {
+        let version = e as i64 + 2;
+        // Type a space after `a[i] =` then delete it again, alternately.
+        let change = if e % 2 == 0 {
+            json!({"range":{"start":{"line":target,"character":10},"end":{"line":target,"character":10}},"text":" "})
+        } else {
+            json!({"range":{"start":{"line":target,"character":10},"end":{"line":target,"character":11}},"text":""})
+        };
+        let start = Instant::now();
+        send(json!({"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":uri,"version":version},"contentChanges":[change]}}));
+        wait_version(version);
+        samples.push(start.elapsed());
+    }
+    send(json!({"jsonrpc":"2.0","id":2,"method":"shutdown","params":null}));
+    send(json!({"jsonrpc":"2.0","method":"exit","params":null}));
+    let _ = child.wait();
+    samples.sort();
+    let pct = |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!("csa-lsp latency: {lines} lines, {} KB, {edits} keystrokes, each waited for", text.len() / 1024);
+    println!("  open to first diagnostics: {:8.2} ms", ms(open));
+    println!("  keystroke to diagnostics:  p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(*samples.last().unwrap()));
+}
