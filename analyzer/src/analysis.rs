@@ -20,9 +20,10 @@ use crate::rules::{self, FileContext, FunctionContext};
 use crate::source::{SourceText, Span};
 use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
+use std::sync::Arc;
 
 /// What the analysis can be told.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AnalysisOptions {
     /// Preprocessor names treated as defined (config `defines`, `--define`).
     pub defines: Vec<String>,
@@ -72,7 +73,11 @@ pub struct FileAnalysis {
     pub lang: Lang,
     pub source: SourceText,
     pub preprocessed: Preprocessed,
-    pub functions: Vec<FunctionAnalysis>,
+    pub functions: Vec<Arc<FunctionAnalysis>>,
+    /// For each function, how far its text has moved since it was analysed
+    /// (non-zero only for results an incremental analysis reused): add it
+    /// to the function's spans to get positions in `source`.
+    pub function_shifts: Vec<i64>,
     pub toplevel_errors: Vec<Span>,
     /// Sorted by position, then code.
     pub diagnostics: Vec<Diagnostic>,
@@ -88,6 +93,7 @@ impl FileAnalysis {
                     .iter()
                     .find(|f| f.func.name.eq_ignore_ascii_case(name))
             })
+            .map(|f| &**f)
     }
 }
 
@@ -136,52 +142,93 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
     let mut functions = Vec::with_capacity(lowered.functions.len());
     for func in lowered.functions {
         let fa = analyze_function(func, &mopts);
-        let cx = FunctionContext {
-            func: &fa.func,
-            succs: &fa.succs,
-            src: &source,
-            forest: &fa.forest,
-            preheaders: &fa.preheaders,
-            memory: &fa.memory,
-            clie: &fa.clie,
-            reachable: &fa.reachable,
-            irreducible_edges: &fa.irreducible_edges,
-            tokens: &fa.tokens,
-            events: &fa.events,
-            membership: &fa.membership,
-            ordering: &fa.ordering,
-            disable_loop_storage_check: opts.disable_loop_storage_check,
-        };
-        rules::check_function(&cx, &mut diagnostics);
-        functions.push(fa);
+        function_diagnostics(&fa, &source, opts, &mut diagnostics);
+        functions.push(Arc::new(fa));
     }
     {
-        let guarded = |offset: usize| preprocessed.is_csa_guarded(offset);
         let all: Vec<&Function> = functions.iter().map(|f| &f.func).collect();
-        let cx = FileContext {
+        file_diagnostics(
             lang,
-            src: &source,
-            functions: &all,
-            toplevel_errors: &lowered.toplevel_errors,
-            csa_guarded: &guarded,
-        };
-        rules::check_file(&cx, &mut diagnostics);
+            &source,
+            &preprocessed,
+            &all,
+            &lowered.toplevel_errors,
+            &mut diagnostics,
+        );
     }
-    diagnostics.sort_by(|a, b| {
-        (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
-    });
-    diagnostics.dedup();
-    let suppressions = crate::suppress::parse(&source, lang);
-    let diagnostics = crate::suppress::apply(diagnostics, &suppressions, &source);
+    let diagnostics = finish_diagnostics(diagnostics, &source, lang);
+    let function_shifts = vec![0; functions.len()];
     FileAnalysis {
         kind,
         lang,
         source,
         preprocessed,
         functions,
+        function_shifts,
         toplevel_errors: lowered.toplevel_errors,
         diagnostics,
     }
+}
+
+/// The diagnostics of one analysed function.
+pub(crate) fn function_diagnostics(
+    fa: &FunctionAnalysis,
+    source: &SourceText,
+    opts: &AnalysisOptions,
+    out: &mut Vec<Diagnostic>,
+) {
+    let cx = FunctionContext {
+        func: &fa.func,
+        succs: &fa.succs,
+        src: source,
+        forest: &fa.forest,
+        preheaders: &fa.preheaders,
+        memory: &fa.memory,
+        clie: &fa.clie,
+        reachable: &fa.reachable,
+        irreducible_edges: &fa.irreducible_edges,
+        tokens: &fa.tokens,
+        events: &fa.events,
+        membership: &fa.membership,
+        ordering: &fa.ordering,
+        disable_loop_storage_check: opts.disable_loop_storage_check,
+    };
+    rules::check_function(&cx, out);
+}
+
+/// File-level diagnostics (syntax errors outside functions, unguarded
+/// builtins) of some functions.
+pub(crate) fn file_diagnostics(
+    lang: Lang,
+    source: &SourceText,
+    preprocessed: &Preprocessed,
+    functions: &[&Function],
+    toplevel_errors: &[Span],
+    out: &mut Vec<Diagnostic>,
+) {
+    let guarded = |offset: usize| preprocessed.is_csa_guarded(offset);
+    let cx = FileContext {
+        lang,
+        src: source,
+        functions,
+        toplevel_errors,
+        csa_guarded: &guarded,
+    };
+    rules::check_file(&cx, out);
+}
+
+/// Sorts, deduplicates and applies suppression comments.
+pub(crate) fn finish_diagnostics(
+    mut diagnostics: Vec<Diagnostic>,
+    source: &SourceText,
+    lang: Lang,
+) -> Vec<Diagnostic> {
+    diagnostics.sort_by(|a, b| {
+        (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
+    });
+    diagnostics.dedup();
+    let suppressions = crate::suppress::parse(source, lang);
+    crate::suppress::apply(diagnostics, &suppressions, source)
 }
 
 /// Predecessor lists with one entry per edge.
@@ -197,7 +244,7 @@ pub fn predecessors(succs: &[Vec<u32>]) -> Vec<Vec<u32>> {
     preds
 }
 
-fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalysis {
+pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalysis {
     // Irreducibility is a property of the CFG the front end built.
     let succs0 = func.successors();
     let dom0 = DomTree::dominators(&succs0, 0);

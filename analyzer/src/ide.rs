@@ -62,6 +62,27 @@ fn line(fa: &FileAnalysis, offset: u32) -> u32 {
     fa.source.line_col(offset as usize).line
 }
 
+/// An offset of a function's analysis moved by the function's shift (see
+/// [`FileAnalysis::function_shifts`]).
+fn mv(sh: i64, o: u32) -> u32 {
+    (o as i64 + sh).max(0) as u32
+}
+
+fn mvs(sh: i64, s: Span) -> Span {
+    Span {
+        start: mv(sh, s.start),
+        end: mv(sh, s.end),
+    }
+}
+
+/// Each function with its shift.
+fn functions(fa: &FileAnalysis) -> impl Iterator<Item = (&FunctionAnalysis, i64)> {
+    fa.functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (&**f, fa.function_shifts.get(i).copied().unwrap_or(0)))
+}
+
 /// The builtin name without prefix, lower-case (`parallel_loop`).
 fn short_name(b: &BuiltinCall) -> String {
     let lower = b.name.to_ascii_lowercase();
@@ -145,15 +166,16 @@ fn directive_doc(line_text: &str) -> Option<&'static str> {
 }
 
 /// The function containing `offset` and the builtin under it, if any.
-fn builtin_at(fa: &FileAnalysis, offset: usize) -> Option<(&FunctionAnalysis, BuiltinId)> {
-    for f in &fa.functions {
-        if !(f.func.span.start as usize..=f.func.span.end as usize).contains(&offset) {
+fn builtin_at(fa: &FileAnalysis, offset: usize) -> Option<(&FunctionAnalysis, i64, BuiltinId)> {
+    for (f, sh) in functions(fa) {
+        let span = mvs(sh, f.func.span);
+        if !(span.start as usize..=span.end as usize).contains(&offset) {
             continue;
         }
         for (i, b) in f.func.builtins.iter().enumerate() {
-            let (s, e) = (b.span.start as usize, b.span.end as usize);
-            if s <= offset && offset <= e {
-                return Some((f, BuiltinId(i as u32)));
+            let span = mvs(sh, b.span);
+            if span.start as usize <= offset && offset <= span.end as usize {
+                return Some((f, sh, BuiltinId(i as u32)));
             }
         }
     }
@@ -161,8 +183,8 @@ fn builtin_at(fa: &FileAnalysis, offset: usize) -> Option<(&FunctionAnalysis, Bu
 }
 
 /// Describes where a placement puts the region and section, in words.
-fn describe_placement(fa: &FileAnalysis, f: &FunctionAnalysis, p: &Placement) -> String {
-    let hints = placement_hints_for(fa, f, p, "");
+fn describe_placement(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, p: &Placement) -> String {
+    let hints = placement_hints_for(fa, f, sh, p, "");
     let mut parts = Vec::new();
     for h in hints {
         parts.push(format!(
@@ -174,7 +196,7 @@ fn describe_placement(fa: &FileAnalysis, f: &FunctionAnalysis, p: &Placement) ->
     parts.join("; ")
 }
 
-fn loop_line(fa: &FileAnalysis, f: &FunctionAnalysis, l: LoopId) -> String {
+fn loop_line(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, l: LoopId) -> String {
     let header = f.forest.loops.get(l.index()).map(|d| d.header);
     let sl = f
         .func
@@ -182,12 +204,15 @@ fn loop_line(fa: &FileAnalysis, f: &FunctionAnalysis, l: LoopId) -> String {
         .iter()
         .find(|sl| Some(sl.header.0) == header);
     match sl {
-        Some(sl) => format!("the loop at line {}", line(fa, sl.keyword_span.start)),
+        Some(sl) => format!(
+            "the loop at line {}",
+            line(fa, mv(sh, sl.keyword_span.start))
+        ),
         None => "a loop".to_string(),
     }
 }
 
-fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> String {
+fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) -> String {
     let b = f.func.builtin(id);
     let mut md = format!("**{}**\n\n{}\n", b.name, builtin_doc(b.kind, f.func.lang));
     let Some(info) = f.clie.markers.iter().find(|m| m.builtin == id) else {
@@ -197,7 +222,7 @@ fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> Strin
     match &info.status {
         MarkerStatus::Attached(loops) => {
             for &l in loops {
-                md.push_str(&format!("Attaches to {}. ", loop_line(fa, f, l)));
+                md.push_str(&format!("Attaches to {}. ", loop_line(fa, f, sh, l)));
                 let outcome = f
                     .clie
                     .verdicts
@@ -206,7 +231,7 @@ fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> Strin
                     .map(|v| &v.outcome);
                 let text = match outcome {
                     Some(Outcome::Parallelized(p)) => {
-                        format!("CLIE parallelizes it: {}.", describe_placement(fa, f, p))
+                        format!("CLIE parallelizes it: {}.", describe_placement(fa, f, sh, p))
                     }
                     Some(Outcome::BadSpmdizationKind(_)) => {
                         "CLIE finds a section but abandons the expansion: the spmdization kind is not one it accepts.".to_string()
@@ -234,8 +259,8 @@ fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> Strin
         }
         MarkerStatus::Shadowed { by, loop_id } => md.push_str(&format!(
             "Shadowed: the marker at line {} is nearer to {} and wins; the compiler deletes this one.\n",
-            line(fa, f.func.builtin(*by).span.start),
-            loop_line(fa, f, *loop_id)
+            line(fa, mv(sh, f.func.builtin(*by).span.start)),
+            loop_line(fa, f, sh, *loop_id)
         )),
         MarkerStatus::Unattached(_) => {
             md.push_str("Not attached to any loop: the compiler deletes it without a message.\n")
@@ -246,14 +271,15 @@ fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> Strin
     }
     // The diagnostics anchored here say why, with the compiler's words.
     for d in &fa.diagnostics {
-        if d.span.start >= b.span.start && d.span.end <= b.span.end {
+        let b_span = mvs(sh, b.span);
+        if d.span.start >= b_span.start && d.span.end <= b_span.end {
             md.push_str(&format!("\n{} {}: {}\n", d.code, d.rule, d.message));
         }
     }
     md
 }
 
-fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> String {
+fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) -> String {
     let b = f.func.builtin(id);
     let mut md = format!(
         "**{}**\n\n{}\n\n---\n\n",
@@ -272,7 +298,11 @@ fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> String
             .iter()
             .map(|s| {
                 let sb = f.func.builtin(*s);
-                format!("`{}` at line {}", short_name(sb), line(fa, sb.span.start))
+                format!(
+                    "`{}` at line {}",
+                    short_name(sb),
+                    line(fa, mv(sh, sb.span.start))
+                )
             })
             .collect();
         if !sources.is_empty() && b.kind != BuiltinKind::RegionEntry {
@@ -286,7 +316,7 @@ fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> String
             TokenStatus::Connected => {}
             TokenStatus::PartlyConnected { bad } | TokenStatus::NotConnected { bad } => {
                 for (span, why) in bad {
-                    md.push_str(&format!("\nLine {}: {why}\n", line(fa, span.start)));
+                    md.push_str(&format!("\nLine {}: {why}\n", line(fa, mv(sh, span.start))));
                 }
             }
         }
@@ -296,10 +326,10 @@ fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, id: BuiltinId) -> String
 
 /// What to show when hovering at `offset`.
 pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
-    if let Some((f, id)) = builtin_at(fa, offset) {
+    if let Some((f, sh, id)) = builtin_at(fa, offset) {
         let b = f.func.builtin(id);
         let markdown = if b.kind.is_marker() {
-            marker_hover(fa, f, id)
+            marker_hover(fa, f, sh, id)
         } else if matches!(
             b.kind,
             BuiltinKind::RegionEntry
@@ -307,12 +337,12 @@ pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
                 | BuiltinKind::SectionEntry
                 | BuiltinKind::SectionExit
         ) {
-            token_hover(fa, f, id)
+            token_hover(fa, f, sh, id)
         } else {
             format!("**{}**\n\n{}\n", b.name, builtin_doc(b.kind, f.func.lang))
         };
         return Some(Hover {
-            span: b.name_span,
+            span: mvs(sh, b.name_span),
             markdown,
         });
     }
@@ -350,6 +380,7 @@ fn block_start(func: &Function, b: BlockId) -> Option<u32> {
 fn placement_hints_for(
     fa: &FileAnalysis,
     f: &FunctionAnalysis,
+    sh: i64,
     p: &Placement,
     what: &str,
 ) -> Vec<PlacementHint> {
@@ -369,7 +400,7 @@ fn placement_hints_for(
         .or_else(|| block_start(func, p.region_entry));
     if let Some(o) = entry_at {
         out.push(PlacementHint {
-            offset: o as usize,
+            offset: mv(sh, o) as usize,
             side: HintSide::Before,
             label: "region▸".to_string(),
             tooltip: format!("region entry{what}"),
@@ -400,7 +431,7 @@ fn placement_hints_for(
         .or_else(|| block_start(func, p.section_begin));
     if let Some(o) = section_entry {
         out.push(PlacementHint {
-            offset: line_bounds(o as usize).0,
+            offset: line_bounds(mv(sh, o) as usize).0,
             side: HintSide::Before,
             label: "section▸".to_string(),
             tooltip: format!("section entry{what}"),
@@ -412,7 +443,7 @@ fn placement_hints_for(
         .or_else(|| block_start(func, p.section_end));
     if let Some(o) = section_exit {
         out.push(PlacementHint {
-            offset: line_bounds(o as usize).1,
+            offset: line_bounds(mv(sh, o) as usize).1,
             side: HintSide::After,
             label: "◂section".to_string(),
             tooltip: format!("section exit{what}"),
@@ -435,7 +466,7 @@ fn placement_hints_for(
             .or_else(|| loop_stmt.map(|sl| (sl.span.end, HintSide::After)));
         if let Some((o, side)) = at {
             out.push(PlacementHint {
-                offset: o as usize,
+                offset: mv(sh, o) as usize,
                 side,
                 label: "◂region".to_string(),
                 tooltip: format!("region exit{what}"),
@@ -456,7 +487,7 @@ fn placement_hints_for(
 /// it parallelizes, in source order.
 pub fn placement_hints(fa: &FileAnalysis) -> Vec<PlacementHint> {
     let mut out = Vec::new();
-    for f in &fa.functions {
+    for (f, sh) in functions(fa) {
         for v in &f.clie.verdicts {
             let (Outcome::Parallelized(p) | Outcome::BadSpmdizationKind(p)) = &v.outcome else {
                 continue;
@@ -465,9 +496,9 @@ pub fn placement_hints(fa: &FileAnalysis) -> Vec<PlacementHint> {
             let what = format!(
                 " CLIE inserts for `{}` at line {}",
                 short_name(marker),
-                line(fa, marker.span.start)
+                line(fa, mv(sh, marker.span.start))
             );
-            out.extend(placement_hints_for(fa, f, p, &what));
+            out.extend(placement_hints_for(fa, f, sh, p, &what));
         }
     }
     out.sort_by_key(|h| (h.offset, h.side == HintSide::Before));
@@ -478,7 +509,7 @@ pub fn placement_hints(fa: &FileAnalysis) -> Vec<PlacementHint> {
 /// Functions, and in each the loops that carry a marker or a directive.
 pub fn symbols(fa: &FileAnalysis) -> Vec<Symbol> {
     let mut out = Vec::new();
-    for f in &fa.functions {
+    for (f, sh) in functions(fa) {
         let mut children = Vec::new();
         for sl in &f.func.source_loops {
             let header = sl.header.0;
@@ -496,11 +527,11 @@ pub fn symbols(fa: &FileAnalysis) -> Vec<Symbol> {
                 (None, None, None) => continue,
             };
             children.push(Symbol {
-                name: format!("loop at line {}", line(fa, sl.keyword_span.start)),
+                name: format!("loop at line {}", line(fa, mv(sh, sl.keyword_span.start))),
                 detail,
                 kind: SymbolKind::Loop,
-                span: sl.span,
-                selection: sl.keyword_span,
+                span: mvs(sh, sl.span),
+                selection: mvs(sh, sl.keyword_span),
                 children: Vec::new(),
             });
         }
@@ -512,8 +543,8 @@ pub fn symbols(fa: &FileAnalysis) -> Vec<Symbol> {
                 "procedure".to_string()
             },
             kind: SymbolKind::Function,
-            span: f.func.span,
-            selection: f.func.name_span,
+            span: mvs(sh, f.func.span),
+            selection: mvs(sh, f.func.name_span),
             children,
         });
     }

@@ -16,6 +16,7 @@ pub mod diag;
 pub mod frontend;
 pub mod graph;
 pub mod ide;
+pub mod incremental;
 pub mod ir;
 pub mod memory;
 pub mod regions;

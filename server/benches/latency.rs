@@ -5,7 +5,7 @@
 //! `cargo bench -p csa-lsp --bench latency [-- EDITS]` (default 300).
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
@@ -106,17 +106,24 @@ fn main() {
     let wait_version = |version: i64| -> Duration {
         let start = Instant::now();
         loop {
-            let v = rx.recv_timeout(Duration::from_secs(120)).expect("diagnostics arrive");
-            if v["method"] == "textDocument/publishDiagnostics" && v["params"]["version"] == version {
+            let v = rx
+                .recv_timeout(Duration::from_secs(120))
+                .expect("diagnostics arrive");
+            if v["method"] == "textDocument/publishDiagnostics" && v["params"]["version"] == version
+            {
                 return start.elapsed();
             }
         }
     };
     let uri = "file:///tmp/csa-latency/big.c";
-    send(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}));
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}),
+    );
     send(json!({"jsonrpc":"2.0","method":"initialized","params":{}}));
     let t = Instant::now();
-    send(json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"c","version":1,"text":text}}}));
+    send(
+        json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"c","version":1,"text":text}}}),
+    );
     wait_version(1);
     let open = t.elapsed();
     let mut samples = Vec::with_capacity(edits);
@@ -130,7 +137,9 @@ fn main() {
             json!({"range":{"start":{"line":target,"character":10},"end":{"line":target,"character":11}},"text":""})
         };
         let start = Instant::now();
-        send(json!({"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":uri,"version":version},"contentChanges":[change]}}));
+        send(
+            json!({"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":uri,"version":version},"contentChanges":[change]}}),
+        );
         wait_version(version);
         samples.push(start.elapsed());
     }
@@ -138,10 +147,19 @@ fn main() {
     send(json!({"jsonrpc":"2.0","method":"exit","params":null}));
     let _ = child.wait();
     samples.sort();
-    let pct = |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];
+    let pct =
+        |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!("csa-lsp latency: {lines} lines, {} KB, {edits} keystrokes, each waited for", text.len() / 1024);
+    println!(
+        "csa-lsp latency: {lines} lines, {} KB, {edits} keystrokes, each waited for",
+        text.len() / 1024
+    );
     println!("  open to first diagnostics: {:8.2} ms", ms(open));
-    println!("  keystroke to diagnostics:  p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-        ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(*samples.last().unwrap()));
+    println!(
+        "  keystroke to diagnostics:  p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        ms(pct(0.50)),
+        ms(pct(0.90)),
+        ms(pct(0.99)),
+        ms(*samples.last().unwrap())
+    );
 }

@@ -60,7 +60,12 @@ fn neovim_shows_diagnostics_and_applies_a_code_action() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["line"].as_u64().unwrap(), d["code"].as_str().unwrap_or("")))
+        .map(|d| {
+            (
+                d["line"].as_u64().unwrap(),
+                d["code"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
     assert_eq!(codes, [(3, "CSA105")], "{v:#}");
     assert_eq!(c["diagnostics"][0]["source"], "csa-lint");

@@ -49,7 +49,6 @@ use types::{Base, CType, Layer, StructDef, StructRef};
 /// input (inactive preprocessor branches blanked, same byte offsets as the
 /// original).
 pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
-    let _ = opts;
     let mut parser = Parser::new();
     if parser.set_language(&csa_grammars::c_language()).is_err() {
         return LoweredFile::default();
@@ -57,9 +56,33 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     let Some(tree) = parser.parse(text, None) else {
         return LoweredFile::default();
     };
+    lower_tree(text, &tree, None, &[], opts)
+}
+
+/// Lowers the function definitions of an already parsed `tree` of `text`:
+/// all of them, or only those that overlap `only` (for incremental
+/// analysis). The bodies of the function definitions spanning exactly one
+/// of `skip_bodies` are not scanned for file-wide facts: the caller knows
+/// they define none (see [`body_defines_file_facts`]). With a syntax error
+/// anywhere, everything is scanned, as `lower` does.
+pub fn lower_tree(
+    text: &str,
+    tree: &tree_sitter::Tree,
+    only: Option<Span>,
+    skip_bodies: &[Span],
+    opts: &FrontendOptions,
+) -> LoweredFile {
+    let _ = opts;
     let root = tree.root_node();
     let mut file = FileCtx::new(text);
+    if !root.has_error() {
+        file.skip_bodies = skip_bodies.to_vec();
+        file.skip_bodies.sort();
+    }
     file.scan(root);
+    let wanted = |n: Node<'_>| {
+        only.is_none_or(|o| n.start_byte() < o.end as usize && o.start as usize <= n.end_byte())
+    };
 
     let mut out = LoweredFile::default();
     // Top level: find function definitions (also inside preprocessor
@@ -68,7 +91,9 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     let mut stack: Vec<(Node, bool)> = vec![(root, false)];
     while let Some((n, in_error)) = stack.pop() {
         if n.kind() == "function_definition" {
-            out.functions.push(lower::lower_function(&file, n));
+            if wanted(n) {
+                out.functions.push(lower::lower_function(&file, n));
+            }
             continue;
         }
         let is_err = n.is_error() || n.is_missing();
@@ -99,6 +124,43 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
         }
     }
     out
+}
+
+/// Whether the body of a function definition adds anything to the
+/// file-wide facts `lower` collects: a macro definition or `#undef`, an
+/// enum, struct or union with a body, a typedef, or a nested function
+/// definition. Such facts are not scoped by the scan, so a function that
+/// defines them affects the lowering of every other function.
+pub fn body_defines_file_facts(text: &str, function: Node<'_>) -> bool {
+    let Some(body) = function.child_by_field_name("body") else {
+        return false;
+    };
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        let defines = match n.kind() {
+            "preproc_def" | "preproc_function_def" | "type_definition" | "function_definition" => {
+                true
+            }
+            "preproc_call" => n
+                .child_by_field_name("directive")
+                .and_then(|d| text.get(d.byte_range()))
+                .is_some_and(|d| {
+                    d.chars()
+                        .filter(|c| !c.is_whitespace())
+                        .eq("#undef".chars())
+                }),
+            "enum_specifier" | "struct_specifier" | "union_specifier" => {
+                n.child_by_field_name("body").is_some()
+            }
+            _ => false,
+        };
+        if defines {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    false
 }
 
 pub(crate) fn span(n: Node<'_>) -> Span {
@@ -283,6 +345,9 @@ pub(crate) struct FileCtx<'t> {
     macro_budget: Cell<u32>,
     /// Set when an evaluation hit the nesting bound or the budget.
     macro_limited: Cell<bool>,
+    /// Incremental lowering: function definitions (exact spans, sorted)
+    /// whose bodies are not scanned.
+    skip_bodies: Vec<Span>,
 }
 
 impl<'t> FileCtx<'t> {
@@ -298,6 +363,7 @@ impl<'t> FileCtx<'t> {
             globals: HashMap::new(),
             functions: HashMap::new(),
             macro_cache: RefCell::new(HashMap::new()),
+            skip_bodies: Vec::new(),
             macro_budget: Cell::new(MACRO_BUDGET),
             macro_limited: Cell::new(false),
         }
@@ -376,6 +442,9 @@ impl<'t> FileCtx<'t> {
                 "function_definition" => {
                     self.scan_function(n);
                     in_fn_kids = true;
+                    if self.skip_bodies.binary_search(&span(n)).is_ok() {
+                        continue;
+                    }
                 }
                 _ => {}
             }

@@ -1,0 +1,706 @@
+//! Incremental analysis for editors: after an edit, only the functions
+//! whose text (or whose file context) changed are lowered and analysed
+//! again; the results of the others are reused, moved to where their text
+//! now is.
+//!
+//! How (C files):
+//! 1. The text is preprocessed (linear, fast) and the previous tree-sitter
+//!    tree is edited with the changed byte range (common prefix and suffix
+//!    of the old and new parser input) and re-parsed incrementally. When
+//!    the result has a syntax error the text is parsed afresh instead,
+//!    because error recovery may differ between the two.
+//! 2. The top level is split into function definitions and *context*: every
+//!    other top-level node except comments, the signature of every function
+//!    (its text up to the body), and the preprocessor directive lines inside
+//!    bodies. A function's cache key hashes its own text, the context's text
+//!    and how many context items come before it, so a result is reused
+//!    exactly when the front end would see the same function in the same
+//!    file-wide facts.
+//! 3. A function that misses is lowered from the shared tree alone
+//!    (`frontend::c::lower_tree` with `only`) and analysed; its diagnostics,
+//!    with file-level ones (unguarded builtins) restricted to it, are cached.
+//! 4. Diagnostics are assembled, sorted, and suppressions applied over the
+//!    whole text, as `analysis::analyze` does.
+//!
+//! The result equals `analysis::analyze` on the same text; a test checks
+//! that over every C fixture and random edits. Where that could not hold,
+//! the whole file is analysed instead: Fortran files, and C files where a
+//! syntax error sits outside any function or a function with a syntax error
+//! may have swallowed the next one (the error recovery of
+//! `frontend::lower_recovering` re-parses such files in chunks).
+//!
+//! Reused `FunctionAnalysis` values keep the positions they were computed
+//! at; `FileAnalysis::function_shifts` says how far each has moved.
+
+use crate::analysis::{self, AnalysisOptions, FileAnalysis, FunctionAnalysis};
+use crate::diag::Diagnostic;
+use crate::frontend::FrontendOptions;
+use crate::ir::Lang;
+use crate::memory::MemoryOptions;
+use crate::source::{SourceText, Span};
+use csa_grammars::SourceKind;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
+
+/// Counters of the last update.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Functions whose results were reused.
+    pub reused: usize,
+    /// Functions lowered and analysed.
+    pub analysed: usize,
+    /// The whole file was analysed (no reuse possible).
+    pub full: bool,
+}
+
+struct Entry {
+    /// Where the function started when it was analysed, and its first and
+    /// last lines then (messages name lines).
+    start: u32,
+    first_line: u32,
+    last_line: u32,
+    /// Hash of the context items' positions then.
+    positions: u64,
+    /// Some diagnostic points outside the function: reuse only when
+    /// nothing has moved.
+    outside: bool,
+    diagnostics: Vec<Diagnostic>,
+    analysis: Arc<FunctionAnalysis>,
+    /// Update counter when it was last used.
+    used: u64,
+}
+
+/// The incremental analyser of one document.
+pub struct Incremental {
+    kind: SourceKind,
+    opts: AnalysisOptions,
+    parser: Option<Parser>,
+    tree: Option<Tree>,
+    /// The parser input the tree belongs to.
+    parsed: String,
+    cache: HashMap<u64, Entry>,
+    /// Hash of a function's text to whether its body defines file-wide
+    /// facts (`frontend::c::body_defines_file_facts`).
+    defines: HashMap<u64, (bool, u64)>,
+    generation: u64,
+    stats: Stats,
+}
+
+fn hash_of(parts: &[&[u8]]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in parts {
+        p.hash(&mut h);
+    }
+    h.finish()
+}
+
+fn point_at(text: &str, offset: usize) -> Point {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let row = before.iter().filter(|&&b| b == b'\n').count();
+    let col = before.len()
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map(|i| i + 1)
+            .unwrap_or(0);
+    Point { row, column: col }
+}
+
+/// The edit that turns `old` into `new`: common prefix and suffix.
+fn input_edit(old: &str, new: &str) -> Option<InputEdit> {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if prefix == a.len() && prefix == b.len() {
+        return None;
+    }
+    let max_suffix = a.len().min(b.len()) - prefix;
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(max_suffix)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (old_end, new_end) = (a.len() - suffix, b.len() - suffix);
+    Some(InputEdit {
+        start_byte: prefix,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point_at(old, prefix),
+        old_end_position: point_at(old, old_end),
+        new_end_position: point_at(new, new_end),
+    })
+}
+
+fn shift_span(s: Span, delta: i64) -> Span {
+    let m = |o: u32| (o as i64 + delta).max(0) as u32;
+    Span {
+        start: m(s.start),
+        end: m(s.end),
+    }
+}
+
+fn shift_diagnostic(d: &Diagnostic, delta: i64) -> Diagnostic {
+    let mut d = d.clone();
+    if delta == 0 {
+        return d;
+    }
+    d.span = shift_span(d.span, delta);
+    for r in &mut d.related {
+        r.span = shift_span(r.span, delta);
+    }
+    for f in &mut d.fixes {
+        for e in &mut f.edits {
+            e.span = shift_span(e.span, delta);
+        }
+    }
+    d
+}
+
+/// Every `line N` in `text`, with the byte range of `N`.
+fn line_refs(text: &str) -> Vec<(usize, usize, u32)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("line ") {
+        let s = from + i + "line ".len();
+        let digits = text[s..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            if let Ok(n) = text[s..s + digits].parse() {
+                out.push((s, s + digits, n));
+            }
+        }
+        from = s;
+    }
+    out
+}
+
+/// `text` with each `line N` for N in `lo..=hi` moved by `delta`.
+fn renumber(text: &str, lo: u32, hi: u32, delta: i64) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (s, e, n) in line_refs(text) {
+        if (lo..=hi).contains(&n) {
+            out.push_str(&text[last..s]);
+            out.push_str(&(n as i64 + delta).max(1).to_string());
+            last = e;
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// The texts of a diagnostic that may name lines.
+fn texts(d: &Diagnostic) -> impl Iterator<Item = &str> {
+    std::iter::once(d.message.as_str())
+        .chain(d.related.iter().map(|r| r.message.as_str()))
+        .chain(d.help.iter().map(String::as_str))
+        .chain(d.fixes.iter().map(|f| f.title.as_str()))
+}
+
+fn renumber_diagnostic(d: &mut Diagnostic, lo: u32, hi: u32, delta: i64) {
+    if delta == 0 {
+        return;
+    }
+    d.message = renumber(&d.message, lo, hi, delta);
+    for r in &mut d.related {
+        r.message = renumber(&r.message, lo, hi, delta);
+    }
+    if let Some(h) = &mut d.help {
+        *h = renumber(h, lo, hi, delta);
+    }
+    for f in &mut d.fixes {
+        f.title = renumber(&f.title, lo, hi, delta);
+    }
+}
+
+/// Whether any span of `d` lies outside `[start, end]`.
+fn points_outside(d: &Diagnostic, start: u32, end: u32) -> bool {
+    let out = |s: Span| s.start < start || s.end > end;
+    out(d.span)
+        || d.related.iter().any(|r| out(r.span))
+        || d.fixes.iter().flat_map(|f| &f.edits).any(|e| out(e.span))
+}
+
+/// Whether `frontend::lower_recovering` would cut a function with a syntax
+/// error spanning `start..end` into chunks: a line that starts with `}`
+/// ends strictly inside it.
+fn recovery_cut_inside(text: &str, start: usize, end: usize) -> bool {
+    let line_start = text[..start.min(text.len())]
+        .rfind('\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let mut offset = line_start;
+    for line in text[line_start..].split_inclusive('\n') {
+        let line_end = offset + line.len();
+        if offset >= end {
+            break;
+        }
+        if crate::frontend::c_unit_end(line) && start < line_end && line_end < end {
+            return true;
+        }
+        offset = line_end;
+    }
+    false
+}
+
+/// The top level of a C tree.
+struct TopLevel<'t> {
+    functions: Vec<Node<'t>>,
+    /// (byte range, number of context items before it) of context items.
+    context: Vec<(usize, usize)>,
+    /// For each function, how many context items precede it.
+    before: Vec<usize>,
+    /// A syntax error the chunked recovery would act on.
+    needs_recovery: bool,
+    /// Functions whose bodies define file-wide facts.
+    defining: Vec<Node<'t>>,
+}
+
+fn top_level<'t>(
+    root: Node<'t>,
+    text: &str,
+    defines: &mut dyn FnMut(Node<'t>) -> bool,
+) -> TopLevel<'t> {
+    let mut t = TopLevel {
+        functions: Vec::new(),
+        context: Vec::new(),
+        before: Vec::new(),
+        needs_recovery: false,
+        defining: Vec::new(),
+    };
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "function_definition" => {
+                let range = n.byte_range();
+                if defines(n) {
+                    // Its body adds file-wide facts: all of it is context.
+                    t.context.push((range.start, range.end));
+                    t.defining.push(n);
+                } else {
+                    let body = n.child_by_field_name("body");
+                    let sig_end = body.map(|b| b.start_byte()).unwrap_or(n.end_byte());
+                    t.context.push((n.start_byte(), sig_end));
+                }
+                if n.has_error() && recovery_cut_inside(text, range.start, range.end) {
+                    t.needs_recovery = true;
+                }
+                t.before.push(t.context.len());
+                t.functions.push(n);
+            }
+            "translation_unit" | "linkage_specification" | "declaration_list" => {
+                let mut c = n.walk();
+                let kids: Vec<Node<'t>> = n.children(&mut c).collect();
+                stack.extend(kids.into_iter().rev());
+            }
+            "comment" => {}
+            _ => {
+                if n.is_error() || n.is_missing() || n.has_error() {
+                    t.needs_recovery = true;
+                }
+                t.context.push((n.start_byte(), n.end_byte()));
+            }
+        }
+    }
+    t
+}
+
+impl Incremental {
+    pub fn new(kind: SourceKind, opts: AnalysisOptions) -> Incremental {
+        Incremental {
+            kind,
+            opts,
+            parser: None,
+            tree: None,
+            parsed: String::new(),
+            cache: HashMap::new(),
+            defines: HashMap::new(),
+            generation: 0,
+            stats: Stats::default(),
+        }
+    }
+
+    /// What the last update did.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    fn full(&mut self, text: &str) -> FileAnalysis {
+        self.tree = None;
+        self.parsed.clear();
+        self.cache.clear();
+        let fa = analysis::analyze(self.kind, text, &self.opts);
+        self.stats = Stats {
+            reused: 0,
+            analysed: fa.functions.len(),
+            full: true,
+        };
+        fa
+    }
+
+    /// Analyses the new text of the document, reusing what it can.
+    pub fn update(&mut self, text: &str) -> FileAnalysis {
+        self.generation += 1;
+        if self.kind != SourceKind::C {
+            return self.full(text);
+        }
+        let pre = csa_grammars::preproc::preprocess(text, &self.opts.defines, false);
+        if self.parser.is_none() {
+            let mut p = Parser::new();
+            if p.set_language(&csa_grammars::c_language()).is_err() {
+                return self.full(text);
+            }
+            self.parser = Some(p);
+        }
+        let old = self.tree.take().map(|mut t| {
+            if let Some(e) = input_edit(&self.parsed, &pre.text) {
+                t.edit(&e);
+            }
+            t
+        });
+        let Some(mut tree) = self
+            .parser
+            .as_mut()
+            .and_then(|p| p.parse(&pre.text, old.as_ref()))
+        else {
+            return self.full(text);
+        };
+        // Error recovery after an incremental parse can differ from a fresh
+        // parse; the command line parses fresh, so do the same.
+        if old.is_some() && tree.root_node().has_error() {
+            match self.parser.as_mut().and_then(|p| p.parse(&pre.text, None)) {
+                Some(t) => tree = t,
+                None => return self.full(text),
+            }
+        }
+        let generation = self.generation;
+        let defines_map = &mut self.defines;
+        let pre_text = pre.text.as_str();
+        let mut defines = |n: Node<'_>| {
+            let h = hash_of(&[pre_text.as_bytes().get(n.byte_range()).unwrap_or(&[])]);
+            let entry = defines_map
+                .entry(h)
+                .or_insert_with(|| (crate::frontend::c::body_defines_file_facts(pre_text, n), 0));
+            entry.1 = generation;
+            entry.0
+        };
+        let top = top_level(tree.root_node(), &pre.text, &mut defines);
+        self.defines.retain(|_, e| e.1 == generation);
+        if top.needs_recovery {
+            return self.full(text);
+        }
+        let bytes = pre.text.as_bytes();
+        let context: Vec<&[u8]> = top
+            .context
+            .iter()
+            .map(|&(s, e)| bytes.get(s..e).unwrap_or(&[]))
+            .collect();
+        let context_hash = hash_of(&context);
+        // Preprocessor directives of the original text decide which code is
+        // guarded by `#ifdef __CSA__` (CSA401) but are blanked in the parser
+        // input: a function's key holds them all and how many precede it.
+        let mut directive_starts = Vec::new();
+        let mut directive_text: Vec<&[u8]> = Vec::new();
+        let mut offset = 0;
+        for line in text.split_inclusive('\n') {
+            if line.trim_start().starts_with('#') {
+                directive_starts.push(offset);
+                directive_text.push(line.as_bytes());
+            }
+            offset += line.len();
+        }
+        let directives_hash = hash_of(&directive_text);
+        let starts: Vec<u8> = top
+            .context
+            .iter()
+            .flat_map(|&(s, _)| (s as u64).to_le_bytes())
+            .collect();
+        let positions = hash_of(&[&starts]);
+
+        // Bodies the front end need not scan: those that define nothing
+        // file-wide (the function being lowered is scanned regardless, as
+        // it is lowered).
+        let skip: Vec<Span> = top
+            .functions
+            .iter()
+            .filter(|n| !top.defining.iter().any(|d| d.id() == n.id()))
+            .map(|n| Span::new(n.start_byte(), n.end_byte()))
+            .collect();
+        let source = SourceText::new(text.to_string());
+        let mopts = MemoryOptions {
+            pure_functions: self.opts.pure_functions.clone(),
+        };
+        let fopts = FrontendOptions {
+            defines: self.opts.defines.clone(),
+        };
+        let mut diagnostics = Vec::new();
+        let mut functions = Vec::with_capacity(top.functions.len());
+        let mut shifts = Vec::with_capacity(top.functions.len());
+        let mut stats = Stats::default();
+        for (i, n) in top.functions.iter().enumerate() {
+            let (start, end) = (n.start_byte() as u32, n.end_byte() as u32);
+            let directives_before = directive_starts.partition_point(|&d| d < start as usize);
+            let key = hash_of(&[
+                &context_hash.to_le_bytes(),
+                &directives_hash.to_le_bytes(),
+                &(directives_before as u64).to_le_bytes(),
+                &(top.before[i] as u64).to_le_bytes(),
+                bytes.get(n.byte_range()).unwrap_or(&[]),
+            ]);
+            if let Some(e) = self.cache.get_mut(&key) {
+                let still = !e.outside || (e.start == start && e.positions == positions);
+                if still && e.used != self.generation {
+                    e.used = self.generation;
+                    let delta = start as i64 - e.start as i64;
+                    let line = source.line_col(start as usize).line;
+                    let line_delta = line as i64 - e.first_line as i64;
+                    let (lo, hi) = (e.first_line, e.last_line);
+                    diagnostics.extend(e.diagnostics.iter().map(|d| {
+                        let mut d = shift_diagnostic(d, delta);
+                        renumber_diagnostic(&mut d, lo, hi, line_delta);
+                        d
+                    }));
+                    // The analysis keeps the positions it was computed at.
+                    let base = e.analysis.func.span.start as i64;
+                    shifts.push(start as i64 - base);
+                    functions.push(e.analysis.clone());
+                    stats.reused += 1;
+                    continue;
+                }
+            }
+            let lowered = crate::frontend::c::lower_tree(
+                &pre.text,
+                &tree,
+                Some(Span::new(start as usize, end as usize)),
+                &skip,
+                &fopts,
+            );
+            for func in lowered.functions {
+                if func.span.start != start {
+                    continue; // a nested definition (not C, but tolerated)
+                }
+                // A function the front end gave up on (too deep) counts as a
+                // syntax error for the chunked recovery too.
+                if func.syntax_error.is_some()
+                    && recovery_cut_inside(&pre.text, start as usize, end as usize)
+                {
+                    return self.full(text);
+                }
+                let fa = analysis::analyze_function(func, &mopts);
+                let mut own = Vec::new();
+                analysis::function_diagnostics(&fa, &source, &self.opts, &mut own);
+                analysis::file_diagnostics(Lang::C, &source, &pre, &[&fa.func], &[], &mut own);
+                let first_line = source.line_col(start as usize).line;
+                let last_line = source.line_col(end as usize).line;
+                let outside = own.iter().any(|d| {
+                    points_outside(d, start, end)
+                        || texts(d).any(|t| {
+                            line_refs(t)
+                                .iter()
+                                .any(|&(_, _, n)| n < first_line || n > last_line)
+                        })
+                });
+                let fa = Arc::new(fa);
+                diagnostics.extend(own.iter().cloned());
+                functions.push(fa.clone());
+                shifts.push(0);
+                stats.analysed += 1;
+                self.cache.insert(
+                    key,
+                    Entry {
+                        start,
+                        first_line,
+                        last_line,
+                        positions,
+                        outside,
+                        diagnostics: own,
+                        analysis: fa,
+                        used: self.generation,
+                    },
+                );
+            }
+        }
+        // Forget functions that are gone.
+        self.cache.retain(|_, e| e.used == generation);
+        self.stats = stats;
+        self.tree = Some(tree);
+        self.parsed = pre.text.clone();
+        let diagnostics = analysis::finish_diagnostics(diagnostics, &source, Lang::C);
+        FileAnalysis {
+            kind: self.kind,
+            lang: Lang::C,
+            source,
+            preprocessed: pre,
+            functions,
+            function_shifts: shifts,
+            toplevel_errors: Vec::new(),
+            diagnostics,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::analyze;
+
+    fn fixtures() -> Vec<(String, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/c");
+        let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "c"))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned(),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Options from the fixture's `//@` headers.
+    fn options(text: &str) -> AnalysisOptions {
+        let mut o = AnalysisOptions::default();
+        for line in text.lines() {
+            let mut w = line
+                .trim()
+                .strip_prefix("//@")
+                .unwrap_or("")
+                .split_whitespace();
+            match (w.next(), w.next()) {
+                (Some("define"), Some(n)) => o.defines.push(n.to_string()),
+                (Some("pure"), Some(n)) => o.pure_functions.push(n.to_string()),
+                (Some("disable-loop-storage-check"), None) => o.disable_loop_storage_check = true,
+                _ => {}
+            }
+        }
+        o
+    }
+
+    /// A small deterministic generator.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    fn edit(text: &str, rng: &mut Rng) -> String {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        if lines.is_empty() {
+            return "int x;\n".to_string();
+        }
+        let i = rng.below(lines.len());
+        let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        match rng.below(6) {
+            0 => out.insert(i, "\n".to_string()),
+            1 => out.insert(i, "  /* typed */\n".to_string()),
+            2 => {
+                out.remove(i);
+            }
+            3 => {
+                let l = out[i].clone();
+                out.insert(i, l);
+            }
+            4 => out.insert(i, "int g_added;\n".to_string()),
+            _ => {
+                // Move a line elsewhere.
+                let l = out.remove(i);
+                let j = rng.below(out.len() + 1);
+                out.insert(j, l);
+            }
+        }
+        out.concat()
+    }
+
+    #[test]
+    fn incremental_equals_full_analysis_over_edits() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut reused = 0;
+        for (name, text) in fixtures() {
+            let opts = options(&text);
+            let mut inc = Incremental::new(SourceKind::C, opts.clone());
+            let mut current = text.clone();
+            for step in 0..30 {
+                let got = inc.update(&current);
+                let want = analyze(SourceKind::C, &current, &opts);
+                if got.diagnostics != want.diagnostics {
+                    let brief = |ds: &[Diagnostic]| {
+                        ds.iter()
+                            .map(|d| format!("{} {:?} {}", d.code, d.span, d.message))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    };
+                    let fresh = Incremental::new(SourceKind::C, opts.clone()).update(&current);
+                    let _ = std::fs::write(
+                        std::env::temp_dir().join("csa-incremental-failure.c"),
+                        &current,
+                    );
+                    panic!(
+                        "{name}, step {step} (fresh incremental equal: {}, stats {:?}):\n--- incremental\n{}\n--- full\n{}\n--- text\n{current}",
+                        fresh.diagnostics == want.diagnostics,
+                        inc.stats(),
+                        brief(&got.diagnostics),
+                        brief(&want.diagnostics)
+                    );
+                }
+                assert_eq!(got.functions.len(), want.functions.len(), "{name} {step}");
+                reused += inc.stats().reused;
+                current = edit(&current, &mut rng);
+            }
+        }
+        assert!(reused > 100, "results were reused {reused} times");
+    }
+
+    #[test]
+    fn an_edit_in_one_function_reanalyses_only_it() {
+        let f = |k: usize| {
+            format!(
+                "void f{k}(int *a, int *n) {{\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < *n; i++) a[i] = 0;\n}}\n"
+            )
+        };
+        let text: String = (0..50).map(f).collect();
+        let mut inc = Incremental::new(SourceKind::C, AnalysisOptions::default());
+        let first = inc.update(&text);
+        assert_eq!(inc.stats().analysed, 50);
+        let edited = text.replacen("a[i] = 0;", "a[i] = 1;", 1);
+        let second = inc.update(&edited);
+        assert_eq!(
+            inc.stats(),
+            Stats {
+                reused: 49,
+                analysed: 1,
+                full: false
+            }
+        );
+        assert_eq!(first.diagnostics.len(), second.diagnostics.len());
+        // Insert a line at the top: everything moves, nothing is analysed.
+        let moved = format!("// header\n{edited}");
+        let third = inc.update(&moved);
+        assert_eq!(inc.stats().analysed, 0);
+        assert!(
+            third.diagnostics
+                == analyze(SourceKind::C, &moved, &AnalysisOptions::default()).diagnostics
+        );
+        // Hover positions follow the shift.
+        let at = moved.rfind("parallel_loop").unwrap();
+        let h = crate::ide::hover(&third, at).unwrap();
+        assert_eq!(&moved[h.span.range()], "__builtin_csa_parallel_loop");
+        // A context change (new global) re-analyses everything.
+        let ctx = format!("int g;\n{moved}");
+        inc.update(&ctx);
+        assert_eq!(inc.stats().analysed, 50);
+    }
+}
