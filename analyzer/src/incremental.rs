@@ -307,6 +307,16 @@ fn top_level<'t>(
     t
 }
 
+impl std::fmt::Debug for Incremental {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Incremental")
+            .field("kind", &self.kind)
+            .field("cached_functions", &self.cache.len())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
 impl Incremental {
     pub fn new(kind: SourceKind, opts: AnalysisOptions) -> Incremental {
         Incremental {
@@ -320,6 +330,11 @@ impl Incremental {
             generation: 0,
             stats: Stats::default(),
         }
+    }
+
+    /// The language it analyses.
+    pub fn kind(&self) -> SourceKind {
+        self.kind
     }
 
     /// What the last update did.

@@ -17,9 +17,10 @@
 use crate::convert;
 use crate::document::{Analysed, Document};
 use crate::position::{self, Encoding};
-use analyzer::analysis::{self, FileAnalysis};
+use analyzer::analysis::FileAnalysis;
 use analyzer::config::{IvdepStyle, Overrides, Resolved, Resolver, Selector};
 use analyzer::diag::Applicability;
+use analyzer::incremental::Incremental;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -160,38 +161,42 @@ fn read_config(path: &Path) -> Option<std::result::Result<String, String>> {
     Some(std::fs::read_to_string(path).map_err(|e| e.to_string()))
 }
 
-/// Analyses one text; a panic becomes `Err(message)`.
+type Engine = Arc<Mutex<(analyzer::analysis::AnalysisOptions, Incremental)>>;
+
+/// Analyses one text with the document's incremental analyser; a panic
+/// becomes `Err(message)` (and the analyser is reset).
 fn run_analysis(
-    kind: csa_grammars::SourceKind,
+    engine: &Engine,
     text: &str,
     resolved: &Resolved,
     path: Option<&Path>,
 ) -> std::result::Result<FileAnalysis, String> {
-    let opts = &resolved.settings.options;
+    let mut guard = engine.lock().unwrap_or_else(|p| p.into_inner());
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // The protocol tests check that a panic is contained; they set this
         // variable and put the trigger in a document.
         if std::env::var_os("CSA_LSP_TEST_PANIC").is_some() && text.contains("CSA_LSP_TEST_PANIC") {
             panic!("test panic requested by the document");
         }
-        analysis::analyze(kind, text, opts)
+        guard.1.update(text)
     }));
     match outcome {
         Ok(mut fa) => {
-            if let Some(p) = path {
-                resolved
-                    .settings
-                    .filter(resolved.relative(p), &mut fa.diagnostics);
-            } else {
-                resolved.settings.filter(Path::new(""), &mut fa.diagnostics);
-            }
+            let rel = path.map(|p| resolved.relative(p)).unwrap_or(Path::new(""));
+            resolved.settings.filter(rel, &mut fa.diagnostics);
             Ok(fa)
         }
-        Err(payload) => Err(payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "panic".to_string())),
+        Err(payload) => {
+            // Its state may be half updated: start afresh next time.
+            let opts = guard.0.clone();
+            let kind = guard.1.kind();
+            guard.1 = Incremental::new(kind, opts);
+            Err(payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string()))
+        }
     }
 }
 
@@ -244,19 +249,19 @@ impl Backend {
 
     /// Analyses the current version of `uri` now (for requests).
     async fn ensure_current(&self, uri: &Uri) -> Option<Arc<Analysed>> {
-        let (rope, version, kind, path, resolved, error) = {
+        let (rope, version, engine, path, resolved, error) = {
             let mut st = self.lock();
             let doc = st.docs.get(uri)?;
             if let Some(a) = doc.current() {
                 return Some(a);
             }
-            let (rope, version, kind, path) =
-                (doc.rope.clone(), doc.version, doc.kind, doc.path.clone());
+            let (rope, version, path) = (doc.rope.clone(), doc.version, doc.path.clone());
             let (resolved, error) = Self::resolve(&mut st, path.as_deref());
-            (rope, version, kind, path, resolved, error)
+            let engine = st.docs.get_mut(uri)?.engine(&resolved.settings.options);
+            (rope, version, engine, path, resolved, error)
         };
         self.report_config_error(error).await;
-        let analysed = self.analyse(rope, version, kind, path, resolved).await;
+        let analysed = self.analyse(rope, version, engine, path, resolved).await;
         let mut st = self.lock();
         let doc = st.docs.get_mut(uri)?;
         if doc.analysis.as_ref().is_none_or(|a| a.version <= version) {
@@ -290,13 +295,13 @@ impl Backend {
         &self,
         rope: ropey::Rope,
         version: i32,
-        kind: csa_grammars::SourceKind,
+        engine: Engine,
         path: Option<PathBuf>,
         resolved: Arc<Resolved>,
     ) -> Arc<Analysed> {
         let text = rope.to_string();
         let result = tokio::task::spawn_blocking(move || {
-            run_analysis(kind, &text, &resolved, path.as_deref())
+            run_analysis(&engine, &text, &resolved, path.as_deref())
         })
         .await
         .unwrap_or_else(|e| Err(format!("analysis task failed: {e}")));
@@ -336,18 +341,21 @@ impl Backend {
 
     async fn analysis_loop(&self, uri: Uri) {
         loop {
-            let (rope, version, kind, path, resolved, error) = {
+            let (rope, version, engine, path, resolved, error) = {
                 let mut st = self.lock();
                 let Some(doc) = st.docs.get(&uri) else {
                     return;
                 };
-                let (rope, version, kind, path) =
-                    (doc.rope.clone(), doc.version, doc.kind, doc.path.clone());
+                let (rope, version, path) = (doc.rope.clone(), doc.version, doc.path.clone());
                 let (resolved, error) = Self::resolve(&mut st, path.as_deref());
-                (rope, version, kind, path, resolved, error)
+                let Some(doc) = st.docs.get_mut(&uri) else {
+                    return;
+                };
+                let engine = doc.engine(&resolved.settings.options);
+                (rope, version, engine, path, resolved, error)
             };
             self.report_config_error(error).await;
-            let analysed = self.analyse(rope, version, kind, path, resolved).await;
+            let analysed = self.analyse(rope, version, engine, path, resolved).await;
             let (diags, current) = {
                 let mut st = self.lock();
                 let enc = st.enc;

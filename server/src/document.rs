@@ -2,7 +2,8 @@
 //! latest analysis.
 
 use crate::position::{self, Encoding};
-use analyzer::analysis::FileAnalysis;
+use analyzer::analysis::{AnalysisOptions, FileAnalysis};
+use analyzer::incremental::Incremental;
 use csa_grammars::SourceKind;
 use ropey::Rope;
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ pub struct Document {
     pub analysis: Option<Arc<Analysed>>,
     /// An analysis task is running for this document.
     pub analysing: bool,
+    /// The incremental analyser, with the options it was made for.
+    pub engine: Option<Arc<std::sync::Mutex<(AnalysisOptions, Incremental)>>>,
 }
 
 /// The language of a document: by file extension when it has a known one,
@@ -60,6 +63,7 @@ impl Document {
             path: uri.to_file_path().map(|p| p.into_owned()),
             analysis: None,
             analysing: false,
+            engine: None,
         }
     }
 
@@ -93,6 +97,26 @@ impl Document {
         }
         self.version = version;
         notes
+    }
+
+    /// The incremental analyser for these options (a new one when they
+    /// changed).
+    pub fn engine(
+        &mut self,
+        opts: &AnalysisOptions,
+    ) -> Arc<std::sync::Mutex<(AnalysisOptions, Incremental)>> {
+        if let Some(e) = &self.engine {
+            let same = e.lock().map(|g| g.0 == *opts).unwrap_or(false);
+            if same {
+                return e.clone();
+            }
+        }
+        let e = Arc::new(std::sync::Mutex::new((
+            opts.clone(),
+            Incremental::new(self.kind, opts.clone()),
+        )));
+        self.engine = Some(e.clone());
+        e
     }
 
     /// The analysis of the current version, if there is one.
