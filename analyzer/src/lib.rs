@@ -12,11 +12,13 @@
 pub mod analysis;
 pub mod clie;
 pub mod diag;
+pub mod fix;
 pub mod frontend;
 pub mod graph;
 pub mod ir;
 pub mod memory;
 pub mod regions;
+pub mod rewrite;
 pub mod rules;
 pub mod source;
 pub mod suppress;
