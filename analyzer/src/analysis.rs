@@ -151,6 +151,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
             membership: &fa.membership,
             ordering: &fa.ordering,
             disable_loop_storage_check: opts.disable_loop_storage_check,
+            pre: &preprocessed,
         };
         rules::check_function(&cx, &mut diagnostics);
         functions.push(fa);
@@ -173,6 +174,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
     diagnostics.dedup();
     let suppressions = crate::suppress::parse(&source, lang);
     let diagnostics = crate::suppress::apply(diagnostics, &suppressions, &source);
+    let diagnostics = crate::suppress::with_suppression_fixes(diagnostics, &source, lang);
     FileAnalysis {
         kind,
         lang,

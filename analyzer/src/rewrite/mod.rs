@@ -22,6 +22,7 @@ use crate::clie::MarkerStatus;
 use crate::diag::{Applicability, Edit, Fix};
 use crate::ir::{BuiltinCall, BuiltinId, SourceLoop};
 use crate::source::Span;
+use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
 use tree_sitter::{Node, Parser, Tree};
 
@@ -97,9 +98,14 @@ pub(crate) fn parse(fa: &FileAnalysis) -> Option<Tree> {
 /// The edits that remove a marker statement, and its `#ifdef __CSA__`
 /// wrapper when the wrapper holds nothing else and has no `#else`.
 pub(crate) fn marker_removal(fa: &FileAnalysis, span: Span) -> Vec<Edit> {
-    let text = fa.source.text();
+    marker_removal_in(fa.source.text(), &fa.preprocessed, span)
+}
+
+/// [`marker_removal`] on plain text and the preprocessor's conditionals
+/// (for rules, which have no `FileAnalysis` yet).
+pub fn marker_removal_in(text: &str, pre: &Preprocessed, span: Span) -> Vec<Edit> {
     let at = span.start as usize;
-    if let Some((cond, branch)) = fa.preprocessed.enclosing_branch(at) {
+    if let Some((cond, branch)) = pre.enclosing_branch(at) {
         let only_marker = cond.branches.len() == 1
             && branch.asserts_csa
             && cond.endif.is_some()
