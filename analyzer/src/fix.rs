@@ -85,6 +85,20 @@ pub fn apply_fixes(text: &str, fixes: &[&Fix]) -> (String, usize, usize) {
     }
 }
 
+/// The fix `--fix` (or an editor's fix-all) takes for a diagnostic: the
+/// first safe one (or unsafe too when `unsafe_ok`), never a suppression.
+pub fn bulk_fix(d: &crate::diag::Diagnostic, unsafe_ok: bool) -> Option<&Fix> {
+    d.fixes.iter().find(|f| {
+        !f.edits.is_empty()
+            && !f.title.starts_with(crate::suppress::SUPPRESS_FIX_TITLE)
+            && match f.applicability {
+                Applicability::Safe => true,
+                Applicability::Unsafe => unsafe_ok,
+                Applicability::DisplayOnly => false,
+            }
+    })
+}
+
 /// The file's line ending: `\r\n` when its first line ends with one.
 pub fn line_ending(text: &str) -> &'static str {
     match text.find('\n') {

@@ -4,6 +4,7 @@
 //! Exit codes: 0 no warning or error, 1 warnings or errors found, 2 usage or
 //! I/O error.
 
+mod fix;
 mod render;
 
 use analyzer::analysis::{self, AnalysisOptions, FileAnalysis};
@@ -104,6 +105,10 @@ struct Cli {
     /// Exit with 0 even when diagnostics are found.
     #[arg(long)]
     exit_zero: bool,
+
+    // --fix, --unsafe-fixes, --diff, --rewrite, --ivdep-style (fix.rs).
+    #[command(flatten)]
+    fix_args: fix::FixArgs,
 }
 
 fn parse_language(s: &str) -> Result<SourceKind, String> {
@@ -227,6 +232,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 );
                 io_error = true;
             }
+        }
+    }
+    // --fix, --diff, --rewrite (fix.rs).
+    if cli.fix_args.active() {
+        let reanalyse = |fa: &FileAnalysis, t: &str| analysis::analyze(fa.kind, t, &opts);
+        let run = fix::run(&cli.fix_args, &mut results, &reanalyse, &mut stdout)?;
+        io_error |= run.io_error;
+        if run.stop {
+            return Ok(ExitCode::from(if io_error { 2 } else { 0 }));
         }
     }
     let findings = results.iter().any(|(_, fa)| {

@@ -1,0 +1,227 @@
+//! `--fix`, `--unsafe-fixes`, `--diff` and `--rewrite openmp|ivdep`: the
+//! binary's side of the fix engine. The library computes fixes and applies
+//! them to text; this file owns the files: it re-analyses after each round
+//! of fixes (fixes that overlapped are picked up by the next round), prints
+//! unified diffs, and writes atomically (a temporary file in the same
+//! directory, renamed over the original) only when the file on disk is
+//! still byte-for-byte what was analysed.
+
+use analyzer::analysis::FileAnalysis;
+use analyzer::diag::Fix;
+use analyzer::fix::{apply_fixes, bulk_fix};
+use analyzer::rewrite::{apply_rewrites, rewrite_markers, IvdepStyle, Target};
+use std::io::Write;
+use std::path::Path;
+
+/// The fix flags (flattened into the command line in `main.rs`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct FixArgs {
+    /// Apply safe fixes to the files (atomic writes; a file changed on disk
+    /// since it was read is left alone).
+    #[arg(long)]
+    pub fix: bool,
+
+    /// With --fix or --diff: apply unsafe fixes too (they change what the
+    /// program asserts; their titles say what they assume).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+
+    /// Print a unified diff of what --fix / --rewrite would change instead
+    /// of writing (alone: what --fix would do).
+    #[arg(long)]
+    pub diff: bool,
+
+    /// Convert every loop marker to OpenMP or ivdep; markers that cannot be
+    /// converted are reported on standard error with the reason.
+    #[arg(long, value_name = "TARGET", value_parser = ["openmp", "ivdep"])]
+    pub rewrite: Option<String>,
+
+    /// How --rewrite ivdep spells ivdep in C: attribute ([[intel::ivdep]]),
+    /// intel-pragma (#pragma ivdep) or gcc-pragma (#pragma GCC ivdep).
+    #[arg(long, value_name = "STYLE", value_parser = ["attribute", "intel-pragma", "gcc-pragma"])]
+    pub ivdep_style: Option<String>,
+}
+
+impl FixArgs {
+    pub fn active(&self) -> bool {
+        self.fix || self.diff || self.rewrite.is_some()
+    }
+
+    fn fix_enabled(&self) -> bool {
+        self.fix || (self.diff && self.rewrite.is_none())
+    }
+
+    fn style(&self) -> IvdepStyle {
+        self.ivdep_style
+            .as_deref()
+            .and_then(IvdepStyle::from_name)
+            .unwrap_or_default()
+    }
+}
+
+/// What `main` does after the fixes.
+pub struct FixRun {
+    /// `--diff`: the diff is the output; do not print diagnostics.
+    pub stop: bool,
+    pub io_error: bool,
+}
+
+/// Rounds of fix-and-reanalyse before giving up on conflicting fixes.
+const MAX_ROUNDS: usize = 8;
+
+/// The new text of one file, and what happened on the way.
+struct Outcome {
+    text: String,
+    fixed: usize,
+    refusals: Vec<String>,
+}
+
+fn fix_text(
+    display: &str,
+    fa: &FileAnalysis,
+    opts: &FixArgs,
+    target: Option<Target>,
+    reanalyse: &dyn Fn(&str) -> FileAnalysis,
+) -> Outcome {
+    let mut text = fa.source.text().to_string();
+    let mut fixed = 0;
+    let mut refusals = Vec::new();
+    if let Some(target) = target {
+        let rewrites = rewrite_markers(fa, target);
+        for r in &rewrites {
+            if !r.converts() {
+                let lc = fa.source.line_col(r.marker.start as usize);
+                refusals.push(format!(
+                    "{display}:{}:{}: {}",
+                    lc.line, lc.column, r.fix.title
+                ));
+            } else {
+                fixed += 1;
+            }
+        }
+        text = apply_rewrites(&text, &rewrites);
+    }
+    if opts.fix_enabled() {
+        let mut current = if text == fa.source.text() {
+            None
+        } else {
+            Some(reanalyse(&text))
+        };
+        for _ in 0..MAX_ROUNDS {
+            let analysis = current.as_ref().unwrap_or(fa);
+            let fixes: Vec<&Fix> = analysis
+                .diagnostics
+                .iter()
+                .filter_map(|d| bulk_fix(d, opts.unsafe_fixes))
+                .collect();
+            if fixes.is_empty() {
+                break;
+            }
+            let (next, applied, _) = apply_fixes(&text, &fixes);
+            if applied == 0 || next == text {
+                break;
+            }
+            fixed += applied;
+            text = next;
+            current = Some(reanalyse(&text));
+        }
+    }
+    Outcome {
+        text,
+        fixed,
+        refusals,
+    }
+}
+
+/// Runs the fix flags over analysed files and replaces the analyses of the
+/// files it wrote. Diffs go to `out`; summaries and refusals to
+/// standard error.
+pub fn run(
+    opts: &FixArgs,
+    results: &mut [(String, FileAnalysis)],
+    reanalyse: &dyn Fn(&FileAnalysis, &str) -> FileAnalysis,
+    out: &mut dyn Write,
+) -> Result<FixRun, String> {
+    let target = match opts.rewrite.as_deref() {
+        None => None,
+        Some(name) => Some(
+            Target::from_name(name, opts.style())
+                .ok_or_else(|| format!("unknown --rewrite target `{name}`: use openmp or ivdep"))?,
+        ),
+    };
+    let mut io_error = false;
+    let mut total_fixed = 0;
+    let mut files_changed = 0;
+    for (display, fa) in results.iter_mut() {
+        let outcome = fix_text(display, fa, opts, target, &|t| reanalyse(fa, t));
+        for r in &outcome.refusals {
+            eprintln!("csa-lint: {r}");
+        }
+        if outcome.text == fa.source.text() {
+            continue;
+        }
+        if opts.diff {
+            let diff = similar::TextDiff::from_lines(fa.source.text(), &outcome.text);
+            let _ = write!(
+                out,
+                "{}",
+                diff.unified_diff()
+                    .context_radius(3)
+                    .header(&format!("a/{display}"), &format!("b/{display}"))
+            );
+            total_fixed += outcome.fixed;
+            files_changed += 1;
+            continue;
+        }
+        match write_if_unchanged(Path::new(display.as_str()), fa.source.text(), &outcome.text) {
+            Ok(()) => {
+                total_fixed += outcome.fixed;
+                files_changed += 1;
+                *fa = reanalyse(fa, &outcome.text);
+            }
+            Err(e) => {
+                eprintln!("csa-lint: error: {display}: {e}");
+                io_error = true;
+            }
+        }
+    }
+    let verb = if opts.diff { "Would fix" } else { "Fixed" };
+    if total_fixed > 0 || !opts.diff {
+        eprintln!(
+            "csa-lint: {verb} {total_fixed} issue{} in {files_changed} file{}.",
+            if total_fixed == 1 { "" } else { "s" },
+            if files_changed == 1 { "" } else { "s" }
+        );
+    }
+    Ok(FixRun {
+        stop: opts.diff,
+        io_error,
+    })
+}
+
+/// Replaces `path` with `new` atomically, unless its content is no longer
+/// `old` (changed on disk since it was read, or not valid UTF-8).
+fn write_if_unchanged(path: &Path, old: &str, new: &str) -> Result<(), String> {
+    let now = std::fs::read(path).map_err(|e| format!("cannot read it again: {e}"))?;
+    if now != old.as_bytes() {
+        return Err(
+            "the file changed on disk since it was read (or is not valid UTF-8); not writing fixes"
+                .to_string(),
+        );
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| format!("cannot create a temporary file: {e}"))?;
+    tmp.write_all(new.as_bytes())
+        .and_then(|_| tmp.flush())
+        .map_err(|e| format!("cannot write the temporary file: {e}"))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path)
+        .map_err(|e| format!("cannot replace the file: {}", e.error))?;
+    Ok(())
+}
