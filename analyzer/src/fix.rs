@@ -47,14 +47,18 @@ pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<String, ApplyError> {
     Ok(out)
 }
 
-/// Whether two edits touch the same text. Two insertions at one offset
-/// conflict too (their order would be arbitrary).
+/// Whether two edits touch the same text: overlapping ranges, two
+/// insertions at one offset (their order would be arbitrary), or an
+/// insertion strictly inside a replaced range. An insertion at either end
+/// of a replaced range is fine: [`apply_edits`] puts it before or after.
 fn edits_conflict(a: &Edit, b: &Edit) -> bool {
     let (a0, a1, b0, b1) = (a.span.start, a.span.end, b.span.start, b.span.end);
-    if a0 == b0 {
-        return true;
+    match (a0 == a1, b0 == b1) {
+        (true, true) => a0 == b0,
+        (true, false) => b0 < a0 && a0 < b1,
+        (false, true) => a0 < b0 && b0 < a1,
+        (false, false) => a0 < b1 && b0 < a1,
     }
-    a0 < b1 && b0 < a1
 }
 
 /// Applies as many whole fixes as possible, in the order given, skipping a
@@ -261,6 +265,14 @@ mod tests {
         let (a, b, c) = (f(0, 2), f(1, 3), f(4, 5));
         let (text, applied, skipped) = apply_fixes("abcdef", &[&a, &b, &c]);
         assert_eq!((text.as_str(), applied, skipped), ("cdf", 2, 1));
+        // An insertion where a deletion starts does not conflict with it.
+        let ins = Fix {
+            title: "i".into(),
+            applicability: Applicability::Safe,
+            edits: vec![edit(2, 2, "X")],
+        };
+        let (text, applied, _) = apply_fixes("abcdef", &[&ins, &f(2, 4)]);
+        assert_eq!((text.as_str(), applied), ("abXef", 2));
     }
 
     #[test]

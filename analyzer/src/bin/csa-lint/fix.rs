@@ -9,7 +9,7 @@
 use analyzer::analysis::FileAnalysis;
 use analyzer::diag::Fix;
 use analyzer::fix::{apply_fixes, bulk_fix};
-use analyzer::rewrite::{apply_rewrites, rewrite_markers, IvdepStyle, Target};
+use analyzer::rewrite::{rewrite_markers, IvdepStyle, Target};
 use std::io::Write;
 use std::path::Path;
 
@@ -87,19 +87,34 @@ fn fix_text(
     let mut fixed = 0;
     let mut refusals = Vec::new();
     if let Some(target) = target {
-        let rewrites = rewrite_markers(fa, target);
-        for r in &rewrites {
-            if !r.converts() {
-                let lc = fa.source.line_col(r.marker.start as usize);
+        // Rewrites whose edits met another's are picked up by a next round
+        // on the re-analysed text; the refusals reported are the last
+        // round's (markers still there).
+        let mut current: Option<FileAnalysis> = None;
+        for _ in 0..MAX_ROUNDS {
+            let analysis = current.as_ref().unwrap_or(fa);
+            let rewrites = rewrite_markers(analysis, target);
+            refusals.clear();
+            for r in rewrites.iter().filter(|r| !r.converts()) {
+                let lc = analysis.source.line_col(r.marker.start as usize);
                 refusals.push(format!(
                     "{display}:{}:{}: {}",
                     lc.line, lc.column, r.fix.title
                 ));
-            } else {
-                fixed += 1;
             }
+            let converting: Vec<&Fix> = rewrites
+                .iter()
+                .filter(|r| r.converts())
+                .map(|r| &r.fix)
+                .collect();
+            let (next, applied, _) = apply_fixes(&text, &converting);
+            if applied == 0 || next == text {
+                break;
+            }
+            fixed += applied;
+            text = next;
+            current = Some(reanalyse(&text));
         }
-        text = apply_rewrites(&text, &rewrites);
     }
     if opts.fix_enabled() {
         let mut current = if text == fa.source.text() {
