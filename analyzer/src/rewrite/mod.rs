@@ -253,5 +253,96 @@ pub fn apply_rewrites(text: &str, rewrites: &[MarkerRewrite]) -> String {
     crate::fix::apply_fixes(text, &fixes).0
 }
 
+/// What [`fix_all`] applies.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FixAllOptions {
+    /// Apply diagnostics' safe fixes.
+    pub fix: bool,
+    /// Also their unsafe fixes.
+    pub unsafe_fixes: bool,
+    /// Convert markers first.
+    pub rewrite: Option<Target>,
+}
+
+/// The result of [`fix_all`].
+#[derive(Clone, Debug, Default)]
+pub struct FixAllResult {
+    pub text: String,
+    /// Fixes and rewrites applied.
+    pub applied: usize,
+    /// Markers left unconverted, with why (in the final text).
+    pub refusals: Vec<(Span, String)>,
+}
+
+/// Rounds of apply-and-reanalyse before giving up on conflicting edits.
+const MAX_ROUNDS: usize = 8;
+
+/// Everything `csa-lint --fix/--rewrite` does to one file's text: marker
+/// rewrites, then diagnostics' fixes (never suppressions), each repeated
+/// on the re-analysed text until nothing changes, so edits that met
+/// another's are applied in a later round. No I/O.
+pub fn fix_all(
+    kind: SourceKind,
+    text: &str,
+    analysis: &crate::analysis::AnalysisOptions,
+    opts: &FixAllOptions,
+) -> FixAllResult {
+    use crate::analysis::analyze;
+    let mut out = FixAllResult {
+        text: text.to_string(),
+        ..FixAllResult::default()
+    };
+    let mut fa = analyze(kind, text, analysis);
+    if let Some(target) = opts.rewrite {
+        for _ in 0..MAX_ROUNDS {
+            let rewrites = rewrite_markers(&fa, target);
+            out.refusals = rewrites
+                .iter()
+                .filter(|r| !r.converts())
+                .map(|r| (r.marker, r.fix.title.clone()))
+                .collect();
+            let fixes: Vec<&Fix> = rewrites
+                .iter()
+                .filter(|r| r.converts())
+                .map(|r| &r.fix)
+                .collect();
+            let (next, applied, _) = crate::fix::apply_fixes(&out.text, &fixes);
+            if applied == 0 || next == out.text {
+                break;
+            }
+            out.applied += applied;
+            out.text = next;
+            fa = analyze(kind, &out.text, analysis);
+        }
+    }
+    if opts.fix {
+        for _ in 0..MAX_ROUNDS {
+            let fixes: Vec<&Fix> = fa
+                .diagnostics
+                .iter()
+                .filter_map(|d| crate::fix::bulk_fix(d, opts.unsafe_fixes))
+                .collect();
+            let (next, applied, _) = crate::fix::apply_fixes(&out.text, &fixes);
+            if applied == 0 || next == out.text {
+                break;
+            }
+            out.applied += applied;
+            out.text = next;
+            fa = analyze(kind, &out.text, analysis);
+        }
+    }
+    if opts.rewrite.is_some() && out.applied > 0 {
+        // Spans of refusals in the final text.
+        if let Some(target) = opts.rewrite {
+            out.refusals = rewrite_markers(&fa, target)
+                .iter()
+                .filter(|r| !r.converts())
+                .map(|r| (r.marker, r.fix.title.clone()))
+                .collect();
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

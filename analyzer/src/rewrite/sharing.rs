@@ -30,8 +30,8 @@
 //! (by reference, so the callee may write it).
 //!
 //! Approximations (each has a `fixme_*` fixture or a unit test):
-//! * names, not declarations: a local declared inside the loop shadows every
-//!   use of the same name in the loop;
+//! * names, not declarations: a name declared both inside the loop and
+//!   outside it is refused (`fixme_rewrite_shadowed_name.c`);
 //! * calls to functions are assumed not to write scalar locals except
 //!   through `&x` (C) or as a subroutine argument (Fortran); Fortran
 //!   function arguments are taken as read-only;
@@ -1196,6 +1196,26 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> (BTreeMap<String, bool>, BT
     let range = exclude.byte_range();
     for d in identifiers_under(func, &["declaration", "parameter_declaration"]) {
         let in_loop = range.contains(&d.start_byte());
+        // A declaration outside the loop matters only when its scope (the
+        // enclosing block, `for` statement or function) holds the loop.
+        if !in_loop {
+            let scope = {
+                let mut p = d.parent();
+                while let Some(x) = p {
+                    if matches!(
+                        x.kind(),
+                        "compound_statement" | "for_statement" | "function_definition"
+                    ) {
+                        break;
+                    }
+                    p = x.parent();
+                }
+                p
+            };
+            if scope.is_some_and(|sc| !sc.byte_range().contains(&range.start)) {
+                continue;
+            }
+        }
         let storage_static = named_children(d).iter().any(|c| {
             c.kind() == "storage_class_specifier" && matches!(text(*c, src), "static" | "extern")
         });
@@ -1290,6 +1310,16 @@ pub fn c_sharing(for_node: Node, src: &str, canon: &CanonicalLoop) -> Result<Sha
     let mut locals = BTreeMap::new();
     for name in scalars.keys() {
         if inner.contains(name) {
+            // Names, not declarations: which occurrences in the loop are the
+            // outer variable is not known, so refuse rather than guess.
+            if ids
+                .iter()
+                .any(|i| text(*i, src) == name && range.contains(&i.start_byte()))
+            {
+                return Err(Refusal::new(format!(
+                    "`{name}` is declared both inside the loop and before it; rename one"
+                )));
+            }
             continue;
         }
         let mut live_out = false;

@@ -1,15 +1,12 @@
 //! `--fix`, `--unsafe-fixes`, `--diff` and `--rewrite openmp|ivdep`: the
 //! binary's side of the fix engine. The library computes fixes and applies
-//! them to text; this file owns the files: it re-analyses after each round
-//! of fixes (fixes that overlapped are picked up by the next round), prints
-//! unified diffs, and writes atomically (a temporary file in the same
+//! them to text (`analyzer::rewrite::fix_all`); this file owns the files: it
+//! prints unified diffs, reports markers left unconverted, and writes atomically (a temporary file in the same
 //! directory, renamed over the original) only when the file on disk is
 //! still byte-for-byte what was analysed.
 
-use analyzer::analysis::FileAnalysis;
-use analyzer::diag::Fix;
-use analyzer::fix::{apply_fixes, bulk_fix};
-use analyzer::rewrite::{rewrite_markers, IvdepStyle, Target};
+use analyzer::analysis::{AnalysisOptions, FileAnalysis};
+use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
 use std::io::Write;
 use std::path::Path;
 
@@ -66,10 +63,7 @@ pub struct FixRun {
     pub io_error: bool,
 }
 
-/// Rounds of fix-and-reanalyse before giving up on conflicting fixes.
-const MAX_ROUNDS: usize = 8;
-
-/// The new text of one file, and what happened on the way.
+/// The new text of one file, and the markers left unconverted.
 struct Outcome {
     text: String,
     fixed: usize,
@@ -81,69 +75,30 @@ fn fix_text(
     fa: &FileAnalysis,
     opts: &FixArgs,
     target: Option<Target>,
-    reanalyse: &dyn Fn(&str) -> FileAnalysis,
+    analysis: &AnalysisOptions,
 ) -> Outcome {
-    let mut text = fa.source.text().to_string();
-    let mut fixed = 0;
-    let mut refusals = Vec::new();
-    if let Some(target) = target {
-        // Rewrites whose edits met another's are picked up by a next round
-        // on the re-analysed text; the refusals reported are the last
-        // round's (markers still there).
-        let mut current: Option<FileAnalysis> = None;
-        for _ in 0..MAX_ROUNDS {
-            let analysis = current.as_ref().unwrap_or(fa);
-            let rewrites = rewrite_markers(analysis, target);
-            refusals.clear();
-            for r in rewrites.iter().filter(|r| !r.converts()) {
-                let lc = analysis.source.line_col(r.marker.start as usize);
-                refusals.push(format!(
-                    "{display}:{}:{}: {}",
-                    lc.line, lc.column, r.fix.title
-                ));
-            }
-            let converting: Vec<&Fix> = rewrites
-                .iter()
-                .filter(|r| r.converts())
-                .map(|r| &r.fix)
-                .collect();
-            let (next, applied, _) = apply_fixes(&text, &converting);
-            if applied == 0 || next == text {
-                break;
-            }
-            fixed += applied;
-            text = next;
-            current = Some(reanalyse(&text));
-        }
-    }
-    if opts.fix_enabled() {
-        let mut current = if text == fa.source.text() {
-            None
-        } else {
-            Some(reanalyse(&text))
-        };
-        for _ in 0..MAX_ROUNDS {
-            let analysis = current.as_ref().unwrap_or(fa);
-            let fixes: Vec<&Fix> = analysis
-                .diagnostics
-                .iter()
-                .filter_map(|d| bulk_fix(d, opts.unsafe_fixes))
-                .collect();
-            if fixes.is_empty() {
-                break;
-            }
-            let (next, applied, _) = apply_fixes(&text, &fixes);
-            if applied == 0 || next == text {
-                break;
-            }
-            fixed += applied;
-            text = next;
-            current = Some(reanalyse(&text));
-        }
-    }
+    let r = fix_all(
+        fa.kind,
+        fa.source.text(),
+        analysis,
+        &FixAllOptions {
+            fix: opts.fix_enabled(),
+            unsafe_fixes: opts.unsafe_fixes,
+            rewrite: target,
+        },
+    );
+    let src = analyzer::source::SourceText::new(r.text.clone());
+    let refusals = r
+        .refusals
+        .iter()
+        .map(|(span, why)| {
+            let lc = src.line_col(span.start as usize);
+            format!("{display}:{}:{}: {why}", lc.line, lc.column)
+        })
+        .collect();
     Outcome {
-        text,
-        fixed,
+        text: r.text,
+        fixed: r.applied,
         refusals,
     }
 }
@@ -154,7 +109,7 @@ fn fix_text(
 pub fn run(
     opts: &FixArgs,
     results: &mut [(String, FileAnalysis)],
-    reanalyse: &dyn Fn(&FileAnalysis, &str) -> FileAnalysis,
+    analysis: &AnalysisOptions,
     out: &mut dyn Write,
 ) -> Result<FixRun, String> {
     let target = match opts.rewrite.as_deref() {
@@ -168,7 +123,7 @@ pub fn run(
     let mut total_fixed = 0;
     let mut files_changed = 0;
     for (display, fa) in results.iter_mut() {
-        let outcome = fix_text(display, fa, opts, target, &|t| reanalyse(fa, t));
+        let outcome = fix_text(display, fa, opts, target, analysis);
         for r in &outcome.refusals {
             eprintln!("csa-lint: {r}");
         }
@@ -192,7 +147,7 @@ pub fn run(
             Ok(()) => {
                 total_fixed += outcome.fixed;
                 files_changed += 1;
-                *fa = reanalyse(fa, &outcome.text);
+                *fa = analyzer::analysis::analyze(fa.kind, &outcome.text, analysis);
             }
             Err(e) => {
                 eprintln!("csa-lint: error: {display}: {e}");

@@ -236,8 +236,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
     // --fix, --diff, --rewrite (fix.rs).
     if cli.fix_args.active() {
-        let reanalyse = |fa: &FileAnalysis, t: &str| analysis::analyze(fa.kind, t, &opts);
-        let run = fix::run(&cli.fix_args, &mut results, &reanalyse, &mut stdout)?;
+        let run = fix::run(&cli.fix_args, &mut results, &opts, &mut stdout)?;
         io_error |= run.io_error;
         if run.stop {
             return Ok(ExitCode::from(if io_error { 2 } else { 0 }));

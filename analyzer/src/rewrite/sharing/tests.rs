@@ -473,3 +473,19 @@ fn fortran_implicit_locals_are_analysed() {
         "q",
     );
 }
+
+#[test]
+fn shadowed_name_is_refused() {
+    refused_naming(
+        c("int f(int n, int *a) { int t = 0; for (int i = 0; i < n; i++) { { int t = a[i]; a[i] = t; } t = i; } return t; }"),
+        "t",
+    );
+}
+
+#[test]
+fn sibling_loop_declarations_are_not_in_scope() {
+    assert_eq!(
+        c("int f(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 1; for (int i = 0; i < n; i++) a[i] = 2; return 0; }"),
+        Ok("".into())
+    );
+}
