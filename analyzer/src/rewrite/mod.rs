@@ -15,6 +15,7 @@
 
 pub mod ivdep;
 pub mod openmp;
+pub mod regions;
 pub mod sharing;
 
 use crate::analysis::{FileAnalysis, FunctionAnalysis};
@@ -236,6 +237,11 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 Target::Ivdep(style) => ivdep::rewrite(&site, style),
             };
             out.push(r);
+        }
+    }
+    if target == Target::OpenMp && fa.kind == SourceKind::C {
+        if let Some(tree) = &tree {
+            out.extend(regions::rewrite(fa.source.text(), &fa.preprocessed, tree));
         }
     }
     out.sort_by_key(|r| r.marker.start);

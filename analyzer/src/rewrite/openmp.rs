@@ -56,7 +56,7 @@ fn schedule(site: &MarkerSite) -> Result<Option<(i64, i64)>, String> {
     }
 }
 
-fn clauses(sched: Option<(i64, i64)>, sharing: &Sharing, fortran: bool) -> String {
+pub(crate) fn clauses(sched: Option<(i64, i64)>, sharing: &Sharing, fortran: bool) -> String {
     let mut s = String::new();
     if let Some((w, c)) = sched {
         if c == 0 {

@@ -615,6 +615,10 @@ pub fn c_canonical(for_node: Node, src: &str) -> Result<CanonicalLoop, Refusal> 
 }
 
 /// Names assigned (`x = `, `x op= `, `x++`) anywhere under `n`.
+pub(crate) fn c_written_in(n: Node, src: &str) -> BTreeSet<String> {
+    c_written_names(n, src)
+}
+
 fn c_written_names(n: Node, src: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for x in identifiers_under(n, &["assignment_expression", "update_expression"]) {
@@ -1268,6 +1272,15 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> (BTreeMap<String, bool>, BT
     // `false` entries (arrays, statics) are not scalars.
     scalars.retain(|_, v| *v);
     (scalars, inner)
+}
+
+/// Scalars local to a C function that are visible at `at` (a statement of
+/// its body).
+pub(crate) fn c_scalar_locals(func: Node, at: Node, src: &str) -> BTreeSet<String> {
+    c_locals(func, at, src)
+        .0
+        .into_keys()
+        .collect::<BTreeSet<String>>()
 }
 
 /// The data sharing of a C `for` loop in canonical form.
