@@ -104,7 +104,7 @@ pub static RULES: &[Rule] = &[
     rule!(206, "reused-region-id", Warning, false, "reused_region_id.rs", "Two unrelated regions use the same id, so the compiler treats them as one region"),
     rule!(207, "memory-outside-section", Info, false, "memory_outside_section.rs", "A memory operation inside a region but in no section keeps full ordering"),
     rule!(208, "redundant-parallel-loop", Info, true, "redundant_parallel_loop.rs", "parallel_loop on a loop whose alias sets hold only loads or one store changes nothing"),
-    rule!(301, "iteration-local-storage", Warning, false, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
+    rule!(301, "iteration-local-storage", Warning, true, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
     rule!(401, "unguarded-builtin", Info, true, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
     rule!(402, "unused-suppression", Warning, true, "unused_suppression.rs", "A csa-lint suppression comment that suppresses nothing"),
 ];
