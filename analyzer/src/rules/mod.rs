@@ -85,7 +85,7 @@ macro_rules! rule {
 pub static RULES: &[Rule] = &[
     rule!(1, "syntax-error", Info, false, "syntax_error.rs", "The parser found a syntax error; analysis of that function may be partial"),
     rule!(2, "irreducible-control-flow", Error, false, "irreducible_control_flow.rs", "A loop with two entries (goto into a loop): the compiler stops with a fatal error"),
-    rule!(101, "could-not-parallelize", Warning, false, "could_not_parallelize.rs", "CLIE finds no parallel section for a marked loop and ignores the marker"),
+    rule!(101, "could-not-parallelize", Warning, true, "could_not_parallelize.rs", "CLIE finds no parallel section for a marked loop and ignores the marker"),
     rule!(102, "no-memory-operations", Warning, true, "no_memory_operations.rs", "A loop marked parallel has no memory operations, so the marker does nothing"),
     rule!(103, "bad-spmd-intrinsic", Warning, false, "bad_spmd_intrinsic.rs", "An spmd/spmdization marker has an invalid worker count, chunk size or kind"),
     rule!(104, "could-not-pipeline", Warning, false, "could_not_pipeline.rs", "A pipeline_loop marker has a negative depth"),
