@@ -47,18 +47,15 @@ pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<String, ApplyError> {
     Ok(out)
 }
 
-/// Whether two edits touch the same text: overlapping ranges, two
-/// insertions at one offset (their order would be arbitrary), or an
-/// insertion strictly inside a replaced range. An insertion at either end
-/// of a replaced range is fine: [`apply_edits`] puts it before or after.
+/// Whether edits of two different fixes touch the same text: overlapping
+/// ranges, or an insertion at the start of the other's range (two
+/// insertions at one offset, or text inserted right where another fix
+/// deletes: their combination is rarely what either meant, e.g. a guard
+/// around a marker that another fix removes). The skipped fix is
+/// reconsidered on the re-analysed text.
 fn edits_conflict(a: &Edit, b: &Edit) -> bool {
     let (a0, a1, b0, b1) = (a.span.start, a.span.end, b.span.start, b.span.end);
-    match (a0 == a1, b0 == b1) {
-        (true, true) => a0 == b0,
-        (true, false) => b0 < a0 && a0 < b1,
-        (false, true) => a0 < b0 && b0 < a1,
-        (false, false) => a0 < b1 && b0 < a1,
-    }
+    a0 == b0 || (a0 < b1 && b0 < a1)
 }
 
 /// Applies as many whole fixes as possible, in the order given, skipping a
@@ -265,13 +262,16 @@ mod tests {
         let (a, b, c) = (f(0, 2), f(1, 3), f(4, 5));
         let (text, applied, skipped) = apply_fixes("abcdef", &[&a, &b, &c]);
         assert_eq!((text.as_str(), applied, skipped), ("cdf", 2, 1));
-        // An insertion where a deletion starts does not conflict with it.
-        let ins = Fix {
+        // An insertion where another fix's deletion starts conflicts; one
+        // where it ends does not.
+        let ins = |at| Fix {
             title: "i".into(),
             applicability: Applicability::Safe,
-            edits: vec![edit(2, 2, "X")],
+            edits: vec![edit(at, at, "X")],
         };
-        let (text, applied, _) = apply_fixes("abcdef", &[&ins, &f(2, 4)]);
+        let (text, applied, _) = apply_fixes("abcdef", &[&ins(2), &f(2, 4)]);
+        assert_eq!((text.as_str(), applied), ("abXcdef", 1));
+        let (text, applied, _) = apply_fixes("abcdef", &[&ins(4), &f(2, 4)]);
         assert_eq!((text.as_str(), applied), ("abXef", 2));
     }
 

@@ -56,20 +56,26 @@ fn schedule(site: &MarkerSite) -> Result<Option<(i64, i64)>, String> {
     }
 }
 
-pub(crate) fn clauses(sched: Option<(i64, i64)>, sharing: &Sharing, fortran: bool) -> String {
-    let mut s = String::new();
+/// The clauses, one string each (`num_threads(4)`, `private(t)`, ...).
+pub(crate) fn clause_list(
+    sched: Option<(i64, i64)>,
+    sharing: &Sharing,
+    fortran: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some((w, c)) = sched {
+        out.push(format!("num_threads({w})"));
         if c == 0 {
-            s.push_str(&format!(" num_threads({w}) schedule(static)"));
+            out.push("schedule(static)".to_string());
         } else {
-            s.push_str(&format!(" num_threads({w}) schedule(static, {c})"));
+            out.push(format!("schedule(static, {c})"));
         }
     }
     if !sharing.private.is_empty() {
-        s.push_str(&format!(" private({})", sharing.private.join(", ")));
+        out.push(format!("private({})", sharing.private.join(", ")));
     }
     if !sharing.lastprivate.is_empty() {
-        s.push_str(&format!(" lastprivate({})", sharing.lastprivate.join(", ")));
+        out.push(format!("lastprivate({})", sharing.lastprivate.join(", ")));
     }
     let mut ops: Vec<_> = sharing.reductions.iter().map(|(op, _)| *op).collect();
     ops.sort();
@@ -86,9 +92,38 @@ pub(crate) fn clauses(sched: Option<(i64, i64)>, sharing: &Sharing, fortran: boo
         } else {
             op.c_spelling()
         };
-        s.push_str(&format!(" reduction({spelled}:{})", names.join(", ")));
+        out.push(format!("reduction({spelled}:{})", names.join(", ")));
     }
-    s
+    out
+}
+
+/// The clauses as they follow the directive name (` private(t) ...`).
+pub(crate) fn clauses(sched: Option<(i64, i64)>, sharing: &Sharing, fortran: bool) -> String {
+    clause_list(sched, sharing, fortran)
+        .iter()
+        .map(|c| format!(" {c}"))
+        .collect()
+}
+
+/// Free-form Fortran lines stop at 132 characters: a long `!$omp` directive
+/// continues on `!$omp&` lines (each at `indent`). Returns the lines joined
+/// for `insert_line_before`.
+fn fortran_directive(head: &str, clauses: &[String], indent: &str, eol: &str) -> String {
+    const LIMIT: usize = 100;
+    let mut lines = vec![head.to_string()];
+    for c in clauses {
+        let Some(last) = lines.last_mut() else {
+            break;
+        };
+        if indent.len() + last.len() + 1 + c.len() + 2 > LIMIT {
+            last.push_str(" &");
+            lines.push(format!("!$omp& {c}"));
+        } else {
+            last.push(' ');
+            last.push_str(c);
+        }
+    }
+    lines.join(&format!("{eol}{indent}"))
 }
 
 pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
@@ -122,11 +157,10 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
             let mut edits = site.removal.clone();
             let directive = if site.fortran {
                 let indent = indentation(text, start).to_string();
-                edits.push(insert_line_before(
-                    text,
-                    start,
-                    &format!("!$omp parallel do{cl}"),
-                ));
+                let list = clause_list(sched, &sh, true);
+                let eol = crate::fix::line_ending(text);
+                let lines = fortran_directive("!$omp parallel do", &list, &indent, eol);
+                edits.push(insert_line_before(text, start, &lines));
                 edits.push(insert_line_after(
                     text,
                     node.end_byte().saturating_sub(1).max(start),
@@ -151,5 +185,24 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
             }
         }
         Err(r) => refused(b.span, WHAT, &r.reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_fortran_directives_continue() {
+        let clauses: Vec<String> = (0..12).map(|k| format!("private(variable_{k})")).collect();
+        let d = fortran_directive("!$omp parallel do", &clauses, "  ", "\n");
+        for line in d.lines() {
+            assert!(line.len() <= 100, "{line}");
+        }
+        assert!(d.contains(" &\n  !$omp& private("), "{d}");
+        assert_eq!(
+            fortran_directive("!$omp parallel do", &["private(t)".into()], "", "\n"),
+            "!$omp parallel do private(t)"
+        );
     }
 }

@@ -135,9 +135,10 @@ pub fn run(
             let _ = write!(
                 out,
                 "{}",
-                diff.unified_diff()
-                    .context_radius(3)
-                    .header(&format!("a/{display}"), &format!("b/{display}"))
+                diff.unified_diff().context_radius(3).header(
+                    &format!("a/{}", display.trim_start_matches('/')),
+                    &format!("b/{}", display.trim_start_matches('/'))
+                )
             );
             total_fixed += outcome.fixed;
             files_changed += 1;
