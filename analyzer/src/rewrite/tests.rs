@@ -83,3 +83,132 @@ fn pipeline_loop_is_display_only() {
     assert_eq!(out, src);
     assert!(refused[0].contains("-csa-ilpl-selection=automatic"));
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    const C_PIECES: &[&str] = &[
+        "void f(int n, int *a) {",
+        "}",
+        "{",
+        "for (int i = 0; i < n; i++)",
+        "for (i = 0; i < *n; i++)",
+        "while (n--)",
+        "__builtin_csa_parallel_loop();",
+        "__builtin_csa_spmd(4, 8);",
+        "__builtin_csa_spmdization(2, \"block\");",
+        "__builtin_csa_pipeline_loop(2);",
+        "int r = __builtin_csa_parallel_region_entry(0);",
+        "int s = __builtin_csa_parallel_section_entry(r);",
+        "__builtin_csa_parallel_section_exit(s);",
+        "__builtin_csa_parallel_region_exit(r);",
+        "#ifdef __CSA__",
+        "#endif",
+        "#else",
+        "t = a[i];",
+        "s += a[i];",
+        "if (a[i] > m) m = a[i];",
+        "int t;",
+        "double tmp[8];",
+        "break;",
+        "continue;",
+        "return 0;",
+        "a[i] = t;",
+        "x = x * x;",
+        "// csa-lint: ignore[CSA101]",
+        "/* c */",
+        "\n",
+        "\r\n",
+        "\t",
+        "ñ",
+        "(",
+        ")",
+        ";",
+        "&t",
+        "goto l;",
+        "l:",
+    ];
+
+    const F_PIECES: &[&str] = &[
+        "subroutine f(n, a)\n",
+        "end subroutine\n",
+        "integer :: n, i, t\n",
+        "real :: a(n), s\n",
+        "call builtin_csa_parallel_loop()\n",
+        "call builtin_csa_spmd(4, 1)\n",
+        "do i = 1, n\n",
+        "end do\n",
+        "do while (n > 0)\n",
+        "s = s + a(i)\n",
+        "t = a(i)\n",
+        "a(i) = t\n",
+        "if (a(i) > s) s = a(i)\n",
+        "exit\n",
+        "cycle\n",
+        "if (t > 0) then\n",
+        "end if\n",
+        "else\n",
+        "! csa-lint: ignore[CSA101]\n",
+        "#ifdef __CSA__\n",
+        "#endif\n",
+        "call g(t)\n",
+        "\r\n",
+        "ñ",
+    ];
+
+    fn assemble(pieces: &[&str], picks: &[usize]) -> String {
+        picks
+            .iter()
+            .map(|&k| pieces[k % pieces.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn exercise(kind: SourceKind, src: &str) {
+        let fa = analyze(kind, src, &AnalysisOptions::default());
+        for target in [
+            Target::OpenMp,
+            Target::Ivdep(IvdepStyle::Attribute),
+            Target::Ivdep(IvdepStyle::GccPragma),
+        ] {
+            let rs = rewrite_markers(&fa, target);
+            let _ = apply_rewrites(src, &rs);
+        }
+        let fixes: Vec<&Fix> = fa.diagnostics.iter().flat_map(|d| d.fixes.iter()).collect();
+        let _ = crate::fix::apply_fixes(src, &fixes);
+        let _ = fix_all(
+            kind,
+            src,
+            &AnalysisOptions::default(),
+            &FixAllOptions {
+                fix: true,
+                unsafe_fixes: true,
+                rewrite: Some(Target::OpenMp),
+            },
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn c_token_soup(picks in proptest::collection::vec(0usize..100, 0..60)) {
+            exercise(SourceKind::C, &assemble(C_PIECES, &picks));
+        }
+
+        #[test]
+        fn c_rewrite_is_idempotent(picks in proptest::collection::vec(0usize..100, 0..60)) {
+            let src = assemble(C_PIECES, &picks);
+            let opts = FixAllOptions { fix: false, unsafe_fixes: false, rewrite: Some(Target::OpenMp) };
+            let once = fix_all(SourceKind::C, &src, &AnalysisOptions::default(), &opts).text;
+            let twice = fix_all(SourceKind::C, &once, &AnalysisOptions::default(), &opts).text;
+            prop_assert_eq!(once, twice);
+        }
+
+        #[test]
+        fn fortran_token_soup(picks in proptest::collection::vec(0usize..100, 0..60)) {
+            exercise(SourceKind::FortranFree, &assemble(F_PIECES, &picks));
+        }
+    }
+}
