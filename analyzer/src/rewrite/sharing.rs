@@ -38,7 +38,9 @@
 //! * a `do ... while` inner loop is taken as possibly running zero times and
 //!   `switch` fallthrough is ignored (both only make the analysis stricter);
 //! * globals, statics, `SAVE`/`COMMON` variables and pointees are shared, as
-//!   the user asserted by marking the loop parallel.
+//!   the user asserted by marking the loop parallel; so are local arrays,
+//!   except one written at constant subscripts only (`tmp[0] = ...`), which
+//!   the compiler keeps in per-iteration registers: that is refused.
 
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
@@ -1194,9 +1196,14 @@ impl<'s> CBuilder<'s> {
 /// Scalars local to a C function: parameters and non-`static`/`extern`
 /// block-scope declarations outside `exclude`, that are not arrays.
 /// Returns (scalars, names declared inside `exclude`).
-fn c_locals(func: Node, exclude: Node, src: &str) -> (BTreeMap<String, bool>, BTreeSet<String>) {
+/// Also returns the automatic arrays declared outside `exclude` (not
+/// parameters, whose `a[]` is a pointer).
+type CLocals = (BTreeMap<String, bool>, BTreeSet<String>, BTreeSet<String>);
+
+fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
     let mut scalars = BTreeMap::new();
     let mut inner = BTreeSet::new();
+    let mut arrays = BTreeSet::new();
     let range = exclude.byte_range();
     for d in identifiers_under(func, &["declaration", "parameter_declaration"]) {
         let in_loop = range.contains(&d.start_byte());
@@ -1265,13 +1272,53 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> (BTreeMap<String, bool>, BT
             } else if !storage_static && !array {
                 scalars.insert(name, true);
             } else {
+                if array && !storage_static && d.kind() == "declaration" {
+                    arrays.insert(name.clone());
+                }
                 scalars.insert(name, false);
             }
         }
     }
     // `false` entries (arrays, statics) are not scalars.
     scalars.retain(|_, v| *v);
-    (scalars, inner)
+    (scalars, inner, arrays)
+}
+
+/// A local array written at constant subscripts only (`tmp[0] = ...`): the
+/// compiler splits it into per-iteration registers (SROA), so a CSA loop
+/// may use it as a temporary, but OpenMP iterations would share it.
+fn c_constant_index_array_write(
+    body: Node,
+    src: &str,
+    arrays: &BTreeSet<String>,
+) -> Option<String> {
+    for a in identifiers_under(body, &["assignment_expression", "update_expression"]) {
+        let target = if a.kind() == "assignment_expression" {
+            a.child_by_field_name("left")
+        } else {
+            a.child_by_field_name("argument")
+        };
+        let Some(mut t) = target.map(unparen) else {
+            continue;
+        };
+        let mut all_constant = true;
+        let mut any = false;
+        while t.kind() == "subscript_expression" {
+            any = true;
+            let idx = t.child_by_field_name("index").map(unparen);
+            if !idx.is_some_and(|i| i.kind() == "number_literal") {
+                all_constant = false;
+            }
+            match t.child_by_field_name("argument").map(unparen) {
+                Some(b) => t = b,
+                None => break,
+            }
+        }
+        if any && all_constant && t.kind() == "identifier" && arrays.contains(text(t, src)) {
+            return Some(text(t, src).to_string());
+        }
+    }
+    None
 }
 
 /// Scalars local to a C function that are visible at `at` (a statement of
@@ -1300,7 +1347,12 @@ pub fn c_sharing(for_node: Node, src: &str, canon: &CanonicalLoop) -> Result<Sha
         .ok_or_else(|| Refusal::new("the loop has no body"))?;
     let mut b = CBuilder { src, depth: 0 };
     let eff = b.stmt(body, 0, false);
-    let (scalars, inner) = c_locals(func, for_node, src);
+    let (scalars, inner, arrays) = c_locals(func, for_node, src);
+    if let Some(a) = c_constant_index_array_write(body, src, &arrays) {
+        return Err(Refusal::new(format!(
+            "the local array `{a}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it"
+        )));
+    }
     let range = for_node.byte_range();
     let enclosing_loop = {
         let mut p = for_node.parent();
@@ -1945,6 +1997,8 @@ struct FortranScope {
     /// key -> (spelling, is dummy argument)
     scalars: BTreeMap<String, (String, bool)>,
     arrays: BTreeSet<String>,
+    /// Arrays that are neither dummy arguments nor SAVE/COMMON.
+    local_arrays: BTreeSet<String>,
     /// COMMON, SAVE, EQUIVALENCE and PARAMETER names.
     shared: BTreeSet<String>,
     /// `implicit none` or a `use` statement: undeclared names are not local.
@@ -2019,6 +2073,9 @@ fn fortran_scope(proc_node: Node, src: &str) -> FortranScope {
                     };
                     let key = fkey(text(name, src));
                     if array {
+                        if is_static {
+                            shared.insert(key.clone());
+                        }
                         arrays.insert(key);
                     } else if is_static {
                         shared.insert(key);
@@ -2049,9 +2106,15 @@ fn fortran_scope(proc_node: Node, src: &str) -> FortranScope {
             }
         }
     }
+    let local_arrays = arrays
+        .iter()
+        .filter(|a| !dummies.contains(*a) && !shared.contains(*a))
+        .cloned()
+        .collect();
     FortranScope {
         scalars,
         arrays,
+        local_arrays,
         shared,
         undeclared_are_global,
     }
@@ -2073,6 +2136,32 @@ pub fn fortran_sharing(do_loop: Node, src: &str, canon: &FortranLoop) -> Result<
         p.ok_or_else(|| Refusal::new("the loop is not inside a procedure"))?
     };
     let scope = fortran_scope(proc_node, src);
+    for a in identifiers_under(do_loop, &["assignment_statement"]) {
+        let Some(l) = a.child_by_field_name("left") else {
+            continue;
+        };
+        if l.kind() != "call_expression" {
+            continue;
+        }
+        let kids = named_children(l);
+        let Some(name) = kids.first() else {
+            continue;
+        };
+        let key = fkey(text(*name, src));
+        let subscripts: Vec<Node> = kids
+            .get(1)
+            .map(|args| named_children(*args))
+            .unwrap_or_default();
+        if scope.local_arrays.contains(&key)
+            && !subscripts.is_empty()
+            && subscripts.iter().all(|s| s.kind() == "number_literal")
+        {
+            return Err(Refusal::new(format!(
+                "the local array `{}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it",
+                text(*name, src)
+            )));
+        }
+    }
     let mut b = FBuilder {
         src,
         depth: 0,

@@ -489,3 +489,27 @@ fn sibling_loop_declarations_are_not_in_scope() {
         Ok("".into())
     );
 }
+
+#[test]
+fn local_array_at_constant_indices_is_refused() {
+    refused_naming(
+        c("void f(int n, int *a) { int tmp[2]; for (int i = 0; i < n; i++) { tmp[0] = a[i]; tmp[1] = a[i] + 1; a[i] = tmp[0] * tmp[1]; } }"),
+        "tmp",
+    );
+    refused_naming(
+        f("subroutine f(n, a)\n integer :: n, i\n real :: a(n), tmp(2)\n do i = 1, n\n  tmp(1) = a(i)\n  a(i) = tmp(1)\n end do\nend subroutine\n"),
+        "tmp",
+    );
+}
+
+#[test]
+fn local_array_indexed_by_iteration_is_shared() {
+    assert_eq!(
+        c("int f(int n) { int out[100], s = 0; for (int i = 0; i < 100; i++) out[i] = i; for (int i = 0; i < 100; i++) s += out[i]; return s; }"),
+        Ok("".into())
+    );
+    assert_eq!(
+        f("subroutine f(n, a)\n integer :: n, i\n real :: a(n)\n a(1) = 0\n do i = 1, n\n  a(1) = a(i)\n end do\nend subroutine\n"),
+        Ok("".into())
+    );
+}
