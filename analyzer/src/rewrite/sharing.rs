@@ -1306,7 +1306,7 @@ fn c_constant_index_array_write(
         while t.kind() == "subscript_expression" {
             any = true;
             let idx = t.child_by_field_name("index").map(unparen);
-            if !idx.is_some_and(|i| i.kind() == "number_literal") {
+            if idx.is_none_or(|i| i.kind() != "number_literal") {
                 all_constant = false;
             }
             match t.child_by_field_name("argument").map(unparen) {
