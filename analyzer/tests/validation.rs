@@ -253,10 +253,10 @@ fn check_all(fortran: bool, minimum: usize) {
 
 #[test]
 fn c_rewrites_compile_and_match_sequential() {
-    check_all(false, 8);
+    check_all(false, 12);
 }
 
 #[test]
 fn fortran_rewrites_compile_and_match_sequential() {
-    check_all(true, 4);
+    check_all(true, 5);
 }

@@ -32,9 +32,11 @@
 //! Approximations (each has a `fixme_*` fixture or a unit test):
 //! * names, not declarations: a name declared both inside the loop and
 //!   outside it is refused (`fixme_rewrite_shadowed_name.c`);
-//! * calls to functions are assumed not to write scalar locals except
-//!   through `&x` (C) or as a subroutine argument (Fortran); Fortran
-//!   function arguments are taken as read-only;
+//! * C calls are assumed not to write scalar locals except through `&x`;
+//!   in Fortran a variable passed to a subroutine or to a function (a name
+//!   that is neither a declared array nor an intrinsic) may be written, so
+//!   an array from a module looks like a function whose arguments may be
+//!   written (`fixme_rewrite_module_array.f90`);
 //! * a `do ... while` inner loop is taken as possibly running zero times and
 //!   `switch` fallthrough is ignored (both only make the analysis stricter);
 //! * globals, statics, `SAVE`/`COMMON` variables and pointees are shared, as
@@ -1954,14 +1956,29 @@ impl<'s> FBuilder<'s> {
         match n.kind() {
             "identifier" => Eff::Read(self.key(n)),
             "call_expression" => {
-                // f(args) or a(i): the name is not a scalar read.
-                Eff::Seq(
-                    named_children(n)
-                        .into_iter()
-                        .skip(1)
-                        .map(|c| self.expr(c))
-                        .collect(),
-                )
+                // a(i) (a declared array) or an intrinsic: reads. Any other
+                // f(x): a function that may write `x` (by reference).
+                let kids = named_children(n);
+                let name = kids.first().map(|f| self.key(*f)).unwrap_or_default();
+                let function =
+                    !self.arrays.contains(&name) && !FORTRAN_INTRINSICS.contains(&name.as_str());
+                let mut seq = Vec::new();
+                for c in kids.into_iter().skip(1) {
+                    if function && c.kind() == "argument_list" {
+                        for a in named_children(c) {
+                            if a.kind() == "identifier" {
+                                let k = self.key(a);
+                                seq.push(Eff::Read(k.clone()));
+                                seq.push(Eff::MayWrite(k));
+                            } else {
+                                seq.push(self.expr(a));
+                            }
+                        }
+                    } else {
+                        seq.push(self.expr(c));
+                    }
+                }
+                Eff::Seq(seq)
             }
             "derived_type_member_expression" => match n.named_child(0) {
                 Some(b) => self.expr(b),
