@@ -1198,14 +1198,24 @@ impl<'s> CBuilder<'s> {
 /// Scalars local to a C function: parameters and non-`static`/`extern`
 /// block-scope declarations outside `exclude`, that are not arrays.
 /// Returns (scalars, names declared inside `exclude`).
-/// Also returns the automatic arrays declared outside `exclude` (not
-/// parameters, whose `a[]` is a pointer).
-type CLocals = (BTreeMap<String, bool>, BTreeSet<String>, BTreeSet<String>);
+/// What a C function declares, seen from a loop.
+struct CLocals {
+    /// Scalars declared outside the loop and visible in it.
+    scalars: BTreeSet<String>,
+    /// Names declared inside the loop.
+    inner: BTreeSet<String>,
+    /// Automatic arrays declared outside the loop (not parameters, whose
+    /// `a[]` is a pointer).
+    arrays: BTreeSet<String>,
+    /// Scalars declared as pointers.
+    pointers: BTreeSet<String>,
+}
 
 fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
     let mut scalars = BTreeMap::new();
     let mut inner = BTreeSet::new();
     let mut arrays = BTreeSet::new();
+    let mut pointers = BTreeSet::new();
     let range = exclude.byte_range();
     for d in identifiers_under(func, &["declaration", "parameter_declaration"]) {
         let in_loop = range.contains(&d.start_byte());
@@ -1236,7 +1246,11 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
         for decl in d.children_by_field_name("declarator", &mut c) {
             let mut x = decl;
             let mut array = false;
+            let mut pointer = false;
             loop {
+                if x.kind() == "pointer_declarator" {
+                    pointer = true;
+                }
                 match x.kind() {
                     "init_declarator"
                     | "pointer_declarator"
@@ -1269,6 +1283,9 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
                 continue;
             }
             let name = text(x, src).to_string();
+            if pointer && !array && !in_loop {
+                pointers.insert(name.clone());
+            }
             if in_loop {
                 inner.insert(name);
             } else if !storage_static && !array {
@@ -1283,7 +1300,12 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
     }
     // `false` entries (arrays, statics) are not scalars.
     scalars.retain(|_, v| *v);
-    (scalars, inner, arrays)
+    CLocals {
+        scalars: scalars.into_keys().collect(),
+        inner,
+        arrays,
+        pointers,
+    }
 }
 
 /// A local array written at constant subscripts only (`tmp[0] = ...`): the
@@ -1326,10 +1348,7 @@ fn c_constant_index_array_write(
 /// Scalars local to a C function that are visible at `at` (a statement of
 /// its body).
 pub(crate) fn c_scalar_locals(func: Node, at: Node, src: &str) -> BTreeSet<String> {
-    c_locals(func, at, src)
-        .0
-        .into_keys()
-        .collect::<BTreeSet<String>>()
+    c_locals(func, at, src).scalars
 }
 
 /// The data sharing of a C `for` loop in canonical form.
@@ -1349,7 +1368,12 @@ pub fn c_sharing(for_node: Node, src: &str, canon: &CanonicalLoop) -> Result<Sha
         .ok_or_else(|| Refusal::new("the loop has no body"))?;
     let mut b = CBuilder { src, depth: 0 };
     let eff = b.stmt(body, 0, false);
-    let (scalars, inner, arrays) = c_locals(func, for_node, src);
+    let CLocals {
+        scalars,
+        inner,
+        arrays,
+        pointers,
+    } = c_locals(func, for_node, src);
     if let Some(a) = c_constant_index_array_write(body, src, &arrays) {
         return Err(Refusal::new(format!(
             "the local array `{a}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it"
@@ -1375,7 +1399,7 @@ pub fn c_sharing(for_node: Node, src: &str, canon: &CanonicalLoop) -> Result<Sha
     };
     let ids: Vec<Node> = identifiers_under(func, &["identifier"]);
     let mut locals = BTreeMap::new();
-    for name in scalars.keys() {
+    for name in &scalars {
         if inner.contains(name) {
             // Names, not declarations: which occurrences in the loop are the
             // outer variable is not known, so refuse rather than guess.
@@ -1417,6 +1441,15 @@ pub fn c_sharing(for_node: Node, src: &str, canon: &CanonicalLoop) -> Result<Sha
         );
     }
     let mut sharing = classify(&eff, &locals, Some(&canon.index))?;
+    if let Some((_, p)) = sharing
+        .reductions
+        .iter()
+        .find(|(_, v)| pointers.contains(v))
+    {
+        return Err(Refusal::new(format!(
+            "the pointer `{p}` is stepped in every iteration, which is not a reduction"
+        )));
+    }
     if !canon.index_declared {
         let index_live = locals.get(&canon.index).is_none_or(|l| l.live_out);
         if index_live {

@@ -513,3 +513,11 @@ fn local_array_indexed_by_iteration_is_shared() {
         Ok("".into())
     );
 }
+
+#[test]
+fn stepped_pointer_is_not_a_reduction() {
+    refused_naming(
+        c("void f(int n, int *a) { int *p = a; for (int i = 0; i < n; i++) { p++; } }"),
+        "p",
+    );
+}
