@@ -40,13 +40,14 @@ fn schedule(site: &MarkerSite) -> Result<Option<(i64, i64)>, String> {
                 Some(ArgValue::Str(s)) => s.clone(),
                 _ => return Err("the spmdization kind is not a string".into()),
             };
-            let chunk = match kind.as_str() {
+            // SEMANTICS.md: case-insensitive; block/blocked/blocking.
+            let chunk = match kind.to_ascii_lowercase().as_str() {
                 "cyclic" => 1,
-                "block" => 0,
+                "block" | "blocked" | "blocking" => 0,
                 "hybrid" => 8,
                 other => {
                     return Err(format!(
-                        "the spmdization kind `{other}` is not cyclic, block or hybrid"
+                        "the spmdization kind `{other}` is not cyclic, block(ed/ing) or hybrid (CSA103)"
                     ))
                 }
             };
