@@ -144,6 +144,16 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
         Err(why) => return refused(b.span, WHAT, &why),
     };
     let node = site.loop_node;
+    if pre.get(node.byte_range()).is_some_and(|t| {
+        t.to_ascii_lowercase()
+            .contains("builtin_csa_spmd_worker_num")
+    }) {
+        return refused(
+            b.span,
+            WHAT,
+            "the loop uses spmd_worker_num(); replace it with omp_get_thread_num() (and #include <omp.h>) by hand",
+        );
+    }
     let sharing: Result<Sharing, Refusal> = if site.fortran {
         sharing::fortran_canonical(node, pre)
             .and_then(|canon| sharing::fortran_sharing(node, pre, &canon))

@@ -212,3 +212,11 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn worker_num_in_loop_is_refused() {
+    let src = "void f(int n, int *a) {\n  __builtin_csa_spmd(4, 1);\n  for (int i = 0; i < n; i++)\n    a[i] = __builtin_csa_spmd_worker_num();\n}\n";
+    let (out, refused) = rewrite(SourceKind::C, src, Target::OpenMp);
+    assert_eq!(out, src);
+    assert!(refused[0].contains("omp_get_thread_num"), "{refused:?}");
+}
