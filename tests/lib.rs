@@ -7,9 +7,22 @@
 //! NAME` / `!@ define NAME`, `//@ pure NAME` and
 //! `//@ disable-loop-storage-check` set analysis options. Every
 //! diagnostic must be annotated and every annotation matched.
+//!
+//! Fixes and rewrites (DIAGNOSTICS.md: "Fix and rewrite expectations live
+//! in a sibling `.fixed` file"): when `foo.c.fixed` sits next to `foo.c`,
+//! the harness applies to `foo.c` what its headers select, exactly as
+//! `csa-lint --fix/--rewrite` does (`analyzer::rewrite::fix_all`):
+//! `//@ fix safe` (the default) or `//@ fix unsafe` (diagnostics' fixes,
+//! never suppressions), `//@ rewrite openmp` / `//@ rewrite ivdep` (marker
+//! rewrites only, unless a `fix` header is also given), `//@ ivdep-style
+//! attribute|intel-pragma|gcc-pragma`. The result must equal the `.fixed`
+//! text byte for byte (line endings included), applying the same again to
+//! the result must change nothing, and the result must not have more
+//! syntax errors than the original.
 
 use analyzer::analysis::{analyze, AnalysisOptions, FileAnalysis};
 use analyzer::diag::Code;
+use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
 use csa_grammars::SourceKind;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +41,12 @@ pub struct Annotations {
     pub options: AnalysisOptions,
     /// Annotation syntax errors (a test fails on them).
     pub errors: Vec<String>,
+    /// `//@ fix safe|unsafe`: Some(unsafe allowed).
+    pub fix: Option<bool>,
+    /// `//@ rewrite openmp|ivdep`.
+    pub rewrite: Option<String>,
+    /// `//@ ivdep-style NAME`.
+    pub ivdep_style: Option<String>,
 }
 
 /// Parses the annotations of a fixture.
@@ -45,6 +64,15 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
                 (Some("pure"), Some(name)) => ann.options.pure_functions.push(name.to_string()),
                 (Some("disable-loop-storage-check"), None) => {
                     ann.options.disable_loop_storage_check = true
+                }
+                (Some("fix"), Some(w @ ("safe" | "unsafe"))) => ann.fix = Some(w == "unsafe"),
+                (Some("rewrite"), Some(w @ ("openmp" | "ivdep"))) => {
+                    ann.rewrite = Some(w.to_string())
+                }
+                (Some("ivdep-style"), Some(w))
+                    if analyzer::rewrite::IvdepStyle::from_name(w).is_some() =>
+                {
+                    ann.ivdep_style = Some(w.to_string())
                 }
                 _ => ann
                     .errors
@@ -100,7 +128,87 @@ pub fn check_fixture(path: &Path) -> Result<(), String> {
     let fortran = kind != SourceKind::C;
     let ann = parse_annotations(&text, fortran);
     let fa = analyze(kind, &text, &ann.options);
-    compare(path, &fa, &ann)
+    compare(path, &fa, &ann)?;
+    let mut fixed_path = path.as_os_str().to_owned();
+    fixed_path.push(".fixed");
+    let fixed_path = PathBuf::from(fixed_path);
+    if fixed_path.exists() {
+        check_fixed(path, &fixed_path, kind, &text, &ann)?;
+    }
+    Ok(())
+}
+
+/// What the headers of a fixture select for its `.fixed` check.
+pub fn fix_options(ann: &Annotations) -> FixAllOptions {
+    let style = ann
+        .ivdep_style
+        .as_deref()
+        .and_then(IvdepStyle::from_name)
+        .unwrap_or_default();
+    let rewrite = ann
+        .rewrite
+        .as_deref()
+        .and_then(|r| Target::from_name(r, style));
+    let fix = ann.fix.is_some() || rewrite.is_none();
+    FixAllOptions {
+        fix,
+        unsafe_fixes: ann.fix == Some(true),
+        rewrite,
+        disabled: Vec::new(),
+    }
+}
+
+/// Syntax errors of a text as the front ends parse it.
+pub fn syntax_error_count(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> usize {
+    let fa = analyze(kind, text, opts);
+    fa.toplevel_errors.len()
+        + fa.functions
+            .iter()
+            .filter(|f| f.func.syntax_error.is_some())
+            .count()
+}
+
+fn check_fixed(
+    path: &Path,
+    fixed_path: &Path,
+    kind: SourceKind,
+    text: &str,
+    ann: &Annotations,
+) -> Result<(), String> {
+    let expected = std::fs::read_to_string(fixed_path)
+        .map_err(|e| format!("{}: {e}", fixed_path.display()))?;
+    let opts = fix_options(ann);
+    let got = fix_all(kind, text, &ann.options, &opts);
+    if got.text != expected {
+        return Err(format!(
+            "{}: applying the fixes does not give {}:\n--- got ---\n{}\n--- refusals ---\n{}",
+            path.display(),
+            fixed_path.display(),
+            got.text,
+            got.refusals
+                .iter()
+                .map(|(_, r)| r.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        ));
+    }
+    let again = fix_all(kind, &got.text, &ann.options, &opts);
+    if again.text != got.text {
+        return Err(format!(
+            "{}: applying the fixes to the .fixed text changes it again:\n{}",
+            path.display(),
+            again.text
+        ));
+    }
+    let before = syntax_error_count(kind, text, &ann.options);
+    let after = syntax_error_count(kind, &got.text, &ann.options);
+    if after > before {
+        return Err(format!(
+            "{}: the fixed text has {after} syntax errors, the original {before}",
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 fn compare(path: &Path, fa: &FileAnalysis, ann: &Annotations) -> Result<(), String> {

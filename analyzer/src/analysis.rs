@@ -142,7 +142,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
     let mut functions = Vec::with_capacity(lowered.functions.len());
     for func in lowered.functions {
         let fa = analyze_function(func, &mopts);
-        function_diagnostics(&fa, &source, opts, &mut diagnostics);
+        function_diagnostics(&fa, &source, &preprocessed, opts, &mut diagnostics);
         functions.push(Arc::new(fa));
     }
     {
@@ -174,6 +174,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
 pub(crate) fn function_diagnostics(
     fa: &FunctionAnalysis,
     source: &SourceText,
+    pre: &Preprocessed,
     opts: &AnalysisOptions,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -192,6 +193,7 @@ pub(crate) fn function_diagnostics(
         membership: &fa.membership,
         ordering: &fa.ordering,
         disable_loop_storage_check: opts.disable_loop_storage_check,
+        pre,
     };
     rules::check_function(&cx, out);
 }
@@ -228,7 +230,8 @@ pub(crate) fn finish_diagnostics(
     });
     diagnostics.dedup();
     let suppressions = crate::suppress::parse(source, lang);
-    crate::suppress::apply(diagnostics, &suppressions, source)
+    let diagnostics = crate::suppress::apply(diagnostics, &suppressions, source);
+    crate::suppress::with_suppression_fixes(diagnostics, source, lang)
 }
 
 /// Predecessor lists with one entry per edge.

@@ -72,6 +72,17 @@ impl IvdepStyle {
             IvdepStyle::GccPragma => "gcc-pragma",
         }
     }
+
+    /// The line that goes before the loop.
+    pub fn spelling(self, fortran: bool) -> &'static str {
+        match (self, fortran) {
+            (IvdepStyle::Attribute, false) => "[[intel::ivdep]]",
+            (IvdepStyle::IntelPragma, false) => "#pragma ivdep",
+            (IvdepStyle::GccPragma, false) => "#pragma GCC ivdep",
+            (IvdepStyle::GccPragma, true) => "!GCC$ ivdep",
+            (_, true) => "!DIR$ IVDEP",
+        }
+    }
 }
 
 /// A rule selector: `ALL`, a code prefix (`CSA1`), a code (`CSA101`) or a

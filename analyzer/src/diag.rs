@@ -130,6 +130,16 @@ impl Diagnostic {
         self
     }
 
+    pub fn with_fix(mut self, fix: Fix) -> Diagnostic {
+        self.fixes.push(fix);
+        self
+    }
+
+    pub fn with_fixes(mut self, fixes: impl IntoIterator<Item = Fix>) -> Diagnostic {
+        self.fixes.extend(fixes);
+        self
+    }
+
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
         self

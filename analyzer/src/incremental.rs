@@ -505,7 +505,7 @@ impl Incremental {
                 }
                 let fa = analysis::analyze_function(func, &mopts);
                 let mut own = Vec::new();
-                analysis::function_diagnostics(&fa, &source, &self.opts, &mut own);
+                analysis::function_diagnostics(&fa, &source, &pre, &self.opts, &mut own);
                 analysis::file_diagnostics(Lang::C, &source, &pre, &[&fa.func], &[], &mut own);
                 let first_line = source.line_col(start as usize).line;
                 let last_line = source.line_col(end as usize).line;

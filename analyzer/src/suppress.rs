@@ -9,7 +9,7 @@
 //! A suppression (or one code of it) that suppresses nothing is reported as
 //! CSA402. CSA402 itself can only be suppressed file-wide.
 
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
 use crate::ir::Lang;
 use crate::source::{SourceText, Span};
 
@@ -151,6 +151,7 @@ pub fn apply(diags: Vec<Diagnostic>, sups: &[Suppression], src: &SourceText) -> 
     }
     let mut unused = Vec::new();
     for (i, s) in sups.iter().enumerate() {
+        let first = unused.len();
         for (word, span) in &s.invalid {
             unused.push(Diagnostic::new(
                 Code(402),
@@ -180,6 +181,21 @@ pub fn apply(diags: Vec<Diagnostic>, sups: &[Suppression], src: &SourceText) -> 
             }
             None => {}
         }
+        // Fixes: remove the whole comment when nothing in it is used, else
+        // just the unused word.
+        let nothing_used = !used[i].iter().any(|u| *u);
+        for d in &mut unused[first..] {
+            let edit = if nothing_used {
+                remove_comment(src.text(), s.span)
+            } else {
+                remove_list_word(src.text(), d.span)
+            };
+            d.fixes.push(Fix {
+                title: "Remove the unused suppression".to_string(),
+                applicability: Applicability::Safe,
+                edits: vec![edit],
+            });
+        }
     }
     // CSA402 can be silenced file-wide only.
     let file_wide_402 = sups.iter().any(|s| {
@@ -195,6 +211,115 @@ pub fn apply(diags: Vec<Diagnostic>, sups: &[Suppression], src: &SourceText) -> 
         (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
     });
     kept
+}
+
+/// The prefix of the title of every "add a suppression" fix, so bulk
+/// fixing (`--fix`, fix-all) can leave them out.
+pub const SUPPRESS_FIX_TITLE: &str = "Suppress ";
+
+/// Adds to every diagnostic (but CSA402, which only a file-wide comment
+/// silences) a safe fix that appends `csa-lint: ignore[CODE]` to its
+/// anchor line, unless that line already holds a suppression, ends in a
+/// line continuation or opens a block comment.
+pub fn with_suppression_fixes(
+    mut diags: Vec<Diagnostic>,
+    src: &SourceText,
+    lang: Lang,
+) -> Vec<Diagnostic> {
+    for d in &mut diags {
+        if d.code == Code(402) {
+            continue;
+        }
+        let line_no = src.line_of(d.span.start as usize);
+        let line = src.line_text(line_no);
+        if line.contains(MARKER)
+            || line.trim_end().ends_with('\\')
+            || (lang == Lang::C && line.rfind("/*").is_some_and(|o| !line[o..].contains("*/")))
+        {
+            continue;
+        }
+        let end = src.line_start(line_no) + line.len();
+        let opener = if lang == Lang::C { "//" } else { "!" };
+        let sep = if line.ends_with([' ', '\t']) || line.is_empty() {
+            ""
+        } else {
+            " "
+        };
+        d.fixes.push(Fix {
+            title: format!("{SUPPRESS_FIX_TITLE}{} on this line", d.code),
+            applicability: Applicability::Safe,
+            edits: vec![Edit {
+                span: Span::empty_at(end),
+                new_text: format!("{sep}{opener} csa-lint: ignore[{}]", d.code),
+            }],
+        });
+    }
+    diags
+}
+
+/// Deletes the comment that holds the suppression at `at`: the whole line
+/// when the comment is alone on it.
+fn remove_comment(text: &str, at: Span) -> Edit {
+    use crate::fix::{line_end, line_end_with_newline, line_start};
+    let s = at.start as usize;
+    let ls = line_start(text, s);
+    let le = line_end(text, s);
+    let before = text[ls..s].trim_end();
+    let (open, block) = if before.ends_with("/*") {
+        (ls + before.len() - 2, true)
+    } else if before.ends_with("//") {
+        (ls + before.len() - 2, false)
+    } else if before.ends_with('!') {
+        (ls + before.len() - 1, false)
+    } else {
+        (s, false)
+    };
+    let end = if block {
+        text[s..le].find("*/").map_or(le, |i| s + i + 2)
+    } else {
+        le
+    };
+    if text[ls..open].trim().is_empty() && text[end..le].trim().is_empty() {
+        return Edit {
+            span: Span::new(ls, line_end_with_newline(text, s)),
+            new_text: String::new(),
+        };
+    }
+    let mut start = open;
+    while start > ls && matches!(text.as_bytes()[start - 1], b' ' | b'\t') {
+        start -= 1;
+    }
+    Edit {
+        span: Span::new(start, end),
+        new_text: String::new(),
+    }
+}
+
+/// Deletes one word of a `[A, B]` list with its comma.
+fn remove_list_word(text: &str, word: Span) -> Edit {
+    let (s, e) = (word.start as usize, word.end as usize);
+    let after = &text[e..];
+    let blanks = after.len() - after.trim_start_matches([' ', '\t']).len();
+    if after[blanks..].starts_with(',') {
+        let rest = &after[blanks + 1..];
+        let more = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        return Edit {
+            span: Span::new(s, e + blanks + 1 + more),
+            new_text: String::new(),
+        };
+    }
+    let before = &text[..s];
+    let trimmed = before.trim_end_matches([' ', '\t']);
+    if trimmed.ends_with(',') {
+        return Edit {
+            span: Span::new(trimmed.len() - 1, e),
+            new_text: String::new(),
+        };
+    }
+    Edit {
+        span: Span::new(s, e),
+        new_text: String::new(),
+    }
 }
 
 #[cfg(test)]

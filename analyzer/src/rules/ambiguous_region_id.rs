@@ -37,7 +37,8 @@
 //! sections and exits.
 //!
 //! ## Fix safety
-//! No automatic fix.
+//! No fix changes the code. As for every diagnostic, a safe fix appends
+//! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};

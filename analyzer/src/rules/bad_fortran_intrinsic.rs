@@ -28,7 +28,8 @@
 //! them: `integer, parameter :: nw = 4`.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! No fix changes the code. As for every diagnostic, a safe fix appends
+//! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};

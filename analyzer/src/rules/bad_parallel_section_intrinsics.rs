@@ -46,7 +46,8 @@
 //! leaving the region and before returning.
 //!
 //! ## Fix safety
-//! No automatic fix.
+//! No fix changes the code. As for every diagnostic, a safe fix appends
+//! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};

@@ -40,11 +40,17 @@
 //!   `__builtin_csa_parallel_{region,section}_{entry,exit}`.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! When the loop is a C `for` whose bound reads memory
+//! (`i < *n`, `i < v->n`), an unsafe fix copies the bound into
+//! `const int bound = *n;` (the type of the index declared in the loop's
+//! initializer) before the loop and compares with `bound`: it asserts that
+//! the loop does not change the bound. Otherwise
+//! the fix is display-only guidance: mark the region and section yourself.
 
 use super::FunctionContext;
 use crate::clie::{Outcome, PlacementFailure};
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::fix::insert_line_before;
 use crate::graph::loops::LoopId;
 use crate::ir::*;
 use crate::memory::BlockReason;
@@ -167,9 +173,118 @@ fn failure(
             }
         }
     }
+    let fix = hoist_bound_fix(cx, l).unwrap_or_else(|| Fix {
+        title: "Mark the region and section yourself: __builtin_csa_parallel_region_entry before the loop, a section entry/exit around the part of the body that holds the memory operations, the region exit after the loop".to_string(),
+        applicability: Applicability::DisplayOnly,
+        edits: Vec::new(),
+    });
     diag.with_help(
         "Keep memory reads out of the loop control and exits (copy loop bounds into locals before the loop, declare pointers restrict), or mark the region and sections explicitly with __builtin_csa_parallel_{region,section}_{entry,exit}.",
     )
+    .with_fix(fix)
+}
+
+/// `for (...; i < EXPR; ...)` where `EXPR` reads memory: copy it into a
+/// `const` local before the loop and compare with that. Unsafe: asserts the
+/// loop does not change the bound.
+fn hoist_bound_fix(cx: &FunctionContext, l: LoopId) -> Option<Fix> {
+    if cx.func.lang != Lang::C {
+        return None;
+    }
+    let sl = cx.source_loop(l)?;
+    if sl.kind != LoopKind::For {
+        return None;
+    }
+    let pre = cx.pre.text.as_str();
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&csa_grammars::c_language()).ok()?;
+    // Parse just the loop statement: its offsets are shifted by its start.
+    let base = sl.span.start as usize;
+    let stmt = pre.get(base..sl.span.end as usize)?;
+    let tree = parser.parse(stmt, None)?;
+    let mut n = tree.root_node().named_child(0)?;
+    if n.kind() != "for_statement" {
+        n = n.named_child(0).filter(|c| c.kind() == "for_statement")?;
+    }
+    let mut cond = n.child_by_field_name("condition")?;
+    while cond.kind() == "parenthesized_expression" {
+        cond = cond.named_child(0)?;
+    }
+    if cond.kind() != "binary_expression" {
+        return None;
+    }
+    let op = cond
+        .child_by_field_name("operator")?
+        .utf8_text(stmt.as_bytes())
+        .ok()?;
+    if !matches!(op, "<" | "<=" | ">" | ">=" | "!=") {
+        return None;
+    }
+    let (a, b) = (
+        cond.child_by_field_name("left")?,
+        cond.child_by_field_name("right")?,
+    );
+    let reads_memory = |x: tree_sitter::Node| {
+        let (s, e) = (base + x.start_byte(), base + x.end_byte());
+        cx.memory.ops.iter().any(|op| {
+            op.kind == crate::memory::MemOpKind::Read
+                && (op.span.start as usize) >= s
+                && (op.span.end as usize) <= e
+        })
+    };
+    let bound = match (a.kind() == "identifier", b.kind() == "identifier") {
+        (true, _) if reads_memory(b) && !reads_memory(a) => b,
+        (_, true) if reads_memory(a) && !reads_memory(b) => a,
+        _ => return None,
+    };
+    let expr = bound.utf8_text(stmt.as_bytes()).ok()?;
+    // The bound gets the type of the index declared in the initializer
+    // (tree-sitter and older compilers do not all know `__typeof__`).
+    let init = n.child_by_field_name("initializer")?;
+    if init.kind() != "declaration" {
+        return None;
+    }
+    let ty = init
+        .child_by_field_name("type")?
+        .utf8_text(stmt.as_bytes())
+        .ok()?;
+    if expr.contains('(') && !expr.starts_with('(') {
+        return None; // a call: it may have side effects
+    }
+    let text = cx.src.text();
+    let func_text = text.get(cx.func.span.range()).unwrap_or("");
+    let name = (0..100)
+        .map(|k| {
+            if k == 0 {
+                "bound".to_string()
+            } else {
+                format!("bound{k}")
+            }
+        })
+        .find(|c| {
+            !func_text
+                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .any(|w| w == c)
+        })?;
+    let start = base + bound.start_byte();
+    let end = base + bound.end_byte();
+    Some(Fix {
+        title: format!(
+            "Copy the loop bound `{expr}` into a const {ty} local before the loop (asserts the loop does not change it)"
+        ),
+        applicability: Applicability::Unsafe,
+        edits: vec![
+            insert_line_before(
+                text,
+                sl.span.start as usize,
+                &format!("const {ty} {name} = {expr};"),
+            ),
+            Edit {
+                span: Span::new(start, end),
+                new_text: name,
+            },
+        ],
+    })
 }
 
 /// The inner loop (direct child of `l`) whose preheader or exit is `b`.

@@ -36,13 +36,23 @@
 //! `-csa-disable-loop-storage-check`).
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! Two unsafe fixes are offered. *Move the declaration before the loop*
+//! (C; a declaration alone on its line, with one declarator, whose
+//! initializer, if any, becomes an assignment in place): all iterations
+//! then share the storage explicitly, which is only right if each iteration
+//! writes it before reading it and no two iterations use it at once; index
+//! it by the iteration otherwise. *Remove the parallel marking* (the
+//! marker, when CLIE's section makes the loop parallel): the loop then runs
+//! sequentially.
 
 use super::FunctionContext;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::fix::{delete_statement, insert_line_before, line_end, line_start};
+use crate::ir::Lang;
 use crate::memory::alias::LocBase;
 use crate::memory::MemOpKind;
 use crate::regions::events::{EventKind, EventOrigin};
+use crate::source::Span;
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     if cx.disable_loop_storage_check {
@@ -95,9 +105,106 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             if let Some(l2) = cx.forest.loop_for(op.block.0).filter(|&x| x != l) {
                 d = d.with_related(cx.loop_span(l2), "declared in this inner loop");
             }
-            out.push(d.with_help(
-                "Declare it before the loop and give each iteration its own part, keep it in registers, or remove the parallel marking.",
-            ));
+            let var_name = match op.loc.map(|loc| loc.base) {
+                Some(LocBase::Var(v)) => Some(cx.func.var(v).name.as_str()),
+                _ => None,
+            };
+            let mut fixes = Vec::new();
+            if cx.func.lang == Lang::C {
+                // Before the loop statement and any pragma or attribute on it.
+                let sl = cx.source_loop(l);
+                let before = [
+                    Some(loop_span.start),
+                    sl.map(|sl| sl.span.start),
+                    sl.and_then(|sl| sl.omp).map(|s| s.start),
+                    sl.and_then(|sl| sl.ivdep).map(|s| s.start),
+                ]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(loop_span.start);
+                fixes.extend(move_declaration_fix(
+                    cx.src.text(),
+                    op.span,
+                    Span::new(before as usize, loop_span.end as usize),
+                    var_name,
+                ));
+            }
+            if let EventOrigin::Clie { marker, .. } = first.origin {
+                let mut f = cx.remove_marker_fix(cx.func.builtin(marker), Applicability::Unsafe);
+                f.title.push_str(" (the loop then runs sequentially)");
+                fixes.push(f);
+            }
+            out.push(
+                d.with_help(
+                    "Declare it before the loop and give each iteration its own part, keep it in registers, or remove the parallel marking.",
+                )
+                .with_fixes(fixes),
+            );
         }
     }
+}
+
+/// Moves a declaration alone on its line to the line before the loop:
+/// `T x;` moves as is; `T x = e;` leaves `x = e;` in place (not for arrays,
+/// several declarators or brace initializers).
+fn move_declaration_fix(
+    text: &str,
+    decl: Span,
+    loop_span: Span,
+    name: Option<&str>,
+) -> Option<Fix> {
+    let ls = line_start(text, decl.start as usize);
+    let le = line_end(text, decl.start as usize);
+    let line = text.get(ls..le)?;
+    // The code before a trailing `//` comment (which stays where it is).
+    let code = line.split("//").next().unwrap_or(line);
+    let stmt = code.trim();
+    if !stmt.ends_with(';') || stmt.contains("/*") || stmt.contains(',') {
+        return None;
+    }
+    if (loop_span.start as usize) <= le && (loop_span.start as usize) >= ls {
+        return None;
+    }
+    let start = ls + (code.len() - code.trim_start().len());
+    let stmt_span = Span::new(start, start + stmt.len());
+    // A variable-length array may depend on the iteration.
+    if let Some((_, size)) = stmt.split_once('[') {
+        if !size
+            .split(']')
+            .next()
+            .is_some_and(|n| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()))
+        {
+            return None;
+        }
+    }
+    let (moved, in_place) = match stmt.split_once('=') {
+        None => (stmt.to_string(), None),
+        Some((head, init)) => {
+            let name = name?;
+            if head.contains('[')
+                || init.trim_start().starts_with('{')
+                || !head.trim_end().ends_with(name)
+            {
+                return None;
+            }
+            (
+                format!("{};", head.trim_end()),
+                Some(format!("{name} ={init}")),
+            )
+        }
+    };
+    let mut edits = vec![insert_line_before(text, loop_span.start as usize, &moved)];
+    match in_place {
+        None => edits.push(delete_statement(text, stmt_span)),
+        Some(assign) => edits.push(Edit {
+            span: stmt_span,
+            new_text: assign,
+        }),
+    }
+    Some(Fix {
+        title: "Move the declaration before the loop (all iterations then share it)".to_string(),
+        applicability: Applicability::Unsafe,
+        edits,
+    })
 }

@@ -85,12 +85,12 @@ macro_rules! rule {
 pub static RULES: &[Rule] = &[
     rule!(1, "syntax-error", Info, false, "syntax_error.rs", "The parser found a syntax error; analysis of that function may be partial"),
     rule!(2, "irreducible-control-flow", Error, false, "irreducible_control_flow.rs", "A loop with two entries (goto into a loop): the compiler stops with a fatal error"),
-    rule!(101, "could-not-parallelize", Warning, false, "could_not_parallelize.rs", "CLIE finds no parallel section for a marked loop and ignores the marker"),
-    rule!(102, "no-memory-operations", Warning, false, "no_memory_operations.rs", "A loop marked parallel has no memory operations, so the marker does nothing"),
+    rule!(101, "could-not-parallelize", Warning, true, "could_not_parallelize.rs", "CLIE finds no parallel section for a marked loop and ignores the marker"),
+    rule!(102, "no-memory-operations", Warning, true, "no_memory_operations.rs", "A loop marked parallel has no memory operations, so the marker does nothing"),
     rule!(103, "bad-spmd-intrinsic", Warning, false, "bad_spmd_intrinsic.rs", "An spmd/spmdization marker has an invalid worker count, chunk size or kind"),
     rule!(104, "could-not-pipeline", Warning, false, "could_not_pipeline.rs", "A pipeline_loop marker has a negative depth"),
-    rule!(105, "unattached-loop-marker", Warning, false, "unattached_loop_marker.rs", "A loop marker that no loop finds is silently deleted"),
-    rule!(106, "shadowed-loop-marker", Warning, false, "shadowed_loop_marker.rs", "A loop marker loses to a nearer marker on the same loop and is silently deleted"),
+    rule!(105, "unattached-loop-marker", Warning, true, "unattached_loop_marker.rs", "A loop marker that no loop finds is silently deleted"),
+    rule!(106, "shadowed-loop-marker", Warning, true, "shadowed_loop_marker.rs", "A loop marker loses to a nearer marker on the same loop and is silently deleted"),
     rule!(107, "bad-fortran-intrinsic", Warning, false, "bad_fortran_intrinsic.rs", "A Fortran builtin call has non-constant arguments or the wrong number of them and is ignored"),
     rule!(108, "not-available-in-fortran", Error, false, "not_available_in_fortran.rs", "Region/section intrinsics and spmdization do not exist in Fortran"),
     rule!(109, "pipeline-has-no-effect", Info, false, "pipeline_has_no_effect.rs", "pipeline_loop on a loop that is not nested in a loop, or with depth 1, does nothing"),
@@ -103,10 +103,10 @@ pub static RULES: &[Rule] = &[
     rule!(205, "reserved-region-id", Warning, false, "reserved_region_id.rs", "Region ids from 1000 up are reserved for the compiler"),
     rule!(206, "reused-region-id", Warning, false, "reused_region_id.rs", "Two unrelated regions use the same id, so the compiler treats them as one region"),
     rule!(207, "memory-outside-section", Info, false, "memory_outside_section.rs", "A memory operation inside a region but in no section keeps full ordering"),
-    rule!(208, "redundant-parallel-loop", Info, false, "redundant_parallel_loop.rs", "parallel_loop on a loop whose alias sets hold only loads or one store changes nothing"),
-    rule!(301, "iteration-local-storage", Warning, false, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
-    rule!(401, "unguarded-builtin", Info, false, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
-    rule!(402, "unused-suppression", Warning, false, "unused_suppression.rs", "A csa-lint suppression comment that suppresses nothing"),
+    rule!(208, "redundant-parallel-loop", Info, true, "redundant_parallel_loop.rs", "parallel_loop on a loop whose alias sets hold only loads or one store changes nothing"),
+    rule!(301, "iteration-local-storage", Warning, true, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
+    rule!(401, "unguarded-builtin", Info, true, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
+    rule!(402, "unused-suppression", Warning, true, "unused_suppression.rs", "A csa-lint suppression comment that suppresses nothing"),
 ];
 
 /// The rule with this code.
@@ -179,9 +179,26 @@ pub struct FunctionContext<'a> {
     pub ordering: &'a crate::regions::ordering::OrderingInfo,
     /// CSA301 is off (`disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
+    /// The preprocessor's conditionals (for fixes that remove an
+    /// `#ifdef __CSA__` wrapper).
+    pub pre: &'a csa_grammars::preproc::Preprocessed,
 }
 
 impl FunctionContext<'_> {
+    /// An unsafe or safe fix that removes a marker (and an `#ifdef __CSA__`
+    /// wrapper holding nothing else).
+    pub fn remove_marker_fix(
+        &self,
+        b: &BuiltinCall,
+        applicability: crate::diag::Applicability,
+    ) -> crate::diag::Fix {
+        crate::diag::Fix {
+            title: format!("Remove the {} marker", self.builtin_name(b)),
+            applicability,
+            edits: crate::rewrite::marker_removal_in(self.src.text(), self.pre, b.span),
+        }
+    }
+
     /// `line N` for a span.
     pub fn line(&self, span: Span) -> String {
         format!("line {}", self.src.line_col(span.start as usize).line)

@@ -27,11 +27,12 @@
 //! which does not warn here.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! The fix removes the marker. It is unsafe: it drops what the marker
+//! asserts, which matters again if the loop later gains memory operations.
 
 use super::FunctionContext;
 use crate::clie::Outcome;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Applicability, Code, Diagnostic};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for v in &cx.clie.verdicts {
@@ -54,8 +55,11 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 d = d.with_related(op.span, "this load is hoisted out of the loop");
             }
         }
-        out.push(d.with_help(
-            "Remove the marker, or use __builtin_csa_spmd(W, C) to spread a register-only loop over workers.",
-        ));
+        out.push(
+            d.with_help(
+                "Remove the marker, or use __builtin_csa_spmd(W, C) to spread a register-only loop over workers.",
+            )
+            .with_fix(cx.remove_marker_fix(marker, Applicability::Unsafe)),
+        );
     }
 }

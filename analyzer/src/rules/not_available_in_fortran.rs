@@ -26,7 +26,8 @@
 //! Fortran; use `builtin_csa_parallel_loop` on the loop instead.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! No fix changes the code. As for every diagnostic, a safe fix appends
+//! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};

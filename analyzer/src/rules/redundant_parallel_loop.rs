@@ -30,11 +30,12 @@
 //! Remove the marker, or keep it as documentation and suppress this note.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! The fix removes the marker. It is unsafe: it drops what the marker
+//! asserts, which matters again if the loop changes.
 
 use super::FunctionContext;
 use crate::clie::Outcome;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Applicability, Code, Diagnostic};
 use crate::ir::BuiltinKind;
 use crate::memory::alias::{self, Loc};
 use crate::memory::{MemOpKind, VarFacts};
@@ -113,7 +114,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .with_related(loop_span, "the marked loop")
-            .with_help("Remove the marker, or keep it as documentation and suppress this note."),
+            .with_help("Remove the marker, or keep it as documentation and suppress this note.")
+            .with_fix(cx.remove_marker_fix(cx.func.builtin(v.marker), Applicability::Unsafe)),
         );
     }
 }

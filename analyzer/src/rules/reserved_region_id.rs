@@ -23,7 +23,8 @@
 //! Use an id below 1000 that no other region of the function uses.
 //!
 //! ## Fix safety
-//! No automatic fix.
+//! No fix changes the code. As for every diagnostic, a safe fix appends
+//! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};

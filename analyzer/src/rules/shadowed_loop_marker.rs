@@ -22,11 +22,12 @@
 //! Keep the one marker you mean.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! The fix removes the ignored marker (and an `#ifdef __CSA__` wrapper that
+//! holds nothing else). It is safe: the compiler deletes it anyway.
 
 use super::FunctionContext;
 use crate::clie::MarkerStatus;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Applicability, Code, Diagnostic};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
@@ -50,7 +51,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             )
             .with_related(winner.span, "this marker wins")
             .with_related(loop_span, "the loop both markers precede")
-            .with_help("Keep only the marker you mean."),
+            .with_help("Keep only the marker you mean.")
+            .with_fix(cx.remove_marker_fix(b, Applicability::Safe)),
         );
     }
 }

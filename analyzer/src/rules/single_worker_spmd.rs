@@ -19,7 +19,8 @@
 //! worker count.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! No fix changes the code. As for every diagnostic, a safe fix appends
+//! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
 use crate::clie::MarkerStatus;

@@ -26,11 +26,12 @@
 //! Put the marker immediately before the loop it is meant for.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! The fix removes the marker (and an `#ifdef __CSA__` wrapper that holds
+//! nothing else). It is safe: the compiler deletes the marker anyway.
 
 use super::FunctionContext;
 use crate::clie::{MarkerStatus, Unattached};
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Applicability, Code, Diagnostic};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
@@ -117,6 +118,9 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             )
             .with_related(*loop_span, "the loop that follows the marker"),
         };
-        out.push(d.with_help("Put the marker immediately before the loop it is meant for."));
+        out.push(
+            d.with_help("Put the marker immediately before the loop it is meant for.")
+                .with_fix(cx.remove_marker_fix(b, Applicability::Safe)),
+        );
     }
 }

@@ -25,11 +25,17 @@
 //! Wrap the call in `#ifdef __CSA__` ... `#endif`.
 //!
 //! ## Fix safety
-//! No automatic fix yet.
+//! The fix wraps the statement in `#ifdef __CSA__` ... `#endif`. It is
+//! safe: CSA builds see the same code. It is offered for statements that
+//! stand alone on their lines and define nothing (not for
+//! `int r = __builtin_csa_parallel_region_entry(0);`, whose variable other
+//! code uses).
 
 use super::FileContext;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::fix::{line_end_with_newline, line_ending, line_start, starts_line};
 use crate::ir::Lang;
+use crate::source::Span;
 
 pub(super) fn check(cx: &FileContext, out: &mut Vec<Diagnostic>) {
     if cx.lang != Lang::C {
@@ -49,8 +55,42 @@ pub(super) fn check(cx: &FileContext, out: &mut Vec<Diagnostic>) {
                         b.name
                     ),
                 )
-                .with_help("Wrap the call in #ifdef __CSA__ ... #endif."),
+                .with_help("Wrap the call in #ifdef __CSA__ ... #endif.")
+                .with_fixes(guard_fix(cx.src.text(), b.span)),
             );
         }
     }
+}
+
+/// `#ifdef __CSA__` / `#endif` lines around a statement that stands alone.
+fn guard_fix(text: &str, span: Span) -> Option<Fix> {
+    let (s, e) = (span.start as usize, span.end as usize);
+    let stmt = text.get(s..e)?;
+    if !stmt.trim_end().ends_with(';') || !starts_line(text, s) {
+        return None;
+    }
+    let end = line_end_with_newline(text, e.saturating_sub(1).max(s));
+    if !text.get(e..end)?.trim().is_empty() {
+        return None;
+    }
+    let eol = line_ending(text);
+    let tail = if end == text.len() && !text.ends_with('\n') {
+        format!("{eol}#endif")
+    } else {
+        format!("#endif{eol}")
+    };
+    Some(Fix {
+        title: "Wrap the call in #ifdef __CSA__ ... #endif".to_string(),
+        applicability: Applicability::Safe,
+        edits: vec![
+            Edit {
+                span: Span::empty_at(line_start(text, s)),
+                new_text: format!("#ifdef __CSA__{eol}"),
+            },
+            Edit {
+                span: Span::empty_at(end),
+                new_text: tail,
+            },
+        ],
+    })
 }

@@ -4,6 +4,7 @@
 //! Exit codes: 0 no warning or error, 1 warnings or errors found, 2 usage or
 //! I/O error.
 
+mod fix;
 mod render;
 
 mod settings;
@@ -140,6 +141,10 @@ struct Cli {
     /// diagnostics.
     #[arg(long)]
     statistics: bool,
+
+    // --fix, --unsafe-fixes, --diff, --rewrite, --ivdep-style (fix.rs).
+    #[command(flatten)]
+    fix_args: fix::FixArgs,
 }
 
 fn parse_selector(s: &str) -> Result<Selector, String> {
@@ -277,14 +282,27 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     });
     progress.finish_and_clear();
     let mut results: Vec<(String, FileAnalysis)> = Vec::new();
+    // The settings of each result, for the fixes.
+    let mut resolved_of = Vec::new();
     let mut io_error = false;
-    for outcome in outcomes {
+    for (outcome, job) in outcomes.into_iter().zip(&jobs) {
         match outcome {
-            Ok(r) => results.push(r),
+            Ok(r) => {
+                results.push(r);
+                resolved_of.push(job.3.clone());
+            }
             Err(msg) => {
                 eprintln!("csa-lint: error: {msg}");
                 io_error = true;
             }
+        }
+    }
+    // --fix, --diff, --rewrite (fix.rs).
+    if cli.fix_args.active() {
+        let run = fix::run(&cli.fix_args, &mut results, &resolved_of, &mut stdout)?;
+        io_error |= run.io_error;
+        if run.stop {
+            return Ok(ExitCode::from(if io_error { 2 } else { 0 }));
         }
     }
     let findings = results.iter().any(|(_, fa)| {

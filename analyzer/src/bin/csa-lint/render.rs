@@ -142,6 +142,39 @@ pub fn sarif(results: &[(String, FileAnalysis)]) -> String {
         if !related.is_empty() {
             result["relatedLocations"] = json!(related);
         }
+        // SARIF 2.1.0 §3.55 fix objects, for the fixes that edit something.
+        let fixes: Vec<serde_json::Value> = d
+            .fixes
+            .iter()
+            .filter(|f| !f.edits.is_empty() && f.applicability != Applicability::DisplayOnly)
+            .map(|f| {
+                let replacements: Vec<serde_json::Value> = f
+                    .edits
+                    .iter()
+                    .map(|e| {
+                        json!({
+                            "deletedRegion": region(e.span),
+                            "insertedContent": { "text": e.new_text }
+                        })
+                    })
+                    .collect();
+                json!({
+                    "description": { "text": f.title },
+                    "artifactChanges": [{
+                        "artifactLocation": { "uri": uri(file) },
+                        "replacements": replacements
+                    }],
+                    "properties": { "applicability": match f.applicability {
+                        Applicability::Safe => "safe",
+                        Applicability::Unsafe => "unsafe",
+                        Applicability::DisplayOnly => "display-only",
+                    }}
+                })
+            })
+            .collect();
+        if !fixes.is_empty() {
+            result["fixes"] = json!(fixes);
+        }
         out.push(result);
     }
     let log = json!({

@@ -1,0 +1,306 @@
+//! The fix engine: applying non-overlapping text edits, and the text helpers
+//! every fix uses so that edits keep indentation and line endings.
+//!
+//! A [`Fix`] (defined with the diagnostics in `diag.rs`) is a title, an
+//! [`Applicability`] and edits in original-source byte offsets.
+//!
+//! Invariants:
+//! * edits of one fix never overlap; [`apply_fixes`] applies whole fixes
+//!   only, skipping a fix that overlaps one already taken (a second run
+//!   picks it up);
+//! * inserted lines use the file's line ending (`\r\n` when the file's first
+//!   line ends so) and the indentation of the line they go before;
+//! * nothing here panics: out-of-range or non-boundary offsets reject the
+//!   fix.
+
+pub use crate::diag::{Applicability, Edit, Fix};
+use crate::source::Span;
+
+/// Why edits could not be applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApplyError {
+    /// Two edits overlap.
+    Overlap,
+    /// An edit lies outside the text or splits a character.
+    OutOfRange,
+}
+
+/// Applies the edits of one fix (in any order) to `text`.
+pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<String, ApplyError> {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0usize;
+    for e in sorted {
+        let (s, t) = (e.span.start as usize, e.span.end as usize);
+        if s < at {
+            return Err(ApplyError::Overlap);
+        }
+        if t > text.len() || !text.is_char_boundary(s) || !text.is_char_boundary(t) {
+            return Err(ApplyError::OutOfRange);
+        }
+        out.push_str(&text[at..s]);
+        out.push_str(&e.new_text);
+        at = t;
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
+/// Whether edits of two different fixes touch the same text: overlapping
+/// ranges, or an insertion at the start of the other's range (two
+/// insertions at one offset, or text inserted right where another fix
+/// deletes: their combination is rarely what either meant, e.g. a guard
+/// around a marker that another fix removes). The skipped fix is
+/// reconsidered on the re-analysed text.
+fn edits_conflict(a: &Edit, b: &Edit) -> bool {
+    let (a0, a1, b0, b1) = (a.span.start, a.span.end, b.span.start, b.span.end);
+    a0 == b0 || (a0 < b1 && b0 < a1)
+}
+
+/// Applies as many whole fixes as possible, in the order given, skipping a
+/// fix that conflicts with one already taken or is itself malformed.
+/// Returns the new text and how many fixes were applied and skipped.
+pub fn apply_fixes(text: &str, fixes: &[&Fix]) -> (String, usize, usize) {
+    let mut taken: Vec<Edit> = Vec::new();
+    let mut applied = 0;
+    let mut skipped = 0;
+    for f in fixes {
+        if f.edits.is_empty() {
+            continue;
+        }
+        let conflict = f
+            .edits
+            .iter()
+            .any(|e| taken.iter().any(|t| edits_conflict(e, t)));
+        if conflict || apply_edits(text, &f.edits).is_err() {
+            skipped += 1;
+            continue;
+        }
+        taken.extend(f.edits.iter().cloned());
+        applied += 1;
+    }
+    match apply_edits(text, &taken) {
+        Ok(s) => (s, applied, skipped),
+        Err(_) => (text.to_string(), 0, applied + skipped),
+    }
+}
+
+/// The fix `--fix` (or an editor's fix-all) takes for a diagnostic: the
+/// first safe one (or unsafe too when `unsafe_ok`), never a suppression.
+pub fn bulk_fix(d: &crate::diag::Diagnostic, unsafe_ok: bool) -> Option<&Fix> {
+    d.fixes.iter().find(|f| {
+        !f.edits.is_empty()
+            && !f.title.starts_with(crate::suppress::SUPPRESS_FIX_TITLE)
+            && match f.applicability {
+                Applicability::Safe => true,
+                Applicability::Unsafe => unsafe_ok,
+                Applicability::DisplayOnly => false,
+            }
+    })
+}
+
+/// The file's line ending: `\r\n` when its first line ends with one.
+pub fn line_ending(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// Byte offset where the line holding `offset` starts.
+pub fn line_start(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    text[..floor_boundary(text, offset)]
+        .rfind('\n')
+        .map_or(0, |i| i + 1)
+}
+
+/// Byte offset just past the line terminator of the line holding `offset`
+/// (the text's end on the last line).
+pub fn line_end_with_newline(text: &str, offset: usize) -> usize {
+    let offset = floor_boundary(text, offset.min(text.len()));
+    text[offset..]
+        .find('\n')
+        .map_or(text.len(), |i| offset + i + 1)
+}
+
+/// Byte offset of the line terminator of the line holding `offset`.
+pub fn line_end(text: &str, offset: usize) -> usize {
+    let e = line_end_with_newline(text, offset);
+    let bytes = text.as_bytes();
+    let mut e2 = e;
+    if e2 > 0 && bytes.get(e2 - 1) == Some(&b'\n') {
+        e2 -= 1;
+        if e2 > 0 && bytes.get(e2 - 1) == Some(&b'\r') {
+            e2 -= 1;
+        }
+    }
+    e2.max(line_start(text, offset))
+}
+
+fn floor_boundary(text: &str, mut offset: usize) -> usize {
+    while offset > 0 && !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// The leading spaces and tabs of the line holding `offset`.
+pub fn indentation(text: &str, offset: usize) -> &str {
+    let s = line_start(text, offset);
+    let rest = &text[s..];
+    let n = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    &rest[..n]
+}
+
+/// Whether only spaces and tabs come before `offset` on its line.
+pub fn starts_line(text: &str, offset: usize) -> bool {
+    let s = line_start(text, offset);
+    text[s..floor_boundary(text, offset)]
+        .chars()
+        .all(|c| c == ' ' || c == '\t')
+}
+
+/// An edit that deletes `span`: the whole line(s) when nothing but blanks
+/// shares them, else the span and the blanks after it.
+pub fn delete_statement(text: &str, span: Span) -> Edit {
+    let (s, e) = (span.start as usize, (span.end as usize).min(text.len()));
+    let ls = line_start(text, s);
+    let le = line_end(text, e);
+    let before_blank = text[ls..s].chars().all(|c| c == ' ' || c == '\t');
+    let after_blank = text[e..le].chars().all(|c| c == ' ' || c == '\t');
+    if before_blank && after_blank {
+        return Edit {
+            span: Span::new(ls, line_end_with_newline(text, e)),
+            new_text: String::new(),
+        };
+    }
+    let mut end = e;
+    while end < le && matches!(text.as_bytes()[end], b' ' | b'\t') {
+        end += 1;
+    }
+    Edit {
+        span: Span::new(s, end),
+        new_text: String::new(),
+    }
+}
+
+/// An edit that inserts `line` (no terminator) as a new line before the line
+/// holding `offset`, indented like that line. When `offset` does not start
+/// its line, the text before it stays on its own line.
+pub fn insert_line_before(text: &str, offset: usize, line: &str) -> Edit {
+    let eol = line_ending(text);
+    if starts_line(text, offset) {
+        let ls = line_start(text, offset);
+        let indent = indentation(text, offset);
+        return Edit {
+            span: Span::empty_at(ls),
+            new_text: format!("{indent}{line}{eol}"),
+        };
+    }
+    let indent = indentation(text, offset);
+    Edit {
+        span: Span::empty_at(offset),
+        new_text: format!("{eol}{indent}{line}{eol}{indent}"),
+    }
+}
+
+/// An edit that inserts `line` as a new line after the line holding
+/// `offset`, with the given indentation.
+pub fn insert_line_after(text: &str, offset: usize, indent: &str, line: &str) -> Edit {
+    let eol = line_ending(text);
+    let end = line_end_with_newline(text, offset);
+    if end == text.len() && !text.ends_with('\n') {
+        return Edit {
+            span: Span::empty_at(end),
+            new_text: format!("{eol}{indent}{line}"),
+        };
+    }
+    Edit {
+        span: Span::empty_at(end),
+        new_text: format!("{indent}{line}{eol}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(s: usize, e: usize, t: &str) -> Edit {
+        Edit {
+            span: Span::new(s, e),
+            new_text: t.to_string(),
+        }
+    }
+
+    #[test]
+    fn edits_apply_in_any_order() {
+        let r = apply_edits("abcdef", &[edit(4, 5, "X"), edit(0, 1, "")]).unwrap();
+        assert_eq!(r, "bcdXf");
+        assert_eq!(
+            apply_edits("abc", &[edit(0, 2, ""), edit(1, 3, "")]),
+            Err(ApplyError::Overlap)
+        );
+        assert_eq!(
+            apply_edits("abc", &[edit(0, 9, "")]),
+            Err(ApplyError::OutOfRange)
+        );
+        assert_eq!(
+            apply_edits("ñ", &[edit(1, 2, "")]),
+            Err(ApplyError::OutOfRange)
+        );
+    }
+
+    #[test]
+    fn conflicting_fixes_are_skipped() {
+        let f = |s, e| Fix {
+            title: "t".into(),
+            applicability: Applicability::Safe,
+            edits: vec![edit(s, e, "")],
+        };
+        let (a, b, c) = (f(0, 2), f(1, 3), f(4, 5));
+        let (text, applied, skipped) = apply_fixes("abcdef", &[&a, &b, &c]);
+        assert_eq!((text.as_str(), applied, skipped), ("cdf", 2, 1));
+        // An insertion where another fix's deletion starts conflicts; one
+        // where it ends does not.
+        let ins = |at| Fix {
+            title: "i".into(),
+            applicability: Applicability::Safe,
+            edits: vec![edit(at, at, "X")],
+        };
+        let (text, applied, _) = apply_fixes("abcdef", &[&ins(2), &f(2, 4)]);
+        assert_eq!((text.as_str(), applied), ("abXcdef", 1));
+        let (text, applied, _) = apply_fixes("abcdef", &[&ins(4), &f(2, 4)]);
+        assert_eq!((text.as_str(), applied), ("abXef", 2));
+    }
+
+    #[test]
+    fn line_helpers_keep_crlf_and_tabs() {
+        let t = "a\r\n\tx();\r\n\tfor\r\n";
+        assert_eq!(line_ending(t), "\r\n");
+        let x = t.find("x").unwrap();
+        let d = delete_statement(t, Span::new(x, x + 4));
+        assert_eq!(apply_edits(t, &[d]).unwrap(), "a\r\n\tfor\r\n");
+        let f = t.find("for").unwrap();
+        let i = insert_line_before(t, f, "#pragma p");
+        assert_eq!(
+            apply_edits(t, &[i]).unwrap(),
+            "a\r\n\tx();\r\n\t#pragma p\r\n\tfor\r\n"
+        );
+        let j = insert_line_after("do\nend do", 5, "", "!$omp end");
+        assert_eq!(
+            apply_edits("do\nend do", &[j]).unwrap(),
+            "do\nend do\n!$omp end"
+        );
+    }
+
+    #[test]
+    fn statement_sharing_a_line_is_cut_alone() {
+        let t = "  x(); y();\n";
+        let d = delete_statement(t, Span::new(2, 6));
+        assert_eq!(apply_edits(t, &[d]).unwrap(), "  y();\n");
+        let i = insert_line_before(t, 7, "#p");
+        assert_eq!(apply_edits(t, &[i]).unwrap(), "  x(); \n  #p\n  y();\n");
+    }
+}

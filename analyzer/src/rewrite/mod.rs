@@ -1,0 +1,358 @@
+//! Rewrites of CSA loop markers into OpenMP directives or ivdep assertions
+//! (REWRITES.md). Every marker yields one [`MarkerRewrite`]: an unsafe fix
+//! that converts it, or a display-only fix whose title says why it cannot.
+//!
+//! The rewrites work on the tree-sitter tree of the preprocessed text
+//! (inactive `#if` branches and conditional directive lines blanked, every
+//! offset kept), so a marker wrapped in `#ifdef __CSA__` and the loop after
+//! it are siblings. The loop a marker converts is the one CLIE attaches it
+//! to.
+//!
+//! Invariants: edits only delete the marker statement (and an `#ifdef
+//! __CSA__` wrapper that holds nothing else) and insert whole directive
+//! lines at the loop's indentation with the file's line ending; a
+//! converted file has no markers left, so rewriting again changes nothing.
+
+pub mod ivdep;
+pub mod openmp;
+pub mod regions;
+pub mod sharing;
+
+use crate::analysis::{FileAnalysis, FunctionAnalysis};
+use crate::clie::MarkerStatus;
+use crate::diag::{Applicability, Edit, Fix};
+use crate::ir::{BuiltinCall, BuiltinId, SourceLoop};
+use crate::source::Span;
+use csa_grammars::preproc::Preprocessed;
+use csa_grammars::SourceKind;
+use tree_sitter::{Node, Parser, Tree};
+
+pub use ivdep::IvdepStyle;
+
+/// What to convert markers into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    OpenMp,
+    Ivdep(IvdepStyle),
+}
+
+impl Target {
+    pub fn from_name(name: &str, style: IvdepStyle) -> Option<Target> {
+        match name {
+            "openmp" => Some(Target::OpenMp),
+            "ivdep" => Some(Target::Ivdep(style)),
+            _ => None,
+        }
+    }
+}
+
+/// The rewrite of one marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MarkerRewrite {
+    /// The marker call.
+    pub marker: Span,
+    /// Unsafe (converts) or display-only (cannot; the title says why).
+    pub fix: Fix,
+}
+
+impl MarkerRewrite {
+    pub fn converts(&self) -> bool {
+        self.fix.applicability != Applicability::DisplayOnly
+    }
+}
+
+/// What a target-specific rewrite gets for one marker.
+pub(crate) struct MarkerSite<'a> {
+    pub text: &'a str,
+    pub fortran: bool,
+    pub builtin: &'a BuiltinCall,
+    pub source_loop: &'a SourceLoop,
+    /// The loop statement in the tree of the preprocessed text.
+    pub loop_node: Node<'a>,
+    /// Deletes the marker (and a wrapper holding nothing else).
+    pub removal: Vec<Edit>,
+}
+
+pub(crate) fn refused(marker: Span, what: &str, reason: &str) -> MarkerRewrite {
+    MarkerRewrite {
+        marker,
+        fix: Fix {
+            title: format!("Cannot convert to {what}: {reason}"),
+            applicability: Applicability::DisplayOnly,
+            edits: Vec::new(),
+        },
+    }
+}
+
+/// Parses the preprocessed text of a file for the rewrites.
+pub(crate) fn parse(fa: &FileAnalysis) -> Option<Tree> {
+    let lang = match fa.kind {
+        SourceKind::C => csa_grammars::c_language(),
+        SourceKind::FortranFree => csa_grammars::fortran_language(),
+        SourceKind::FortranFixed => return None,
+    };
+    let mut p = Parser::new();
+    p.set_language(&lang).ok()?;
+    p.parse(&fa.preprocessed.text, None)
+}
+
+/// The edits that remove a marker statement, and its `#ifdef __CSA__`
+/// wrapper when the wrapper holds nothing else and has no `#else`.
+pub(crate) fn marker_removal(fa: &FileAnalysis, span: Span) -> Vec<Edit> {
+    marker_removal_in(fa.source.text(), &fa.preprocessed, span)
+}
+
+/// [`marker_removal`] on plain text and the preprocessor's conditionals
+/// (for rules, which have no `FileAnalysis` yet).
+pub fn marker_removal_in(text: &str, pre: &Preprocessed, span: Span) -> Vec<Edit> {
+    let at = span.start as usize;
+    if let Some((cond, branch)) = pre.enclosing_branch(at) {
+        let only_marker = cond.branches.len() == 1
+            && branch.asserts_csa
+            && cond.endif.is_some()
+            && text
+                .get(branch.body.0..span.start as usize)
+                .is_some_and(|s| s.trim().is_empty())
+            && text
+                .get(span.end as usize..branch.body.1)
+                .is_some_and(|s| s.trim().is_empty());
+        if only_marker {
+            let (s, e) = cond.extent();
+            let start = crate::fix::line_start(text, s);
+            let end = crate::fix::line_end_with_newline(text, e.saturating_sub(1).max(s));
+            return vec![Edit {
+                span: Span::new(start, end),
+                new_text: String::new(),
+            }];
+        }
+    }
+    vec![crate::fix::delete_statement(text, span)]
+}
+
+fn loop_kinds(fortran: bool) -> &'static [&'static str] {
+    if fortran {
+        &["do_loop"]
+    } else {
+        &["for_statement", "while_statement", "do_statement"]
+    }
+}
+
+/// The loop statement node that starts at `span.start`.
+pub(crate) fn loop_node<'t>(tree: &'t Tree, span: Span, fortran: bool) -> Option<Node<'t>> {
+    let start = span.start as usize;
+    let mut n = tree
+        .root_node()
+        .descendant_for_byte_range(start, start.saturating_add(1))?;
+    loop {
+        if loop_kinds(fortran).contains(&n.kind()) && n.start_byte() <= start {
+            return Some(n);
+        }
+        n = n.parent()?;
+    }
+}
+
+/// The source loop a marker is attached to, or why there is none.
+fn attached_loop(f: &FunctionAnalysis, id: BuiltinId) -> Result<&SourceLoop, &'static str> {
+    let info = f
+        .clie
+        .markers
+        .iter()
+        .find(|m| m.builtin == id)
+        .ok_or("the compiler does not treat this call as a marker")?;
+    match &info.status {
+        MarkerStatus::Attached(loops) => {
+            if loops.len() != 1 {
+                return Err("the marker reaches more than one loop");
+            }
+            let header = f
+                .forest
+                .loops
+                .get(loops[0].0 as usize)
+                .ok_or("the marked loop is not a loop statement")?
+                .header;
+            f.func
+                .source_loops
+                .iter()
+                .find(|sl| sl.header.0 == header)
+                .ok_or("the marked loop is not a loop statement")
+        }
+        MarkerStatus::Shadowed { .. } => {
+            Err("a nearer marker wins for its loop, so this one does nothing (CSA106)")
+        }
+        MarkerStatus::Unattached(_) => Err("no loop picks the marker up (CSA105)"),
+        MarkerStatus::NotAMarker => {
+            Err("the compiler does not accept this call as a marker (CSA107)")
+        }
+    }
+}
+
+/// Rewrites every loop marker of the file for `target`, in file order.
+pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> {
+    let what = match target {
+        Target::OpenMp => "OpenMP",
+        Target::Ivdep(_) => "ivdep",
+    };
+    let fortran = fa.kind != SourceKind::C;
+    let tree = parse(fa);
+    let mut out = Vec::new();
+    for f in &fa.functions {
+        for (i, b) in f.func.builtins.iter().enumerate() {
+            if !b.kind.is_marker() {
+                continue;
+            }
+            let Some(tree) = &tree else {
+                out.push(refused(
+                    b.span,
+                    what,
+                    "rewrites of fixed-form Fortran are not supported",
+                ));
+                continue;
+            };
+            let sl = match attached_loop(f, BuiltinId(i as u32)) {
+                Ok(sl) => sl,
+                Err(why) => {
+                    out.push(refused(b.span, what, why));
+                    continue;
+                }
+            };
+            let Some(node) = loop_node(tree, sl.span, fortran) else {
+                out.push(refused(b.span, what, "the loop statement was not found"));
+                continue;
+            };
+            if node.has_error() {
+                out.push(refused(b.span, what, "the loop has syntax errors"));
+                continue;
+            }
+            let site = MarkerSite {
+                text: fa.source.text(),
+                fortran,
+                builtin: b,
+                source_loop: sl,
+                loop_node: node,
+                removal: marker_removal(fa, b.span),
+            };
+            let pre = &fa.preprocessed.text;
+            let r = match target {
+                Target::OpenMp => openmp::rewrite(&site, pre),
+                Target::Ivdep(style) => ivdep::rewrite(&site, style),
+            };
+            out.push(r);
+        }
+    }
+    if target == Target::OpenMp && fa.kind == SourceKind::C {
+        if let Some(tree) = &tree {
+            out.extend(regions::rewrite(fa.source.text(), &fa.preprocessed, tree));
+        }
+    }
+    out.sort_by_key(|r| r.marker.start);
+    out
+}
+
+/// Applies every converting rewrite; returns the new text (unchanged when
+/// nothing converts).
+pub fn apply_rewrites(text: &str, rewrites: &[MarkerRewrite]) -> String {
+    let fixes: Vec<&Fix> = rewrites
+        .iter()
+        .filter(|r| r.converts())
+        .map(|r| &r.fix)
+        .collect();
+    crate::fix::apply_fixes(text, &fixes).0
+}
+
+/// What [`fix_all`] applies.
+#[derive(Clone, Debug, Default)]
+pub struct FixAllOptions {
+    /// Apply diagnostics' safe fixes.
+    pub fix: bool,
+    /// Also their unsafe fixes.
+    pub unsafe_fixes: bool,
+    /// Convert markers first.
+    pub rewrite: Option<Target>,
+    /// Codes whose fixes are not applied (rules the configuration turns
+    /// off).
+    pub disabled: Vec<crate::diag::Code>,
+}
+
+/// The result of [`fix_all`].
+#[derive(Clone, Debug, Default)]
+pub struct FixAllResult {
+    pub text: String,
+    /// Fixes and rewrites applied.
+    pub applied: usize,
+    /// Markers left unconverted, with why (in the final text).
+    pub refusals: Vec<(Span, String)>,
+}
+
+/// Rounds of apply-and-reanalyse before giving up on conflicting edits.
+const MAX_ROUNDS: usize = 8;
+
+/// Everything `csa-lint --fix/--rewrite` does to one file's text: marker
+/// rewrites, then diagnostics' fixes (never suppressions), each repeated
+/// on the re-analysed text until nothing changes, so edits that met
+/// another's are applied in a later round. No I/O.
+pub fn fix_all(
+    kind: SourceKind,
+    text: &str,
+    analysis: &crate::analysis::AnalysisOptions,
+    opts: &FixAllOptions,
+) -> FixAllResult {
+    use crate::analysis::analyze;
+    let mut out = FixAllResult {
+        text: text.to_string(),
+        ..FixAllResult::default()
+    };
+    let mut fa = analyze(kind, text, analysis);
+    if let Some(target) = opts.rewrite {
+        for _ in 0..MAX_ROUNDS {
+            let rewrites = rewrite_markers(&fa, target);
+            out.refusals = rewrites
+                .iter()
+                .filter(|r| !r.converts())
+                .map(|r| (r.marker, r.fix.title.clone()))
+                .collect();
+            let fixes: Vec<&Fix> = rewrites
+                .iter()
+                .filter(|r| r.converts())
+                .map(|r| &r.fix)
+                .collect();
+            let (next, applied, _) = crate::fix::apply_fixes(&out.text, &fixes);
+            if applied == 0 || next == out.text {
+                break;
+            }
+            out.applied += applied;
+            out.text = next;
+            fa = analyze(kind, &out.text, analysis);
+        }
+    }
+    if opts.fix {
+        for _ in 0..MAX_ROUNDS {
+            let fixes: Vec<&Fix> = fa
+                .diagnostics
+                .iter()
+                .filter(|d| !opts.disabled.contains(&d.code))
+                .filter_map(|d| crate::fix::bulk_fix(d, opts.unsafe_fixes))
+                .collect();
+            let (next, applied, _) = crate::fix::apply_fixes(&out.text, &fixes);
+            if applied == 0 || next == out.text {
+                break;
+            }
+            out.applied += applied;
+            out.text = next;
+            fa = analyze(kind, &out.text, analysis);
+        }
+    }
+    if opts.rewrite.is_some() && out.applied > 0 {
+        // Spans of refusals in the final text.
+        if let Some(target) = opts.rewrite {
+            out.refusals = rewrite_markers(&fa, target)
+                .iter()
+                .filter(|r| !r.converts())
+                .map(|r| (r.marker, r.fix.title.clone()))
+                .collect();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,2299 @@
+//! Data-sharing analysis for the OpenMP rewrite (REWRITES.md "Data sharing
+//! is the hard part"): which scalar locals written in a loop body become
+//! `private`, `lastprivate` or `reduction(op:x)`, and which carry a value
+//! from one iteration to the next so the conversion must be refused.
+//!
+//! The analysis is syntactic, on the tree-sitter tree of the loop. The body
+//! is first turned into a small language-neutral effect tree ([`Eff`]): reads
+//! and writes of names in evaluation order, alternatives (`if`, `?:`, the
+//! right side of `&&`/`||`, `switch`/`select case` arms), inner loops (which
+//! may run zero times), `continue`/`cycle`, and reduction-shaped updates.
+//! One forward pass then computes, per name, whether some read can see a
+//! value from an earlier iteration (an *exposed* read: no write before it on
+//! every path of this iteration) and which names are written on every path
+//! to the end of the iteration.
+//!
+//! Classification of a scalar local `x` written in the loop (not the loop
+//! index):
+//! * every occurrence is one update `x op= e`, `x = x op e`, `x = e op x`
+//!   (commutative `op`), `x++`/`x--`, or a min/max pattern, all with the same
+//!   operator, and `e` never mentions `x`: `reduction(op:x)`;
+//! * an exposed read: carried, refused;
+//! * read after the loop (later in the function, or anywhere in an
+//!   enclosing loop, or a Fortran dummy argument): `lastprivate(x)` when it
+//!   is written on every path through the body, else refused;
+//! * otherwise `private(x)`.
+//!
+//! Also refused: a local whose address is taken in the function (`&x`), a
+//! field of a local struct written in the loop, `goto`/`return`/`break` or
+//! `EXIT` leaving the loop, and in Fortran a local passed to a subroutine
+//! (by reference, so the callee may write it).
+//!
+//! Approximations (each has a `fixme_*` fixture or a unit test):
+//! * names, not declarations: a name declared both inside the loop and
+//!   outside it is refused (`fixme_rewrite_shadowed_name.c`);
+//! * C calls are assumed not to write scalar locals except through `&x`;
+//!   in Fortran a variable passed to a subroutine or to a function (a name
+//!   that is neither a declared array nor an intrinsic) may be written, so
+//!   an array from a module looks like a function whose arguments may be
+//!   written (`fixme_rewrite_module_array.f90`);
+//! * a `do ... while` inner loop is taken as possibly running zero times and
+//!   `switch` fallthrough is ignored (both only make the analysis stricter);
+//! * globals, statics, `SAVE`/`COMMON` variables and pointees are shared, as
+//!   the user asserted by marking the loop parallel; so are local arrays,
+//!   except one written at constant subscripts only (`tmp[0] = ...`), which
+//!   the compiler keeps in per-iteration registers: that is refused.
+
+use std::collections::{BTreeMap, BTreeSet};
+use tree_sitter::Node;
+
+/// A reduction operator, spelled for the target language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RedOp {
+    Add,
+    Sub,
+    Mul,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogAnd,
+    LogOr,
+    Max,
+    Min,
+}
+
+impl RedOp {
+    pub fn c_spelling(self) -> &'static str {
+        match self {
+            RedOp::Add => "+",
+            RedOp::Sub => "-",
+            RedOp::Mul => "*",
+            RedOp::BitAnd => "&",
+            RedOp::BitOr => "|",
+            RedOp::BitXor => "^",
+            RedOp::LogAnd => "&&",
+            RedOp::LogOr => "||",
+            RedOp::Max => "max",
+            RedOp::Min => "min",
+        }
+    }
+
+    pub fn fortran_spelling(self) -> &'static str {
+        match self {
+            RedOp::Add => "+",
+            RedOp::Sub => "-",
+            RedOp::Mul => "*",
+            RedOp::BitAnd => "iand",
+            RedOp::BitOr => "ior",
+            RedOp::BitXor => "ieor",
+            RedOp::LogAnd => ".and.",
+            RedOp::LogOr => ".or.",
+            RedOp::Max => "max",
+            RedOp::Min => "min",
+        }
+    }
+
+    fn commutative(self) -> bool {
+        !matches!(self, RedOp::Sub)
+    }
+
+    fn from_c_binary(op: &str) -> Option<RedOp> {
+        Some(match op {
+            "+" => RedOp::Add,
+            "-" => RedOp::Sub,
+            "*" => RedOp::Mul,
+            "&" => RedOp::BitAnd,
+            "|" => RedOp::BitOr,
+            "^" => RedOp::BitXor,
+            "&&" => RedOp::LogAnd,
+            "||" => RedOp::LogOr,
+            _ => return None,
+        })
+    }
+
+    fn from_fortran_binary(op: &str) -> Option<RedOp> {
+        Some(match op.to_ascii_lowercase().as_str() {
+            "+" => RedOp::Add,
+            "-" => RedOp::Sub,
+            "*" => RedOp::Mul,
+            ".and." => RedOp::LogAnd,
+            ".or." => RedOp::LogOr,
+            _ => return None,
+        })
+    }
+
+    fn from_fortran_intrinsic(name: &str) -> Option<RedOp> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "max" => RedOp::Max,
+            "min" => RedOp::Min,
+            "iand" => RedOp::BitAnd,
+            "ior" => RedOp::BitOr,
+            "ieor" => RedOp::BitXor,
+            _ => return None,
+        })
+    }
+}
+
+/// The clauses a loop needs. Names as first spelled in the loop.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sharing {
+    pub private: Vec<String>,
+    pub lastprivate: Vec<String>,
+    pub reductions: Vec<(RedOp, String)>,
+}
+
+/// Why a loop cannot become an OpenMP loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub reason: String,
+}
+
+impl Refusal {
+    fn new(reason: impl Into<String>) -> Refusal {
+        Refusal {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The effect tree of a loop body. Names are keys (lower case in Fortran).
+#[derive(Clone, Debug)]
+enum Eff {
+    Read(String),
+    Write(String),
+    /// A callee may write it (Fortran by-reference argument).
+    MayWrite(String),
+    Seq(Vec<Eff>),
+    /// Exactly one alternative runs.
+    Branch(Vec<Eff>),
+    /// An inner loop body: runs zero or more times.
+    Loop(Box<Eff>),
+    /// The path ends: `continue`/`cycle` of the analysed loop (`true`,
+    /// counts as reaching the end of the iteration) or of an inner loop /
+    /// `break` out of a switch or inner loop (`false`).
+    Exit(bool),
+    /// A reduction-shaped update of a name; `rhs` holds the reads of `e`.
+    Update {
+        var: String,
+        op: RedOp,
+        rhs: Box<Eff>,
+    },
+    AddrTaken(String),
+    PartialWrite(String),
+    /// Something that makes the loop unconvertible.
+    Opaque(String),
+}
+
+impl Eff {
+    fn empty() -> Eff {
+        Eff::Seq(Vec::new())
+    }
+}
+
+/// What the forward pass found.
+#[derive(Default, Debug)]
+struct Flow {
+    exposed: BTreeSet<String>,
+    written: BTreeSet<String>,
+    addr: BTreeSet<String>,
+    partial: BTreeSet<String>,
+    opaque: Vec<String>,
+    /// States at `continue` of the analysed loop.
+    continues: Vec<BTreeSet<String>>,
+    /// Names treated as reductions (their updates are not reads/writes).
+    reductions: BTreeMap<String, RedOp>,
+}
+
+/// Names whose every occurrence is an update with one operator.
+fn find_reductions(e: &Eff) -> BTreeMap<String, RedOp> {
+    let mut ops: BTreeMap<String, BTreeSet<RedOp>> = BTreeMap::new();
+    let mut other: BTreeSet<String> = BTreeSet::new();
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Eff::Read(v)
+            | Eff::Write(v)
+            | Eff::MayWrite(v)
+            | Eff::AddrTaken(v)
+            | Eff::PartialWrite(v) => {
+                other.insert(v.clone());
+            }
+            Eff::Seq(v) | Eff::Branch(v) => stack.extend(v.iter()),
+            Eff::Loop(b) => stack.push(b),
+            Eff::Update { var, op, rhs } => {
+                ops.entry(var.clone()).or_default().insert(*op);
+                stack.push(rhs);
+            }
+            Eff::Exit(_) | Eff::Opaque(_) => {}
+        }
+    }
+    ops.into_iter()
+        .filter(|(v, o)| o.len() == 1 && !other.contains(v))
+        .filter_map(|(v, o)| o.into_iter().next().map(|op| (v, op)))
+        .collect()
+}
+
+type State = Option<BTreeSet<String>>;
+
+fn intersect(states: impl IntoIterator<Item = State>) -> State {
+    let mut acc: State = None;
+    for s in states.into_iter().flatten() {
+        acc = Some(match acc {
+            None => s,
+            Some(a) => a.intersection(&s).cloned().collect(),
+        });
+    }
+    acc
+}
+
+/// The forward pass. Iterative over an explicit work stack would obscure
+/// the join logic; the effect tree's depth is capped when it is built.
+fn flow(e: &Eff, state: State, f: &mut Flow) -> State {
+    match e {
+        Eff::Read(v) => {
+            if let Some(s) = &state {
+                if !s.contains(v) {
+                    f.exposed.insert(v.clone());
+                }
+            }
+            state
+        }
+        Eff::Write(v) => {
+            f.written.insert(v.clone());
+            state.map(|mut s| {
+                s.insert(v.clone());
+                s
+            })
+        }
+        Eff::MayWrite(v) => {
+            f.written.insert(v.clone());
+            state
+        }
+        Eff::Seq(items) => {
+            let mut st = state;
+            for i in items {
+                st = flow(i, st, f);
+            }
+            st
+        }
+        Eff::Branch(alts) => {
+            if alts.is_empty() {
+                return state;
+            }
+            let outs: Vec<State> = alts.iter().map(|a| flow(a, state.clone(), f)).collect();
+            intersect(outs)
+        }
+        Eff::Loop(body) => {
+            let saved = std::mem::take(&mut f.continues);
+            let _ = flow(body, state.clone(), f);
+            f.continues = saved;
+            state
+        }
+        Eff::Exit(outer) => {
+            if *outer {
+                if let Some(s) = state {
+                    f.continues.push(s);
+                }
+            }
+            None
+        }
+        Eff::Update { var, op: _, rhs } => {
+            let st = flow(rhs, state, f);
+            if f.reductions.contains_key(var) {
+                st
+            } else {
+                let st = flow(&Eff::Read(var.clone()), st, f);
+                flow(&Eff::Write(var.clone()), st, f)
+            }
+        }
+        Eff::AddrTaken(v) => {
+            f.addr.insert(v.clone());
+            state
+        }
+        Eff::PartialWrite(v) => {
+            f.partial.insert(v.clone());
+            state
+        }
+        Eff::Opaque(why) => {
+            f.opaque.push(why.clone());
+            state
+        }
+    }
+}
+
+/// A scalar local of the function, as the classification needs it.
+#[derive(Clone, Debug)]
+struct Local {
+    /// The name as first written.
+    spelling: String,
+    /// Read after the loop, or visible to the caller.
+    live_out: bool,
+    /// `&x` somewhere in the function.
+    addr_taken: bool,
+}
+
+/// Classifies the names of a body's effect tree.
+fn classify(
+    body: &Eff,
+    locals: &BTreeMap<String, Local>,
+    index: Option<&str>,
+) -> Result<Sharing, Refusal> {
+    let mut f = Flow {
+        reductions: find_reductions(body),
+        ..Flow::default()
+    };
+    let end = flow(body, Some(BTreeSet::new()), &mut f);
+    if let Some(why) = f.opaque.first() {
+        return Err(Refusal::new(why.clone()));
+    }
+    let mut conts = std::mem::take(&mut f.continues);
+    conts.extend(end.map(Some).into_iter().flatten());
+    let definite = intersect(conts.into_iter().map(Some)).unwrap_or_default();
+    let mut out = Sharing::default();
+    for (key, local) in locals {
+        if Some(key.as_str()) == index {
+            continue;
+        }
+        let name = &local.spelling;
+        let in_loop = f.written.contains(key)
+            || f.exposed.contains(key)
+            || f.reductions.contains_key(key)
+            || f.addr.contains(key)
+            || f.partial.contains(key);
+        if !in_loop {
+            continue;
+        }
+        let written = f.written.contains(key) || f.reductions.contains_key(key);
+        if f.addr.contains(key) || (local.addr_taken && written) {
+            return Err(Refusal::new(format!(
+                "the address of `{name}` is taken, so iterations may share it through a pointer"
+            )));
+        }
+        if f.partial.contains(key) {
+            return Err(Refusal::new(format!(
+                "a part of the local `{name}` is written in the loop; iterations would have to share the rest of it"
+            )));
+        }
+        if let Some(op) = f.reductions.get(key) {
+            out.reductions.push((*op, name.clone()));
+            continue;
+        }
+        if !f.written.contains(key) {
+            continue;
+        }
+        if f.exposed.contains(key) {
+            return Err(Refusal::new(format!(
+                "`{name}` carries a value from one iteration to the next (it is read before it is written) and is not a reduction"
+            )));
+        }
+        if local.live_out {
+            if definite.contains(key) {
+                out.lastprivate.push(name.clone());
+            } else {
+                return Err(Refusal::new(format!(
+                    "`{name}` is read after the loop but written only on some paths through the body, so its final value may come from an earlier iteration"
+                )));
+            }
+        } else {
+            out.private.push(name.clone());
+        }
+    }
+    Ok(out)
+}
+
+const MAX_DEPTH: usize = 256;
+
+fn text<'a>(n: Node, src: &'a str) -> &'a str {
+    src.get(n.byte_range()).unwrap_or("")
+}
+
+fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
+    let mut c = n.walk();
+    n.named_children(&mut c).collect()
+}
+
+/// The text of an expression with blanks removed, for comparing the two
+/// `e` of a min/max pattern.
+fn squash(n: Node, src: &str) -> String {
+    text(n, src)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
+}
+
+fn unparen(mut n: Node) -> Node {
+    while n.kind() == "parenthesized_expression" {
+        match n.named_child(0) {
+            Some(c) => n = c,
+            None => break,
+        }
+    }
+    n
+}
+
+/// Every identifier under `n` (iterative), filtered by `keep`.
+fn identifiers_under<'t>(n: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        if kinds.contains(&x.kind()) {
+            out.push(x);
+        }
+        let mut c = x.walk();
+        for ch in x.children(&mut c) {
+            stack.push(ch);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- C ----
+
+/// The loop a C rewrite converts, in OpenMP canonical form.
+#[derive(Clone, Debug)]
+pub struct CanonicalLoop {
+    /// The index name.
+    pub index: String,
+    /// The index is declared in the `for` initializer.
+    pub index_declared: bool,
+}
+
+struct CBuilder<'s> {
+    src: &'s str,
+    depth: usize,
+}
+
+/// Checks that a C `for` statement is in OpenMP canonical form: `init`
+/// assigns or declares the index, the test compares it, the update steps it
+/// by an invariant amount, and the body writes neither the index nor what
+/// the test and step read.
+pub fn c_canonical(for_node: Node, src: &str) -> Result<CanonicalLoop, Refusal> {
+    if for_node.kind() != "for_statement" {
+        return Err(Refusal::new(
+            "only `for` loops can become OpenMP loops (this is a while or do loop)",
+        ));
+    }
+    let init = for_node.child_by_field_name("initializer");
+    let (index, declared) = match init {
+        Some(d) if d.kind() == "declaration" => {
+            let decls: Vec<Node> = {
+                let mut c = d.walk();
+                d.children_by_field_name("declarator", &mut c).collect()
+            };
+            match decls.as_slice() {
+                [one] if one.kind() == "init_declarator" => match one
+                    .child_by_field_name("declarator")
+                    .filter(|x| x.kind() == "identifier")
+                {
+                    Some(id) => (text(id, src).to_string(), true),
+                    None => return Err(Refusal::new("the loop's index is not a plain variable")),
+                },
+                _ => {
+                    return Err(Refusal::new(
+                        "the loop's initializer does not declare exactly one index",
+                    ))
+                }
+            }
+        }
+        Some(a) if a.kind() == "assignment_expression" => {
+            let left = a.child_by_field_name("left").map(unparen);
+            let op = a.child_by_field_name("operator").map(|o| text(o, src));
+            match (left, op) {
+                (Some(l), Some("=")) if l.kind() == "identifier" => {
+                    (text(l, src).to_string(), false)
+                }
+                _ => {
+                    return Err(Refusal::new(
+                        "the loop's initializer is not `index = start`",
+                    ))
+                }
+            }
+        }
+        _ => return Err(Refusal::new(
+            "the loop has no `index = start` initializer, so it is not an OpenMP canonical loop",
+        )),
+    };
+    let cond = for_node
+        .child_by_field_name("condition")
+        .map(unparen)
+        .ok_or_else(|| Refusal::new("the loop has no test"))?;
+    let cmp = cond
+        .child_by_field_name("operator")
+        .map(|o| text(o, src))
+        .unwrap_or("");
+    if cond.kind() != "binary_expression" || !matches!(cmp, "<" | "<=" | ">" | ">=" | "!=") {
+        return Err(Refusal::new(
+            "the loop's test is not a comparison of the index with a bound",
+        ));
+    }
+    let (l, r) = (
+        cond.child_by_field_name("left").map(unparen),
+        cond.child_by_field_name("right").map(unparen),
+    );
+    let is_index =
+        |n: Option<Node>| n.is_some_and(|n| n.kind() == "identifier" && text(n, src) == index);
+    let bound = if is_index(l) {
+        r
+    } else if is_index(r) {
+        l
+    } else {
+        return Err(Refusal::new("the loop's test does not compare the index"));
+    };
+    let update = for_node
+        .child_by_field_name("update")
+        .map(unparen)
+        .ok_or_else(|| Refusal::new("the loop has no update"))?;
+    let step: Option<Node> = match update.kind() {
+        "update_expression" if is_index(update.child_by_field_name("argument").map(unparen)) => {
+            None
+        }
+        "assignment_expression" if is_index(update.child_by_field_name("left").map(unparen)) => {
+            let op = update
+                .child_by_field_name("operator")
+                .map(|o| text(o, src))
+                .unwrap_or("");
+            let right = update.child_by_field_name("right").map(unparen);
+            match (op, right) {
+                ("+=" | "-=", Some(r)) => Some(r),
+                ("=", Some(r)) if r.kind() == "binary_expression" => {
+                    let bop = r
+                        .child_by_field_name("operator")
+                        .map(|o| text(o, src))
+                        .unwrap_or("");
+                    let (a, b) = (
+                        r.child_by_field_name("left").map(unparen),
+                        r.child_by_field_name("right").map(unparen),
+                    );
+                    if bop == "+" && is_index(a) {
+                        b
+                    } else if bop == "+" && is_index(b) {
+                        a
+                    } else if bop == "-" && is_index(a) {
+                        b
+                    } else {
+                        return Err(Refusal::new("the loop's update does not step the index"));
+                    }
+                }
+                _ => return Err(Refusal::new("the loop's update does not step the index")),
+            }
+        }
+        _ => return Err(Refusal::new("the loop's update does not step the index")),
+    };
+    let body = for_node
+        .child_by_field_name("body")
+        .ok_or_else(|| Refusal::new("the loop has no body"))?;
+    let written = c_written_names(body, src);
+    if written.contains(&index) {
+        return Err(Refusal::new(format!(
+            "the body writes the loop index `{index}`"
+        )));
+    }
+    for n in bound.into_iter().chain(step) {
+        for id in identifiers_under(n, &["identifier"]) {
+            let name = text(id, src);
+            if written.contains(name) {
+                return Err(Refusal::new(format!(
+                    "the body writes `{name}`, which the loop's bound or step reads"
+                )));
+            }
+        }
+        if !identifiers_under(
+            n,
+            &[
+                "call_expression",
+                "assignment_expression",
+                "update_expression",
+            ],
+        )
+        .is_empty()
+        {
+            return Err(Refusal::new(
+                "the loop's bound or step calls a function or has side effects",
+            ));
+        }
+    }
+    Ok(CanonicalLoop {
+        index,
+        index_declared: declared,
+    })
+}
+
+/// Names assigned (`x = `, `x op= `, `x++`) anywhere under `n`.
+pub(crate) fn c_written_in(n: Node, src: &str) -> BTreeSet<String> {
+    c_written_names(n, src)
+}
+
+fn c_written_names(n: Node, src: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for x in identifiers_under(n, &["assignment_expression", "update_expression"]) {
+        let target = if x.kind() == "assignment_expression" {
+            x.child_by_field_name("left")
+        } else {
+            x.child_by_field_name("argument")
+        };
+        if let Some(t) = target.map(unparen) {
+            if t.kind() == "identifier" {
+                out.insert(text(t, src).to_string());
+            }
+        }
+    }
+    out
+}
+
+impl<'s> CBuilder<'s> {
+    fn t(&self, n: Node) -> &'s str {
+        text(n, self.src)
+    }
+
+    fn name(&self, n: Node) -> String {
+        self.t(n).to_string()
+    }
+
+    /// `loop_depth`: 0 in the analysed loop's body; `in_switch`: a `break`
+    /// leaves a switch rather than the loop.
+    fn stmt(&mut self, n: Node, loop_depth: usize, in_switch: bool) -> Eff {
+        if self.depth > MAX_DEPTH {
+            return Eff::Opaque("the loop body is nested too deeply to analyse".into());
+        }
+        self.depth += 1;
+        let e = self.stmt_inner(n, loop_depth, in_switch);
+        self.depth -= 1;
+        e
+    }
+
+    fn stmt_inner(&mut self, n: Node, loop_depth: usize, in_switch: bool) -> Eff {
+        match n.kind() {
+            "compound_statement" => Eff::Seq(
+                named_children(n)
+                    .into_iter()
+                    .map(|c| self.stmt(c, loop_depth, in_switch))
+                    .collect(),
+            ),
+            "expression_statement" => match n.named_child(0) {
+                Some(e) => self.update_or_expr(e),
+                None => Eff::empty(),
+            },
+            "if_statement" => {
+                if let Some(u) = self.minmax_if(n) {
+                    return u;
+                }
+                let cond = n
+                    .child_by_field_name("condition")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                let cons = n
+                    .child_by_field_name("consequence")
+                    .map(|c| self.stmt(c, loop_depth, in_switch))
+                    .unwrap_or_else(Eff::empty);
+                let alt = n
+                    .child_by_field_name("alternative")
+                    .map(|c| {
+                        Eff::Seq(
+                            named_children(c)
+                                .into_iter()
+                                .map(|s| self.stmt(s, loop_depth, in_switch))
+                                .collect(),
+                        )
+                    })
+                    .unwrap_or_else(Eff::empty);
+                Eff::Seq(vec![cond, Eff::Branch(vec![cons, alt])])
+            }
+            "for_statement" => {
+                let mut seq = Vec::new();
+                if let Some(i) = n.child_by_field_name("initializer") {
+                    seq.push(if i.kind() == "declaration" {
+                        self.stmt(i, loop_depth, in_switch)
+                    } else {
+                        self.expr(i)
+                    });
+                }
+                let cond = n.child_by_field_name("condition").map(|c| self.expr(c));
+                if let Some(c) = &cond {
+                    seq.push(c.clone());
+                }
+                let mut body = Vec::new();
+                if let Some(b) = n.child_by_field_name("body") {
+                    body.push(self.stmt(b, loop_depth + 1, false));
+                }
+                // `continue` in the body still runs the update: model the
+                // update and test as a separate alternative-free tail that
+                // runs from the loop's entry state (conservative).
+                let mut tail = Vec::new();
+                if let Some(u) = n.child_by_field_name("update") {
+                    tail.push(self.expr(u));
+                }
+                if let Some(c) = cond {
+                    tail.push(c);
+                }
+                seq.push(Eff::Loop(Box::new(Eff::Seq(body))));
+                seq.push(Eff::Loop(Box::new(Eff::Seq(tail))));
+                Eff::Seq(seq)
+            }
+            "while_statement" => {
+                let cond = n
+                    .child_by_field_name("condition")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                let body = n
+                    .child_by_field_name("body")
+                    .map(|b| self.stmt(b, loop_depth + 1, false))
+                    .unwrap_or_else(Eff::empty);
+                Eff::Seq(vec![
+                    cond.clone(),
+                    Eff::Loop(Box::new(body)),
+                    Eff::Loop(Box::new(cond)),
+                ])
+            }
+            "do_statement" => {
+                let body = n
+                    .child_by_field_name("body")
+                    .map(|b| self.stmt(b, loop_depth + 1, false))
+                    .unwrap_or_else(Eff::empty);
+                let cond = n
+                    .child_by_field_name("condition")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                Eff::Seq(vec![Eff::Loop(Box::new(body)), Eff::Loop(Box::new(cond))])
+            }
+            "switch_statement" => {
+                let cond = n
+                    .child_by_field_name("condition")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                let mut alts = vec![Eff::empty()];
+                if let Some(body) = n.child_by_field_name("body") {
+                    let mut current: Vec<Eff> = Vec::new();
+                    for c in named_children(body) {
+                        if c.kind() == "case_statement" {
+                            if !current.is_empty() {
+                                alts.push(Eff::Seq(std::mem::take(&mut current)));
+                            }
+                            let mut arm = Vec::new();
+                            for s in named_children(c) {
+                                if c.child_by_field_name("value") == Some(s) {
+                                    continue;
+                                }
+                                arm.push(self.stmt(s, loop_depth, true));
+                            }
+                            alts.push(Eff::Seq(arm));
+                        } else {
+                            current.push(self.stmt(c, loop_depth, true));
+                        }
+                    }
+                    if !current.is_empty() {
+                        alts.push(Eff::Seq(current));
+                    }
+                }
+                Eff::Seq(vec![cond, Eff::Branch(alts)])
+            }
+            "continue_statement" => Eff::Exit(loop_depth == 0),
+            "break_statement" => {
+                if loop_depth == 0 && !in_switch {
+                    Eff::Opaque("a `break` leaves the loop, which OpenMP loops do not allow".into())
+                } else {
+                    Eff::Exit(false)
+                }
+            }
+            "return_statement" => {
+                Eff::Opaque("a `return` leaves the loop, which OpenMP loops do not allow".into())
+            }
+            "goto_statement" => Eff::Opaque("the loop body contains a `goto`".into()),
+            "gnu_asm_expression" | "asm_statement" => {
+                Eff::Opaque("the loop body contains inline assembly".into())
+            }
+            "labeled_statement" | "attributed_statement" => Eff::Seq(
+                named_children(n)
+                    .into_iter()
+                    .filter(|c| {
+                        !matches!(c.kind(), "statement_identifier" | "attribute_declaration")
+                    })
+                    .map(|c| self.stmt(c, loop_depth, in_switch))
+                    .collect(),
+            ),
+            "declaration" => {
+                let mut seq = Vec::new();
+                let mut c = n.walk();
+                for d in n.children_by_field_name("declarator", &mut c) {
+                    if let Some(v) = d.child_by_field_name("value") {
+                        seq.push(self.expr(v));
+                    }
+                }
+                Eff::Seq(seq)
+            }
+            "comment" | "type_definition" | "struct_specifier" | "enum_specifier"
+            | "union_specifier" => Eff::empty(),
+            k if k.starts_with("preproc") => Eff::empty(),
+            _ => self.expr(n),
+        }
+    }
+
+    /// An expression statement: a reduction-shaped update or an expression.
+    fn update_or_expr(&mut self, e: Node) -> Eff {
+        let e = unparen(e);
+        match e.kind() {
+            "update_expression" => {
+                let arg = e.child_by_field_name("argument").map(unparen);
+                let op = e.child_by_field_name("operator").map(|o| self.t(o));
+                if let (Some(a), Some(op)) = (arg, op) {
+                    if a.kind() == "identifier" {
+                        let op = if op == "++" { RedOp::Add } else { RedOp::Sub };
+                        return Eff::Update {
+                            var: self.name(a),
+                            op,
+                            rhs: Box::new(Eff::empty()),
+                        };
+                    }
+                }
+            }
+            "assignment_expression" => {
+                let left = e.child_by_field_name("left").map(unparen);
+                let op = e
+                    .child_by_field_name("operator")
+                    .map(|o| self.t(o).to_string())
+                    .unwrap_or_default();
+                let right = e.child_by_field_name("right");
+                if let (Some(l), Some(r)) = (left, right) {
+                    if l.kind() == "identifier" {
+                        let var = self.name(l);
+                        if let Some(u) = self.update_shape(&var, &op, r) {
+                            return u;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.expr(e)
+    }
+
+    fn mentions(&self, n: Node, var: &str) -> bool {
+        identifiers_under(n, &["identifier"])
+            .into_iter()
+            .any(|i| self.t(i) == var)
+    }
+
+    /// `var op= r` or `var = var op e` / `e op var` / `cmp ? : ` / fmax.
+    fn update_shape(&mut self, var: &str, op: &str, r: Node) -> Option<Eff> {
+        let upd = |s: &mut Self, op: RedOp, e: Node| {
+            if s.mentions(e, var) {
+                return None;
+            }
+            Some(Eff::Update {
+                var: var.to_string(),
+                op,
+                rhs: Box::new(s.expr(e)),
+            })
+        };
+        if op != "=" {
+            let bin = op.strip_suffix('=')?;
+            let red = RedOp::from_c_binary(bin)?;
+            return upd(self, red, r);
+        }
+        let r = unparen(r);
+        match r.kind() {
+            "binary_expression" => {
+                let bop = self.t(r.child_by_field_name("operator")?).to_string();
+                let red = RedOp::from_c_binary(&bop)?;
+                let a = unparen(r.child_by_field_name("left")?);
+                let b = r.child_by_field_name("right")?;
+                if a.kind() == "identifier" && self.t(a) == var {
+                    return upd(self, red, b);
+                }
+                let b2 = unparen(b);
+                if red.commutative() && b2.kind() == "identifier" && self.t(b2) == var {
+                    return upd(self, red, a);
+                }
+                None
+            }
+            "conditional_expression" => {
+                // var = (e > var) ? e : var, and the other spellings.
+                let cond = unparen(r.child_by_field_name("condition")?);
+                let cons = unparen(r.child_by_field_name("consequence")?);
+                let alt = unparen(r.child_by_field_name("alternative")?);
+                let (red, e) = self.compare_shape(var, cond)?;
+                let is_var = |n: Node| n.kind() == "identifier" && self.t(n) == var;
+                if squash(cons, self.src) == squash(e, self.src) && is_var(alt) {
+                    return upd(self, red, e);
+                }
+                let flipped = if red == RedOp::Max {
+                    RedOp::Min
+                } else {
+                    RedOp::Max
+                };
+                if is_var(cons) && squash(alt, self.src) == squash(e, self.src) {
+                    return upd(self, flipped, e);
+                }
+                None
+            }
+            "call_expression" => {
+                let f = self.t(r.child_by_field_name("function")?).to_string();
+                let red = match f.as_str() {
+                    "fmax" | "fmaxf" | "fmaxl" => RedOp::Max,
+                    "fmin" | "fminf" | "fminl" => RedOp::Min,
+                    _ => return None,
+                };
+                let args = named_children(r.child_by_field_name("arguments")?);
+                let [a, b] = args.as_slice() else {
+                    return None;
+                };
+                let is_var =
+                    |n: Node| unparen(n).kind() == "identifier" && self.t(unparen(n)) == var;
+                if is_var(*a) {
+                    upd(self, red, *b)
+                } else if is_var(*b) {
+                    upd(self, red, *a)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `e > var`, `e >= var`, `var < e`, `var <= e`: Max with `e`; the
+    /// reverse: Min.
+    fn compare_shape<'t>(&self, var: &str, cond: Node<'t>) -> Option<(RedOp, Node<'t>)> {
+        if cond.kind() != "binary_expression" {
+            return None;
+        }
+        let op = self.t(cond.child_by_field_name("operator")?);
+        let a = unparen(cond.child_by_field_name("left")?);
+        let b = unparen(cond.child_by_field_name("right")?);
+        let is_var = |n: Node| n.kind() == "identifier" && self.t(n) == var;
+        let greater = match op {
+            ">" | ">=" => true,
+            "<" | "<=" => false,
+            _ => return None,
+        };
+        if is_var(b) {
+            Some((if greater { RedOp::Max } else { RedOp::Min }, a))
+        } else if is_var(a) {
+            Some((if greater { RedOp::Min } else { RedOp::Max }, b))
+        } else {
+            None
+        }
+    }
+
+    /// `if (e > m) m = e;` (no else; braces allowed).
+    fn minmax_if(&mut self, n: Node) -> Option<Eff> {
+        if n.child_by_field_name("alternative").is_some() {
+            return None;
+        }
+        let cond = unparen(n.child_by_field_name("condition")?);
+        let mut cons = n.child_by_field_name("consequence")?;
+        if cons.kind() == "compound_statement" {
+            let kids = named_children(cons);
+            let [one] = kids.as_slice() else {
+                return None;
+            };
+            cons = *one;
+        }
+        if cons.kind() != "expression_statement" {
+            return None;
+        }
+        let asg = unparen(cons.named_child(0)?);
+        if asg.kind() != "assignment_expression"
+            || self.t(asg.child_by_field_name("operator")?) != "="
+        {
+            return None;
+        }
+        let l = unparen(asg.child_by_field_name("left")?);
+        if l.kind() != "identifier" {
+            return None;
+        }
+        let var = self.name(l);
+        let r = asg.child_by_field_name("right")?;
+        let (red, e) = self.compare_shape(&var, cond)?;
+        if squash(unparen(r), self.src) != squash(e, self.src) || self.mentions(e, &var) {
+            return None;
+        }
+        Some(Eff::Update {
+            var,
+            op: red,
+            rhs: Box::new(Eff::Seq(vec![self.expr(e), self.expr(r)])),
+        })
+    }
+
+    fn expr(&mut self, n: Node) -> Eff {
+        if self.depth > MAX_DEPTH {
+            return Eff::Opaque("an expression in the loop is nested too deeply to analyse".into());
+        }
+        self.depth += 1;
+        let e = self.expr_inner(n);
+        self.depth -= 1;
+        e
+    }
+
+    fn expr_inner(&mut self, n: Node) -> Eff {
+        match n.kind() {
+            "identifier" => Eff::Read(self.name(n)),
+            "parenthesized_expression" => match n.named_child(0) {
+                Some(c) => self.expr(c),
+                None => Eff::empty(),
+            },
+            "assignment_expression" => {
+                let left = n.child_by_field_name("left").map(unparen);
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.t(o).to_string())
+                    .unwrap_or_default();
+                let right = n
+                    .child_by_field_name("right")
+                    .map(|r| self.expr(r))
+                    .unwrap_or_else(Eff::empty);
+                match left {
+                    Some(l) if l.kind() == "identifier" => {
+                        let v = self.name(l);
+                        if op == "=" {
+                            Eff::Seq(vec![right, Eff::Write(v)])
+                        } else {
+                            Eff::Seq(vec![Eff::Read(v.clone()), right, Eff::Write(v)])
+                        }
+                    }
+                    Some(l) => Eff::Seq(vec![self.lvalue(l), right]),
+                    None => right,
+                }
+            }
+            "update_expression" => match n.child_by_field_name("argument").map(unparen) {
+                Some(a) if a.kind() == "identifier" => {
+                    let v = self.name(a);
+                    Eff::Seq(vec![Eff::Read(v.clone()), Eff::Write(v)])
+                }
+                Some(a) => self.lvalue(a),
+                None => Eff::empty(),
+            },
+            "pointer_expression" => {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.t(o))
+                    .unwrap_or("");
+                let arg = n.child_by_field_name("argument").map(unparen);
+                match (op, arg) {
+                    ("&", Some(a)) => self.address_of(a),
+                    (_, Some(a)) => self.expr(a),
+                    _ => Eff::empty(),
+                }
+            }
+            "binary_expression" => {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.t(o))
+                    .unwrap_or("");
+                let l = n
+                    .child_by_field_name("left")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                let r = n
+                    .child_by_field_name("right")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                if op == "&&" || op == "||" {
+                    Eff::Seq(vec![l, Eff::Branch(vec![r, Eff::empty()])])
+                } else {
+                    Eff::Seq(vec![l, r])
+                }
+            }
+            "conditional_expression" => {
+                let c = n
+                    .child_by_field_name("condition")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                let a = n
+                    .child_by_field_name("consequence")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                let b = n
+                    .child_by_field_name("alternative")
+                    .map(|c| self.expr(c))
+                    .unwrap_or_else(Eff::empty);
+                Eff::Seq(vec![c, Eff::Branch(vec![a, b])])
+            }
+            "call_expression" => {
+                let mut seq = Vec::new();
+                if let Some(f) = n.child_by_field_name("function") {
+                    if f.kind() != "identifier" {
+                        seq.push(self.expr(f));
+                    }
+                }
+                if let Some(args) = n.child_by_field_name("arguments") {
+                    for a in named_children(args) {
+                        seq.push(self.expr(a));
+                    }
+                }
+                Eff::Seq(seq)
+            }
+            "field_expression" => match n.child_by_field_name("argument") {
+                Some(a) => self.expr(a),
+                None => Eff::empty(),
+            },
+            "sizeof_expression" | "alignof_expression" | "offsetof_expression" => Eff::empty(),
+            "gnu_asm_expression" => Eff::Opaque("the loop body contains inline assembly".into()),
+            "compound_statement" => self.stmt(n, 1, false),
+            _ => Eff::Seq(
+                named_children(n)
+                    .into_iter()
+                    .filter(|c| !matches!(c.kind(), "type_descriptor" | "comment"))
+                    .map(|c| self.expr(c))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The left side of an assignment that is not a plain name.
+    fn lvalue(&mut self, l: Node) -> Eff {
+        match l.kind() {
+            "field_expression" => {
+                let op = l
+                    .child_by_field_name("operator")
+                    .map(|o| self.t(o))
+                    .unwrap_or("");
+                let base = l.child_by_field_name("argument").map(unparen);
+                match base {
+                    Some(b) if op == "." && b.kind() == "identifier" => {
+                        let v = self.name(b);
+                        Eff::PartialWrite(v)
+                    }
+                    Some(b) if op == "." => self.lvalue(b),
+                    Some(b) => self.expr(b),
+                    None => Eff::empty(),
+                }
+            }
+            "subscript_expression" => {
+                let base = l.child_by_field_name("argument").map(unparen);
+                let idx = l
+                    .child_by_field_name("index")
+                    .map(|i| self.expr(i))
+                    .unwrap_or_else(Eff::empty);
+                let b = match base {
+                    // a[i] of a local array struct member: a partial write
+                    // is reported through the array's name when it is a
+                    // scalar (a pointer: pointee write, shared).
+                    Some(b) if b.kind() == "field_expression" => self.lvalue(b),
+                    Some(b) => self.expr(b),
+                    None => Eff::empty(),
+                };
+                Eff::Seq(vec![b, idx])
+            }
+            _ => self.expr(l),
+        }
+    }
+
+    fn address_of(&mut self, a: Node) -> Eff {
+        match a.kind() {
+            "identifier" => Eff::AddrTaken(self.name(a)),
+            "field_expression"
+                if a.child_by_field_name("operator").map(|o| self.t(o)) == Some(".") =>
+            {
+                match a.child_by_field_name("argument").map(unparen) {
+                    Some(b) if b.kind() == "identifier" => Eff::AddrTaken(self.name(b)),
+                    Some(b) => self.address_of(b),
+                    None => Eff::empty(),
+                }
+            }
+            _ => self.expr(a),
+        }
+    }
+}
+
+/// Scalars local to a C function: parameters and non-`static`/`extern`
+/// block-scope declarations outside `exclude`, that are not arrays.
+/// Returns (scalars, names declared inside `exclude`).
+/// What a C function declares, seen from a loop.
+struct CLocals {
+    /// Scalars declared outside the loop and visible in it.
+    scalars: BTreeSet<String>,
+    /// Names declared inside the loop.
+    inner: BTreeSet<String>,
+    /// Automatic arrays declared outside the loop (not parameters, whose
+    /// `a[]` is a pointer).
+    arrays: BTreeSet<String>,
+    /// Scalars declared as pointers.
+    pointers: BTreeSet<String>,
+}
+
+fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
+    let mut scalars = BTreeMap::new();
+    let mut inner = BTreeSet::new();
+    let mut arrays = BTreeSet::new();
+    let mut pointers = BTreeSet::new();
+    let range = exclude.byte_range();
+    for d in identifiers_under(func, &["declaration", "parameter_declaration"]) {
+        let in_loop = range.contains(&d.start_byte());
+        // A declaration outside the loop matters only when its scope (the
+        // enclosing block, `for` statement or function) holds the loop.
+        if !in_loop {
+            let scope = {
+                let mut p = d.parent();
+                while let Some(x) = p {
+                    if matches!(
+                        x.kind(),
+                        "compound_statement" | "for_statement" | "function_definition"
+                    ) {
+                        break;
+                    }
+                    p = x.parent();
+                }
+                p
+            };
+            if scope.is_some_and(|sc| !sc.byte_range().contains(&range.start)) {
+                continue;
+            }
+        }
+        let storage_static = named_children(d).iter().any(|c| {
+            c.kind() == "storage_class_specifier" && matches!(text(*c, src), "static" | "extern")
+        });
+        let mut c = d.walk();
+        for decl in d.children_by_field_name("declarator", &mut c) {
+            let mut x = decl;
+            let mut array = false;
+            let mut pointer = false;
+            loop {
+                if x.kind() == "pointer_declarator" {
+                    pointer = true;
+                }
+                match x.kind() {
+                    "init_declarator"
+                    | "pointer_declarator"
+                    | "parenthesized_declarator"
+                    | "attributed_declarator" => {
+                        if x.kind() == "parenthesized_declarator" {
+                            match x.named_child(0) {
+                                Some(c) => x = c,
+                                None => break,
+                            }
+                            continue;
+                        }
+                        match x.child_by_field_name("declarator") {
+                            Some(c) => x = c,
+                            None => break,
+                        }
+                    }
+                    "array_declarator" => {
+                        array = true;
+                        match x.child_by_field_name("declarator") {
+                            Some(c) => x = c,
+                            None => break,
+                        }
+                    }
+                    "function_declarator" => break,
+                    _ => break,
+                }
+            }
+            if x.kind() != "identifier" {
+                continue;
+            }
+            let name = text(x, src).to_string();
+            if pointer && !array && !in_loop {
+                pointers.insert(name.clone());
+            }
+            if in_loop {
+                inner.insert(name);
+            } else if !storage_static && !array {
+                scalars.insert(name, true);
+            } else {
+                if array && !storage_static && d.kind() == "declaration" {
+                    arrays.insert(name.clone());
+                }
+                scalars.insert(name, false);
+            }
+        }
+    }
+    // `false` entries (arrays, statics) are not scalars.
+    scalars.retain(|_, v| *v);
+    CLocals {
+        scalars: scalars.into_keys().collect(),
+        inner,
+        arrays,
+        pointers,
+    }
+}
+
+/// A local array written at constant subscripts only (`tmp[0] = ...`): the
+/// compiler splits it into per-iteration registers (SROA), so a CSA loop
+/// may use it as a temporary, but OpenMP iterations would share it.
+fn c_constant_index_array_write(
+    body: Node,
+    src: &str,
+    arrays: &BTreeSet<String>,
+) -> Option<String> {
+    for a in identifiers_under(body, &["assignment_expression", "update_expression"]) {
+        let target = if a.kind() == "assignment_expression" {
+            a.child_by_field_name("left")
+        } else {
+            a.child_by_field_name("argument")
+        };
+        let Some(mut t) = target.map(unparen) else {
+            continue;
+        };
+        let mut all_constant = true;
+        let mut any = false;
+        while t.kind() == "subscript_expression" {
+            any = true;
+            let idx = t.child_by_field_name("index").map(unparen);
+            if idx.is_none_or(|i| i.kind() != "number_literal") {
+                all_constant = false;
+            }
+            match t.child_by_field_name("argument").map(unparen) {
+                Some(b) => t = b,
+                None => break,
+            }
+        }
+        if any && all_constant && t.kind() == "identifier" && arrays.contains(text(t, src)) {
+            return Some(text(t, src).to_string());
+        }
+    }
+    None
+}
+
+/// Scalars local to a C function that are visible at `at` (a statement of
+/// its body).
+pub(crate) fn c_scalar_locals(func: Node, at: Node, src: &str) -> BTreeSet<String> {
+    c_locals(func, at, src).scalars
+}
+
+/// The data sharing of a C `for` loop in canonical form.
+pub fn c_sharing(for_node: Node, src: &str, canon: &CanonicalLoop) -> Result<Sharing, Refusal> {
+    let func = {
+        let mut p = for_node.parent();
+        while let Some(x) = p {
+            if x.kind() == "function_definition" {
+                break;
+            }
+            p = x.parent();
+        }
+        p.ok_or_else(|| Refusal::new("the loop is not inside a function"))?
+    };
+    let body = for_node
+        .child_by_field_name("body")
+        .ok_or_else(|| Refusal::new("the loop has no body"))?;
+    let mut b = CBuilder { src, depth: 0 };
+    let eff = b.stmt(body, 0, false);
+    let CLocals {
+        scalars,
+        inner,
+        arrays,
+        pointers,
+    } = c_locals(func, for_node, src);
+    if let Some(a) = c_constant_index_array_write(body, src, &arrays) {
+        return Err(Refusal::new(format!(
+            "the local array `{a}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it"
+        )));
+    }
+    let range = for_node.byte_range();
+    let enclosing_loop = {
+        let mut p = for_node.parent();
+        let mut found = None;
+        while let Some(x) = p {
+            if x == func {
+                break;
+            }
+            if matches!(
+                x.kind(),
+                "for_statement" | "while_statement" | "do_statement"
+            ) {
+                found = Some(x.byte_range());
+            }
+            p = x.parent();
+        }
+        found
+    };
+    let ids: Vec<Node> = identifiers_under(func, &["identifier"]);
+    let mut locals = BTreeMap::new();
+    for name in &scalars {
+        if inner.contains(name) {
+            // Names, not declarations: which occurrences in the loop are the
+            // outer variable is not known, so refuse rather than guess.
+            if ids
+                .iter()
+                .any(|i| text(*i, src) == name && range.contains(&i.start_byte()))
+            {
+                return Err(Refusal::new(format!(
+                    "`{name}` is declared both inside the loop and before it; rename one"
+                )));
+            }
+            continue;
+        }
+        let mut live_out = false;
+        let mut addr_taken = false;
+        for id in ids.iter().filter(|i| text(**i, src) == name) {
+            let at = id.start_byte();
+            let outside = !range.contains(&at);
+            if outside
+                && (at >= range.end || enclosing_loop.as_ref().is_some_and(|r| r.contains(&at)))
+            {
+                live_out = true;
+            }
+            if let Some(p) = id.parent() {
+                if p.kind() == "pointer_expression"
+                    && p.child_by_field_name("operator").map(|o| text(o, src)) == Some("&")
+                {
+                    addr_taken = true;
+                }
+            }
+        }
+        locals.insert(
+            name.clone(),
+            Local {
+                spelling: name.clone(),
+                live_out,
+                addr_taken,
+            },
+        );
+    }
+    let mut sharing = classify(&eff, &locals, Some(&canon.index))?;
+    if let Some((_, p)) = sharing
+        .reductions
+        .iter()
+        .find(|(_, v)| pointers.contains(v))
+    {
+        return Err(Refusal::new(format!(
+            "the pointer `{p}` is stepped in every iteration, which is not a reduction"
+        )));
+    }
+    if !canon.index_declared {
+        let index_live = locals.get(&canon.index).is_none_or(|l| l.live_out);
+        if index_live {
+            sharing.lastprivate.insert(0, canon.index.clone());
+        }
+    }
+    Ok(sharing)
+}
+
+// ---------------------------------------------------------- Fortran ----
+
+/// The loop a Fortran rewrite converts: a counted `DO`.
+#[derive(Clone, Debug)]
+pub struct FortranLoop {
+    /// The index as written.
+    pub index: String,
+}
+
+const FORTRAN_INTRINSICS: &[&str] = &[
+    "abs",
+    "max",
+    "min",
+    "mod",
+    "modulo",
+    "sqrt",
+    "exp",
+    "log",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "atan",
+    "atan2",
+    "asin",
+    "acos",
+    "sinh",
+    "cosh",
+    "tanh",
+    "real",
+    "dble",
+    "int",
+    "nint",
+    "floor",
+    "ceiling",
+    "iand",
+    "ior",
+    "ieor",
+    "not",
+    "ishft",
+    "sign",
+    "dim",
+    "float",
+    "size",
+    "len",
+    "len_trim",
+    "trim",
+    "merge",
+    "huge",
+    "tiny",
+    "epsilon",
+    "kind",
+    "cmplx",
+    "aimag",
+    "conjg",
+    "sum",
+    "product",
+    "maxval",
+    "minval",
+    "dot_product",
+    "matmul",
+    "transpose",
+    "char",
+    "ichar",
+    "achar",
+    "iachar",
+    "present",
+    "allocated",
+    "associated",
+    "lbound",
+    "ubound",
+    "btest",
+    "ibset",
+    "ibclr",
+    "popcnt",
+    "shape",
+    "reshape",
+    "spread",
+    "pack",
+    "count",
+    "any",
+    "all",
+];
+
+struct FBuilder<'s> {
+    src: &'s str,
+    depth: usize,
+    /// Names of arrays (declared with dimensions).
+    arrays: BTreeSet<String>,
+}
+
+fn fkey(s: &str) -> String {
+    s.to_ascii_lowercase()
+}
+
+/// The statements of a `do_loop` node (between its `do` and `end do`).
+fn do_body<'t>(n: Node<'t>) -> Vec<Node<'t>> {
+    named_children(n)
+        .into_iter()
+        .filter(|c| {
+            !matches!(
+                c.kind(),
+                "do_statement"
+                    | "end_do_loop_statement"
+                    | "end_do_label_loop_statement"
+                    | "block_label_start_expression"
+                    | "comment"
+            )
+        })
+        .collect()
+}
+
+/// Checks a Fortran `DO` for the OpenMP rewrite: counted, no `EXIT` out of
+/// it, the body writes neither the index nor the bounds.
+pub fn fortran_canonical(do_loop: Node, src: &str) -> Result<FortranLoop, Refusal> {
+    let stmt = named_children(do_loop)
+        .into_iter()
+        .find(|c| c.kind() == "do_statement")
+        .ok_or_else(|| Refusal::new("not a DO loop"))?;
+    let control = named_children(stmt)
+        .into_iter()
+        .find(|c| c.kind() == "loop_control_expression")
+        .ok_or_else(|| {
+            Refusal::new("only counted DO loops (`do i = a, b`) can become OpenMP loops")
+        })?;
+    let parts = named_children(control);
+    let index = parts
+        .first()
+        .filter(|p| p.kind() == "identifier")
+        .ok_or_else(|| Refusal::new("the DO loop's index is not a plain variable"))?;
+    let index_name = text(*index, src).to_string();
+    let written = fortran_written_names(do_loop, src);
+    if written.contains(&fkey(&index_name)) {
+        return Err(Refusal::new(format!(
+            "the body writes the loop index `{index_name}`"
+        )));
+    }
+    for p in parts.iter().skip(1) {
+        for id in identifiers_under(*p, &["identifier"]) {
+            if written.contains(&fkey(text(id, src))) {
+                return Err(Refusal::new(format!(
+                    "the body writes `{}`, which the loop's bounds read",
+                    text(id, src)
+                )));
+            }
+        }
+    }
+    Ok(FortranLoop { index: index_name })
+}
+
+/// Names assigned (`x = `) in statements under `n`, excluding the loop's
+/// own control.
+fn fortran_written_names(n: Node, src: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for body in do_body(n) {
+        for a in identifiers_under(body, &["assignment_statement", "loop_control_expression"]) {
+            let target = if a.kind() == "assignment_statement" {
+                a.child_by_field_name("left")
+            } else {
+                a.named_child(0)
+            };
+            if let Some(t) = target.filter(|t| t.kind() == "identifier") {
+                out.insert(fkey(text(t, src)));
+            }
+        }
+    }
+    out
+}
+
+impl<'s> FBuilder<'s> {
+    fn t(&self, n: Node) -> &'s str {
+        text(n, self.src)
+    }
+
+    fn key(&self, n: Node) -> String {
+        fkey(self.t(n))
+    }
+
+    fn stmts(&mut self, nodes: &[Node], depth: usize) -> Eff {
+        Eff::Seq(nodes.iter().map(|s| self.stmt(*s, depth)).collect())
+    }
+
+    fn stmt(&mut self, n: Node, loop_depth: usize) -> Eff {
+        if self.depth > MAX_DEPTH {
+            return Eff::Opaque("the loop body is nested too deeply to analyse".into());
+        }
+        self.depth += 1;
+        let e = self.stmt_inner(n, loop_depth);
+        self.depth -= 1;
+        e
+    }
+
+    fn stmt_inner(&mut self, n: Node, loop_depth: usize) -> Eff {
+        match n.kind() {
+            "assignment_statement" => {
+                let left = n.child_by_field_name("left");
+                let right = n.child_by_field_name("right");
+                let (Some(l), Some(r)) = (left, right) else {
+                    return Eff::empty();
+                };
+                match l.kind() {
+                    "identifier" => {
+                        let var = self.key(l);
+                        if let Some(u) = self.update_shape(&var, r) {
+                            return u;
+                        }
+                        Eff::Seq(vec![self.expr(r), Eff::Write(var)])
+                    }
+                    "derived_type_member_expression" => {
+                        let base = l.named_child(0);
+                        let mut seq = vec![self.expr(r)];
+                        if let Some(b) = base.filter(|b| b.kind() == "identifier") {
+                            seq.push(Eff::PartialWrite(self.key(b)));
+                        } else if let Some(b) = base {
+                            seq.push(self.expr(b));
+                        }
+                        Eff::Seq(seq)
+                    }
+                    "call_expression" => {
+                        // An array element: its subscripts are reads.
+                        let mut seq = vec![self.expr(r)];
+                        for c in named_children(l).into_iter().skip(1) {
+                            seq.push(self.expr(c));
+                        }
+                        Eff::Seq(seq)
+                    }
+                    _ => Eff::Seq(vec![self.expr(r), self.expr(l)]),
+                }
+            }
+            "if_statement" => {
+                let kids = named_children(n);
+                let is_block = {
+                    let mut c = n.walk();
+                    let has_then = n.children(&mut c).any(|k| k.kind() == "then");
+                    has_then
+                };
+                let cond = kids
+                    .iter()
+                    .find(|k| k.kind() == "parenthesized_expression")
+                    .copied();
+                if !is_block {
+                    if let Some(u) = self.minmax_if(n, cond) {
+                        return u;
+                    }
+                }
+                let cond_eff = cond.map(|c| self.expr(c)).unwrap_or_else(Eff::empty);
+                let mut then_stmts = Vec::new();
+                let mut alts = Vec::new();
+                let mut has_else = false;
+                for k in &kids {
+                    match k.kind() {
+                        "parenthesized_expression" if Some(*k) == cond => {}
+                        "end_if_statement" | "comment" => {}
+                        "elseif_clause" => {
+                            let parts = named_children(*k);
+                            let c = parts
+                                .iter()
+                                .find(|p| p.kind() == "parenthesized_expression")
+                                .copied();
+                            let body: Vec<Node> = parts
+                                .iter()
+                                .filter(|p| Some(**p) != c && p.kind() != "comment")
+                                .copied()
+                                .collect();
+                            alts.push((c, body));
+                        }
+                        "else_clause" => {
+                            has_else = true;
+                            let body: Vec<Node> = named_children(*k)
+                                .into_iter()
+                                .filter(|p| p.kind() != "comment")
+                                .collect();
+                            alts.push((None, body));
+                        }
+                        _ => then_stmts.push(*k),
+                    }
+                }
+                // if c1 then A elseif c2 then B else C: c1; (A | c2; (B | C))
+                let mut tail = if has_else { None } else { Some(Eff::empty()) };
+                for (c, body) in alts.into_iter().rev() {
+                    let body_eff = self.stmts(&body, loop_depth);
+                    tail = Some(match (c, tail) {
+                        (None, _) => body_eff,
+                        (Some(c), rest) => Eff::Seq(vec![
+                            self.expr(c),
+                            Eff::Branch(vec![body_eff, rest.unwrap_or_else(Eff::empty)]),
+                        ]),
+                    });
+                }
+                let then_eff = self.stmts(&then_stmts, loop_depth);
+                Eff::Seq(vec![
+                    cond_eff,
+                    Eff::Branch(vec![then_eff, tail.unwrap_or_else(Eff::empty)]),
+                ])
+            }
+            "do_loop" => {
+                let mut seq = Vec::new();
+                let stmt = named_children(n)
+                    .into_iter()
+                    .find(|c| c.kind() == "do_statement");
+                let mut cond_again = Eff::empty();
+                if let Some(s) = stmt {
+                    for c in named_children(s) {
+                        match c.kind() {
+                            "loop_control_expression" => {
+                                let parts = named_children(c);
+                                for p in parts.iter().skip(1) {
+                                    seq.push(self.expr(*p));
+                                }
+                                if let Some(i) = parts.first() {
+                                    seq.push(Eff::Write(self.key(*i)));
+                                }
+                            }
+                            "while_statement" => {
+                                let e = self.expr(c);
+                                seq.push(e.clone());
+                                cond_again = e;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                let body = do_body(n);
+                let mut body_eff = vec![self.stmts(&body, loop_depth + 1)];
+                // The label-terminated form's last statement.
+                for c in named_children(n) {
+                    if c.kind() == "end_do_label_loop_statement" {
+                        for s in named_children(c) {
+                            if s.kind() != "statement_label" {
+                                body_eff.push(self.stmt(s, loop_depth + 1));
+                            }
+                        }
+                    }
+                }
+                seq.push(Eff::Loop(Box::new(Eff::Seq(body_eff))));
+                seq.push(Eff::Loop(Box::new(cond_again)));
+                Eff::Seq(seq)
+            }
+            "select_case_statement" => {
+                let mut seq = Vec::new();
+                let mut alts = vec![Eff::empty()];
+                for c in named_children(n) {
+                    match c.kind() {
+                        "selector" => seq.push(self.expr(c)),
+                        "case_statement" => {
+                            let body: Vec<Node> = named_children(c)
+                                .into_iter()
+                                .filter(|s| {
+                                    !matches!(
+                                        s.kind(),
+                                        "case_value_range_list" | "default" | "comment"
+                                    )
+                                })
+                                .collect();
+                            alts.push(self.stmts(&body, loop_depth));
+                        }
+                        _ => {}
+                    }
+                }
+                seq.push(Eff::Branch(alts));
+                Eff::Seq(seq)
+            }
+            "keyword_statement" => {
+                let word = fkey(self.t(n));
+                let named = n.named_child_count() > 0;
+                if word.starts_with("cycle") {
+                    if named {
+                        Eff::Opaque("a named CYCLE in the loop".into())
+                    } else {
+                        Eff::Exit(loop_depth == 0)
+                    }
+                } else if word.starts_with("exit") {
+                    if named || loop_depth == 0 {
+                        Eff::Opaque(
+                            "an EXIT leaves the loop, which OpenMP loops do not allow".into(),
+                        )
+                    } else {
+                        Eff::Exit(false)
+                    }
+                } else if word.starts_with("continue") {
+                    Eff::empty()
+                } else if word.starts_with("return") {
+                    Eff::Opaque("a RETURN leaves the loop, which OpenMP loops do not allow".into())
+                } else if word.starts_with("stop") || word.starts_with("error") {
+                    Eff::Opaque("a STOP in the loop".into())
+                } else if word.starts_with("go") {
+                    Eff::Opaque("the loop body contains a GO TO".into())
+                } else {
+                    Eff::empty()
+                }
+            }
+            "stop_statement" => Eff::Opaque("a STOP in the loop".into()),
+            "subroutine_call" => {
+                let mut seq = Vec::new();
+                for c in named_children(n) {
+                    if c.kind() == "argument_list" {
+                        for a in named_children(c) {
+                            if a.kind() == "identifier" && !self.arrays.contains(&self.key(a)) {
+                                let k = self.key(a);
+                                seq.push(Eff::Read(k.clone()));
+                                seq.push(Eff::MayWrite(k));
+                            } else {
+                                seq.push(self.expr(a));
+                            }
+                        }
+                    }
+                }
+                Eff::Seq(seq)
+            }
+            "read_statement" => Eff::Opaque("a READ statement in the loop".into()),
+            "comment" | "statement_label" => Eff::empty(),
+            k if k.starts_with("preproc") => Eff::empty(),
+            _ => self.expr(n),
+        }
+    }
+
+    fn mentions(&self, n: Node, var: &str) -> bool {
+        identifiers_under(n, &["identifier"])
+            .into_iter()
+            .any(|i| self.key(i) == var)
+    }
+
+    fn is_var(&self, n: Node, var: &str) -> bool {
+        let n = unparen(n);
+        n.kind() == "identifier" && self.key(n) == var
+    }
+
+    fn update_shape(&mut self, var: &str, r: Node) -> Option<Eff> {
+        let r = unparen(r);
+        let (red, e) = match r.kind() {
+            "math_expression" | "logical_expression" => {
+                let op = self.t(r.child_by_field_name("operator")?).to_string();
+                let red = RedOp::from_fortran_binary(&op)?;
+                let a = r.child_by_field_name("left")?;
+                let b = r.child_by_field_name("right")?;
+                if self.is_var(a, var) {
+                    (red, b)
+                } else if red.commutative() && self.is_var(b, var) {
+                    (red, a)
+                } else {
+                    return None;
+                }
+            }
+            "call_expression" => {
+                let kids = named_children(r);
+                let f = kids.first()?;
+                let red = RedOp::from_fortran_intrinsic(self.t(*f))?;
+                let args: Vec<Node> = named_children(*kids.get(1)?)
+                    .into_iter()
+                    .filter(|a| a.kind() != "comment")
+                    .collect();
+                let [a, b] = args.as_slice() else {
+                    return None;
+                };
+                if self.is_var(*a, var) {
+                    (red, *b)
+                } else if self.is_var(*b, var) {
+                    (red, *a)
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        };
+        if self.mentions(e, var) {
+            return None;
+        }
+        Some(Eff::Update {
+            var: var.to_string(),
+            op: red,
+            rhs: Box::new(self.expr(e)),
+        })
+    }
+
+    /// `if (e > m) m = e` (logical IF).
+    fn minmax_if(&mut self, n: Node, cond: Option<Node>) -> Option<Eff> {
+        let cond = unparen(cond?);
+        let asg = named_children(n)
+            .into_iter()
+            .find(|k| k.kind() == "assignment_statement")?;
+        let l = asg.child_by_field_name("left")?;
+        if l.kind() != "identifier" {
+            return None;
+        }
+        let var = self.key(l);
+        let r = asg.child_by_field_name("right")?;
+        if cond.kind() != "relational_expression" {
+            return None;
+        }
+        let op = fkey(self.t(cond.child_by_field_name("operator")?));
+        let a = unparen(cond.child_by_field_name("left")?);
+        let b = unparen(cond.child_by_field_name("right")?);
+        let greater = match op.as_str() {
+            ">" | ">=" | ".gt." | ".ge." => true,
+            "<" | "<=" | ".lt." | ".le." => false,
+            _ => return None,
+        };
+        let (red, e) = if self.is_var(b, &var) {
+            (if greater { RedOp::Max } else { RedOp::Min }, a)
+        } else if self.is_var(a, &var) {
+            (if greater { RedOp::Min } else { RedOp::Max }, b)
+        } else {
+            return None;
+        };
+        if !squash(e, self.src).eq_ignore_ascii_case(&squash(unparen(r), self.src))
+            || self.mentions(e, &var)
+        {
+            return None;
+        }
+        Some(Eff::Update {
+            var,
+            op: red,
+            rhs: Box::new(Eff::Seq(vec![self.expr(e), self.expr(r)])),
+        })
+    }
+
+    fn expr(&mut self, n: Node) -> Eff {
+        if self.depth > MAX_DEPTH {
+            return Eff::Opaque("an expression in the loop is nested too deeply to analyse".into());
+        }
+        self.depth += 1;
+        let e = self.expr_inner(n);
+        self.depth -= 1;
+        e
+    }
+
+    fn expr_inner(&mut self, n: Node) -> Eff {
+        match n.kind() {
+            "identifier" => Eff::Read(self.key(n)),
+            "call_expression" => {
+                // a(i) (a declared array) or an intrinsic: reads. Any other
+                // f(x): a function that may write `x` (by reference).
+                let kids = named_children(n);
+                let name = kids.first().map(|f| self.key(*f)).unwrap_or_default();
+                let function =
+                    !self.arrays.contains(&name) && !FORTRAN_INTRINSICS.contains(&name.as_str());
+                let mut seq = Vec::new();
+                for c in kids.into_iter().skip(1) {
+                    if function && c.kind() == "argument_list" {
+                        for a in named_children(c) {
+                            if a.kind() == "identifier" {
+                                let k = self.key(a);
+                                seq.push(Eff::Read(k.clone()));
+                                seq.push(Eff::MayWrite(k));
+                            } else {
+                                seq.push(self.expr(a));
+                            }
+                        }
+                    } else {
+                        seq.push(self.expr(c));
+                    }
+                }
+                Eff::Seq(seq)
+            }
+            "derived_type_member_expression" => match n.named_child(0) {
+                Some(b) => self.expr(b),
+                None => Eff::empty(),
+            },
+            "keyword_argument" => match n.child_by_field_name("value").or(n.named_child(1)) {
+                Some(v) => self.expr(v),
+                None => Eff::empty(),
+            },
+            "logical_expression" => {
+                // Fortran does not promise short-circuit evaluation, so both
+                // operands may run: no alternative needed.
+                Eff::Seq(
+                    named_children(n)
+                        .into_iter()
+                        .map(|c| self.expr(c))
+                        .collect(),
+                )
+            }
+            "type_member" | "comment" | "format_identifier" | "unit_identifier" => Eff::empty(),
+            _ => Eff::Seq(
+                named_children(n)
+                    .into_iter()
+                    .map(|c| self.expr(c))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Scalars local to a Fortran procedure and the arrays it declares.
+struct FortranScope {
+    /// key -> (spelling, is dummy argument)
+    scalars: BTreeMap<String, (String, bool)>,
+    arrays: BTreeSet<String>,
+    /// Arrays that are neither dummy arguments nor SAVE/COMMON.
+    local_arrays: BTreeSet<String>,
+    /// COMMON, SAVE, EQUIVALENCE and PARAMETER names.
+    shared: BTreeSet<String>,
+    /// `implicit none` or a `use` statement: undeclared names are not local.
+    undeclared_are_global: bool,
+}
+
+fn fortran_scope(proc_node: Node, src: &str) -> FortranScope {
+    let mut scalars = BTreeMap::new();
+    let mut arrays = BTreeSet::new();
+    let mut shared = BTreeSet::new();
+    let mut undeclared_are_global = false;
+    let mut dummies = BTreeSet::new();
+    for c in named_children(proc_node) {
+        match c.kind() {
+            "subroutine_statement" | "function_statement" => {
+                for p in named_children(c) {
+                    if p.kind() == "parameters" {
+                        for a in named_children(p) {
+                            dummies.insert(fkey(text(a, src)));
+                        }
+                    }
+                    if c.kind() == "function_statement" && p.kind() == "function_result" {
+                        for a in identifiers_under(p, &["identifier"]) {
+                            dummies.insert(fkey(text(a, src)));
+                        }
+                    }
+                }
+                if c.kind() == "function_statement" {
+                    if let Some(nm) = c.child_by_field_name("name") {
+                        dummies.insert(fkey(text(nm, src)));
+                    }
+                }
+            }
+            "implicit_statement" | "use_statement" => {
+                let t = fkey(text(c, src));
+                if c.kind() == "use_statement" || t.contains("none") {
+                    undeclared_are_global = true;
+                }
+            }
+            "common_statement" | "equivalence_statement" => {
+                for id in identifiers_under(c, &["identifier"]) {
+                    shared.insert(fkey(text(id, src)));
+                }
+            }
+            "variable_declaration" => {
+                let quals: Vec<String> = named_children(c)
+                    .into_iter()
+                    .filter(|q| q.kind() == "type_qualifier")
+                    .map(|q| fkey(text(q, src)))
+                    .collect();
+                let is_array_decl = quals.iter().any(|q| q.starts_with("dimension"));
+                let is_static = quals
+                    .iter()
+                    .any(|q| q.starts_with("save") || q.starts_with("parameter"));
+                let mut cur = c.walk();
+                for d in c.children_by_field_name("declarator", &mut cur) {
+                    let (name, array) = match d.kind() {
+                        "identifier" => (d, is_array_decl),
+                        "sized_declarator" => match d.named_child(0) {
+                            Some(n) => (n, true),
+                            None => continue,
+                        },
+                        "init_declarator" => match d.child_by_field_name("left") {
+                            Some(n) if n.kind() == "identifier" => (n, is_array_decl),
+                            Some(n) => match n.named_child(0) {
+                                Some(m) => (m, true),
+                                None => continue,
+                            },
+                            None => continue,
+                        },
+                        _ => continue,
+                    };
+                    let key = fkey(text(name, src));
+                    if array {
+                        if is_static {
+                            shared.insert(key.clone());
+                        }
+                        arrays.insert(key);
+                    } else if is_static {
+                        shared.insert(key);
+                    } else {
+                        scalars.insert(key, (text(name, src).to_string(), false));
+                    }
+                }
+            }
+            "save_statement" => {
+                for id in identifiers_under(c, &["identifier"]) {
+                    shared.insert(fkey(text(id, src)));
+                }
+            }
+            _ => {}
+        }
+    }
+    for s in &shared {
+        scalars.remove(s);
+    }
+    for (k, v) in scalars.iter_mut() {
+        v.1 = dummies.contains(k);
+    }
+    if !undeclared_are_global {
+        // Dummy arguments without a declaration are implicit scalars.
+        for d in &dummies {
+            if !arrays.contains(d) && !shared.contains(d) {
+                scalars.entry(d.clone()).or_insert((d.clone(), true));
+            }
+        }
+    }
+    let local_arrays = arrays
+        .iter()
+        .filter(|a| !dummies.contains(*a) && !shared.contains(*a))
+        .cloned()
+        .collect();
+    FortranScope {
+        scalars,
+        arrays,
+        local_arrays,
+        shared,
+        undeclared_are_global,
+    }
+}
+
+/// The data sharing of a Fortran counted `DO`.
+pub fn fortran_sharing(do_loop: Node, src: &str, canon: &FortranLoop) -> Result<Sharing, Refusal> {
+    let proc_node = {
+        let mut p = do_loop.parent();
+        while let Some(x) = p {
+            if matches!(
+                x.kind(),
+                "subroutine" | "function" | "program" | "module_procedure"
+            ) {
+                break;
+            }
+            p = x.parent();
+        }
+        p.ok_or_else(|| Refusal::new("the loop is not inside a procedure"))?
+    };
+    let scope = fortran_scope(proc_node, src);
+    for a in identifiers_under(do_loop, &["assignment_statement"]) {
+        let Some(l) = a.child_by_field_name("left") else {
+            continue;
+        };
+        if l.kind() != "call_expression" {
+            continue;
+        }
+        let kids = named_children(l);
+        let Some(name) = kids.first() else {
+            continue;
+        };
+        let key = fkey(text(*name, src));
+        let subscripts: Vec<Node> = kids
+            .get(1)
+            .map(|args| named_children(*args))
+            .unwrap_or_default();
+        if scope.local_arrays.contains(&key)
+            && !subscripts.is_empty()
+            && subscripts.iter().all(|s| s.kind() == "number_literal")
+        {
+            return Err(Refusal::new(format!(
+                "the local array `{}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it",
+                text(*name, src)
+            )));
+        }
+    }
+    let mut b = FBuilder {
+        src,
+        depth: 0,
+        arrays: scope.arrays.clone(),
+    };
+    let body = do_body(do_loop);
+    let mut parts = vec![b.stmts(&body, 0)];
+    for c in named_children(do_loop) {
+        if c.kind() == "end_do_label_loop_statement" {
+            for s in named_children(c) {
+                if s.kind() != "statement_label" {
+                    parts.push(b.stmt(s, 0));
+                }
+            }
+        }
+    }
+    let eff = Eff::Seq(parts);
+    let range = do_loop.byte_range();
+    let enclosing_loop = {
+        let mut p = do_loop.parent();
+        let mut found = None;
+        while let Some(x) = p {
+            if x == proc_node {
+                break;
+            }
+            if x.kind() == "do_loop" {
+                found = Some(x.byte_range());
+            }
+            p = x.parent();
+        }
+        found
+    };
+    let ids: Vec<Node> = identifiers_under(proc_node, &["identifier"]);
+    // Names declared in the loop do not exist in Fortran; every scalar is
+    // the procedure's. Undeclared names written in the loop are implicit
+    // locals unless `implicit none`/`use` says they come from elsewhere.
+    let mut keys: BTreeMap<String, (String, bool)> = scope.scalars.clone();
+    if !scope.undeclared_are_global {
+        for id in identifiers_under(do_loop, &["identifier"]) {
+            let k = fkey(text(id, src));
+            if scope.arrays.contains(&k) || scope.shared.contains(&k) || keys.contains_key(&k) {
+                continue;
+            }
+            if id
+                .parent()
+                .is_some_and(|p| p.kind() == "call_expression" && p.named_child(0) == Some(id))
+            {
+                continue;
+            }
+            if FORTRAN_INTRINSICS.contains(&k.as_str()) {
+                continue;
+            }
+            keys.insert(k, (text(id, src).to_string(), false));
+        }
+    }
+    let mut locals = BTreeMap::new();
+    for (key, (spelling, dummy)) in keys {
+        let mut live_out = dummy;
+        for id in ids.iter().filter(|i| fkey(text(**i, src)) == key) {
+            let at = id.start_byte();
+            if !range.contains(&at)
+                && (at >= range.end || enclosing_loop.as_ref().is_some_and(|r| r.contains(&at)))
+            {
+                live_out = true;
+            }
+        }
+        locals.insert(
+            key,
+            Local {
+                spelling,
+                live_out,
+                addr_taken: false,
+            },
+        );
+    }
+    let index_key = fkey(&canon.index);
+    let mut sharing = classify(&eff, &locals, Some(&index_key))?;
+    if locals.get(&index_key).is_none_or(|l| l.live_out) {
+        sharing.lastprivate.insert(0, canon.index.clone());
+    }
+    Ok(sharing)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,223 @@
+//! Marker rewrites on whole files.
+
+use super::*;
+use crate::analysis::{analyze, AnalysisOptions};
+
+fn rewrite(kind: SourceKind, src: &str, target: Target) -> (String, Vec<String>) {
+    let fa = analyze(kind, src, &AnalysisOptions::default());
+    let rs = rewrite_markers(&fa, target);
+    let refusals = rs
+        .iter()
+        .filter(|r| !r.converts())
+        .map(|r| r.fix.title.clone())
+        .collect();
+    (apply_rewrites(src, &rs), refusals)
+}
+
+#[test]
+fn c_parallel_loop_with_reduction() {
+    let src = "int f(int n, int *a) {\n  int s = 0;\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++)\n    s += a[i];\n  return s;\n}\n";
+    let (out, refused) = rewrite(SourceKind::C, src, Target::OpenMp);
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(
+        out,
+        "int f(int n, int *a) {\n  int s = 0;\n  #pragma omp parallel for reduction(+:s)\n  for (int i = 0; i < n; i++)\n    s += a[i];\n  return s;\n}\n"
+    );
+    let (again, _) = rewrite(SourceKind::C, &out, Target::OpenMp);
+    assert_eq!(again, out);
+}
+
+#[test]
+fn c_guarded_spmd_with_crlf() {
+    let src = "void f(int n, int *a) {\r\n#ifdef __CSA__\r\n\t__builtin_csa_spmd(4, 8);\r\n#endif\r\n\tfor (int i = 0; i < n; i++)\r\n\t\ta[i] = 0;\r\n}\r\n";
+    let (out, refused) = rewrite(SourceKind::C, src, Target::OpenMp);
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(
+        out,
+        "void f(int n, int *a) {\r\n\t#pragma omp parallel for num_threads(4) schedule(static, 8)\r\n\tfor (int i = 0; i < n; i++)\r\n\t\ta[i] = 0;\r\n}\r\n"
+    );
+}
+
+#[test]
+fn c_carried_scalar_is_refused_and_untouched() {
+    let src = "void f(int n, int *a) {\n  int p = 0;\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) { a[i] = p; p = i; }\n}\n";
+    let (out, refused) = rewrite(SourceKind::C, src, Target::OpenMp);
+    assert_eq!(out, src);
+    assert_eq!(refused.len(), 1);
+    assert!(refused[0].contains("`p`"), "{}", refused[0]);
+}
+
+#[test]
+fn fortran_parallel_do() {
+    let src = "subroutine f(n, a, s)\n  integer :: n, i\n  real :: a(n), s\n  s = 0\n  call builtin_csa_spmd(4, 0)\n  do i = 1, n\n    s = s + a(i)\n  end do\nend subroutine\n";
+    let (out, refused) = rewrite(SourceKind::FortranFree, src, Target::OpenMp);
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(
+        out,
+        "subroutine f(n, a, s)\n  integer :: n, i\n  real :: a(n), s\n  s = 0\n  !$omp parallel do num_threads(4) schedule(static) reduction(+:s)\n  do i = 1, n\n    s = s + a(i)\n  end do\n  !$omp end parallel do\nend subroutine\n"
+    );
+}
+
+#[test]
+fn ivdep_styles() {
+    let src =
+        "void f(int n, int *a) {\n  __builtin_csa_parallel_loop();\n  while (n--) a[n] = 0;\n}\n";
+    for (style, line) in [
+        (IvdepStyle::Attribute, "[[intel::ivdep]]"),
+        (IvdepStyle::IntelPragma, "#pragma ivdep"),
+        (IvdepStyle::GccPragma, "#pragma GCC ivdep"),
+    ] {
+        let (out, refused) = rewrite(SourceKind::C, src, Target::Ivdep(style));
+        assert!(refused.is_empty());
+        assert_eq!(
+            out,
+            format!("void f(int n, int *a) {{\n  {line}\n  while (n--) a[n] = 0;\n}}\n")
+        );
+    }
+}
+
+#[test]
+fn pipeline_loop_is_display_only() {
+    let src = "void f(int n, int *a) {\n  for (int j = 0; j < n; j++) {\n    __builtin_csa_pipeline_loop(2);\n    for (int i = 0; i < n; i++) a[i] += j;\n  }\n}\n";
+    let (out, refused) = rewrite(SourceKind::C, src, Target::OpenMp);
+    assert_eq!(out, src);
+    assert!(refused[0].contains("-csa-ilpl-selection=automatic"));
+}
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    const C_PIECES: &[&str] = &[
+        "void f(int n, int *a) {",
+        "}",
+        "{",
+        "for (int i = 0; i < n; i++)",
+        "for (i = 0; i < *n; i++)",
+        "while (n--)",
+        "__builtin_csa_parallel_loop();",
+        "__builtin_csa_spmd(4, 8);",
+        "__builtin_csa_spmdization(2, \"block\");",
+        "__builtin_csa_pipeline_loop(2);",
+        "int r = __builtin_csa_parallel_region_entry(0);",
+        "int s = __builtin_csa_parallel_section_entry(r);",
+        "__builtin_csa_parallel_section_exit(s);",
+        "__builtin_csa_parallel_region_exit(r);",
+        "#ifdef __CSA__",
+        "#endif",
+        "#else",
+        "t = a[i];",
+        "s += a[i];",
+        "if (a[i] > m) m = a[i];",
+        "int t;",
+        "double tmp[8];",
+        "break;",
+        "continue;",
+        "return 0;",
+        "a[i] = t;",
+        "x = x * x;",
+        "// csa-lint: ignore[CSA101]",
+        "/* c */",
+        "\n",
+        "\r\n",
+        "\t",
+        "ñ",
+        "(",
+        ")",
+        ";",
+        "&t",
+        "goto l;",
+        "l:",
+    ];
+
+    const F_PIECES: &[&str] = &[
+        "subroutine f(n, a)\n",
+        "end subroutine\n",
+        "integer :: n, i, t\n",
+        "real :: a(n), s\n",
+        "call builtin_csa_parallel_loop()\n",
+        "call builtin_csa_spmd(4, 1)\n",
+        "do i = 1, n\n",
+        "end do\n",
+        "do while (n > 0)\n",
+        "s = s + a(i)\n",
+        "t = a(i)\n",
+        "a(i) = t\n",
+        "if (a(i) > s) s = a(i)\n",
+        "exit\n",
+        "cycle\n",
+        "if (t > 0) then\n",
+        "end if\n",
+        "else\n",
+        "! csa-lint: ignore[CSA101]\n",
+        "#ifdef __CSA__\n",
+        "#endif\n",
+        "call g(t)\n",
+        "\r\n",
+        "ñ",
+    ];
+
+    fn assemble(pieces: &[&str], picks: &[usize]) -> String {
+        picks
+            .iter()
+            .map(|&k| pieces[k % pieces.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn exercise(kind: SourceKind, src: &str) {
+        let fa = analyze(kind, src, &AnalysisOptions::default());
+        for target in [
+            Target::OpenMp,
+            Target::Ivdep(IvdepStyle::Attribute),
+            Target::Ivdep(IvdepStyle::GccPragma),
+        ] {
+            let rs = rewrite_markers(&fa, target);
+            let _ = apply_rewrites(src, &rs);
+        }
+        let fixes: Vec<&Fix> = fa.diagnostics.iter().flat_map(|d| d.fixes.iter()).collect();
+        let _ = crate::fix::apply_fixes(src, &fixes);
+        let _ = fix_all(
+            kind,
+            src,
+            &AnalysisOptions::default(),
+            &FixAllOptions {
+                fix: true,
+                unsafe_fixes: true,
+                rewrite: Some(Target::OpenMp),
+                disabled: Vec::new(),
+            },
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn c_token_soup(picks in proptest::collection::vec(0usize..100, 0..60)) {
+            exercise(SourceKind::C, &assemble(C_PIECES, &picks));
+        }
+
+        #[test]
+        fn c_rewrite_is_idempotent(picks in proptest::collection::vec(0usize..100, 0..60)) {
+            let src = assemble(C_PIECES, &picks);
+            let opts = FixAllOptions { fix: false, unsafe_fixes: false, rewrite: Some(Target::OpenMp), disabled: Vec::new() };
+            let once = fix_all(SourceKind::C, &src, &AnalysisOptions::default(), &opts).text;
+            let twice = fix_all(SourceKind::C, &once, &AnalysisOptions::default(), &opts).text;
+            prop_assert_eq!(once, twice);
+        }
+
+        #[test]
+        fn fortran_token_soup(picks in proptest::collection::vec(0usize..100, 0..60)) {
+            exercise(SourceKind::FortranFree, &assemble(F_PIECES, &picks));
+        }
+    }
+}
+
+#[test]
+fn worker_num_in_loop_is_refused() {
+    let src = "void f(int n, int *a) {\n  __builtin_csa_spmd(4, 1);\n  for (int i = 0; i < n; i++)\n    a[i] = __builtin_csa_spmd_worker_num();\n}\n";
+    let (out, refused) = rewrite(SourceKind::C, src, Target::OpenMp);
+    assert_eq!(out, src);
+    assert!(refused[0].contains("omp_get_thread_num"), "{refused:?}");
+}
