@@ -405,6 +405,61 @@ impl Backend {
         }
     }
 
+    /// Conversions of the markers in `from..to` to OpenMP and ivdep.
+    async fn rewrite_actions(
+        &self,
+        uri: &Uri,
+        a: &Arc<Analysed>,
+        from: usize,
+        to: usize,
+    ) -> Vec<CodeActionOrCommand> {
+        let (kind, resolved) = {
+            let mut st = self.lock();
+            let Some(doc) = st.docs.get(uri) else {
+                return Vec::new();
+            };
+            let (kind, path) = (doc.kind, doc.path.clone());
+            (kind, Self::resolve(&mut st, path.as_deref()).0)
+        };
+        let enc = self.encoding();
+        let text = a.rope.to_string();
+        let rewrites = tokio::task::spawn_blocking(move || {
+            std::panic::catch_unwind(|| {
+                use analyzer::rewrite::{rewrite_markers, Target};
+                let fa = analyzer::analysis::analyze(kind, &text, &resolved.settings.options);
+                let mut out = rewrite_markers(&fa, Target::OpenMp);
+                out.extend(rewrite_markers(
+                    &fa,
+                    Target::Ivdep(resolved.settings.ivdep_style),
+                ));
+                out
+            })
+            .unwrap_or_default()
+        })
+        .await
+        .unwrap_or_default();
+        rewrites
+            .iter()
+            .filter(|r| (r.marker.start as usize) <= to && from <= r.marker.end as usize)
+            .map(|r| {
+                let converts = r.converts();
+                CodeActionOrCommand::CodeAction(CodeAction {
+                    title: if converts {
+                        format!("{} (unsafe)", r.fix.title)
+                    } else {
+                        r.fix.title.clone()
+                    },
+                    kind: Some(CodeActionKind::REFACTOR_REWRITE),
+                    edit: converts.then(|| convert::workspace_edit(a, uri, &[&r.fix], enc)),
+                    disabled: (!converts).then(|| CodeActionDisabled {
+                        reason: r.fix.title.clone(),
+                    }),
+                    ..Default::default()
+                })
+            })
+            .collect()
+    }
+
     fn encoding(&self) -> Encoding {
         self.lock().enc
     }
@@ -736,6 +791,20 @@ impl LanguageServer for Backend {
                     }
                 }
             }
+        }
+        // Rewrites parse and analyse the whole document afresh, so they are
+        // computed when asked for: a refactor request, or the user invoking
+        // code actions (not the automatic light-bulb query).
+        let explicit = only.as_ref().is_some_and(|o| {
+            o.iter().any(|k| {
+                CodeActionKind::REFACTOR_REWRITE
+                    .as_str()
+                    .starts_with(k.as_str())
+            })
+        });
+        let invoked = params.context.trigger_kind == Some(CodeActionTriggerKind::INVOKED);
+        if wants(&CodeActionKind::REFACTOR_REWRITE) && (explicit || invoked) {
+            actions.extend(self.rewrite_actions(&uri, &a, from, to).await);
         }
         let fix_all = CodeActionKind::new(FIX_ALL);
         if wants(&fix_all) {

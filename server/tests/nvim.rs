@@ -78,5 +78,24 @@ fn neovim_shows_diagnostics_and_applies_a_code_action() {
         .map(|d| d["code"].as_str().unwrap_or(""))
         .collect();
     assert!(fcodes.contains(&"CSA108"), "{v:#}");
+    // The code action: the CSA105 marker removed in the buffer.
+    assert_eq!(
+        v["applied"], "Remove the parallel_loop marker (CSA105)",
+        "{v:#}"
+    );
+    let after: Vec<&str> = v["after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        !after.iter().any(|l| l.contains("parallel_loop")),
+        "{after:?}"
+    );
+    assert!(
+        after.iter().any(|l| l.contains("for (int i = 0")),
+        "{after:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -520,3 +520,161 @@ fn configuration_files_apply_to_documents_below_them() {
     c.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Applies LSP text edits (positions in UTF-16, ASCII text here).
+fn apply_edits(text: &str, edits: &[Value]) -> String {
+    let offset = |p: &Value| {
+        let (line, ch) = (
+            p["line"].as_u64().unwrap() as usize,
+            p["character"].as_u64().unwrap() as usize,
+        );
+        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        start + ch
+    };
+    let mut spans: Vec<(usize, usize, String)> = edits
+        .iter()
+        .map(|e| {
+            (
+                offset(&e["range"]["start"]),
+                offset(&e["range"]["end"]),
+                e["newText"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    spans.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut out = text.to_string();
+    for (s, e, t) in spans {
+        out.replace_range(s..e, &t);
+    }
+    out
+}
+
+/// An unattached marker (CSA105, safe fix: remove it) and a reduction loop
+/// whose marker is redundant (CSA208), convertible to OpenMP.
+const ACTIONS_DOC: &str = "void scale(int *a, int n, int k) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  if (k > 1) a[0] = 1; else a[0] = 2;\n  for (int i = 0; i < n; i++) a[i] *= k;\n}\ndouble sum(const double *x, int n) {\n  double s = 0;\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) s += x[i];\n  return s;\n}\n";
+
+#[test]
+fn code_actions_fix_and_rewrite() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    c.open(URI, "c", ACTIONS_DOC);
+    let diags = c.diagnostics(URI, 1);
+    assert_eq!(codes(&diags), ["CSA105", "CSA208"]);
+    // Quick fixes of the CSA105 diagnostic.
+    let r = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": diags[0]["range"],
+               "context": {"diagnostics": [diags[0]], "only": ["quickfix"]}}),
+    );
+    let actions = r["result"].as_array().unwrap().clone();
+    let titles: Vec<&str> = actions
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Remove the parallel_loop marker (CSA105)",
+            "Suppress CSA105 on this line (CSA105)"
+        ],
+        "{r:#}"
+    );
+    assert_eq!(actions[0]["kind"], "quickfix");
+    assert_eq!(actions[0]["isPreferred"], true);
+    assert_eq!(actions[0]["diagnostics"][0]["code"], "CSA105");
+    // Apply the preferred fix the way an editor does: the edits, then a
+    // change notification with the result.
+    let edits = actions[0]["edit"]["changes"][URI]
+        .as_array()
+        .unwrap()
+        .clone();
+    let fixed = apply_edits(ACTIONS_DOC, &edits);
+    assert!(
+        !fixed.contains("__builtin_csa_parallel_loop();\n#endif\n  if"),
+        "{fixed}"
+    );
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": fixed}]}),
+    );
+    assert_eq!(codes(&c.diagnostics(URI, 2)), ["CSA208"]);
+    // Fix-all applies only safe fixes: none left (CSA208's is unsafe).
+    let r = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+               "context": {"diagnostics": [], "only": ["source.fixAll.csa"]}}),
+    );
+    assert_eq!(r["result"], json!([]), "{r:#}");
+    // The rewrite of the reduction loop to OpenMP.
+    let marker_line = fixed
+        .lines()
+        .position(|l| l.contains("parallel_loop"))
+        .unwrap() as u32;
+    let r = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI},
+               "range": {"start": {"line": marker_line, "character": 4}, "end": {"line": marker_line, "character": 4}},
+               "context": {"diagnostics": [], "only": ["refactor.rewrite"]}}),
+    );
+    let actions = r["result"].as_array().unwrap();
+    let omp = actions
+        .iter()
+        .find(|a| {
+            a["title"]
+                .as_str()
+                .unwrap()
+                .contains("#pragma omp parallel for")
+        })
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!(omp["kind"], "refactor.rewrite");
+    assert!(omp["title"].as_str().unwrap().contains("unsafe"));
+    let edits = omp["edit"]["changes"][URI].as_array().unwrap();
+    let converted = apply_edits(&fixed, edits);
+    assert!(
+        converted.contains(
+            "#pragma omp parallel for reduction(+:s)\n  for (int i = 0; i < n; i++) s += x[i];"
+        ),
+        "{converted}"
+    );
+    assert!(actions
+        .iter()
+        .any(|a| a["title"].as_str().unwrap().contains("[[intel::ivdep]]")));
+    c.shutdown();
+}
+
+#[test]
+fn fix_all_applies_safe_fixes() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    // Two unattached markers: both removals are safe.
+    let text = ACTIONS_DOC
+        .replace(
+            "double s = 0;\n#ifdef",
+            "double s = 0;\n  if (n) s = 1;\n#ifdef",
+        )
+        .replace(
+            "  for (int i = 0; i < n; i++) s += x[i];",
+            "  if (n > 2) s = 2;\n  for (int i = 0; i < n; i++) s += x[i];",
+        );
+    c.open(URI, "c", &text);
+    assert_eq!(codes(&c.diagnostics(URI, 1)), ["CSA105", "CSA105"]);
+    let r = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+               "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+    );
+    let actions = r["result"].as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{r:#}");
+    assert_eq!(actions[0]["kind"], "source.fixAll.csa");
+    let fixed = apply_edits(
+        &text,
+        actions[0]["edit"]["changes"][URI].as_array().unwrap(),
+    );
+    assert!(!fixed.contains("parallel_loop"), "{fixed}");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": fixed}]}),
+    );
+    assert!(c.diagnostics(URI, 2).is_empty());
+    c.shutdown();
+}

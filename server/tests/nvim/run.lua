@@ -49,11 +49,19 @@ for _, c in pairs(get_clients()) do
 end
 if client then
   local diags = vim.diagnostic.get(first)
+  -- The diagnostics in LSP form (built from vim.diagnostic's fields, which
+  -- every version has; an empty Lua table would encode as an object).
   local lsp_diags = {}
   for _, d in ipairs(diags) do
-    if d.user_data and d.user_data.lsp then
-      table.insert(lsp_diags, d.user_data.lsp)
-    end
+    table.insert(lsp_diags, {
+      range = {
+        start = { line = d.lnum, character = d.col },
+        ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
+      },
+      message = d.message,
+      code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code),
+      source = d.source,
+    })
   end
   local params = {
     textDocument = { uri = vim.uri_from_bufnr(first) },
@@ -64,6 +72,9 @@ if client then
   local titles = {}
   local applied
   for _, resp in pairs(responses) do
+    if resp.err then
+      fail('codeAction failed: ' .. vim.inspect(resp.err))
+    end
     for _, action in ipairs(resp.result or {}) do
       table.insert(titles, action.title)
       if not applied and action.edit and not action.disabled then
