@@ -20,6 +20,7 @@ use crate::rules::{self, FileContext, FunctionContext};
 use crate::source::{SourceText, Span};
 use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
+use std::sync::OnceLock;
 
 /// What the analysis can be told.
 #[derive(Clone, Debug, Default)]
@@ -60,9 +61,12 @@ pub struct FunctionAnalysis {
     pub events: MemopCfg,
     /// Region and section membership (§6.2).
     pub membership: MembershipInfo,
-    /// Ordering edges kept and dropped by regions/sections, and the
-    /// ordering inconsistencies (§6.3).
+    /// The ordering inconsistencies (§6.3) and whether the function's
+    /// regions are ignored. `edges` is empty here: listing every pair is
+    /// O(M²) in time and memory and only the memop graph needs it, so
+    /// [`FunctionAnalysis::ordering_listing`] computes it on first use.
     pub ordering: OrderingInfo,
+    ordering_listing: OnceLock<OrderingInfo>,
 }
 
 /// Everything computed for one file.
@@ -254,6 +258,7 @@ fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalys
         memory: &memory,
         events: &events,
         membership_problems: &bad_regions,
+        list_edges: false,
     });
     FunctionAnalysis {
         func,
@@ -271,10 +276,31 @@ fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalys
         events,
         membership,
         ordering,
+        ordering_listing: OnceLock::new(),
     }
 }
 
 impl FunctionAnalysis {
+    /// The ordering analysis with every ordering edge listed (§6.3; see
+    /// `regions::ordering` for which pairs are listed). Computed on first
+    /// use: its problems and `regions_ignored` are those of `ordering`.
+    pub fn ordering_listing(&self) -> &OrderingInfo {
+        self.ordering_listing.get_or_init(|| {
+            let bad_regions: Vec<_> = self.membership.problems.iter().map(|p| p.region).collect();
+            ordering::analyze(&OrderingInput {
+                func: &self.func,
+                succs: &self.succs,
+                preds: &self.preds,
+                reachable: &self.reachable,
+                forest: &self.forest,
+                memory: &self.memory,
+                events: &self.events,
+                membership_problems: &bad_regions,
+                list_edges: true,
+            })
+        })
+    }
+
     /// The Graphviz memop graph behind `csa-lint --dump memop-graph`
     /// (`regions::dot`).
     pub fn memop_graph(&self, src: &SourceText) -> String {
@@ -285,7 +311,7 @@ impl FunctionAnalysis {
             forest: &self.forest,
             memory: &self.memory,
             events: &self.events,
-            ordering: &self.ordering,
+            ordering: self.ordering_listing(),
             src,
         })
     }
