@@ -5,9 +5,10 @@ use super::consts::{eval_node, node_text, strip_parens, ConstEnv};
 use super::pragma::{self, Pragma, UnrollCount};
 use super::types::{CType, Layer};
 use super::{
-    children, field_children, first_error, has_const_qualifier, is_alternative_of, is_missing_stmt,
-    is_pragma, named_children, span, FileCtx,
+    children, first_error, has_const_qualifier, is_alternative_of, is_missing_stmt, is_pragma,
+    named_children, span, FileCtx,
 };
+use crate::frontend::fields::{CFields, F};
 use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
@@ -109,7 +110,7 @@ pub(crate) struct FnLowerer<'f, 't> {
 
 /// Lowers one `function_definition`.
 pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
-    let decl = n.child_by_field_name("declarator");
+    let decl = n.field(F::Declarator);
     let (name_node, fdecl) = match decl {
         Some(d) => function_name(d),
         None => (None, None),
@@ -144,7 +145,7 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     if let Some(fd) = fdecl {
         l.params(n, fd);
     }
-    if let Some(body) = n.child_by_field_name("body") {
+    if let Some(body) = n.field(F::Body) {
         l.stmt(body);
     }
     l.pop_scope();
@@ -178,7 +179,7 @@ fn function_name(d: Node<'_>) -> (Option<Node<'_>>, Option<Node<'_>>) {
             "pointer_declarator" => {}
             _ => break,
         }
-        match cur.child_by_field_name("declarator") {
+        match cur.field(F::Declarator) {
             Some(c) => cur = c,
             None => break,
         }
@@ -243,13 +244,10 @@ pub(crate) fn is_expression_kind(kind: &str) -> bool {
 /// A statement whose body slot is a MISSING empty statement.
 fn missing_body(n: Node<'_>) -> bool {
     match n.kind() {
-        "for_statement" | "while_statement" => {
-            n.child_by_field_name("body").is_some_and(is_missing_stmt)
-        }
+        "for_statement" | "while_statement" => n.field(F::Body).is_some_and(is_missing_stmt),
         "if_statement" => {
-            n.child_by_field_name("alternative").is_none()
-                && n.child_by_field_name("consequence")
-                    .is_some_and(is_missing_stmt)
+            n.field(F::Alternative).is_none()
+                && n.field(F::Consequence).is_some_and(is_missing_stmt)
         }
         _ => false,
     }
@@ -393,7 +391,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn params(&mut self, def: Node<'_>, fdecl: Node<'_>) {
-        let Some(list) = fdecl.child_by_field_name("parameters") else {
+        let Some(list) = fdecl.field(F::Parameters) else {
             return;
         };
         // K&R definitions: `int f(a, b) int a; double *b; { ... }`
@@ -402,11 +400,11 @@ impl<'f, 't> FnLowerer<'f, 't> {
             if d.kind() != "declaration" {
                 continue;
             }
-            let Some(spec) = d.child_by_field_name("type") else {
+            let Some(spec) = d.field(F::Type) else {
                 continue;
             };
             let base = self.file.spec_type(spec);
-            for x in field_children(d, "declarator") {
+            for x in d.fields(F::Declarator) {
                 let (ty, name) = self.file.apply_declarator(x, base.clone());
                 if let Some(name) = name {
                     kr.insert(self.text(name).to_string(), (ty, span(d)));
@@ -416,11 +414,11 @@ impl<'f, 't> FnLowerer<'f, 't> {
         for p in named_children(list) {
             match p.kind() {
                 "parameter_declaration" => {
-                    let Some(spec) = p.child_by_field_name("type") else {
+                    let Some(spec) = p.field(F::Type) else {
                         continue;
                     };
                     let base = self.file.spec_type(spec);
-                    let Some(d) = p.child_by_field_name("declarator") else {
+                    let Some(d) = p.field(F::Declarator) else {
                         continue;
                     };
                     let (ty, name) = self.file.apply_declarator(d, base);
@@ -470,17 +468,14 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 }
             }
         }
-        let Some(spec) = n.child_by_field_name("type") else {
+        let Some(spec) = n.field(F::Type) else {
             return;
         };
         let base = self.file.spec_type(spec);
         let is_const = has_const_qualifier(n, self.file);
-        for d in field_children(n, "declarator") {
+        for d in n.fields(F::Declarator) {
             let (decl, init) = if d.kind() == "init_declarator" {
-                (
-                    d.child_by_field_name("declarator").unwrap_or(d),
-                    d.child_by_field_name("value"),
-                )
+                (d.field(F::Declarator).unwrap_or(d), d.field(F::Value))
             } else {
                 (d, None)
             };
@@ -578,13 +573,13 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut sizes = Vec::new();
         for _ in 0..256 {
             if cur.kind() == "array_declarator" {
-                if let Some(s) = cur.child_by_field_name("size") {
+                if let Some(s) = cur.field(F::Size) {
                     if s.is_named() && self.const_value(s).is_none() {
                         sizes.push(s);
                     }
                 }
             }
-            match cur.child_by_field_name("declarator") {
+            match cur.field(F::Declarator) {
                 Some(c) => cur = c,
                 None => match cur.kind() {
                     "parenthesized_declarator" | "attributed_declarator" => {
@@ -668,11 +663,11 @@ impl<'f, 't> FnLowerer<'f, 't> {
         if call.kind() != "call_expression" {
             return None;
         }
-        let f = call.child_by_field_name("function")?;
+        let f = call.field(F::Function)?;
         if !matches!(self.text(f), "_Pragma" | "__pragma") {
             return None;
         }
-        let arg = call.child_by_field_name("arguments")?.named_child(0)?;
+        let arg = call.field(F::Arguments)?.named_child(0)?;
         let text = match strip_parens(arg).kind() {
             "string_literal" | "concatenated_string" => {
                 super::consts::string_literal_value(self.text(strip_parens(arg)))
@@ -753,7 +748,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     #[inline(never)]
     fn jump_stmt(&mut self, n: Node<'_>) {
         let target = match n.kind() {
-            "goto_statement" => n.child_by_field_name("label").map(|l| {
+            "goto_statement" => n.field(F::Label).map(|l| {
                 let name = self.text(l).to_string();
                 self.label_block(&name)
             }),
@@ -783,8 +778,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             if c.kind() == "attribute_declaration" {
                 let ivdep = named_children(c).into_iter().any(|a| {
                     a.kind() == "attribute"
-                        && a.child_by_field_name("name")
-                            .is_some_and(|x| self.text(x) == "ivdep")
+                        && a.field(F::Name).is_some_and(|x| self.text(x) == "ivdep")
                 });
                 if ivdep {
                     pragmas.push(Pragma::Ivdep(span(c)));
@@ -808,7 +802,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     match c.kind() {
                         "compound_statement" => self.stmt(c),
                         "seh_except_clause" | "seh_finally_clause" => {
-                            if let Some(b) = c.child_by_field_name("body") {
+                            if let Some(b) = c.field(F::Body) {
                                 self.stmt(b);
                             }
                         }
@@ -841,7 +835,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn labeled_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
-        let Some(l) = n.child_by_field_name("label") else {
+        let Some(l) = n.field(F::Label) else {
             return;
         };
         let name = self.text(l).to_string();
@@ -884,12 +878,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut chain: &Chain<'_> = chain;
         loop {
             let sp = span(cur);
-            let cond = cur
-                .child_by_field_name("condition")
-                .map(|c| strip_parens(c));
-            let (cons, cons_pragmas, rest) =
-                self.body_or_chain(cur.child_by_field_name("consequence"), chain);
-            let alt = cur.child_by_field_name("alternative").and_then(|e| {
+            let cond = cur.field(F::Condition).map(|c| strip_parens(c));
+            let (cons, cons_pragmas, rest) = self.body_or_chain(cur.field(F::Consequence), chain);
+            let alt = cur.field(F::Alternative).and_then(|e| {
                 named_children(e)
                     .into_iter()
                     .find(|c| c.kind() != "comment")
@@ -965,8 +956,8 @@ impl<'f, 't> FnLowerer<'f, 't> {
     fn while_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
         let sp = span(n);
         let (_, ivdep, _) = Self::loop_attrs(&pragmas);
-        let cond = n.child_by_field_name("condition").map(|c| strip_parens(c));
-        let (body, body_pragmas, rest) = self.body_or_chain(n.child_by_field_name("body"), chain);
+        let cond = n.field(F::Condition).map(|c| strip_parens(c));
+        let (body, body_pragmas, rest) = self.body_or_chain(n.field(F::Body), chain);
         let cond_b = self.b.new_block("while.cond", Some(sp));
         self.b.enter(cond_b);
         let body_b = self.b.new_block("while.body", Some(sp));
@@ -1000,7 +991,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     fn do_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>) {
         let sp = span(n);
         let (_, ivdep, _) = Self::loop_attrs(&pragmas);
-        let cond = n.child_by_field_name("condition").map(|c| strip_parens(c));
+        let cond = n.field(F::Condition).map(|c| strip_parens(c));
         let body_b = self.b.new_block("do.body", Some(sp));
         let cond_b = self.b.new_block("do.cond", Some(sp));
         let end_b = self.b.new_block("do.end", Some(sp));
@@ -1019,7 +1010,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             brk: end_b,
             cont: Some(cond_b),
         });
-        if let Some(body) = n.child_by_field_name("body") {
+        if let Some(body) = n.field(F::Body) {
             self.stmt(body);
         }
         self.jumps.pop();
@@ -1034,10 +1025,10 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let sp = span(n);
         let (omp, ivdep, unroll) = Self::loop_attrs(&pragmas);
         self.push_scope();
-        let init = n.child_by_field_name("initializer");
-        let cond = n.child_by_field_name("condition");
-        let update = n.child_by_field_name("update");
-        let (body, body_pragmas, rest) = self.body_or_chain(n.child_by_field_name("body"), chain);
+        let init = n.field(F::Initializer);
+        let cond = n.field(F::Condition);
+        let update = n.field(F::Update);
+        let (body, body_pragmas, rest) = self.body_or_chain(n.field(F::Body), chain);
         if let Some(i) = init {
             if i.kind() == "declaration" {
                 self.declaration(i);
@@ -1104,30 +1095,24 @@ impl<'f, 't> FnLowerer<'f, 't> {
             let init = init?;
             match init.kind() {
                 "declaration" => {
-                    let ds = field_children(init, "declarator");
+                    let ds = init.fields(F::Declarator);
                     let [d] = ds.as_slice() else { return None };
                     if d.kind() != "init_declarator" {
                         return None;
                     }
-                    let id = d.child_by_field_name("declarator")?;
+                    let id = d.field(F::Declarator)?;
                     if id.kind() != "identifier" {
                         return None;
                     }
-                    (
-                        self.text(id),
-                        self.const_value(d.child_by_field_name("value")?)?,
-                    )
+                    (self.text(id), self.const_value(d.field(F::Value)?)?)
                 }
                 "assignment_expression" => {
-                    let op = init.child_by_field_name("operator")?;
-                    let l = strip_parens(init.child_by_field_name("left")?);
+                    let op = init.field(F::Operator)?;
+                    let l = strip_parens(init.field(F::Left)?);
                     if self.text(op) != "=" || l.kind() != "identifier" {
                         return None;
                     }
-                    (
-                        self.text(l),
-                        self.const_value(init.child_by_field_name("right")?)?,
-                    )
+                    (self.text(l), self.const_value(init.field(F::Right)?)?)
                 }
                 _ => return None,
             }
@@ -1137,9 +1122,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
             if c.kind() != "binary_expression" {
                 return None;
             }
-            let op = self.text(c.child_by_field_name("operator")?);
-            let l = strip_parens(c.child_by_field_name("left")?);
-            let r = strip_parens(c.child_by_field_name("right")?);
+            let op = self.text(c.field(F::Operator)?);
+            let l = strip_parens(c.field(F::Left)?);
+            let r = strip_parens(c.field(F::Right)?);
             if l.kind() == "identifier" && self.text(l) == name {
                 (op.to_string(), self.const_value(r)?)
             } else if r.kind() == "identifier" && self.text(r) == name {
@@ -1164,21 +1149,21 @@ impl<'f, 't> FnLowerer<'f, 't> {
             };
             match u.kind() {
                 "update_expression" => {
-                    if !is_iv(u.child_by_field_name("argument")?) {
+                    if !is_iv(u.field(F::Argument)?) {
                         return None;
                     }
-                    match self.text(u.child_by_field_name("operator")?) {
+                    match self.text(u.field(F::Operator)?) {
                         "++" => 1,
                         "--" => -1,
                         _ => return None,
                     }
                 }
                 "assignment_expression" => {
-                    if !is_iv(u.child_by_field_name("left")?) {
+                    if !is_iv(u.field(F::Left)?) {
                         return None;
                     }
-                    let r = u.child_by_field_name("right")?;
-                    match self.text(u.child_by_field_name("operator")?) {
+                    let r = u.field(F::Right)?;
+                    match self.text(u.field(F::Operator)?) {
                         "+=" => self.const_value(r)?,
                         "-=" => self.const_value(r)?.checked_neg()?,
                         "=" => {
@@ -1186,9 +1171,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
                             if r.kind() != "binary_expression" {
                                 return None;
                             }
-                            let bop = self.text(r.child_by_field_name("operator")?);
-                            let bl = r.child_by_field_name("left")?;
-                            let br = r.child_by_field_name("right")?;
+                            let bop = self.text(r.field(F::Operator)?);
+                            let bl = r.field(F::Left)?;
+                            let br = r.field(F::Right)?;
                             match bop {
                                 "+" if is_iv(bl) => self.const_value(br)?,
                                 "+" if is_iv(br) => self.const_value(bl)?,
@@ -1221,7 +1206,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     #[inline(never)]
     fn switch_stmt(&mut self, n: Node<'_>) {
         let sp = span(n);
-        let cond = n.child_by_field_name("condition");
+        let cond = n.field(F::Condition);
         if let Some(c) = cond {
             let _ = self.value(strip_parens(c));
         }
@@ -1239,7 +1224,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             brk: epilog,
             cont: None,
         });
-        if let Some(body) = n.child_by_field_name("body") {
+        if let Some(body) = n.field(F::Body) {
             self.stmt(body);
         }
         self.jumps.pop();
@@ -1254,7 +1239,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn case_stmt(&mut self, n: Node<'_>) {
-        let value = n.child_by_field_name("value");
+        let value = n.field(F::Value);
         let kids = children(n);
         let colon = kids.iter().position(|c| !c.is_named() && c.kind() == ":");
         if !self.switches.is_empty() {
@@ -1301,7 +1286,7 @@ fn adjust_param(ty: CType, decl: Node<'_>, file: &FileCtx<'_>) -> CType {
                             None => break,
                         }
                     }
-                    _ => match cur.child_by_field_name("declarator") {
+                    _ => match cur.field(F::Declarator) {
                         Some(c) => cur = c,
                         None => break,
                     },

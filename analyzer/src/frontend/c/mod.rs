@@ -38,6 +38,7 @@ mod types;
 mod tests;
 
 use super::{FrontendOptions, LoweredFile};
+use crate::frontend::fields::{CFields, F};
 use crate::source::Span;
 use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
 use std::cell::{Cell, RefCell};
@@ -117,12 +118,6 @@ pub(crate) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     n.named_children(&mut c).collect()
 }
 
-/// Children with a given field name.
-pub(crate) fn field_children<'t>(n: Node<'t>, field: &str) -> Vec<Node<'t>> {
-    let mut c = n.walk();
-    n.children_by_field_name(field, &mut c).collect()
-}
-
 /// `#else`/`#elif` branches: never the active (first) branch.
 pub(crate) fn is_inactive_branch(kind: &str) -> bool {
     matches!(kind, "preproc_else" | "preproc_elif" | "preproc_elifdef")
@@ -160,11 +155,9 @@ pub(crate) fn is_alternative_of(parent: Node<'_>, child: Node<'_>) -> bool {
     }
     is_inactive_branch(child.kind())
         || parent
-            .child_by_field_name("condition")
+            .field(F::Condition)
             .is_some_and(|c| c.id() == child.id())
-        || parent
-            .child_by_field_name("name")
-            .is_some_and(|c| c.id() == child.id())
+        || parent.field(F::Name).is_some_and(|c| c.id() == child.id())
 }
 
 /// The first ERROR or MISSING node inside `n` in document order, ignoring
@@ -228,7 +221,7 @@ pub(crate) fn is_missing_stmt(n: Node<'_>) -> bool {
 /// A `#pragma` line (also written `# pragma`).
 pub(crate) fn is_pragma(n: Node<'_>, src: &str) -> bool {
     n.kind() == "preproc_call"
-        && n.child_by_field_name("directive").is_some_and(|d| {
+        && n.field(F::Directive).is_some_and(|d| {
             node_text(d, src)
                 .chars()
                 .filter(|c| !c.is_whitespace())
@@ -317,9 +310,9 @@ impl<'t> FileCtx<'t> {
                 k if is_inactive_branch(k) => continue,
                 "preproc_def" => self.scan_define(n),
                 "preproc_function_def" => {
-                    if let Some(name) = n.child_by_field_name("name") {
+                    if let Some(name) = n.field(F::Name) {
                         let params = n
-                            .child_by_field_name("parameters")
+                            .field(F::Parameters)
                             .map(|p| {
                                 named_children(p)
                                     .into_iter()
@@ -329,7 +322,7 @@ impl<'t> FileCtx<'t> {
                             })
                             .unwrap_or_default();
                         let body = n
-                            .child_by_field_name("value")
+                            .field(F::Value)
                             .map(|v| self.text(v).to_string())
                             .unwrap_or_default();
                         self.macros
@@ -342,13 +335,10 @@ impl<'t> FileCtx<'t> {
                     }
                 }
                 "preproc_call" => {
-                    let dir = n
-                        .child_by_field_name("directive")
-                        .map(|d| self.text(d))
-                        .unwrap_or("");
+                    let dir = n.field(F::Directive).map(|d| self.text(d)).unwrap_or("");
                     let dir: String = dir.chars().filter(|c| !c.is_whitespace()).collect();
                     if dir == "#undef" {
-                        if let Some(arg) = n.child_by_field_name("argument") {
+                        if let Some(arg) = n.field(F::Argument) {
                             if let Some(name) = self.text(arg).split_whitespace().next() {
                                 self.macros
                                     .entry(name.to_string())
@@ -362,9 +352,7 @@ impl<'t> FileCtx<'t> {
                     }
                 }
                 "enum_specifier" => self.scan_enum(n),
-                "struct_specifier" | "union_specifier"
-                    if n.child_by_field_name("body").is_some() =>
-                {
+                "struct_specifier" | "union_specifier" if n.field(F::Body).is_some() => {
                     self.register_struct(n, 0);
                 }
                 "type_definition" => self.scan_typedef(n),
@@ -390,11 +378,11 @@ impl<'t> FileCtx<'t> {
     }
 
     fn scan_define(&mut self, n: Node<'_>) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field(F::Name) else {
             return;
         };
         let body = n
-            .child_by_field_name("value")
+            .field(F::Value)
             .map(|v| self.text(v).to_string())
             .unwrap_or_default();
         self.macros
@@ -407,16 +395,16 @@ impl<'t> FileCtx<'t> {
     }
 
     fn scan_enum(&mut self, n: Node<'_>) {
-        let Some(body) = n.child_by_field_name("body") else {
+        let Some(body) = n.field(F::Body) else {
             return;
         };
         let mut next: Option<i64> = Some(0);
         // enumerators, also inside preprocessor conditionals (first branch)
         for e in kids_through_preproc(body, "enumerator") {
-            let Some(name) = e.child_by_field_name("name") else {
+            let Some(name) = e.field(F::Name) else {
                 continue;
             };
-            let v = match e.child_by_field_name("value") {
+            let v = match e.field(F::Value) {
                 Some(v) => eval_node(v, self.src, self, 0),
                 None => next,
             };
@@ -429,9 +417,9 @@ impl<'t> FileCtx<'t> {
 
     /// Registers struct bodies that appear in a declaration's type.
     fn register_specifier_structs(&mut self, decl: Node<'_>) {
-        if let Some(spec) = decl.child_by_field_name("type") {
+        if let Some(spec) = decl.field(F::Type) {
             if matches!(spec.kind(), "struct_specifier" | "union_specifier")
-                && spec.child_by_field_name("body").is_some()
+                && spec.field(F::Body).is_some()
             {
                 self.register_struct(spec, 0);
             }
@@ -440,11 +428,11 @@ impl<'t> FileCtx<'t> {
 
     fn scan_typedef(&mut self, n: Node<'_>) {
         self.register_specifier_structs(n);
-        let Some(spec) = n.child_by_field_name("type") else {
+        let Some(spec) = n.field(F::Type) else {
             return;
         };
         let base = self.spec_type(spec);
-        for d in field_children(n, "declarator") {
+        for d in n.fields(F::Declarator) {
             let (ty, name) = self.apply_declarator(d, base.clone());
             if let Some(name) = name {
                 self.typedefs.insert(self.text(name).to_string(), ty);
@@ -454,17 +442,14 @@ impl<'t> FileCtx<'t> {
 
     fn scan_global(&mut self, n: Node<'_>) {
         self.register_specifier_structs(n);
-        let Some(spec) = n.child_by_field_name("type") else {
+        let Some(spec) = n.field(F::Type) else {
             return;
         };
         let base = self.spec_type(spec);
         let is_const = has_const_qualifier(n, self);
-        for d in field_children(n, "declarator") {
+        for d in n.fields(F::Declarator) {
             let (decl, init) = if d.kind() == "init_declarator" {
-                (
-                    d.child_by_field_name("declarator").unwrap_or(d),
-                    d.child_by_field_name("value"),
-                )
+                (d.field(F::Declarator).unwrap_or(d), d.field(F::Value))
             } else {
                 (d, None)
             };
@@ -507,10 +492,10 @@ impl<'t> FileCtx<'t> {
 
     fn scan_function(&mut self, n: Node<'_>) {
         self.register_specifier_structs(n);
-        let Some(spec) = n.child_by_field_name("type") else {
+        let Some(spec) = n.field(F::Type) else {
             return;
         };
-        let Some(d) = n.child_by_field_name("declarator") else {
+        let Some(d) = n.field(F::Declarator) else {
             return;
         };
         let base = self.spec_type(spec);
@@ -527,26 +512,26 @@ impl<'t> FileCtx<'t> {
         if depth > MAX_STRUCT_DEPTH {
             return None;
         }
-        let body = n.child_by_field_name("body")?;
+        let body = n.field(F::Body)?;
         let idx = self.structs.len();
         self.structs.push(StructDef::default());
         self.struct_by_node.insert(n.id(), idx);
-        if let Some(name) = n.child_by_field_name("name") {
+        if let Some(name) = n.field(F::Name) {
             self.struct_tags.insert(self.text(name).to_string(), idx);
         }
         let mut fields = Vec::new();
         for fd in kids_through_preproc(body, "field_declaration") {
-            let Some(spec) = fd.child_by_field_name("type") else {
+            let Some(spec) = fd.field(F::Type) else {
                 continue;
             };
             let mut inner = None;
             if matches!(spec.kind(), "struct_specifier" | "union_specifier")
-                && spec.child_by_field_name("body").is_some()
+                && spec.field(F::Body).is_some()
             {
                 inner = self.register_struct(spec, depth + 1);
             }
             let base = self.spec_type(spec);
-            let decls = field_children(fd, "declarator");
+            let decls = fd.fields(F::Declarator);
             if decls.is_empty() {
                 // anonymous struct/union member: its fields are ours
                 if let Some(i) = inner {
@@ -578,7 +563,7 @@ impl<'t> FileCtx<'t> {
                     .iter()
                     .filter(|c| self.text(**c) == "long")
                     .count();
-                let t = spec.child_by_field_name("type").map(|t| self.text(t));
+                let t = spec.field(F::Type).map(|t| self.text(t));
                 CType::scalar(match t {
                     Some("double") if longs > 0 => ScalarTy::LongDouble,
                     Some("double") => ScalarTy::Double,
@@ -602,7 +587,7 @@ impl<'t> FileCtx<'t> {
                         layers: Vec::new(),
                     };
                 }
-                match spec.child_by_field_name("name") {
+                match spec.field(F::Name) {
                     Some(name) => CType {
                         base: Base::Struct(StructRef::Named(self.text(name).to_string())),
                         layers: Vec::new(),
@@ -635,7 +620,7 @@ impl<'t> FileCtx<'t> {
                     ty = ty.wrap(Layer::Ptr { restrict });
                 }
                 "array_declarator" | "abstract_array_declarator" => {
-                    let vla = match cur.child_by_field_name("size") {
+                    let vla = match cur.field(F::Size) {
                         Some(s) if s.kind() == "*" || !s.is_named() => true,
                         Some(s) => eval_node(s, self.src, self, 0).is_none(),
                         None => false,
@@ -664,7 +649,7 @@ impl<'t> FileCtx<'t> {
                 }
                 _ => return (ty, None),
             }
-            match cur.child_by_field_name("declarator") {
+            match cur.field(F::Declarator) {
                 Some(c) => cur = c,
                 None => return (ty, None),
             }

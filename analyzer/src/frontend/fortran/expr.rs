@@ -11,6 +11,7 @@ use super::intrinsics::{intrinsic_function, is_builtin_name, IntrinsicClass};
 use super::lower::{Binding, Lowerer, Place};
 use super::named_kids;
 use super::scope::{self, ProcKind};
+use crate::frontend::fields::{FortranFields, F};
 use crate::ir::*;
 use crate::source::Span;
 use tree_sitter::Node;
@@ -140,7 +141,7 @@ fn max_index(a: IndexKind, b: IndexKind) -> IndexKind {
 
 fn keyword_value(n: Node) -> Node {
     if n.kind() == "keyword_argument" {
-        n.child_by_field_name("value").unwrap_or(n)
+        n.field(F::Value).unwrap_or(n)
     } else {
         n
     }
@@ -190,17 +191,17 @@ impl<'t> Lowerer<'_, 't> {
                 self.folded(n)
             }
             "unary_expression" => {
-                if let Some(a) = n.child_by_field_name("argument") {
+                if let Some(a) = n.field(F::Argument) {
                     self.eval(a);
                 }
-                if n.child_by_field_name("operator")
+                if n.field(F::Operator)
                     .is_some_and(|o| o.kind() == "user_defined_operator")
                 {
                     self.defined_operator(n);
                 }
                 self.folded(n)
             }
-            "keyword_argument" => match n.child_by_field_name("value") {
+            "keyword_argument" => match n.field(F::Value) {
                 Some(v) => self.eval(v),
                 None => Val::Other,
             },
@@ -254,10 +255,7 @@ impl<'t> Lowerer<'_, 't> {
         let mut rights: Vec<(Node<'t>, Node<'t>)> = Vec::new();
         let mut cur = n;
         while is_binary(cur.kind()) && rights.len() < 1_000_000 {
-            let (Some(l), Some(r)) = (
-                cur.child_by_field_name("left"),
-                cur.child_by_field_name("right"),
-            ) else {
+            let (Some(l), Some(r)) = (cur.field(F::Left), cur.field(F::Right)) else {
                 break;
             };
             rights.push((r, cur));
@@ -276,7 +274,7 @@ impl<'t> Lowerer<'_, 't> {
         for (r, node) in rights.into_iter().rev() {
             self.eval(r);
             if node
-                .child_by_field_name("operator")
+                .field(F::Operator)
                 .is_some_and(|o| o.kind() == "user_defined_operator")
             {
                 self.defined_operator(node);
@@ -286,7 +284,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// A user-defined operator (`a .op. b`) is a call to its procedure.
     fn defined_operator(&mut self, n: Node<'t>) {
-        let Some(op) = n.child_by_field_name("operator") else {
+        let Some(op) = n.field(F::Operator) else {
             return;
         };
         let name = self.cx.lname(op).replace(char::is_whitespace, "");

@@ -14,6 +14,7 @@
 
 use super::scope::{DeclEntry, Implicit, ProcKind, Scope, ScopeKind, Scopes, TypeSpec};
 use super::{all_kids, is_preproc_container, named_kids, preproc_body, Cx};
+use crate::frontend::fields::{FortranFields, F};
 use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
@@ -711,10 +712,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // Simple statements
 
     fn assignment(&mut self, n: Node<'t>) {
-        let (Some(left), Some(right)) = (
-            n.child_by_field_name("left"),
-            n.child_by_field_name("right"),
-        ) else {
+        let (Some(left), Some(right)) = (n.field(F::Left), n.field(F::Right)) else {
             self.eval_children(n);
             return;
         };
@@ -814,7 +812,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let arglist = named_kids(n)
             .into_iter()
             .find(|k| k.kind() == "argument_list");
-        let Some(sub) = n.child_by_field_name("subroutine") else {
+        let Some(sub) = n.field(F::Subroutine) else {
             self.eval_children(n);
             return;
         };
@@ -1022,7 +1020,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
                 "keyword_argument" => {
-                    if let Some(v) = k.child_by_field_name("value") {
+                    if let Some(v) = k.field(F::Value) {
                         self.actual_arg(v, Some(&mut escapes));
                     }
                 }
@@ -1105,10 +1103,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 "keyword_argument" => {
                     let name = k
-                        .child_by_field_name("name")
+                        .field(F::Name)
                         .map(|x| self.cx.lname(x))
                         .unwrap_or_default();
-                    if let Some(v) = k.child_by_field_name("value") {
+                    if let Some(v) = k.field(F::Value) {
                         if name == "source" || name == "mold" {
                             self.eval(v);
                         } else {
@@ -1521,9 +1519,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 parts.pass_down = source;
             } else {
                 let label = if own_virtual {
-                    e.child_by_field_name("do_label")
+                    e.field(F::DoLabel)
                 } else {
-                    source.and_then(|t| t.child_by_field_name("do_label"))
+                    source.and_then(|t| t.field(F::DoLabel))
                 };
                 parts.terminal = Some((label, source.and_then(terminal_statement)));
             }
@@ -1751,9 +1749,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut vars = Vec::new();
         let mut firsts = Vec::new();
         for ctl in &controls {
-            let first = ctl.child_by_field_name("initial").map(|e| self.eval(e));
-            for f in ["final", "step"] {
-                if let Some(e) = ctl.child_by_field_name(f) {
+            let first = ctl.field(F::Initial).map(|e| self.eval(e));
+            for f in [F::Final, F::Step] {
+                if let Some(e) = ctl.field(f) {
                     self.eval(e);
                 }
             }
@@ -1958,10 +1956,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         if a.kind() != "association" {
                             continue;
                         }
-                        let (Some(an), Some(sel)) = (
-                            a.child_by_field_name("name"),
-                            a.child_by_field_name("selector"),
-                        ) else {
+                        let (Some(an), Some(sel)) = (a.field(F::Name), a.field(F::Selector)) else {
                             continue;
                         };
                         let b = match self.alias_place(sel) {
@@ -2216,7 +2211,7 @@ fn ends_virtually(n: Node) -> bool {
 
 fn ends_virtually_end(e: Node) -> bool {
     e.kind() == "end_do_label_loop_statement"
-        && e.child_by_field_name("do_label")
+        && e.field(F::DoLabel)
             .is_some_and(|l| l.kind() == "do_label_virtual")
 }
 

@@ -30,6 +30,7 @@ mod segment;
 mod tests;
 
 use super::{FrontendOptions, LoweredFile, PosMap};
+use crate::frontend::fields::{FortranFields, F};
 use crate::ir::Function;
 use crate::source::Span;
 use scope::{Collector, Scope, ScopeKind, Scopes};
@@ -180,7 +181,7 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
         .filter(|k| Some(*k) != header && !is_unit_end(k.kind()))
         .collect();
     let name_node = header
-        .and_then(|h| h.child_by_field_name("name"))
+        .and_then(|h| h.field(F::Name))
         .or_else(|| header.and_then(|h| named_kids(h).into_iter().find(|c| c.kind() == "name")));
     let (name, name_span) = match name_node {
         Some(nn) => (cx.text(nn).trim().to_string(), cx.span(nn)),
@@ -191,7 +192,7 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
     };
     let ancestor = if n.kind() == "submodule" {
         header
-            .and_then(|h| h.child_by_field_name("ancestor"))
+            .and_then(|h| h.field(F::Ancestor))
             .map(|a| cx.lname(a))
     } else {
         None
@@ -294,7 +295,7 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
                             ))
                     });
                     let error_span = broke.map_or(cx.span(n), |b| cx.span(*b));
-                    let name_node = k.child_by_field_name("name");
+                    let name_node = k.field(F::Name);
                     let (name, name_span) = match name_node {
                         Some(nn) => (cx.text(nn).trim().to_string(), cx.span(nn)),
                         None => (
@@ -441,7 +442,7 @@ fn prepass(cx: &Cx, items: &[Node], scope: &mut Scope) {
                 }
             }
             "subroutine_call" => {
-                if let Some(s) = n.child_by_field_name("subroutine") {
+                if let Some(s) = n.field(F::Subroutine) {
                     if s.kind() == "identifier" {
                         scope.called.insert(cx.lname(s));
                     }

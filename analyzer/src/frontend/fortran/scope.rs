@@ -8,6 +8,7 @@
 
 use super::intrinsics::{intrinsic_function, intrinsic_module_constant};
 use super::{is_preproc_container, Cx};
+use crate::frontend::fields::{FortranFields, F};
 use crate::ir::ScalarTy;
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
@@ -536,17 +537,17 @@ fn fold_depth(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usi
         "identifier" => lookup(&cx.lname(n)),
         "parenthesized_expression" => rec(n.named_child(0)?),
         "unary_expression" => {
-            let arg = rec(n.child_by_field_name("argument")?)?;
-            match cx.text(n.child_by_field_name("operator")?) {
+            let arg = rec(n.field(F::Argument)?)?;
+            match cx.text(n.field(F::Operator)?) {
                 "-" => arg.checked_neg(),
                 "+" => Some(arg),
                 _ => None,
             }
         }
         "math_expression" => {
-            let l = rec(n.child_by_field_name("left")?)?;
-            let r = rec(n.child_by_field_name("right")?)?;
-            match cx.text(n.child_by_field_name("operator")?) {
+            let l = rec(n.field(F::Left)?)?;
+            let r = rec(n.field(F::Right)?)?;
+            match cx.text(n.field(F::Operator)?) {
                 "+" => l.checked_add(r),
                 "-" => l.checked_sub(r),
                 "*" => l.checked_mul(r),
@@ -622,7 +623,7 @@ fn fold_call(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usiz
 
 fn keyword_value(n: Node) -> Node {
     if n.kind() == "keyword_argument" {
-        n.child_by_field_name("value").unwrap_or(n)
+        n.field(F::Value).unwrap_or(n)
     } else {
         n
     }
@@ -663,10 +664,8 @@ pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Type
                 .take_while(|c| c.is_ascii_alphabetic() || c.is_whitespace())
                 .filter(|c| !c.is_whitespace())
                 .collect();
-            let kind = n
-                .child_by_field_name("kind")
-                .and_then(|k| kind_value(cx, k, lookup));
-            let has_kind = n.child_by_field_name("kind").is_some();
+            let kind = n.field(F::Kind).and_then(|k| kind_value(cx, k, lookup));
+            let has_kind = n.field(F::Kind).is_some();
             if word.starts_with("doubleprecision") {
                 return TypeSpec::Real(Some(8));
             }
@@ -691,7 +690,7 @@ pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Type
             TypeSpec::Unknown
         }
         "derived_type" => {
-            let Some(name) = n.child_by_field_name("name") else {
+            let Some(name) = n.field(F::Name) else {
                 return TypeSpec::Unknown;
             };
             if name.kind() == "intrinsic_type" {
@@ -715,7 +714,7 @@ fn kind_value(cx: &Cx, k: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<
     let first = kids.iter().find(|c| c.kind() != "comment")?;
     match first.kind() {
         "keyword_argument" => {
-            let name = first.child_by_field_name("name").map(|n| cx.lname(n));
+            let name = first.field(F::Name).map(|n| cx.lname(n));
             if name.as_deref() == Some("len") {
                 return None;
             }
@@ -775,7 +774,7 @@ impl Collector<'_, '_> {
     /// Reads the header statement of a unit: dummies, function result.
     pub fn header(&self, scope: &mut Scope, stmt: Node) {
         let cx = self.cx;
-        if let Some(params) = stmt.child_by_field_name("parameters") {
+        if let Some(params) = stmt.field(F::Parameters) {
             for p in super::named_kids(params) {
                 if p.kind() == "identifier" {
                     scope
@@ -785,13 +784,11 @@ impl Collector<'_, '_> {
             }
         }
         if stmt.kind() == "function_statement" {
-            let Some(name) = stmt.child_by_field_name("name") else {
+            let Some(name) = stmt.field(F::Name) else {
                 return;
             };
             let lookup = |s: &str| self.lookup_in(scope, s);
-            let ty = stmt
-                .child_by_field_name("type")
-                .map(|t| type_spec(cx, t, &lookup));
+            let ty = stmt.field(F::Type).map(|t| type_spec(cx, t, &lookup));
             let mut result = (cx.lname(name), cx.text(name).to_string(), cx.span(name));
             for c in super::named_kids(stmt) {
                 if c.kind() == "function_result" {
@@ -941,7 +938,7 @@ impl Collector<'_, '_> {
     fn var_decl(&self, scope: &mut Scope, n: Node) {
         let cx = self.cx;
         let stmt_span = cx.span(n);
-        let ty_node = n.child_by_field_name("type");
+        let ty_node = n.field(F::Type);
         let is_procedure = ty_node.is_some_and(|t| t.kind() == "procedure");
         let ty = {
             let lookup = |s: &str| self.lookup_in(scope, s);
@@ -949,17 +946,13 @@ impl Collector<'_, '_> {
         };
         let mut attr_dims: Option<Node> = None;
         let mut flags = AttrFlags::default();
-        let mut cursor = n.walk();
-        let attrs: Vec<Node> = n.children_by_field_name("attribute", &mut cursor).collect();
+        let attrs: Vec<Node> = n.fields(F::Attribute).into_iter().collect();
         for a in attrs {
             if a.kind() == "type_qualifier" {
                 flags.apply(cx, a, &mut attr_dims);
             }
         }
-        let mut cursor = n.walk();
-        let decls: Vec<Node> = n
-            .children_by_field_name("declarator", &mut cursor)
-            .collect();
+        let decls: Vec<Node> = n.fields(F::Declarator).into_iter().collect();
         for d in decls {
             let (ident, size, init) = split_declarator(d);
             let Some(ident) = ident else { continue };
@@ -1012,10 +1005,7 @@ impl Collector<'_, '_> {
                 flags.apply(cx, k, &mut attr_dims);
             }
         }
-        let mut cursor = n.walk();
-        let decls: Vec<Node> = n
-            .children_by_field_name("declarator", &mut cursor)
-            .collect();
+        let decls: Vec<Node> = n.fields(F::Declarator).into_iter().collect();
         for d in decls {
             let (ident, size, _) = split_declarator(d);
             let Some(ident) = ident else { continue };
@@ -1137,10 +1127,7 @@ impl Collector<'_, '_> {
             if pair.kind() != "cray_pointer_pair" {
                 continue;
             }
-            let (Some(p), Some(t)) = (
-                pair.child_by_field_name("pointer"),
-                pair.child_by_field_name("target"),
-            ) else {
+            let (Some(p), Some(t)) = (pair.field(F::Pointer), pair.field(F::Target)) else {
                 continue;
             };
             let pname = cx.lname(p);
@@ -1176,8 +1163,7 @@ impl Collector<'_, '_> {
                     }
                 }
                 "procedure_statement" => {
-                    let mut cursor = k.walk();
-                    for d in k.children_by_field_name("declarator", &mut cursor) {
+                    for d in k.fields(F::Declarator).into_iter() {
                         scope.procs.insert(cx.lname(d), ProcKind::External);
                     }
                 }
@@ -1201,24 +1187,19 @@ impl Collector<'_, '_> {
                 "variable_declaration" => {
                     let ty = {
                         let lookup = |s: &str| self.lookup_in(scope, s);
-                        k.child_by_field_name("type")
+                        k.field(F::Type)
                             .map(|t| type_spec(cx, t, &lookup))
                             .unwrap_or(TypeSpec::Unknown)
                     };
                     let mut flags = AttrFlags::default();
                     let mut attr_dims = None;
-                    let mut cursor = k.walk();
-                    let attrs: Vec<Node> =
-                        k.children_by_field_name("attribute", &mut cursor).collect();
+                    let attrs: Vec<Node> = k.fields(F::Attribute).into_iter().collect();
                     for a in attrs {
                         if a.kind() == "type_qualifier" {
                             flags.apply(cx, a, &mut attr_dims);
                         }
                     }
-                    let mut cursor = k.walk();
-                    let decls: Vec<Node> = k
-                        .children_by_field_name("declarator", &mut cursor)
-                        .collect();
+                    let decls: Vec<Node> = k.fields(F::Declarator).into_iter().collect();
                     for d in decls {
                         let (ident, size, _) = split_declarator(d);
                         let Some(ident) = ident else { continue };
@@ -1248,10 +1229,7 @@ impl Collector<'_, '_> {
             if st.kind() != "enumerator_statement" {
                 continue;
             }
-            let mut cursor = st.walk();
-            let decls: Vec<Node> = st
-                .children_by_field_name("declarator", &mut cursor)
-                .collect();
+            let decls: Vec<Node> = st.fields(F::Declarator).into_iter().collect();
             for d in decls {
                 let (ident, _, init) = split_declarator(d);
                 let Some(ident) = ident else { continue };
@@ -1296,7 +1274,7 @@ impl Collector<'_, '_> {
     /// array: a statement function. Returns whether it was one.
     fn statement_function(&self, scope: &mut Scope, n: Node) -> bool {
         let cx = self.cx;
-        let Some(left) = n.child_by_field_name("left") else {
+        let Some(left) = n.field(F::Left) else {
             return false;
         };
         if left.kind() != "call_expression" || left.named_child_count() != 2 {
@@ -1454,8 +1432,8 @@ pub fn split_declarator(d: Node) -> (Option<Node>, Option<Node>, Option<Node>) {
             _ => (None, None, None),
         },
         "init_declarator" | "pointer_init_declarator" | "data_declarator" => {
-            let left = d.child_by_field_name("left");
-            let right = d.child_by_field_name("right");
+            let left = d.field(F::Left);
+            let right = d.field(F::Right);
             let (id, size, _) = match left {
                 Some(l) if l.kind() != d.kind() => split_declarator(l),
                 _ => (None, None, None),
@@ -1485,5 +1463,5 @@ pub fn designator_base(n: Node) -> Option<Node> {
 /// The name node of a program unit node.
 pub fn unit_name(n: Node) -> Option<Node> {
     let stmt = n.named_child(0)?;
-    stmt.child_by_field_name("name")
+    stmt.field(F::Name)
 }
