@@ -5,6 +5,10 @@
 //! read fields on nearly every node, which made that search a tenth of the
 //! analysis time. Here every field name the front ends use is resolved once
 //! per language ([`F`] indexes the table) and nodes are asked by id.
+//!
+//! Likewise `Node::kind` measures and UTF-8-checks the C string of the
+//! kind name on every call; `node_kind` returns the same `&'static str`
+//! from a per-language table indexed by the node's symbol id.
 
 use std::sync::OnceLock;
 use tree_sitter::{Language, Node};
@@ -68,6 +72,37 @@ fn resolve(lang: &Language) -> Vec<u16> {
         .collect()
 }
 
+/// Kind names by symbol id (`Language::node_kind_for_id`).
+fn kind_names(lang: &Language) -> Vec<&'static str> {
+    (0..lang.node_kind_count())
+        .map(|id| {
+            u16::try_from(id)
+                .ok()
+                .and_then(|id| lang.node_kind_for_id(id))
+                .unwrap_or("")
+        })
+        .collect()
+}
+
+fn c_kinds() -> &'static [&'static str] {
+    static KINDS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    KINDS.get_or_init(|| kind_names(&csa_grammars::c_language()))
+}
+
+fn fortran_kinds() -> &'static [&'static str] {
+    static KINDS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    KINDS.get_or_init(|| kind_names(&csa_grammars::fortran_language()))
+}
+
+/// `n.kind()` through `table`; the built-in ERROR symbols (outside the
+/// table) and anything unexpected fall back to `kind()` itself.
+fn kind_of(n: &Node<'_>, table: &[&'static str]) -> &'static str {
+    match table.get(usize::from(n.kind_id())) {
+        Some(&k) if !k.is_empty() => k,
+        _ => n.kind(),
+    }
+}
+
 fn c_ids() -> &'static [u16] {
     static IDS: OnceLock<Vec<u16>> = OnceLock::new();
     IDS.get_or_init(|| resolve(&csa_grammars::c_language()))
@@ -97,9 +132,14 @@ pub(crate) trait CFields<'t> {
     fn field(&self, f: F) -> Option<Node<'t>>;
     /// Every child in field `f`.
     fn fields(&self, f: F) -> Vec<Node<'t>>;
+    /// `Node::kind`, from a table.
+    fn node_kind(&self) -> &'static str;
 }
 
 impl<'t> CFields<'t> for Node<'t> {
+    fn node_kind(&self) -> &'static str {
+        kind_of(self, c_kinds())
+    }
     fn field(&self, f: F) -> Option<Node<'t>> {
         child(self, c_ids(), f)
     }
@@ -114,9 +154,14 @@ pub(crate) trait FortranFields<'t> {
     fn field(&self, f: F) -> Option<Node<'t>>;
     /// Every child in field `f`.
     fn fields(&self, f: F) -> Vec<Node<'t>>;
+    /// `Node::kind`, from a table.
+    fn node_kind(&self) -> &'static str;
 }
 
 impl<'t> FortranFields<'t> for Node<'t> {
+    fn node_kind(&self) -> &'static str {
+        kind_of(self, fortran_kinds())
+    }
     fn field(&self, f: F) -> Option<Node<'t>> {
         child(self, fortran_ids(), f)
     }
@@ -157,5 +202,40 @@ mod tests {
             Some("primitive_type")
         );
         assert!(CFields::field(&f, F::DoLabel).is_none());
+    }
+
+    /// `node_kind` is `kind` on every node of a C and a Fortran tree,
+    /// errors included.
+    #[test]
+    fn node_kind_is_kind() {
+        let cases = [
+            (
+                csa_grammars::c_language(),
+                "int f(int *a) { a[0] = (int)1.0; for (;;) } ) #if X\n",
+            ),
+            (
+                csa_grammars::fortran_language(),
+                "subroutine s(a)\n real :: a(3)\n do i = 1, 3\n a(i) = 0\n end do\n ) end\n",
+            ),
+        ];
+        for (k, (lang, src)) in cases.iter().enumerate() {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(lang).unwrap();
+            let tree = p.parse(src, None).unwrap();
+            let mut stack = vec![tree.root_node()];
+            let mut errors = 0;
+            while let Some(n) = stack.pop() {
+                let got = if k == 0 {
+                    CFields::node_kind(&n)
+                } else {
+                    FortranFields::node_kind(&n)
+                };
+                assert_eq!(got, n.kind());
+                errors += usize::from(n.is_error());
+                let mut c = n.walk();
+                stack.extend(n.children(&mut c));
+            }
+            assert!(errors > 0, "{src}");
+        }
     }
 }

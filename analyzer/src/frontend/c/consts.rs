@@ -169,11 +169,15 @@ pub(crate) fn unop(op: &str, a: i64) -> Option<i64> {
 /// Unwraps parentheses around a single expression.
 pub(crate) fn strip_parens(mut n: Node<'_>) -> Node<'_> {
     for _ in 0..10_000 {
-        if n.kind() != "parenthesized_expression" || n.named_child_count() != 1 {
+        if n.node_kind() != "parenthesized_expression" || n.named_child_count() != 1 {
             break;
         }
         match n.named_child(0) {
-            Some(c) if c.kind() != "compound_statement" && c.kind() != "comma_expression" => n = c,
+            Some(c)
+                if c.node_kind() != "compound_statement" && c.node_kind() != "comma_expression" =>
+            {
+                n = c
+            }
             _ => break,
         }
     }
@@ -194,7 +198,7 @@ fn cast_keeps_int(ty: Node<'_>, src: &str) -> bool {
     let Some(spec) = ty.field(F::Type) else {
         return false;
     };
-    match spec.kind() {
+    match spec.node_kind() {
         "primitive_type" => !matches!(node_text(spec, src), "float" | "double" | "void"),
         "sized_type_specifier" => spec
             .field(F::Type)
@@ -212,7 +216,7 @@ pub(crate) fn eval_node(n: Node<'_>, src: &str, env: &dyn ConstEnv, depth: u32) 
         return None;
     }
     let d = depth + 1;
-    match n.kind() {
+    match n.node_kind() {
         "number_literal" => parse_int_literal(node_text(n, src)),
         "char_literal" => parse_char_literal(node_text(n, src)),
         "true" => Some(1),

@@ -269,7 +269,7 @@ impl<'t> FnLowerer<'_, 't> {
     /// Dispatches on the expression kind. Every arm is its own function so
     /// that the frames on a deep recursion stay small (also unoptimised).
     fn operand_inner(&mut self, e: Node<'_>) -> Operand {
-        match e.kind() {
+        match e.node_kind() {
             "identifier" => self.ident_operand(e),
             "number_literal"
             | "char_literal"
@@ -324,7 +324,7 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn literal(&mut self, e: Node<'_>) -> Rv {
         let int = |c: i64| Rv::new(Val::Const(c), Some(CType::int()));
-        match e.kind() {
+        match e.node_kind() {
             "number_literal" => match parse_int_literal(self.text(e)) {
                 Some(c) => int(c),
                 None => Rv::new(Val::Other, Some(CType::scalar(ScalarTy::Double))),
@@ -343,10 +343,10 @@ impl<'t> FnLowerer<'_, 't> {
     fn paren_operand(&mut self, e: Node<'_>) -> Operand {
         let kids: Vec<Node> = named_children(e)
             .into_iter()
-            .filter(|c| c.kind() != "comment")
+            .filter(|c| c.node_kind() != "comment")
             .collect();
         match kids.as_slice() {
-            [c] if c.kind() == "compound_statement" => {
+            [c] if c.node_kind() == "compound_statement" => {
                 // GNU statement expression
                 self.stmt(*c);
                 Operand::Rv(Rv::other())
@@ -433,7 +433,7 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn init_list(&mut self, e: Node<'_>) -> Rv {
         for c in named_children(e) {
-            match c.kind() {
+            match c.node_kind() {
                 "initializer_pair" => {
                     if let Some(v) = c.field(F::Value) {
                         let _ = self.value(v);
@@ -461,9 +461,9 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn unknown_expr(&mut self, e: Node<'_>) -> Rv {
         for c in named_children(e) {
-            if is_expression_kind(c.kind()) {
+            if is_expression_kind(c.node_kind()) {
                 let _ = self.value(c);
-            } else if matches!(c.kind(), "compound_statement" | "ERROR") {
+            } else if matches!(c.node_kind(), "compound_statement" | "ERROR") {
                 self.stmt(c);
             }
         }
@@ -499,7 +499,7 @@ impl<'t> FnLowerer<'_, 't> {
             return false;
         }
         let d = depth + 1;
-        match e.kind() {
+        match e.node_kind() {
             "number_literal"
             | "char_literal"
             | "true"
@@ -680,7 +680,7 @@ impl<'t> FnLowerer<'_, 't> {
         }
         let mut spine = vec![e];
         let mut innermost_left = l;
-        while innermost_left.kind() == "binary_expression"
+        while innermost_left.node_kind() == "binary_expression"
             && !matches!(self.op_text(innermost_left), "&&" | "||" | "")
             && innermost_left.field(F::Right).is_some()
         {
@@ -843,7 +843,7 @@ impl<'t> FnLowerer<'_, 't> {
                 return;
             }
         }
-        let done = match e.kind() {
+        let done = match e.node_kind() {
             "binary_expression" => self.cond_logical(e, t, f, sp),
             "unary_expression" => self.cond_not(e, t, f, sp),
             "conditional_expression" => self.cond_ternary(e, t, f, sp),
@@ -927,7 +927,7 @@ impl<'t> FnLowerer<'_, 't> {
         let mut cur = l;
         loop {
             let s = strip_parens(cur);
-            if s.kind() != "binary_expression" || self.op_text(s) != op {
+            if s.node_kind() != "binary_expression" || self.op_text(s) != op {
                 break;
             }
             match (s.field(F::Left), s.field(F::Right)) {
@@ -1039,7 +1039,7 @@ impl<'t> FnLowerer<'_, 't> {
             return escapes;
         };
         for a in named_children(args) {
-            if a.kind() == "comment" {
+            if a.node_kind() == "comment" {
                 continue;
             }
             let mark = self.escape_log.len();
@@ -1058,7 +1058,7 @@ impl<'t> FnLowerer<'_, 't> {
             return Rv::other();
         };
         let callee = strip_parens(f);
-        if callee.kind() == "identifier" && !callee.is_missing() {
+        if callee.node_kind() == "identifier" && !callee.is_missing() {
             let offset = callee.start_byte();
             let mut name = self.text(callee).to_string();
             let shadowed = self.lookup(&name).is_some();
@@ -1093,7 +1093,7 @@ impl<'t> FnLowerer<'_, 't> {
                 if let Some(args) = args {
                     for (i, a) in named_children(args)
                         .into_iter()
-                        .filter(|a| a.kind() != "comment")
+                        .filter(|a| a.node_kind() != "comment")
                         .enumerate()
                     {
                         if i == 0 {
@@ -1162,7 +1162,7 @@ impl<'t> FnLowerer<'_, 't> {
         let mut bargs = Vec::new();
         if let Some(args) = args {
             for a in named_children(args) {
-                if a.kind() == "comment" {
+                if a.node_kind() == "comment" {
                     continue;
                 }
                 let value = self.builtin_arg(a);
@@ -1210,7 +1210,7 @@ impl<'t> FnLowerer<'_, 't> {
             .map(|a| {
                 named_children(a)
                     .into_iter()
-                    .filter(|c| c.kind() != "comment")
+                    .filter(|c| c.node_kind() != "comment")
                     .collect()
             })
             .unwrap_or_default();
@@ -1280,12 +1280,12 @@ impl<'t> FnLowerer<'_, 't> {
             return ArgValue::Int(c);
         }
         let s = strip_parens(a);
-        match s.kind() {
+        match s.node_kind() {
             "string_literal" => return ArgValue::Str(string_literal_value(self.text(s))),
             "concatenated_string" => {
                 let mut out = String::new();
                 for c in named_children(s) {
-                    if c.kind() == "string_literal" {
+                    if c.node_kind() == "string_literal" {
                         out.push_str(&string_literal_value(self.text(c)));
                     }
                 }
@@ -1309,7 +1309,7 @@ impl<'t> FnLowerer<'_, 't> {
         }
         let rv = self.rvalue(a);
         match self.consume(rv) {
-            Val::Var(v) if s.kind() == "identifier" => ArgValue::Var(v),
+            Val::Var(v) if s.node_kind() == "identifier" => ArgValue::Var(v),
             _ => ArgValue::Other,
         }
     }
@@ -1325,7 +1325,7 @@ impl<'t> FnLowerer<'_, 't> {
             .field(F::Type)
             .filter(|t| t.field(F::Declarator).is_none())
             .and_then(|t| t.field(F::Type))
-            .filter(|t| t.kind() == "type_identifier" && !self.file.is_typedef(self.text(*t)));
+            .filter(|t| t.node_kind() == "type_identifier" && !self.file.is_typedef(self.text(*t)));
         let mut arg_val = None;
         if let Some(a) = arg {
             let an = self.text(a);

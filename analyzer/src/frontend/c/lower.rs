@@ -161,14 +161,13 @@ fn function_name(d: Node<'_>) -> (Option<Node<'_>>, Option<Node<'_>>) {
     let mut cur = d;
     let mut fdecl = None;
     for _ in 0..256 {
-        match cur.kind() {
+        match cur.node_kind() {
             "identifier" => return ((!cur.is_missing()).then_some(cur), fdecl),
             "function_declarator" => fdecl = Some(cur),
             "parenthesized_declarator" | "attributed_declarator" => {
-                match named_children(cur)
-                    .into_iter()
-                    .find(|c| !matches!(c.kind(), "attribute_declaration" | "ms_call_modifier"))
-                {
+                match named_children(cur).into_iter().find(|c| {
+                    !matches!(c.node_kind(), "attribute_declaration" | "ms_call_modifier")
+                }) {
                     Some(c) => {
                         cur = c;
                         continue;
@@ -192,12 +191,12 @@ fn function_name(d: Node<'_>) -> (Option<Node<'_>>, Option<Node<'_>>) {
 fn contains_label(n: Node<'_>) -> bool {
     let mut stack = vec![(n, false)];
     while let Some((x, in_switch)) = stack.pop() {
-        match x.kind() {
+        match x.node_kind() {
             "labeled_statement" => return true,
             "case_statement" if !in_switch => return true,
             _ => {}
         }
-        let sw = in_switch || x.kind() == "switch_statement";
+        let sw = in_switch || x.node_kind() == "switch_statement";
         for c in children(x) {
             if c.is_named() {
                 stack.push((c, sw));
@@ -243,7 +242,7 @@ pub(crate) fn is_expression_kind(kind: &str) -> bool {
 
 /// A statement whose body slot is a MISSING empty statement.
 fn missing_body(n: Node<'_>) -> bool {
-    match n.kind() {
+    match n.node_kind() {
         "for_statement" | "while_statement" => n.field(F::Body).is_some_and(is_missing_stmt),
         "if_statement" => {
             n.field(F::Alternative).is_none()
@@ -397,7 +396,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         // K&R definitions: `int f(a, b) int a; double *b; { ... }`
         let mut kr: HashMap<String, (CType, Span)> = HashMap::new();
         for d in children(def) {
-            if d.kind() != "declaration" {
+            if d.node_kind() != "declaration" {
                 continue;
             }
             let Some(spec) = d.field(F::Type) else {
@@ -412,7 +411,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             }
         }
         for p in named_children(list) {
-            match p.kind() {
+            match p.node_kind() {
                 "parameter_declaration" => {
                     let Some(spec) = p.field(F::Type) else {
                         continue;
@@ -460,7 +459,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut is_static = false;
         let mut is_extern = false;
         for c in children(n) {
-            if c.kind() == "storage_class_specifier" {
+            if c.node_kind() == "storage_class_specifier" {
                 match self.text(c).trim() {
                     "static" | "_Thread_local" | "__thread" | "thread_local" => is_static = true,
                     "extern" => is_extern = true,
@@ -474,7 +473,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let base = self.file.spec_type(spec);
         let is_const = has_const_qualifier(n, self.file);
         for d in n.fields(F::Declarator) {
-            let (decl, init) = if d.kind() == "init_declarator" {
+            let (decl, init) = if d.node_kind() == "init_declarator" {
                 (d.field(F::Declarator).unwrap_or(d), d.field(F::Value))
             } else {
                 (d, None)
@@ -522,7 +521,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 self.vla_sizes(decl);
             }
             let const_value = if is_const && ty.layers.is_empty() {
-                init.filter(|i| i.kind() != "initializer_list")
+                init.filter(|i| i.node_kind() != "initializer_list")
                     .and_then(|i| self.const_value(i))
             } else {
                 None
@@ -552,7 +551,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             }
             let Some(init) = init else { continue };
             let place = super::expr::Place::whole(v, ty.clone());
-            if init.kind() == "initializer_list" || ty.is_array() {
+            if init.node_kind() == "initializer_list" || ty.is_array() {
                 let _ = self.value(init);
                 let mut p = place;
                 if ty.is_array() || ty.is_struct() {
@@ -572,7 +571,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut cur = decl;
         let mut sizes = Vec::new();
         for _ in 0..256 {
-            if cur.kind() == "array_declarator" {
+            if cur.node_kind() == "array_declarator" {
                 if let Some(s) = cur.field(F::Size) {
                     if s.is_named() && self.const_value(s).is_none() {
                         sizes.push(s);
@@ -581,7 +580,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             }
             match cur.field(F::Declarator) {
                 Some(c) => cur = c,
-                None => match cur.kind() {
+                None => match cur.node_kind() {
                     "parenthesized_declarator" | "attributed_declarator" => {
                         match cur.named_child(0) {
                             Some(c) => cur = c,
@@ -622,7 +621,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 i += 1;
                 continue;
             }
-            if !n.is_named() || n.kind() == "comment" {
+            if !n.is_named() || n.node_kind() == "comment" {
                 i += 1;
                 continue;
             }
@@ -634,7 +633,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 let mut ps = Vec::new();
                 let mut k = j;
                 while k < items.len()
-                    && (is_pragma(items[k], self.file.src) || items[k].kind() == "comment")
+                    && (is_pragma(items[k], self.file.src) || items[k].node_kind() == "comment")
                 {
                     if is_pragma(items[k], self.file.src) {
                         ps.push(pragma::parse(items[k], self.file));
@@ -656,11 +655,11 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     /// `_Pragma("...");` as a statement: a pragma for what follows.
     fn pragma_operator(&self, n: Node<'_>) -> Option<Pragma> {
-        if n.kind() != "expression_statement" {
+        if n.node_kind() != "expression_statement" {
             return None;
         }
         let call = n.named_child(0)?;
-        if call.kind() != "call_expression" {
+        if call.node_kind() != "call_expression" {
             return None;
         }
         let f = call.field(F::Function)?;
@@ -668,7 +667,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             return None;
         }
         let arg = call.field(F::Arguments)?.named_child(0)?;
-        let text = match strip_parens(arg).kind() {
+        let text = match strip_parens(arg).node_kind() {
             "string_literal" | "concatenated_string" => {
                 super::consts::string_literal_value(self.text(strip_parens(arg)))
             }
@@ -696,7 +695,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// Dispatches on the statement kind; every arm is its own function so
     /// that the frames on a deep recursion stay small.
     fn stmt_inner(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
-        match n.kind() {
+        match n.node_kind() {
             "compound_statement" => self.compound(n),
             "expression_statement" => self.expression_stmt(n),
             "declaration" => self.declaration(n),
@@ -736,7 +735,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     fn expression_stmt(&mut self, n: Node<'_>) {
         if let Some(e) = named_children(n)
             .into_iter()
-            .find(|c| c.kind() != "comment")
+            .find(|c| c.node_kind() != "comment")
         {
             self.call_stmt = Some((e.id(), span(n)));
             let _ = self.value(e);
@@ -747,7 +746,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// `goto`, `break`, `continue`, `return`.
     #[inline(never)]
     fn jump_stmt(&mut self, n: Node<'_>) {
-        let target = match n.kind() {
+        let target = match n.node_kind() {
             "goto_statement" => n.field(F::Label).map(|l| {
                 let name = self.text(l).to_string();
                 self.label_block(&name)
@@ -757,7 +756,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             _ => {
                 if let Some(e) = named_children(n)
                     .into_iter()
-                    .find(|c| c.kind() != "comment")
+                    .find(|c| c.node_kind() != "comment")
                 {
                     let _ = self.value(e);
                 }
@@ -775,15 +774,15 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut pragmas = pragmas;
         let mut inner = None;
         for c in named_children(n) {
-            if c.kind() == "attribute_declaration" {
+            if c.node_kind() == "attribute_declaration" {
                 let ivdep = named_children(c).into_iter().any(|a| {
-                    a.kind() == "attribute"
+                    a.node_kind() == "attribute"
                         && a.field(F::Name).is_some_and(|x| self.text(x) == "ivdep")
                 });
                 if ivdep {
                     pragmas.push(Pragma::Ivdep(span(c)));
                 }
-            } else if c.kind() != "comment" {
+            } else if c.node_kind() != "comment" {
                 inner = Some(c);
             }
         }
@@ -796,10 +795,10 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// blocks: their contents in order.
     #[inline(never)]
     fn container_stmt(&mut self, n: Node<'_>) {
-        match n.kind() {
+        match n.node_kind() {
             "seh_try_statement" => {
                 for c in named_children(n) {
-                    match c.kind() {
+                    match c.node_kind() {
                         "compound_statement" => self.stmt(c),
                         "seh_except_clause" | "seh_finally_clause" => {
                             if let Some(b) = c.field(F::Body) {
@@ -847,7 +846,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let label_id = l.id();
         let rest: Vec<Node> = named_children(n)
             .into_iter()
-            .filter(|c| c.id() != label_id && c.kind() != "comment")
+            .filter(|c| c.id() != label_id && c.node_kind() != "comment")
             .collect();
         let mut pragmas = Some(pragmas);
         for c in rest {
@@ -883,7 +882,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             let alt = cur.field(F::Alternative).and_then(|e| {
                 named_children(e)
                     .into_iter()
-                    .find(|c| c.kind() != "comment")
+                    .find(|c| c.node_kind() != "comment")
             });
             // clang elides a constant `if` and its dead arm (unless the dead
             // arm holds a label)
@@ -912,7 +911,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             self.b.goto_if_open(end_b);
             if let (Some(a), Some(eb)) = (alt, else_b) {
                 self.b.set_current(Some(eb));
-                if a.kind() == "if_statement" {
+                if a.node_kind() == "if_statement" {
                     ends.push(end_b);
                     cur = a;
                     chain = &[];
@@ -1030,7 +1029,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let update = n.field(F::Update);
         let (body, body_pragmas, rest) = self.body_or_chain(n.field(F::Body), chain);
         if let Some(i) = init {
-            if i.kind() == "declaration" {
+            if i.node_kind() == "declaration" {
                 self.declaration(i);
             } else {
                 let _ = self.value(i);
@@ -1093,15 +1092,15 @@ impl<'f, 't> FnLowerer<'f, 't> {
     ) -> Option<VarId> {
         let (name, start) = {
             let init = init?;
-            match init.kind() {
+            match init.node_kind() {
                 "declaration" => {
                     let ds = init.fields(F::Declarator);
                     let [d] = ds.as_slice() else { return None };
-                    if d.kind() != "init_declarator" {
+                    if d.node_kind() != "init_declarator" {
                         return None;
                     }
                     let id = d.field(F::Declarator)?;
-                    if id.kind() != "identifier" {
+                    if id.node_kind() != "identifier" {
                         return None;
                     }
                     (self.text(id), self.const_value(d.field(F::Value)?)?)
@@ -1109,7 +1108,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 "assignment_expression" => {
                     let op = init.field(F::Operator)?;
                     let l = strip_parens(init.field(F::Left)?);
-                    if self.text(op) != "=" || l.kind() != "identifier" {
+                    if self.text(op) != "=" || l.node_kind() != "identifier" {
                         return None;
                     }
                     (self.text(l), self.const_value(init.field(F::Right)?)?)
@@ -1119,15 +1118,15 @@ impl<'f, 't> FnLowerer<'f, 't> {
         };
         let (op, bound) = {
             let c = strip_parens(cond?);
-            if c.kind() != "binary_expression" {
+            if c.node_kind() != "binary_expression" {
                 return None;
             }
             let op = self.text(c.field(F::Operator)?);
             let l = strip_parens(c.field(F::Left)?);
             let r = strip_parens(c.field(F::Right)?);
-            if l.kind() == "identifier" && self.text(l) == name {
+            if l.node_kind() == "identifier" && self.text(l) == name {
                 (op.to_string(), self.const_value(r)?)
-            } else if r.kind() == "identifier" && self.text(r) == name {
+            } else if r.node_kind() == "identifier" && self.text(r) == name {
                 let flipped = match op {
                     "<" => ">",
                     "<=" => ">=",
@@ -1145,9 +1144,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
             let u = strip_parens(update?);
             let is_iv = |x: Node<'_>| {
                 let x = strip_parens(x);
-                x.kind() == "identifier" && self.text(x) == name
+                x.node_kind() == "identifier" && self.text(x) == name
             };
-            match u.kind() {
+            match u.node_kind() {
                 "update_expression" => {
                     if !is_iv(u.field(F::Argument)?) {
                         return None;
@@ -1168,7 +1167,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                         "-=" => self.const_value(r)?.checked_neg()?,
                         "=" => {
                             let r = strip_parens(r);
-                            if r.kind() != "binary_expression" {
+                            if r.node_kind() != "binary_expression" {
                                 return None;
                             }
                             let bop = self.text(r.field(F::Operator)?);
@@ -1241,7 +1240,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
     fn case_stmt(&mut self, n: Node<'_>) {
         let value = n.field(F::Value);
         let kids = children(n);
-        let colon = kids.iter().position(|c| !c.is_named() && c.kind() == ":");
+        let colon = kids
+            .iter()
+            .position(|c| !c.is_named() && c.node_kind() == ":");
         if !self.switches.is_empty() {
             let label_end = colon.map(|i| kids[i].end_byte()).unwrap_or(n.start_byte());
             let lsp = Span::new(n.start_byte(), label_end);
@@ -1274,12 +1275,12 @@ fn adjust_param(ty: CType, decl: Node<'_>, file: &FileCtx<'_>) -> CType {
             let mut restrict = false;
             let mut cur = decl;
             for _ in 0..256 {
-                if cur.kind() == "array_declarator" {
+                if cur.node_kind() == "array_declarator" {
                     restrict = children(cur)
                         .iter()
                         .any(|c| super::is_restrict_qualifier(*c, file));
                 }
-                match cur.kind() {
+                match cur.node_kind() {
                     "parenthesized_declarator" | "attributed_declarator" => {
                         match cur.named_child(0) {
                             Some(c) => cur = c,

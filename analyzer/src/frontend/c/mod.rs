@@ -68,7 +68,7 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     // errors outside them.
     let mut stack: Vec<(Node, bool)> = vec![(root, false)];
     while let Some((n, in_error)) = stack.pop() {
-        if n.kind() == "function_definition" {
+        if n.node_kind() == "function_definition" {
             out.functions.push(lower::lower_function(&file, n));
             continue;
         }
@@ -76,11 +76,11 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
         if is_err && !in_error {
             out.toplevel_errors.push(span(n));
         }
-        if is_inactive_branch(n.kind()) {
+        if is_inactive_branch(n.node_kind()) {
             continue;
         }
         let container = matches!(
-            n.kind(),
+            n.node_kind(),
             "translation_unit"
                 | "preproc_if"
                 | "preproc_ifdef"
@@ -135,9 +135,9 @@ fn kids_through_preproc<'t>(body: Node<'t>, kind: &str) -> Vec<Node<'t>> {
             if is_alternative_of(x, c) {
                 continue;
             }
-            if c.kind() == kind {
+            if c.node_kind() == kind {
                 out.push(c);
-            } else if matches!(c.kind(), "preproc_if" | "preproc_ifdef") {
+            } else if matches!(c.node_kind(), "preproc_if" | "preproc_ifdef") {
                 stack.push(c);
             }
         }
@@ -146,14 +146,19 @@ fn kids_through_preproc<'t>(body: Node<'t>, kind: &str) -> Vec<Node<'t>> {
     out
 }
 
-pub(crate) fn is_alternative_of(parent: Node<'_>, child: Node<'_>) -> bool {
-    if !matches!(
-        parent.kind(),
+/// A preprocessor conditional (the parents [`is_alternative_of`] looks at).
+fn is_preproc_conditional(kind: &str) -> bool {
+    matches!(
+        kind,
         "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
-    ) {
+    )
+}
+
+pub(crate) fn is_alternative_of(parent: Node<'_>, child: Node<'_>) -> bool {
+    if !is_preproc_conditional(parent.node_kind()) {
         return false;
     }
-    is_inactive_branch(child.kind())
+    is_inactive_branch(child.node_kind())
         || parent
             .field(F::Condition)
             .is_some_and(|c| c.id() == child.id())
@@ -193,7 +198,7 @@ pub(crate) fn first_error(n: Node<'_>, src: &str) -> Option<Span> {
 /// followed (in the enclosing block) by a `#pragma`.
 pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str) -> bool {
     if !matches!(
-        parent.kind(),
+        parent.node_kind(),
         "for_statement" | "while_statement" | "if_statement" | "else_clause"
     ) {
         return false;
@@ -201,7 +206,7 @@ pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str)
     if !is_missing_stmt(child) {
         return false;
     }
-    let anchor = if parent.kind() == "else_clause" {
+    let anchor = if parent.node_kind() == "else_clause" {
         parent.parent()
     } else {
         Some(parent)
@@ -213,14 +218,14 @@ pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str)
 
 /// An expression statement that consists only of a MISSING `;`.
 pub(crate) fn is_missing_stmt(n: Node<'_>) -> bool {
-    n.kind() == "expression_statement"
+    n.node_kind() == "expression_statement"
         && n.named_child_count() == 0
         && n.start_byte() == n.end_byte()
 }
 
 /// A `#pragma` line (also written `# pragma`).
 pub(crate) fn is_pragma(n: Node<'_>, src: &str) -> bool {
-    n.kind() == "preproc_call"
+    n.node_kind() == "preproc_call"
         && n.field(F::Directive).is_some_and(|d| {
             node_text(d, src)
                 .chars()
@@ -300,81 +305,106 @@ impl<'t> FileCtx<'t> {
         node_text(n, self.src)
     }
 
-    /// Pass 1: one pre-order walk in document order.
+    /// Pass 1: one pre-order walk in document order, through one cursor
+    /// (this walk visits every node of the file).
     fn scan(&mut self, root: Node<'_>) {
-        // (node, inside a function body)
-        let mut stack: Vec<(Node, bool)> = vec![(root, false)];
-        while let Some((n, in_fn)) = stack.pop() {
-            let mut in_fn_kids = in_fn;
-            match n.kind() {
-                k if is_inactive_branch(k) => continue,
-                "preproc_def" => self.scan_define(n),
-                "preproc_function_def" => {
-                    if let Some(name) = n.field(F::Name) {
-                        let params = n
-                            .field(F::Parameters)
-                            .map(|p| {
-                                named_children(p)
-                                    .into_iter()
-                                    .filter(|c| c.kind() == "identifier")
-                                    .map(|c| self.text(c).to_string())
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        let body = n
-                            .field(F::Value)
-                            .map(|v| self.text(v).to_string())
-                            .unwrap_or_default();
-                        self.macros
-                            .entry(self.text(name).to_string())
-                            .or_default()
-                            .push(MacroDef {
-                                offset: n.start_byte(),
-                                kind: MacroKind::Function { params, body },
-                            });
+        let mut cursor = root.walk();
+        // The current node's ancestors: (node, its children are inside a
+        // function body, it is a preprocessor conditional).
+        let mut path: Vec<(Node, bool, bool)> = Vec::new();
+        loop {
+            let n = cursor.node();
+            let (in_fn, skip) = match path.last() {
+                Some(&(p, in_fn, preproc)) => (in_fn, preproc && is_alternative_of(p, n)),
+                None => (false, false),
+            };
+            if !skip {
+                if let Some(kids_in_fn) = self.scan_node(n, in_fn) {
+                    if cursor.goto_first_child() {
+                        path.push((n, kids_in_fn, is_preproc_conditional(n.node_kind())));
+                        continue;
                     }
                 }
-                "preproc_call" => {
-                    let dir = n.field(F::Directive).map(|d| self.text(d)).unwrap_or("");
-                    let dir: String = dir.chars().filter(|c| !c.is_whitespace()).collect();
-                    if dir == "#undef" {
-                        if let Some(arg) = n.field(F::Argument) {
-                            if let Some(name) = self.text(arg).split_whitespace().next() {
-                                self.macros
-                                    .entry(name.to_string())
-                                    .or_default()
-                                    .push(MacroDef {
-                                        offset: n.start_byte(),
-                                        kind: MacroKind::Undef,
-                                    });
-                            }
+            }
+            // The next node: a sibling of this node or of an ancestor.
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                path.pop();
+            }
+        }
+    }
+
+    /// Records what `n` defines. Returns whether its children are inside a
+    /// function body, or `None` when they are not to be visited.
+    fn scan_node(&mut self, n: Node<'_>, in_fn: bool) -> Option<bool> {
+        let mut in_fn_kids = in_fn;
+        match n.node_kind() {
+            k if is_inactive_branch(k) => return None,
+            "preproc_def" => self.scan_define(n),
+            "preproc_function_def" => {
+                if let Some(name) = n.field(F::Name) {
+                    let params = n
+                        .field(F::Parameters)
+                        .map(|p| {
+                            named_children(p)
+                                .into_iter()
+                                .filter(|c| c.node_kind() == "identifier")
+                                .map(|c| self.text(c).to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let body = n
+                        .field(F::Value)
+                        .map(|v| self.text(v).to_string())
+                        .unwrap_or_default();
+                    self.macros
+                        .entry(self.text(name).to_string())
+                        .or_default()
+                        .push(MacroDef {
+                            offset: n.start_byte(),
+                            kind: MacroKind::Function { params, body },
+                        });
+                }
+            }
+            "preproc_call" => {
+                let dir = n.field(F::Directive).map(|d| self.text(d)).unwrap_or("");
+                let dir: String = dir.chars().filter(|c| !c.is_whitespace()).collect();
+                if dir == "#undef" {
+                    if let Some(arg) = n.field(F::Argument) {
+                        if let Some(name) = self.text(arg).split_whitespace().next() {
+                            self.macros
+                                .entry(name.to_string())
+                                .or_default()
+                                .push(MacroDef {
+                                    offset: n.start_byte(),
+                                    kind: MacroKind::Undef,
+                                });
                         }
                     }
                 }
-                "enum_specifier" => self.scan_enum(n),
-                "struct_specifier" | "union_specifier" if n.field(F::Body).is_some() => {
-                    self.register_struct(n, 0);
-                }
-                "type_definition" => self.scan_typedef(n),
-                "declaration" if !in_fn => self.scan_global(n),
-                "declaration" => {
-                    // block-scope function prototypes
-                    self.register_specifier_structs(n);
-                }
-                "function_definition" => {
-                    self.scan_function(n);
-                    in_fn_kids = true;
-                }
-                _ => {}
             }
-            let kids = children(n);
-            for c in kids.into_iter().rev() {
-                if is_alternative_of(n, c) {
-                    continue;
-                }
-                stack.push((c, in_fn_kids));
+            "enum_specifier" => self.scan_enum(n),
+            "struct_specifier" | "union_specifier" if n.field(F::Body).is_some() => {
+                self.register_struct(n, 0);
             }
+            "type_definition" => self.scan_typedef(n),
+            "declaration" if !in_fn => self.scan_global(n),
+            "declaration" => {
+                // block-scope function prototypes
+                self.register_specifier_structs(n);
+            }
+            "function_definition" => {
+                self.scan_function(n);
+                in_fn_kids = true;
+            }
+            _ => {}
         }
+        Some(in_fn_kids)
     }
 
     fn scan_define(&mut self, n: Node<'_>) {
@@ -418,7 +448,7 @@ impl<'t> FileCtx<'t> {
     /// Registers struct bodies that appear in a declaration's type.
     fn register_specifier_structs(&mut self, decl: Node<'_>) {
         if let Some(spec) = decl.field(F::Type) {
-            if matches!(spec.kind(), "struct_specifier" | "union_specifier")
+            if matches!(spec.node_kind(), "struct_specifier" | "union_specifier")
                 && spec.field(F::Body).is_some()
             {
                 self.register_struct(spec, 0);
@@ -448,7 +478,7 @@ impl<'t> FileCtx<'t> {
         let base = self.spec_type(spec);
         let is_const = has_const_qualifier(n, self);
         for d in n.fields(F::Declarator) {
-            let (decl, init) = if d.kind() == "init_declarator" {
+            let (decl, init) = if d.node_kind() == "init_declarator" {
                 (d.field(F::Declarator).unwrap_or(d), d.field(F::Value))
             } else {
                 (d, None)
@@ -461,7 +491,7 @@ impl<'t> FileCtx<'t> {
                 continue;
             }
             let const_value = if is_const && ty.layers.is_empty() {
-                init.filter(|v| v.kind() != "initializer_list")
+                init.filter(|v| v.node_kind() != "initializer_list")
                     .and_then(|v| eval_node(v, self.src, self, 0))
             } else {
                 None
@@ -525,7 +555,7 @@ impl<'t> FileCtx<'t> {
                 continue;
             };
             let mut inner = None;
-            if matches!(spec.kind(), "struct_specifier" | "union_specifier")
+            if matches!(spec.node_kind(), "struct_specifier" | "union_specifier")
                 && spec.field(F::Body).is_some()
             {
                 inner = self.register_struct(spec, depth + 1);
@@ -556,7 +586,7 @@ impl<'t> FileCtx<'t> {
     /// The type named by a type specifier (before declarators).
     pub fn spec_type(&self, spec: Node<'_>) -> CType {
         use crate::ir::ScalarTy;
-        match spec.kind() {
+        match spec.node_kind() {
             "primitive_type" => types::primitive(self.text(spec)).unwrap_or_else(CType::unknown),
             "sized_type_specifier" => {
                 let longs = children(spec)
@@ -606,7 +636,7 @@ impl<'t> FileCtx<'t> {
         let mut ty = base;
         let mut cur = decl;
         for _ in 0..256 {
-            match cur.kind() {
+            match cur.node_kind() {
                 "identifier" | "field_identifier" | "type_identifier" | "primitive_type" => {
                     if cur.is_missing() {
                         return (ty, None);
@@ -621,7 +651,7 @@ impl<'t> FileCtx<'t> {
                 }
                 "array_declarator" | "abstract_array_declarator" => {
                     let vla = match cur.field(F::Size) {
-                        Some(s) if s.kind() == "*" || !s.is_named() => true,
+                        Some(s) if s.node_kind() == "*" || !s.is_named() => true,
                         Some(s) => eval_node(s, self.src, self, 0).is_none(),
                         None => false,
                     };
@@ -636,7 +666,7 @@ impl<'t> FileCtx<'t> {
                 | "attributed_declarator" => {
                     match named_children(cur).into_iter().find(|c| {
                         !matches!(
-                            c.kind(),
+                            c.node_kind(),
                             "attribute_declaration" | "ms_call_modifier" | "comment"
                         )
                     }) {
@@ -929,12 +959,12 @@ pub(crate) fn balanced(s: &str) -> bool {
 pub(crate) fn has_const_qualifier(decl: Node<'_>, file: &FileCtx<'_>) -> bool {
     children(decl)
         .iter()
-        .any(|c| c.kind() == "type_qualifier" && file.text(*c) == "const")
+        .any(|c| c.node_kind() == "type_qualifier" && file.text(*c) == "const")
 }
 
 /// `restrict`, `__restrict`, `__restrict__` among a declarator's qualifiers.
 pub(crate) fn is_restrict_qualifier(c: Node<'_>, file: &FileCtx<'_>) -> bool {
-    match c.kind() {
+    match c.node_kind() {
         "type_qualifier" | "ms_pointer_modifier" => matches!(
             file.text(c).trim(),
             "restrict" | "__restrict" | "__restrict__"
