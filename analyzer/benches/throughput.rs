@@ -18,7 +18,8 @@
 //! Options: a number (corpus MB), `--reps N`, `--phases` (time the
 //! pipeline's phases on the large file, via `analysis::lower`), `--write
 //! DIR` (write the corpus and the large file to DIR for profiling the
-//! command line, then stop).
+//! command line, then stop), `--only parse|full` (run one side `--reps`
+//! times on the large file, for `perf stat`/`perf record`).
 
 use analyzer::analysis::{self, AnalysisOptions};
 use csa_grammars::SourceKind;
@@ -654,6 +655,29 @@ fn phases(f: &File, reps: usize) {
         best[3] = best[3].min(timed(|| full(f.kind, &f.text)));
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let held = |f: &dyn Fn() -> Box<dyn std::any::Any>| {
+        let base = HEAP.current_usage();
+        HEAP.reset_peak_usage();
+        let x = f();
+        let r = (
+            HEAP.peak_usage().saturating_sub(base),
+            HEAP.current_usage().saturating_sub(base),
+        );
+        drop(x);
+        r
+    };
+    let text = f.text.clone();
+    let kind = f.kind;
+    let (lp, lk) = held(&|| Box::new(analysis::lower(kind, &text, &AnalysisOptions::default())));
+    let (ap, ak) = held(&|| Box::new(analysis::analyze(kind, &text, &AnalysisOptions::default())));
+    let x = |b: usize| b as f64 / text.len() as f64;
+    println!(
+        "\nheap / source size: lower peak {:.1}x kept {:.1}x; analyze peak {:.1}x kept {:.1}x",
+        x(lp),
+        x(lk),
+        x(ap),
+        x(ak)
+    );
     println!("\nphases on the large C file (best of {reps}, ms):");
     println!("  tree-sitter parse          {:>9.1}", ms(best[0]));
     println!("  preprocessor blanking      {:>9.1}", ms(best[1]));
@@ -675,12 +699,14 @@ fn main() {
     let mut reps = 3usize;
     let mut want_phases = false;
     let mut write_dir = None;
+    let mut only: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--reps" => reps = it.next().and_then(|v| v.parse().ok()).unwrap_or(reps),
             "--phases" => want_phases = true,
             "--write" => write_dir = it.next().cloned(),
+            "--only" => only = it.next().cloned(),
             _ => {
                 if let Ok(n) = a.parse() {
                     corpus_mb = n;
@@ -720,6 +746,20 @@ fn main() {
             let _ = std::fs::write(format!("{dir}/file{i:03}.{ext}"), &f.text);
         }
         println!("written to {dir}");
+        return;
+    }
+    if let Some(which) = only {
+        // For `perf stat` / `perf record`: one side only, on the large file.
+        let n: usize = (0..reps)
+            .map(|_| {
+                if which == "parse" {
+                    parse(large.kind, &large.text)
+                } else {
+                    full(large.kind, &large.text)
+                }
+            })
+            .sum();
+        println!("{which} x{reps}: {n}");
         return;
     }
     if want_phases {

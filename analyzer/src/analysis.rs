@@ -9,7 +9,7 @@ use crate::diag::Diagnostic;
 use crate::frontend::{self, FrontendOptions, Identity, LoweredFile};
 use crate::graph::dom::DomTree;
 use crate::graph::loops::{self, LoopForest};
-use crate::graph::simplify::loop_simplify;
+use crate::graph::simplify::loop_simplify_with;
 use crate::ir::{BlockId, Function, Lang};
 use crate::memory::{self, MemoryInfo, MemoryOptions};
 use crate::regions::events::{self, EventInput, MemopCfg};
@@ -206,13 +206,21 @@ fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalys
     let succs0 = func.successors();
     let dom0 = DomTree::dominators(&succs0, 0);
     let irreducible_edges = loops::find_irreducible(&succs0, 0, &dom0);
+    let forest0 = loops::find_loops(&succs0, &dom0);
 
-    loop_simplify(&mut func);
+    loop_simplify_with(&mut func, &succs0, &forest0);
 
     let succs = func.successors();
     let preds = predecessors(&succs);
-    let dom = DomTree::dominators(&succs, 0);
-    let forest = loops::find_loops(&succs, &dom);
+    // Dominators and loops depend on the CFG alone: most functions leave
+    // LoopSimplify unchanged and keep the ones computed before it.
+    let (dom, forest) = if succs == succs0 {
+        (dom0, forest0)
+    } else {
+        let dom = DomTree::dominators(&succs, 0);
+        let forest = loops::find_loops(&succs, &dom);
+        (dom, forest)
+    };
     let reachable: Vec<bool> = (0..succs.len()).map(|b| dom.contains(b as u32)).collect();
     let preheaders: Vec<Option<BlockId>> = forest
         .ids()

@@ -538,12 +538,15 @@ struct VarDefs {
 }
 
 impl VarDefs {
+    /// `writes`: the writes of `v` in reverse post-order of their blocks,
+    /// then instruction order (see [`writes_by_var`]).
     fn build(
         func: &Function,
         succs: &[Vec<u32>],
         rpo: &[u32],
         reachable: &[bool],
         v: VarId,
+        writes: &[Def],
     ) -> VarDefs {
         let var_span = func
             .vars
@@ -555,20 +558,13 @@ impl VarDefs {
             span: var_span,
         }];
         let mut in_block: HashMap<u32, Vec<(u32, usize)>> = HashMap::new();
-        for &b in rpo {
-            let Some(block) = func.blocks.get(b as usize) else {
-                continue;
-            };
-            for (i, inst) in block.insts.iter().enumerate() {
-                if let InstKind::Access(a) = &inst.kind {
-                    if a.write && a.target == AccessTarget::Var(v) {
-                        in_block.entry(b).or_default().push((i as u32, defs.len()));
-                        defs.push(Def {
-                            pos: Some((b, i as u32)),
-                            span: inst.span,
-                        });
-                    }
-                }
+        for w in writes {
+            if let Some((b, i)) = w.pos {
+                in_block.entry(b).or_default().push((i, defs.len()));
+                defs.push(Def {
+                    pos: w.pos,
+                    span: w.span,
+                });
             }
         }
         let mut bits = vec![0usize];
@@ -682,6 +678,35 @@ struct Resolver<'a> {
     rpo: Vec<u32>,
     reachable: Vec<bool>,
     defs: HashMap<VarId, VarDefs>,
+    /// Whole-variable writes per variable, built on first use (one pass
+    /// over the function instead of one per token variable).
+    writes: Option<Vec<Vec<Def>>>,
+}
+
+/// The writes of every variable (`AccessTarget::Var`) in reachable blocks,
+/// in reverse post-order of their blocks, then instruction order.
+fn writes_by_var(func: &Function, rpo: &[u32]) -> Vec<Vec<Def>> {
+    let mut out: Vec<Vec<Def>> = Vec::new();
+    out.resize_with(func.vars.len(), Vec::new);
+    for &b in rpo {
+        let Some(block) = func.blocks.get(b as usize) else {
+            continue;
+        };
+        for (i, inst) in block.insts.iter().enumerate() {
+            if let InstKind::Access(a) = &inst.kind {
+                if let (true, AccessTarget::Var(v)) = (a.write, &a.target) {
+                    if v.index() >= out.len() {
+                        out.resize_with(v.index() + 1, Vec::new);
+                    }
+                    out[v.index()].push(Def {
+                        pos: Some((b, i as u32)),
+                        span: inst.span,
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 impl<'a> Resolver<'a> {
@@ -696,6 +721,7 @@ impl<'a> Resolver<'a> {
             rpo,
             reachable,
             defs: HashMap::new(),
+            writes: None,
         }
     }
 
@@ -713,7 +739,11 @@ impl<'a> Resolver<'a> {
 
     fn reaching(&mut self, v: VarId, b: u32, inst: u32) -> Vec<usize> {
         if !self.defs.contains_key(&v) {
-            let d = VarDefs::build(self.func, &self.succs, &self.rpo, &self.reachable, v);
+            let writes = self
+                .writes
+                .get_or_insert_with(|| writes_by_var(self.func, &self.rpo));
+            let w = writes.get(v.index()).map_or(&[][..], |w| w.as_slice());
+            let d = VarDefs::build(self.func, &self.succs, &self.rpo, &self.reachable, v, w);
             self.defs.insert(v, d);
         }
         self.defs
