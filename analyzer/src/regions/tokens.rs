@@ -534,7 +534,9 @@ struct VarDefs {
     /// the last definition of every defining block).
     bits: Vec<usize>,
     /// Per block: the bits reaching its top.
-    live_in: Vec<Vec<u64>>,
+    live_in: Vec<u64>,
+    /// Words per block in `live_in`.
+    words: usize,
 }
 
 impl VarDefs {
@@ -577,12 +579,11 @@ impl VarDefs {
         }
         let words = bits.len().div_ceil(64);
         let n = func.blocks.len();
-        let mut live_in = vec![Vec::new(); n];
-        for &b in rpo {
-            live_in[b as usize] = vec![0u64; words];
-        }
-        if let Some(e) = live_in.first_mut() {
-            if let Some(w) = e.first_mut() {
+        // One flat bit matrix (blocks x words): unreachable blocks keep no
+        // definition.
+        let mut live_in = vec![0u64; n * words];
+        if rpo.contains(&0) {
+            if let Some(w) = live_in.first_mut() {
                 *w |= 1;
             }
         }
@@ -600,13 +601,17 @@ impl VarDefs {
                     out.iter_mut().for_each(|w| *w = 0);
                     out[bit / 64] |= 1u64 << (bit % 64);
                 }
-                None => out.copy_from_slice(&live_in[b as usize]),
+                None => {
+                    let at = b as usize * words;
+                    out.copy_from_slice(&live_in[at..at + words]);
+                }
             }
             for &s in succs.get(b as usize).map(|v| v.as_slice()).unwrap_or(&[]) {
                 if !reachable.get(s as usize).copied().unwrap_or(false) {
                     continue;
                 }
-                let target = &mut live_in[s as usize];
+                let at = s as usize * words;
+                let target = &mut live_in[at..at + words];
                 let mut changed = false;
                 for (t, o) in target.iter_mut().zip(&out) {
                     let new = *t | *o;
@@ -626,6 +631,7 @@ impl VarDefs {
             in_block,
             bits,
             live_in,
+            words,
         }
     }
 
@@ -638,7 +644,8 @@ impl VarDefs {
             }
         }
         let mut out = Vec::new();
-        if let Some(words) = self.live_in.get(b as usize) {
+        let at = b as usize * self.words;
+        if let Some(words) = self.live_in.get(at..at + self.words) {
             for (wi, &w) in words.iter().enumerate() {
                 let mut w = w;
                 while w != 0 {

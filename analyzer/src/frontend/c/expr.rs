@@ -115,6 +115,19 @@ fn combine(index: IndexKind, is_static: bool) -> IndexKind {
 }
 
 fn dedup(v: &mut Vec<VarId>) {
+    if v.len() <= 32 {
+        // The usual handful: a linear check beats building a hash set.
+        let mut kept = 0;
+        for i in 0..v.len() {
+            let x = v[i];
+            if !v[..kept].contains(&x) {
+                v[kept] = x;
+                kept += 1;
+            }
+        }
+        v.truncate(kept);
+        return;
+    }
     let mut seen = std::collections::HashSet::new();
     v.retain(|x| seen.insert(*x));
 }

@@ -5,8 +5,8 @@ use super::consts::{eval_node, node_text, strip_parens, ConstEnv};
 use super::pragma::{self, Pragma, UnrollCount};
 use super::types::{CType, Layer};
 use super::{
-    children, first_error, has_const_qualifier, is_alternative_of, is_missing_stmt, is_pragma,
-    named_children, span, FileCtx,
+    children, first_error, first_named_non_comment, has_const_qualifier, is_alternative_of,
+    is_missing_stmt, is_pragma, named_children, span, FileCtx,
 };
 use crate::frontend::fields::{CFields, F};
 use crate::ir::builder::FunctionBuilder;
@@ -341,42 +341,43 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// Resolves an identifier used as a value at node `at`.
     pub fn resolve_ident(&mut self, name: &str, at: Node<'_>) -> Ident {
         let offset = at.start_byte();
-        let mut name = name.to_string();
+        let mut name = std::borrow::Cow::Borrowed(name);
         if self.file.is_object_macro(&name, offset) {
             if let Some(c) = self.file.macro_value(&name, offset, 0) {
                 return Ident::Const(c);
             }
             match self.file.macro_alias(&name, offset) {
-                Some(alias) => name = alias,
+                Some(alias) => name = std::borrow::Cow::Owned(alias),
                 None => return Ident::Opaque,
             }
         }
-        if let Some(v) = self.lookup(&name) {
+        let name: &str = &name;
+        if let Some(v) = self.lookup(name) {
             return match self.var_const(v) {
                 Some(c) => Ident::Const(c),
                 None => Ident::Var(v),
             };
         }
-        if let Some(c) = self.file.enums.get(&name) {
+        if let Some(c) = self.file.enums.get(name) {
             return Ident::Const(*c);
         }
-        if self.globals_in_fn.contains_key(&name) || self.file.globals.contains_key(&name) {
-            let v = self.global_var(&name, at);
+        if self.globals_in_fn.contains_key(name) || self.file.globals.contains_key(name) {
+            let v = self.global_var(name, at);
             return match self.var_const(v) {
                 Some(c) => Ident::Const(c),
                 None => Ident::Var(v),
             };
         }
-        if self.file.functions.contains_key(&name)
-            || self.local_functions.contains(&name)
+        if self.file.functions.contains_key(name)
+            || self.local_functions.contains(name)
             || name.starts_with("__builtin")
         {
             return Ident::Func;
         }
-        match super::standard_macro(&name) {
+        match super::standard_macro(name) {
             Some(Some(c)) => Ident::Const(c),
             Some(None) => Ident::Opaque,
-            None => Ident::Var(self.global_var(&name, at)),
+            None => Ident::Var(self.global_var(name, at)),
         }
     }
 
@@ -733,10 +734,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn expression_stmt(&mut self, n: Node<'_>) {
-        if let Some(e) = named_children(n)
-            .into_iter()
-            .find(|c| c.node_kind() != "comment")
-        {
+        if let Some(e) = first_named_non_comment(n) {
             self.call_stmt = Some((e.id(), span(n)));
             let _ = self.value(e);
             self.call_stmt = None;
@@ -754,10 +752,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             "break_statement" => self.jumps.last().map(|j| j.brk),
             "continue_statement" => self.jumps.iter().rev().find_map(|j| j.cont),
             _ => {
-                if let Some(e) = named_children(n)
-                    .into_iter()
-                    .find(|c| c.node_kind() != "comment")
-                {
+                if let Some(e) = first_named_non_comment(n) {
                     let _ = self.value(e);
                 }
                 Some(self.b.return_block())
@@ -879,11 +874,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             let sp = span(cur);
             let cond = cur.field(F::Condition).map(|c| strip_parens(c));
             let (cons, cons_pragmas, rest) = self.body_or_chain(cur.field(F::Consequence), chain);
-            let alt = cur.field(F::Alternative).and_then(|e| {
-                named_children(e)
-                    .into_iter()
-                    .find(|c| c.node_kind() != "comment")
-            });
+            let alt = cur.field(F::Alternative).and_then(first_named_non_comment);
             // clang elides a constant `if` and its dead arm (unless the dead
             // arm holds a label)
             if let Some(c) = cond.and_then(|c| self.const_value(c)) {

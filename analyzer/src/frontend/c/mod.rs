@@ -112,6 +112,15 @@ pub(crate) fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     n.children(&mut c).collect()
 }
 
+/// The first named child that is not a comment (no child vector).
+pub(crate) fn first_named_non_comment<'t>(n: Node<'t>) -> Option<Node<'t>> {
+    let mut c = n.walk();
+    let first = n
+        .named_children(&mut c)
+        .find(|k| k.node_kind() != "comment");
+    first
+}
+
 /// Named children, through a cursor.
 pub(crate) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     let mut c = n.walk();
