@@ -425,6 +425,11 @@ fn build_scopes(cx: &Cx, units: &[Unit]) -> (Scopes, Vec<usize>) {
 /// own statements (not in contained procedures). Iterative.
 fn prepass(cx: &Cx, items: &[Node], scope: &mut Scope) {
     let mut stack: Vec<Node> = items.to_vec();
+    // One cursor for the whole walk (`named_children` resets it to each
+    // node): this walk visits every node of the unit's statements.
+    let Some(mut cursor) = items.first().map(|n| n.walk()) else {
+        return;
+    };
     let mut guard = 0usize;
     while let Some(n) = stack.pop() {
         guard += 1;
@@ -450,7 +455,6 @@ fn prepass(cx: &Cx, items: &[Node], scope: &mut Scope) {
             }
             _ => {}
         }
-        let mut cursor = n.walk();
         stack.extend(n.named_children(&mut cursor));
     }
 }
