@@ -327,6 +327,7 @@ impl<'t> FileCtx<'t> {
                 Some(&(p, in_fn, preproc)) => (in_fn, preproc && is_alternative_of(p, n)),
                 None => (false, false),
             };
+            let skip = skip || (in_fn && self.defines_nothing(n));
             if !skip {
                 if let Some(kids_in_fn) = self.scan_node(n, in_fn) {
                     if cursor.goto_first_child() {
@@ -346,6 +347,25 @@ impl<'t> FileCtx<'t> {
                 path.pop();
             }
         }
+    }
+
+    /// A statement inside a function body whose subtree provably holds
+    /// nothing [`FileCtx::scan_node`] records, so the walk (which otherwise
+    /// visits every node of every body) skips it. Inside a function the
+    /// scan records only preprocessor lines (`#`), struct/union/enum
+    /// bodies, nested function bodies and statement expressions (`{`), and
+    /// typedefs, which are block items, never inside these statements
+    /// except through a `{`. A statement with a syntax error is walked.
+    fn defines_nothing(&self, n: Node<'_>) -> bool {
+        matches!(
+            n.node_kind(),
+            "expression_statement" | "return_statement" | "declaration"
+        ) && !n.has_error()
+            && !self
+                .src
+                .as_bytes()
+                .get(n.start_byte()..n.end_byte())
+                .is_none_or(|t| t.iter().any(|&b| b == b'{' || b == b'#'))
     }
 
     /// Records what `n` defines. Returns whether its children are inside a
