@@ -349,18 +349,31 @@ impl<'t> FileCtx<'t> {
         }
     }
 
-    /// A statement inside a function body whose subtree provably holds
-    /// nothing [`FileCtx::scan_node`] records, so the walk (which otherwise
-    /// visits every node of every body) skips it. Inside a function the
-    /// scan records only preprocessor lines (`#`), struct/union/enum
-    /// bodies, nested function bodies and statement expressions (`{`), and
-    /// typedefs, which are block items, never inside these statements
-    /// except through a `{`. A statement with a syntax error is walked.
+    /// A statement or expression inside a function body whose subtree
+    /// provably holds nothing [`FileCtx::scan_node`] records, so the walk
+    /// (which otherwise visits every node of every body) skips it. Inside a
+    /// function the scan records only preprocessor lines (`#`),
+    /// struct/union/enum bodies, nested function bodies and statement
+    /// expressions (`{`), and typedefs, which are block items (of a
+    /// compound statement or a `case`), never inside these nodes except
+    /// through a `{`. A node with a syntax error is walked.
     fn defines_nothing(&self, n: Node<'_>) -> bool {
-        matches!(
-            n.node_kind(),
-            "expression_statement" | "return_statement" | "declaration"
-        ) && !n.has_error()
+        let kind = n.node_kind();
+        (kind.ends_with("_expression")
+            || matches!(
+                kind,
+                "expression_statement"
+                    | "return_statement"
+                    | "declaration"
+                    | "if_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "goto_statement"
+                    | "break_statement"
+                    | "continue_statement"
+            ))
+            && !n.has_error()
             && !self
                 .src
                 .as_bytes()
