@@ -738,7 +738,8 @@ fn main() {
     println!("threads: {threads} (rayon), best of {reps}\n");
 
     if let Some(dir) = write_dir {
-        // For profiling with the command line: `target/bench-corpus`.
+        // For profiling the command line; `cargo bench` runs in `analyzer/`,
+        // so `--write ../target/bench-corpus`.
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(format!("{dir}/large.c"), &large.text);
         for (i, f) in files.iter().enumerate() {
