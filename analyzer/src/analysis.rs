@@ -9,7 +9,7 @@ use crate::diag::Diagnostic;
 use crate::frontend::{self, FrontendOptions, Identity, LoweredFile};
 use crate::graph::dom::DomTree;
 use crate::graph::loops::{self, LoopForest};
-use crate::graph::simplify::loop_simplify;
+use crate::graph::simplify::loop_simplify_with;
 use crate::ir::{BlockId, Function, Lang};
 use crate::memory::{self, MemoryInfo, MemoryOptions};
 use crate::regions::events::{self, EventInput, MemopCfg};
@@ -20,7 +20,7 @@ use crate::rules::{self, FileContext, FunctionContext};
 use crate::source::{SourceText, Span};
 use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What the analysis can be told.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -61,9 +61,12 @@ pub struct FunctionAnalysis {
     pub events: MemopCfg,
     /// Region and section membership (§6.2).
     pub membership: MembershipInfo,
-    /// Ordering edges kept and dropped by regions/sections, and the
-    /// ordering inconsistencies (§6.3).
+    /// The ordering inconsistencies (§6.3) and whether the function's
+    /// regions are ignored. `edges` is empty here: listing every pair is
+    /// O(M²) in time and memory and only the memop graph needs it, so
+    /// [`FunctionAnalysis::ordering_listing`] computes it on first use.
     pub ordering: OrderingInfo,
+    ordering_listing: OnceLock<OrderingInfo>,
 }
 
 /// Everything computed for one file.
@@ -252,13 +255,21 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
     let succs0 = func.successors();
     let dom0 = DomTree::dominators(&succs0, 0);
     let irreducible_edges = loops::find_irreducible(&succs0, 0, &dom0);
+    let forest0 = loops::find_loops(&succs0, &dom0);
 
-    loop_simplify(&mut func);
+    loop_simplify_with(&mut func, &succs0, &forest0);
 
     let succs = func.successors();
     let preds = predecessors(&succs);
-    let dom = DomTree::dominators(&succs, 0);
-    let forest = loops::find_loops(&succs, &dom);
+    // Dominators and loops depend on the CFG alone: most functions leave
+    // LoopSimplify unchanged and keep the ones computed before it.
+    let (dom, forest) = if succs == succs0 {
+        (dom0, forest0)
+    } else {
+        let dom = DomTree::dominators(&succs, 0);
+        let forest = loops::find_loops(&succs, &dom);
+        (dom, forest)
+    };
     let reachable: Vec<bool> = (0..succs.len()).map(|b| dom.contains(b as u32)).collect();
     let preheaders: Vec<Option<BlockId>> = forest
         .ids()
@@ -304,6 +315,7 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
         memory: &memory,
         events: &events,
         membership_problems: &bad_regions,
+        list_edges: false,
     });
     FunctionAnalysis {
         func,
@@ -321,10 +333,31 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
         events,
         membership,
         ordering,
+        ordering_listing: OnceLock::new(),
     }
 }
 
 impl FunctionAnalysis {
+    /// The ordering analysis with every ordering edge listed (§6.3; see
+    /// `regions::ordering` for which pairs are listed). Computed on first
+    /// use: its problems and `regions_ignored` are those of `ordering`.
+    pub fn ordering_listing(&self) -> &OrderingInfo {
+        self.ordering_listing.get_or_init(|| {
+            let bad_regions: Vec<_> = self.membership.problems.iter().map(|p| p.region).collect();
+            ordering::analyze(&OrderingInput {
+                func: &self.func,
+                succs: &self.succs,
+                preds: &self.preds,
+                reachable: &self.reachable,
+                forest: &self.forest,
+                memory: &self.memory,
+                events: &self.events,
+                membership_problems: &bad_regions,
+                list_edges: true,
+            })
+        })
+    }
+
     /// The Graphviz memop graph behind `csa-lint --dump memop-graph`
     /// (`regions::dot`).
     pub fn memop_graph(&self, src: &SourceText) -> String {
@@ -335,7 +368,7 @@ impl FunctionAnalysis {
             forest: &self.forest,
             memory: &self.memory,
             events: &self.events,
-            ordering: &self.ordering,
+            ordering: self.ordering_listing(),
             src,
         })
     }

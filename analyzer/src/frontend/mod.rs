@@ -11,6 +11,7 @@
 //! `Function::syntax_error`.
 
 pub mod c;
+mod fields;
 pub mod fortran;
 
 use crate::ir::Function;

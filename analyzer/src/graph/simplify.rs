@@ -77,8 +77,7 @@ impl SimplifyReport {
 /// non-existent block is left unchanged ([`SimplifyReport::invalid_targets`]).
 pub fn loop_simplify(func: &mut Function) -> SimplifyReport {
     let succs = func.successors();
-    let n = succs.len();
-    if succs.iter().flatten().any(|&s| s as usize >= n) {
+    if has_invalid_targets(&succs) {
         return SimplifyReport {
             invalid_targets: true,
             ..SimplifyReport::default()
@@ -86,6 +85,28 @@ pub fn loop_simplify(func: &mut Function) -> SimplifyReport {
     }
     let dom = DomTree::dominators(&succs, 0);
     let forest = find_loops(&succs, &dom);
+    loop_simplify_with(func, &succs, &forest)
+}
+
+fn has_invalid_targets(succs: &[Vec<u32>]) -> bool {
+    let n = succs.len();
+    succs.iter().flatten().any(|&s| s as usize >= n)
+}
+
+/// [`loop_simplify`] with the successor lists and the loop nest of `func`
+/// as it is (`find_loops` on the dominator tree of `succs` from block 0),
+/// for a caller that already has them.
+pub fn loop_simplify_with(
+    func: &mut Function,
+    succs: &[Vec<u32>],
+    forest: &LoopForest,
+) -> SimplifyReport {
+    if has_invalid_targets(succs) {
+        return SimplifyReport {
+            invalid_targets: true,
+            ..SimplifyReport::default()
+        };
+    }
     let mut report = SimplifyReport {
         skipped_irreducible: forest
             .ids()
@@ -97,7 +118,7 @@ pub fn loop_simplify(func: &mut Function) -> SimplifyReport {
     if forest.is_empty() {
         return report;
     }
-    let mut st = State::new(&forest, &succs);
+    let mut st = State::new(forest, succs);
     for l in forest.simplify_order() {
         if !forest.touches_irreducible(l) {
             st.simplify_one(func, l.0, &mut report);

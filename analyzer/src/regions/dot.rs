@@ -450,7 +450,7 @@ mod tests {
     fn graph(src: &str, name: &str) -> (String, OrderingInfo) {
         let fa = analyze(SourceKind::C, src, &AnalysisOptions::default());
         let f = fa.function(name).expect("function");
-        (f.memop_graph(&fa.source), f.ordering.clone())
+        (f.memop_graph(&fa.source), f.ordering_listing().clone())
     }
 
     #[test]

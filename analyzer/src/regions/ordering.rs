@@ -301,6 +301,11 @@ pub struct OrderingInput<'a> {
     /// Regions with a §6.2 membership problem: not walked, and they make
     /// the function's regions ignored.
     pub membership_problems: &'a [RegionKey],
+    /// List the ordering edges (`OrderingInfo::edges`). The listing is
+    /// O(M²) and only the memop graph dump reads it; without it only the
+    /// walks that can find an inconsistency run (the problems and
+    /// `regions_ignored` are the same either way).
+    pub list_edges: bool,
 }
 
 /// Computes the ordering edges and inconsistencies of one function.
@@ -611,6 +616,11 @@ impl<'a> Ctx<'a> {
             .all(|&(_, op)| memory.ops[op].kind == MemOpKind::Prefetch);
         let rel = self.live_regions(x, start);
         let check = !all_prefetch && !rel.is_empty();
+        if !check && !self.inp.list_edges {
+            // Nothing to check and nothing to list: the walks would only
+            // collect candidates for the listing.
+            return;
+        }
         let w = Walk {
             x,
             b,
@@ -693,7 +703,7 @@ impl<'a> Ctx<'a> {
             carried.push((l, out2));
         }
         // Listing.
-        if self.capped {
+        if self.capped || !self.inp.list_edges {
             return;
         }
         let x_top = self.outermost[x as usize];
@@ -985,7 +995,8 @@ impl<'a> Ctx<'a> {
             }
             if !check_on {
                 let same_nest = x_top != NONE && self.outermost[y as usize] == x_top;
-                let listing = !self.capped && (self.full_listing || same_nest);
+                let listing =
+                    self.inp.list_edges && !self.capped && (self.full_listing || same_nest);
                 let crossing = w.h.is_none() && pending_headers > 0 && same_nest;
                 if !listing && !crossing && pending.is_empty() {
                     continue;
@@ -1401,6 +1412,41 @@ mod tests {
     use crate::analysis::{analyze as analyze_file, AnalysisOptions, FileAnalysis};
     use csa_grammars::SourceKind;
 
+    /// The analysis runs without the listing; the inconsistencies must be
+    /// exactly those of the listed run, on every fixture function.
+    #[test]
+    fn listing_does_not_change_problems_on_fixtures() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let (mut functions, mut with_problems) = (0, 0);
+        for sub in ["c", "fortran"] {
+            for entry in std::fs::read_dir(root.join(sub)).unwrap() {
+                let path = entry.unwrap().path();
+                let Some(kind) = csa_grammars::detect(&path) else {
+                    continue;
+                };
+                let text = std::fs::read_to_string(&path).unwrap();
+                let fa = analyze_file(kind, &text, &AnalysisOptions::default());
+                for f in &fa.functions {
+                    let listed = f.ordering_listing();
+                    assert!(f.ordering.edges.is_empty());
+                    assert_eq!(
+                        (&f.ordering.problems, f.ordering.regions_ignored),
+                        (&listed.problems, listed.regions_ignored),
+                        "{}: {}",
+                        path.display(),
+                        f.func.name
+                    );
+                    functions += 1;
+                    with_problems += usize::from(!listed.problems.is_empty());
+                }
+            }
+        }
+        assert!(
+            functions > 100 && with_problems >= 4,
+            "{functions} {with_problems}"
+        );
+    }
+
     struct Case {
         fa: FileAnalysis,
         fi: usize,
@@ -1424,7 +1470,7 @@ mod tests {
         let f = &fa.functions[fi];
         if membership {
             // What the analysis computed.
-            let (cfg, info) = (f.events.clone(), f.ordering.clone());
+            let (cfg, info) = (f.events.clone(), f.ordering_listing().clone());
             return Case { fa, fi, cfg, info };
         }
         let cfg = f.events.clone();
@@ -1437,6 +1483,7 @@ mod tests {
             memory: &f.memory,
             events: &cfg,
             membership_problems: &[],
+            list_edges: true,
         });
         Case { fa, fi, cfg, info }
     }

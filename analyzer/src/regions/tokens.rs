@@ -534,16 +534,21 @@ struct VarDefs {
     /// the last definition of every defining block).
     bits: Vec<usize>,
     /// Per block: the bits reaching its top.
-    live_in: Vec<Vec<u64>>,
+    live_in: Vec<u64>,
+    /// Words per block in `live_in`.
+    words: usize,
 }
 
 impl VarDefs {
+    /// `writes`: the writes of `v` in reverse post-order of their blocks,
+    /// then instruction order (see [`writes_by_var`]).
     fn build(
         func: &Function,
         succs: &[Vec<u32>],
         rpo: &[u32],
         reachable: &[bool],
         v: VarId,
+        writes: &[Def],
     ) -> VarDefs {
         let var_span = func
             .vars
@@ -555,20 +560,13 @@ impl VarDefs {
             span: var_span,
         }];
         let mut in_block: HashMap<u32, Vec<(u32, usize)>> = HashMap::new();
-        for &b in rpo {
-            let Some(block) = func.blocks.get(b as usize) else {
-                continue;
-            };
-            for (i, inst) in block.insts.iter().enumerate() {
-                if let InstKind::Access(a) = &inst.kind {
-                    if a.write && a.target == AccessTarget::Var(v) {
-                        in_block.entry(b).or_default().push((i as u32, defs.len()));
-                        defs.push(Def {
-                            pos: Some((b, i as u32)),
-                            span: inst.span,
-                        });
-                    }
-                }
+        for w in writes {
+            if let Some((b, i)) = w.pos {
+                in_block.entry(b).or_default().push((i, defs.len()));
+                defs.push(Def {
+                    pos: w.pos,
+                    span: w.span,
+                });
             }
         }
         let mut bits = vec![0usize];
@@ -581,12 +579,11 @@ impl VarDefs {
         }
         let words = bits.len().div_ceil(64);
         let n = func.blocks.len();
-        let mut live_in = vec![Vec::new(); n];
-        for &b in rpo {
-            live_in[b as usize] = vec![0u64; words];
-        }
-        if let Some(e) = live_in.first_mut() {
-            if let Some(w) = e.first_mut() {
+        // One flat bit matrix (blocks x words): unreachable blocks keep no
+        // definition.
+        let mut live_in = vec![0u64; n * words];
+        if rpo.contains(&0) {
+            if let Some(w) = live_in.first_mut() {
                 *w |= 1;
             }
         }
@@ -604,13 +601,17 @@ impl VarDefs {
                     out.iter_mut().for_each(|w| *w = 0);
                     out[bit / 64] |= 1u64 << (bit % 64);
                 }
-                None => out.copy_from_slice(&live_in[b as usize]),
+                None => {
+                    let at = b as usize * words;
+                    out.copy_from_slice(&live_in[at..at + words]);
+                }
             }
             for &s in succs.get(b as usize).map(|v| v.as_slice()).unwrap_or(&[]) {
                 if !reachable.get(s as usize).copied().unwrap_or(false) {
                     continue;
                 }
-                let target = &mut live_in[s as usize];
+                let at = s as usize * words;
+                let target = &mut live_in[at..at + words];
                 let mut changed = false;
                 for (t, o) in target.iter_mut().zip(&out) {
                     let new = *t | *o;
@@ -630,6 +631,7 @@ impl VarDefs {
             in_block,
             bits,
             live_in,
+            words,
         }
     }
 
@@ -642,7 +644,8 @@ impl VarDefs {
             }
         }
         let mut out = Vec::new();
-        if let Some(words) = self.live_in.get(b as usize) {
+        let at = b as usize * self.words;
+        if let Some(words) = self.live_in.get(at..at + self.words) {
             for (wi, &w) in words.iter().enumerate() {
                 let mut w = w;
                 while w != 0 {
@@ -682,6 +685,35 @@ struct Resolver<'a> {
     rpo: Vec<u32>,
     reachable: Vec<bool>,
     defs: HashMap<VarId, VarDefs>,
+    /// Whole-variable writes per variable, built on first use (one pass
+    /// over the function instead of one per token variable).
+    writes: Option<Vec<Vec<Def>>>,
+}
+
+/// The writes of every variable (`AccessTarget::Var`) in reachable blocks,
+/// in reverse post-order of their blocks, then instruction order.
+fn writes_by_var(func: &Function, rpo: &[u32]) -> Vec<Vec<Def>> {
+    let mut out: Vec<Vec<Def>> = Vec::new();
+    out.resize_with(func.vars.len(), Vec::new);
+    for &b in rpo {
+        let Some(block) = func.blocks.get(b as usize) else {
+            continue;
+        };
+        for (i, inst) in block.insts.iter().enumerate() {
+            if let InstKind::Access(a) = &inst.kind {
+                if let (true, AccessTarget::Var(v)) = (a.write, &a.target) {
+                    if v.index() >= out.len() {
+                        out.resize_with(v.index() + 1, Vec::new);
+                    }
+                    out[v.index()].push(Def {
+                        pos: Some((b, i as u32)),
+                        span: inst.span,
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 impl<'a> Resolver<'a> {
@@ -696,6 +728,7 @@ impl<'a> Resolver<'a> {
             rpo,
             reachable,
             defs: HashMap::new(),
+            writes: None,
         }
     }
 
@@ -713,7 +746,11 @@ impl<'a> Resolver<'a> {
 
     fn reaching(&mut self, v: VarId, b: u32, inst: u32) -> Vec<usize> {
         if !self.defs.contains_key(&v) {
-            let d = VarDefs::build(self.func, &self.succs, &self.rpo, &self.reachable, v);
+            let writes = self
+                .writes
+                .get_or_insert_with(|| writes_by_var(self.func, &self.rpo));
+            let w = writes.get(v.index()).map_or(&[][..], |w| w.as_slice());
+            let d = VarDefs::build(self.func, &self.succs, &self.rpo, &self.reachable, v, w);
             self.defs.insert(v, d);
         }
         self.defs

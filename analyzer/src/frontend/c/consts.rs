@@ -1,6 +1,7 @@
 //! Integer constant evaluation: literals, `#define` bodies (token level) and
 //! expression subtrees (tree level). Everything here is pure and bounded.
 
+use crate::frontend::fields::{CFields, F};
 use tree_sitter::Node;
 
 /// Nesting bound for both evaluators, counted across macro expansions
@@ -168,11 +169,15 @@ pub(crate) fn unop(op: &str, a: i64) -> Option<i64> {
 /// Unwraps parentheses around a single expression.
 pub(crate) fn strip_parens(mut n: Node<'_>) -> Node<'_> {
     for _ in 0..10_000 {
-        if n.kind() != "parenthesized_expression" || n.named_child_count() != 1 {
+        if n.node_kind() != "parenthesized_expression" || n.named_child_count() != 1 {
             break;
         }
         match n.named_child(0) {
-            Some(c) if c.kind() != "compound_statement" && c.kind() != "comma_expression" => n = c,
+            Some(c)
+                if c.node_kind() != "compound_statement" && c.node_kind() != "comma_expression" =>
+            {
+                n = c
+            }
             _ => break,
         }
     }
@@ -187,16 +192,16 @@ pub(crate) fn node_text<'s>(n: Node<'_>, src: &'s str) -> &'s str {
 /// cast keeps an integer constant).
 fn cast_keeps_int(ty: Node<'_>, src: &str) -> bool {
     // Pointer/array/function casts have a declarator.
-    if ty.child_by_field_name("declarator").is_some() {
+    if ty.field(F::Declarator).is_some() {
         return false;
     }
-    let Some(spec) = ty.child_by_field_name("type") else {
+    let Some(spec) = ty.field(F::Type) else {
         return false;
     };
-    match spec.kind() {
+    match spec.node_kind() {
         "primitive_type" => !matches!(node_text(spec, src), "float" | "double" | "void"),
         "sized_type_specifier" => spec
-            .child_by_field_name("type")
+            .field(F::Type)
             .is_none_or(|t| !matches!(node_text(t, src), "double" | "float")),
         "enum_specifier" => true,
         "type_identifier" => matches!(node_text(spec, src), "_Bool" | "bool"),
@@ -211,7 +216,7 @@ pub(crate) fn eval_node(n: Node<'_>, src: &str, env: &dyn ConstEnv, depth: u32) 
         return None;
     }
     let d = depth + 1;
-    match n.kind() {
+    match n.node_kind() {
         "number_literal" => parse_int_literal(node_text(n, src)),
         "char_literal" => parse_char_literal(node_text(n, src)),
         "true" => Some(1),
@@ -230,14 +235,14 @@ pub(crate) fn eval_node(n: Node<'_>, src: &str, env: &dyn ConstEnv, depth: u32) 
             env.ident_value(node_text(n, src), n.start_byte(), d)
         }
         "unary_expression" => {
-            let op = n.child_by_field_name("operator")?;
-            let a = eval_node(n.child_by_field_name("argument")?, src, env, d)?;
+            let op = n.field(F::Operator)?;
+            let a = eval_node(n.field(F::Argument)?, src, env, d)?;
             unop(node_text(op, src), a)
         }
         "binary_expression" => {
-            let op = node_text(n.child_by_field_name("operator")?, src);
-            let l = n.child_by_field_name("left")?;
-            let r = n.child_by_field_name("right")?;
+            let op = node_text(n.field(F::Operator)?, src);
+            let l = n.field(F::Left)?;
+            let r = n.field(F::Right)?;
             match op {
                 "&&" => {
                     let a = eval_node(l, src, env, d)?;
@@ -261,22 +266,22 @@ pub(crate) fn eval_node(n: Node<'_>, src: &str, env: &dyn ConstEnv, depth: u32) 
             }
         }
         "conditional_expression" => {
-            let c = eval_node(n.child_by_field_name("condition")?, src, env, d)?;
+            let c = eval_node(n.field(F::Condition)?, src, env, d)?;
             if c != 0 {
-                match n.child_by_field_name("consequence") {
+                match n.field(F::Consequence) {
                     Some(x) => eval_node(x, src, env, d),
                     None => Some(c),
                 }
             } else {
-                eval_node(n.child_by_field_name("alternative")?, src, env, d)
+                eval_node(n.field(F::Alternative)?, src, env, d)
             }
         }
         "cast_expression" => {
-            let ty = n.child_by_field_name("type")?;
+            let ty = n.field(F::Type)?;
             if !cast_keeps_int(ty, src) {
                 return None;
             }
-            eval_node(n.child_by_field_name("value")?, src, env, d)
+            eval_node(n.field(F::Value)?, src, env, d)
         }
         _ => None,
     }

@@ -6,7 +6,8 @@ use super::consts::{
 };
 use super::lower::{is_expression_kind, is_noreturn, FnLowerer, Ident};
 use super::types::{CType, Layer};
-use super::{field_children, named_children, span, MacroKind};
+use super::{named_children, span, MacroKind};
+use crate::frontend::fields::{CFields, F};
 use crate::ir::*;
 use crate::source::Span;
 use tree_sitter::Node;
@@ -114,6 +115,19 @@ fn combine(index: IndexKind, is_static: bool) -> IndexKind {
 }
 
 fn dedup(v: &mut Vec<VarId>) {
+    if v.len() <= 32 {
+        // The usual handful: a linear check beats building a hash set.
+        let mut kept = 0;
+        for i in 0..v.len() {
+            let x = v[i];
+            if !v[..kept].contains(&x) {
+                v[kept] = x;
+                kept += 1;
+            }
+        }
+        v.truncate(kept);
+        return;
+    }
     let mut seen = std::collections::HashSet::new();
     v.retain(|x| seen.insert(*x));
 }
@@ -268,7 +282,7 @@ impl<'t> FnLowerer<'_, 't> {
     /// Dispatches on the expression kind. Every arm is its own function so
     /// that the frames on a deep recursion stay small (also unoptimised).
     fn operand_inner(&mut self, e: Node<'_>) -> Operand {
-        match e.kind() {
+        match e.node_kind() {
             "identifier" => self.ident_operand(e),
             "number_literal"
             | "char_literal"
@@ -323,7 +337,7 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn literal(&mut self, e: Node<'_>) -> Rv {
         let int = |c: i64| Rv::new(Val::Const(c), Some(CType::int()));
-        match e.kind() {
+        match e.node_kind() {
             "number_literal" => match parse_int_literal(self.text(e)) {
                 Some(c) => int(c),
                 None => Rv::new(Val::Other, Some(CType::scalar(ScalarTy::Double))),
@@ -342,10 +356,10 @@ impl<'t> FnLowerer<'_, 't> {
     fn paren_operand(&mut self, e: Node<'_>) -> Operand {
         let kids: Vec<Node> = named_children(e)
             .into_iter()
-            .filter(|c| c.kind() != "comment")
+            .filter(|c| c.node_kind() != "comment")
             .collect();
         match kids.as_slice() {
-            [c] if c.kind() == "compound_statement" => {
+            [c] if c.node_kind() == "compound_statement" => {
                 // GNU statement expression
                 self.stmt(*c);
                 Operand::Rv(Rv::other())
@@ -362,7 +376,7 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn pointer_operand(&mut self, e: Node<'_>) -> Operand {
-        let Some(arg) = e.child_by_field_name("argument") else {
+        let Some(arg) = e.field(F::Argument) else {
             return Operand::Rv(Rv::other());
         };
         if self.op_text(e) == "&" {
@@ -376,7 +390,7 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn unary(&mut self, e: Node<'_>) -> Rv {
         let op = self.op_text(e);
-        let Some(arg) = e.child_by_field_name("argument") else {
+        let Some(arg) = e.field(F::Argument) else {
             return Rv::other();
         };
         match self.value(arg) {
@@ -390,10 +404,8 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn cast(&mut self, e: Node<'_>) -> Rv {
-        let ty = e
-            .child_by_field_name("type")
-            .map(|t| self.descriptor_type(t));
-        let Some(v) = e.child_by_field_name("value") else {
+        let ty = e.field(F::Type).map(|t| self.descriptor_type(t));
+        let Some(v) = e.field(F::Value) else {
             return Rv::other();
         };
         let mut r = self.rvalue(v);
@@ -413,10 +425,10 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn comma_operand(&mut self, e: Node<'_>) -> Operand {
-        if let Some(l) = e.child_by_field_name("left") {
+        if let Some(l) = e.field(F::Left) {
             let _ = self.value(l);
         }
-        match e.child_by_field_name("right") {
+        match e.field(F::Right) {
             Some(r) => self.operand(r),
             None => Operand::Rv(Rv::other()),
         }
@@ -424,21 +436,19 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn compound_literal(&mut self, e: Node<'_>) -> Rv {
-        if let Some(v) = e.child_by_field_name("value") {
+        if let Some(v) = e.field(F::Value) {
             let _ = self.value(v);
         }
-        let ty = e
-            .child_by_field_name("type")
-            .map(|t| self.descriptor_type(t));
+        let ty = e.field(F::Type).map(|t| self.descriptor_type(t));
         Rv::new(Val::Other, ty)
     }
 
     #[inline(never)]
     fn init_list(&mut self, e: Node<'_>) -> Rv {
         for c in named_children(e) {
-            match c.kind() {
+            match c.node_kind() {
                 "initializer_pair" => {
-                    if let Some(v) = c.child_by_field_name("value") {
+                    if let Some(v) = c.field(F::Value) {
                         let _ = self.value(v);
                     }
                 }
@@ -464,9 +474,9 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn unknown_expr(&mut self, e: Node<'_>) -> Rv {
         for c in named_children(e) {
-            if is_expression_kind(c.kind()) {
+            if is_expression_kind(c.node_kind()) {
                 let _ = self.value(c);
-            } else if matches!(c.kind(), "compound_statement" | "ERROR") {
+            } else if matches!(c.node_kind(), "compound_statement" | "ERROR") {
                 self.stmt(c);
             }
         }
@@ -476,10 +486,10 @@ impl<'t> FnLowerer<'_, 't> {
     /// The type named by a `type_descriptor` (casts, compound literals).
     fn descriptor_type(&self, t: Node<'_>) -> CType {
         let base = t
-            .child_by_field_name("type")
+            .field(F::Type)
             .map(|s| self.file.spec_type(s))
             .unwrap_or_else(CType::unknown);
-        match t.child_by_field_name("declarator") {
+        match t.field(F::Declarator) {
             Some(d) => self.file.apply_declarator(d, base).0,
             None => base,
         }
@@ -502,7 +512,7 @@ impl<'t> FnLowerer<'_, 't> {
             return false;
         }
         let d = depth + 1;
-        match e.kind() {
+        match e.node_kind() {
             "number_literal"
             | "char_literal"
             | "true"
@@ -525,22 +535,18 @@ impl<'t> FnLowerer<'_, 't> {
                     && e.named_child(0).is_some_and(|c| self.is_static_index(c, d))
             }
             "unary_expression" => e
-                .child_by_field_name("argument")
+                .field(F::Argument)
                 .is_some_and(|c| self.is_static_index(c, d)),
             "binary_expression" => {
-                e.child_by_field_name("left")
-                    .is_some_and(|c| self.is_static_index(c, d))
-                    && e.child_by_field_name("right")
+                e.field(F::Left).is_some_and(|c| self.is_static_index(c, d))
+                    && e.field(F::Right)
                         .is_some_and(|c| self.is_static_index(c, d))
             }
-            "conditional_expression" => {
-                ["condition", "consequence", "alternative"].iter().all(|f| {
-                    e.child_by_field_name(f)
-                        .is_none_or(|c| self.is_static_index(c, d))
-                })
-            }
+            "conditional_expression" => [F::Condition, F::Consequence, F::Alternative]
+                .iter()
+                .all(|&f| e.field(f).is_none_or(|c| self.is_static_index(c, d))),
             "cast_expression" => e
-                .child_by_field_name("value")
+                .field(F::Value)
                 .is_some_and(|c| self.is_static_index(c, d)),
             _ => false,
         }
@@ -591,10 +597,7 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn subscript(&mut self, e: Node<'_>) -> Operand {
-        let (Some(base_e), Some(idx_e)) = (
-            e.child_by_field_name("argument"),
-            e.child_by_field_name("index"),
-        ) else {
+        let (Some(base_e), Some(idx_e)) = (e.field(F::Argument), e.field(F::Index)) else {
             for c in named_children(e) {
                 let _ = self.value(c);
             }
@@ -622,16 +625,11 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn field(&mut self, e: Node<'_>) -> Operand {
-        let Some(arg) = e.child_by_field_name("argument") else {
+        let Some(arg) = e.field(F::Argument) else {
             return Operand::Rv(Rv::other());
         };
-        let fname = e
-            .child_by_field_name("field")
-            .map(|f| self.text(f))
-            .unwrap_or("");
-        let arrow = e
-            .child_by_field_name("operator")
-            .is_some_and(|o| self.text(o) == "->");
+        let fname = e.field(F::Field).map(|f| self.text(f)).unwrap_or("");
+        let arrow = e.field(F::Operator).is_some_and(|o| self.text(o) == "->");
         let mut place = if arrow {
             let rv = self.rvalue(arg);
             self.deref(rv, None)
@@ -676,9 +674,7 @@ impl<'t> FnLowerer<'_, 't> {
     }
 
     fn op_text(&self, e: Node<'_>) -> &'t str {
-        e.child_by_field_name("operator")
-            .map(|o| self.text(o))
-            .unwrap_or("")
+        e.field(F::Operator).map(|o| self.text(o)).unwrap_or("")
     }
 
     /// Binary operators. A left-deep chain of arithmetic (`a + b + c + ...`)
@@ -686,10 +682,7 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn binary(&mut self, e: Node<'_>) -> Operand {
         let op = self.op_text(e);
-        let (Some(l), Some(r)) = (
-            e.child_by_field_name("left"),
-            e.child_by_field_name("right"),
-        ) else {
+        let (Some(l), Some(r)) = (e.field(F::Left), e.field(F::Right)) else {
             for c in named_children(e) {
                 let _ = self.value(c);
             }
@@ -700,12 +693,12 @@ impl<'t> FnLowerer<'_, 't> {
         }
         let mut spine = vec![e];
         let mut innermost_left = l;
-        while innermost_left.kind() == "binary_expression"
+        while innermost_left.node_kind() == "binary_expression"
             && !matches!(self.op_text(innermost_left), "&&" | "||" | "")
-            && innermost_left.child_by_field_name("right").is_some()
+            && innermost_left.field(F::Right).is_some()
         {
             spine.push(innermost_left);
-            match innermost_left.child_by_field_name("left") {
+            match innermost_left.field(F::Left) {
                 Some(x) => innermost_left = x,
                 None => break,
             }
@@ -713,10 +706,7 @@ impl<'t> FnLowerer<'_, 't> {
         let mark = self.read_log.len();
         let mut acc = self.rvalue(innermost_left);
         for x in spine.into_iter().rev() {
-            let (Some(xl), Some(xr)) = (
-                x.child_by_field_name("left"),
-                x.child_by_field_name("right"),
-            ) else {
+            let (Some(xl), Some(xr)) = (x.field(F::Left), x.field(F::Right)) else {
                 continue;
             };
             let op = self.op_text(x);
@@ -799,19 +789,19 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn conditional_value(&mut self, e: Node<'_>) -> Rv {
         let sp = span(e);
-        let c = e.child_by_field_name("condition");
+        let c = e.field(F::Condition);
         let t = self.b.new_block("cond.true", Some(sp));
         let f = self.b.new_block("cond.false", Some(sp));
         let end = self.b.new_block("cond.end", Some(sp));
         let csp = c.map(span).unwrap_or(sp);
         self.cond(c, t, f, csp, false);
         self.b.set_current(Some(t));
-        if let Some(x) = e.child_by_field_name("consequence") {
+        if let Some(x) = e.field(F::Consequence) {
             let _ = self.value(x);
         }
         self.b.goto_if_open(end);
         self.b.set_current(Some(f));
-        if let Some(y) = e.child_by_field_name("alternative") {
+        if let Some(y) = e.field(F::Alternative) {
             let _ = self.value(y);
         }
         self.b.goto_if_open(end);
@@ -866,7 +856,7 @@ impl<'t> FnLowerer<'_, 't> {
                 return;
             }
         }
-        let done = match e.kind() {
+        let done = match e.node_kind() {
             "binary_expression" => self.cond_logical(e, t, f, sp),
             "unary_expression" => self.cond_not(e, t, f, sp),
             "conditional_expression" => self.cond_ternary(e, t, f, sp),
@@ -887,10 +877,7 @@ impl<'t> FnLowerer<'_, 't> {
     #[inline(never)]
     fn cond_logical(&mut self, e: Node<'_>, t: BlockId, f: BlockId, sp: Span) -> bool {
         let op = self.op_text(e);
-        let (l, r) = (
-            e.child_by_field_name("left"),
-            e.child_by_field_name("right"),
-        );
+        let (l, r) = (e.field(F::Left), e.field(F::Right));
         if let (Some(l), Some(r), "&&" | "||") = (l, r, op) {
             self.cond_chain(e, l, r, op == "&&", t, f, sp);
             return true;
@@ -903,7 +890,7 @@ impl<'t> FnLowerer<'_, 't> {
         if self.op_text(e) != "!" {
             return false;
         }
-        match e.child_by_field_name("argument") {
+        match e.field(F::Argument) {
             Some(a) => {
                 self.cond(Some(a), f, t, sp, true);
                 true
@@ -914,9 +901,9 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn cond_ternary(&mut self, e: Node<'_>, t: BlockId, f: BlockId, sp: Span) -> bool {
-        let c = e.child_by_field_name("condition");
-        let x = e.child_by_field_name("consequence");
-        let y = e.child_by_field_name("alternative");
+        let c = e.field(F::Condition);
+        let x = e.field(F::Consequence);
+        let y = e.field(F::Alternative);
         let (Some(c), Some(x), Some(y)) = (c, x, y) else {
             return false;
         };
@@ -953,13 +940,10 @@ impl<'t> FnLowerer<'_, 't> {
         let mut cur = l;
         loop {
             let s = strip_parens(cur);
-            if s.kind() != "binary_expression" || self.op_text(s) != op {
+            if s.node_kind() != "binary_expression" || self.op_text(s) != op {
                 break;
             }
-            match (
-                s.child_by_field_name("left"),
-                s.child_by_field_name("right"),
-            ) {
+            match (s.field(F::Left), s.field(F::Right)) {
                 (Some(sl), Some(sr)) => {
                     rights.push(sr);
                     cur = sl;
@@ -1000,14 +984,8 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn assignment(&mut self, e: Node<'_>) -> Rv {
-        let op = e
-            .child_by_field_name("operator")
-            .map(|o| self.text(o))
-            .unwrap_or("=");
-        let (Some(l), Some(r)) = (
-            e.child_by_field_name("left"),
-            e.child_by_field_name("right"),
-        ) else {
+        let op = e.field(F::Operator).map(|o| self.text(o)).unwrap_or("=");
+        let (Some(l), Some(r)) = (e.field(F::Left), e.field(F::Right)) else {
             for c in named_children(e) {
                 let _ = self.value(c);
             }
@@ -1036,7 +1014,7 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn update(&mut self, e: Node<'_>) -> Rv {
-        let Some(arg) = e.child_by_field_name("argument") else {
+        let Some(arg) = e.field(F::Argument) else {
             return Rv::other();
         };
         match self.operand(arg) {
@@ -1074,7 +1052,7 @@ impl<'t> FnLowerer<'_, 't> {
             return escapes;
         };
         for a in named_children(args) {
-            if a.kind() == "comment" {
+            if a.node_kind() == "comment" {
                 continue;
             }
             let mark = self.escape_log.len();
@@ -1087,13 +1065,13 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn call(&mut self, e: Node<'_>) -> Rv {
-        let args = e.child_by_field_name("arguments");
-        let Some(f) = e.child_by_field_name("function") else {
+        let args = e.field(F::Arguments);
+        let Some(f) = e.field(F::Function) else {
             let _ = self.call_args(args);
             return Rv::other();
         };
         let callee = strip_parens(f);
-        if callee.kind() == "identifier" && !callee.is_missing() {
+        if callee.node_kind() == "identifier" && !callee.is_missing() {
             let offset = callee.start_byte();
             let mut name = self.text(callee).to_string();
             let shadowed = self.lookup(&name).is_some();
@@ -1128,7 +1106,7 @@ impl<'t> FnLowerer<'_, 't> {
                 if let Some(args) = args {
                     for (i, a) in named_children(args)
                         .into_iter()
-                        .filter(|a| a.kind() != "comment")
+                        .filter(|a| a.node_kind() != "comment")
                         .enumerate()
                     {
                         if i == 0 {
@@ -1197,7 +1175,7 @@ impl<'t> FnLowerer<'_, 't> {
         let mut bargs = Vec::new();
         if let Some(args) = args {
             for a in named_children(args) {
-                if a.kind() == "comment" {
+                if a.node_kind() == "comment" {
                     continue;
                 }
                 let value = self.builtin_arg(a);
@@ -1245,7 +1223,7 @@ impl<'t> FnLowerer<'_, 't> {
             .map(|a| {
                 named_children(a)
                     .into_iter()
-                    .filter(|c| c.kind() != "comment")
+                    .filter(|c| c.node_kind() != "comment")
                     .collect()
             })
             .unwrap_or_default();
@@ -1315,12 +1293,12 @@ impl<'t> FnLowerer<'_, 't> {
             return ArgValue::Int(c);
         }
         let s = strip_parens(a);
-        match s.kind() {
+        match s.node_kind() {
             "string_literal" => return ArgValue::Str(string_literal_value(self.text(s))),
             "concatenated_string" => {
                 let mut out = String::new();
                 for c in named_children(s) {
-                    if c.kind() == "string_literal" {
+                    if c.node_kind() == "string_literal" {
                         out.push_str(&string_literal_value(self.text(c)));
                     }
                 }
@@ -1344,7 +1322,7 @@ impl<'t> FnLowerer<'_, 't> {
         }
         let rv = self.rvalue(a);
         match self.consume(rv) {
-            Val::Var(v) if s.kind() == "identifier" => ArgValue::Var(v),
+            Val::Var(v) if s.node_kind() == "identifier" => ArgValue::Var(v),
             _ => ArgValue::Other,
         }
     }
@@ -1352,15 +1330,15 @@ impl<'t> FnLowerer<'_, 't> {
     /// `name(x)` that tree-sitter read as a macro type specifier (error
     /// recovery): a call with one identifier (or type) argument.
     pub fn macro_type_call(&mut self, n: Node<'_>) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field(F::Name) else {
             return;
         };
         let name = self.text(name_node).to_string();
         let arg = n
-            .child_by_field_name("type")
-            .filter(|t| t.child_by_field_name("declarator").is_none())
-            .and_then(|t| t.child_by_field_name("type"))
-            .filter(|t| t.kind() == "type_identifier" && !self.file.is_typedef(self.text(*t)));
+            .field(F::Type)
+            .filter(|t| t.field(F::Declarator).is_none())
+            .and_then(|t| t.field(F::Type))
+            .filter(|t| t.node_kind() == "type_identifier" && !self.file.is_typedef(self.text(*t)));
         let mut arg_val = None;
         if let Some(a) = arg {
             let an = self.text(a);
@@ -1400,17 +1378,17 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn asm(&mut self, e: Node<'_>) -> Rv {
-        if let Some(inputs) = e.child_by_field_name("input_operands") {
-            for op in field_children(inputs, "operand") {
-                if let Some(v) = op.child_by_field_name("value") {
+        if let Some(inputs) = e.field(F::InputOperands) {
+            for op in inputs.fields(F::Operand) {
+                if let Some(v) = op.field(F::Value) {
                     let _ = self.value(v);
                 }
             }
         }
         self.b.push(InstKind::Asm, span(e));
-        if let Some(outputs) = e.child_by_field_name("output_operands") {
-            for op in field_children(outputs, "operand") {
-                if let Some(v) = op.child_by_field_name("value") {
+        if let Some(outputs) = e.field(F::OutputOperands) {
+            for op in outputs.fields(F::Operand) {
+                if let Some(v) = op.field(F::Value) {
                     if let Operand::Lv(p) = self.operand(v) {
                         self.emit_access(true, &p, Some(ValueSrc::Other), span(v));
                     }

@@ -5,9 +5,10 @@ use super::consts::{eval_node, node_text, strip_parens, ConstEnv};
 use super::pragma::{self, Pragma, UnrollCount};
 use super::types::{CType, Layer};
 use super::{
-    children, field_children, first_error, has_const_qualifier, is_alternative_of, is_missing_stmt,
-    is_pragma, named_children, span, FileCtx,
+    children, first_error, first_named_non_comment, has_const_qualifier, is_alternative_of,
+    is_missing_stmt, is_pragma, named_children, span, FileCtx,
 };
+use crate::frontend::fields::{CFields, F};
 use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
@@ -109,7 +110,7 @@ pub(crate) struct FnLowerer<'f, 't> {
 
 /// Lowers one `function_definition`.
 pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
-    let decl = n.child_by_field_name("declarator");
+    let decl = n.field(F::Declarator);
     let (name_node, fdecl) = match decl {
         Some(d) => function_name(d),
         None => (None, None),
@@ -144,7 +145,7 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     if let Some(fd) = fdecl {
         l.params(n, fd);
     }
-    if let Some(body) = n.child_by_field_name("body") {
+    if let Some(body) = n.field(F::Body) {
         l.stmt(body);
     }
     l.pop_scope();
@@ -160,14 +161,13 @@ fn function_name(d: Node<'_>) -> (Option<Node<'_>>, Option<Node<'_>>) {
     let mut cur = d;
     let mut fdecl = None;
     for _ in 0..256 {
-        match cur.kind() {
+        match cur.node_kind() {
             "identifier" => return ((!cur.is_missing()).then_some(cur), fdecl),
             "function_declarator" => fdecl = Some(cur),
             "parenthesized_declarator" | "attributed_declarator" => {
-                match named_children(cur)
-                    .into_iter()
-                    .find(|c| !matches!(c.kind(), "attribute_declaration" | "ms_call_modifier"))
-                {
+                match named_children(cur).into_iter().find(|c| {
+                    !matches!(c.node_kind(), "attribute_declaration" | "ms_call_modifier")
+                }) {
                     Some(c) => {
                         cur = c;
                         continue;
@@ -178,7 +178,7 @@ fn function_name(d: Node<'_>) -> (Option<Node<'_>>, Option<Node<'_>>) {
             "pointer_declarator" => {}
             _ => break,
         }
-        match cur.child_by_field_name("declarator") {
+        match cur.field(F::Declarator) {
             Some(c) => cur = c,
             None => break,
         }
@@ -191,12 +191,12 @@ fn function_name(d: Node<'_>) -> (Option<Node<'_>>, Option<Node<'_>>) {
 fn contains_label(n: Node<'_>) -> bool {
     let mut stack = vec![(n, false)];
     while let Some((x, in_switch)) = stack.pop() {
-        match x.kind() {
+        match x.node_kind() {
             "labeled_statement" => return true,
             "case_statement" if !in_switch => return true,
             _ => {}
         }
-        let sw = in_switch || x.kind() == "switch_statement";
+        let sw = in_switch || x.node_kind() == "switch_statement";
         for c in children(x) {
             if c.is_named() {
                 stack.push((c, sw));
@@ -242,14 +242,11 @@ pub(crate) fn is_expression_kind(kind: &str) -> bool {
 
 /// A statement whose body slot is a MISSING empty statement.
 fn missing_body(n: Node<'_>) -> bool {
-    match n.kind() {
-        "for_statement" | "while_statement" => {
-            n.child_by_field_name("body").is_some_and(is_missing_stmt)
-        }
+    match n.node_kind() {
+        "for_statement" | "while_statement" => n.field(F::Body).is_some_and(is_missing_stmt),
         "if_statement" => {
-            n.child_by_field_name("alternative").is_none()
-                && n.child_by_field_name("consequence")
-                    .is_some_and(is_missing_stmt)
+            n.field(F::Alternative).is_none()
+                && n.field(F::Consequence).is_some_and(is_missing_stmt)
         }
         _ => false,
     }
@@ -344,42 +341,43 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// Resolves an identifier used as a value at node `at`.
     pub fn resolve_ident(&mut self, name: &str, at: Node<'_>) -> Ident {
         let offset = at.start_byte();
-        let mut name = name.to_string();
+        let mut name = std::borrow::Cow::Borrowed(name);
         if self.file.is_object_macro(&name, offset) {
             if let Some(c) = self.file.macro_value(&name, offset, 0) {
                 return Ident::Const(c);
             }
             match self.file.macro_alias(&name, offset) {
-                Some(alias) => name = alias,
+                Some(alias) => name = std::borrow::Cow::Owned(alias),
                 None => return Ident::Opaque,
             }
         }
-        if let Some(v) = self.lookup(&name) {
+        let name: &str = &name;
+        if let Some(v) = self.lookup(name) {
             return match self.var_const(v) {
                 Some(c) => Ident::Const(c),
                 None => Ident::Var(v),
             };
         }
-        if let Some(c) = self.file.enums.get(&name) {
+        if let Some(c) = self.file.enums.get(name) {
             return Ident::Const(*c);
         }
-        if self.globals_in_fn.contains_key(&name) || self.file.globals.contains_key(&name) {
-            let v = self.global_var(&name, at);
+        if self.globals_in_fn.contains_key(name) || self.file.globals.contains_key(name) {
+            let v = self.global_var(name, at);
             return match self.var_const(v) {
                 Some(c) => Ident::Const(c),
                 None => Ident::Var(v),
             };
         }
-        if self.file.functions.contains_key(&name)
-            || self.local_functions.contains(&name)
+        if self.file.functions.contains_key(name)
+            || self.local_functions.contains(name)
             || name.starts_with("__builtin")
         {
             return Ident::Func;
         }
-        match super::standard_macro(&name) {
+        match super::standard_macro(name) {
             Some(Some(c)) => Ident::Const(c),
             Some(None) => Ident::Opaque,
-            None => Ident::Var(self.global_var(&name, at)),
+            None => Ident::Var(self.global_var(name, at)),
         }
     }
 
@@ -393,20 +391,20 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn params(&mut self, def: Node<'_>, fdecl: Node<'_>) {
-        let Some(list) = fdecl.child_by_field_name("parameters") else {
+        let Some(list) = fdecl.field(F::Parameters) else {
             return;
         };
         // K&R definitions: `int f(a, b) int a; double *b; { ... }`
         let mut kr: HashMap<String, (CType, Span)> = HashMap::new();
         for d in children(def) {
-            if d.kind() != "declaration" {
+            if d.node_kind() != "declaration" {
                 continue;
             }
-            let Some(spec) = d.child_by_field_name("type") else {
+            let Some(spec) = d.field(F::Type) else {
                 continue;
             };
             let base = self.file.spec_type(spec);
-            for x in field_children(d, "declarator") {
+            for x in d.fields(F::Declarator) {
                 let (ty, name) = self.file.apply_declarator(x, base.clone());
                 if let Some(name) = name {
                     kr.insert(self.text(name).to_string(), (ty, span(d)));
@@ -414,13 +412,13 @@ impl<'f, 't> FnLowerer<'f, 't> {
             }
         }
         for p in named_children(list) {
-            match p.kind() {
+            match p.node_kind() {
                 "parameter_declaration" => {
-                    let Some(spec) = p.child_by_field_name("type") else {
+                    let Some(spec) = p.field(F::Type) else {
                         continue;
                     };
                     let base = self.file.spec_type(spec);
-                    let Some(d) = p.child_by_field_name("declarator") else {
+                    let Some(d) = p.field(F::Declarator) else {
                         continue;
                     };
                     let (ty, name) = self.file.apply_declarator(d, base);
@@ -462,7 +460,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut is_static = false;
         let mut is_extern = false;
         for c in children(n) {
-            if c.kind() == "storage_class_specifier" {
+            if c.node_kind() == "storage_class_specifier" {
                 match self.text(c).trim() {
                     "static" | "_Thread_local" | "__thread" | "thread_local" => is_static = true,
                     "extern" => is_extern = true,
@@ -470,17 +468,14 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 }
             }
         }
-        let Some(spec) = n.child_by_field_name("type") else {
+        let Some(spec) = n.field(F::Type) else {
             return;
         };
         let base = self.file.spec_type(spec);
         let is_const = has_const_qualifier(n, self.file);
-        for d in field_children(n, "declarator") {
-            let (decl, init) = if d.kind() == "init_declarator" {
-                (
-                    d.child_by_field_name("declarator").unwrap_or(d),
-                    d.child_by_field_name("value"),
-                )
+        for d in n.fields(F::Declarator) {
+            let (decl, init) = if d.node_kind() == "init_declarator" {
+                (d.field(F::Declarator).unwrap_or(d), d.field(F::Value))
             } else {
                 (d, None)
             };
@@ -527,7 +522,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 self.vla_sizes(decl);
             }
             let const_value = if is_const && ty.layers.is_empty() {
-                init.filter(|i| i.kind() != "initializer_list")
+                init.filter(|i| i.node_kind() != "initializer_list")
                     .and_then(|i| self.const_value(i))
             } else {
                 None
@@ -557,7 +552,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             }
             let Some(init) = init else { continue };
             let place = super::expr::Place::whole(v, ty.clone());
-            if init.kind() == "initializer_list" || ty.is_array() {
+            if init.node_kind() == "initializer_list" || ty.is_array() {
                 let _ = self.value(init);
                 let mut p = place;
                 if ty.is_array() || ty.is_struct() {
@@ -577,16 +572,16 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut cur = decl;
         let mut sizes = Vec::new();
         for _ in 0..256 {
-            if cur.kind() == "array_declarator" {
-                if let Some(s) = cur.child_by_field_name("size") {
+            if cur.node_kind() == "array_declarator" {
+                if let Some(s) = cur.field(F::Size) {
                     if s.is_named() && self.const_value(s).is_none() {
                         sizes.push(s);
                     }
                 }
             }
-            match cur.child_by_field_name("declarator") {
+            match cur.field(F::Declarator) {
                 Some(c) => cur = c,
-                None => match cur.kind() {
+                None => match cur.node_kind() {
                     "parenthesized_declarator" | "attributed_declarator" => {
                         match cur.named_child(0) {
                             Some(c) => cur = c,
@@ -627,7 +622,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 i += 1;
                 continue;
             }
-            if !n.is_named() || n.kind() == "comment" {
+            if !n.is_named() || n.node_kind() == "comment" {
                 i += 1;
                 continue;
             }
@@ -639,7 +634,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 let mut ps = Vec::new();
                 let mut k = j;
                 while k < items.len()
-                    && (is_pragma(items[k], self.file.src) || items[k].kind() == "comment")
+                    && (is_pragma(items[k], self.file.src) || items[k].node_kind() == "comment")
                 {
                     if is_pragma(items[k], self.file.src) {
                         ps.push(pragma::parse(items[k], self.file));
@@ -661,19 +656,19 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     /// `_Pragma("...");` as a statement: a pragma for what follows.
     fn pragma_operator(&self, n: Node<'_>) -> Option<Pragma> {
-        if n.kind() != "expression_statement" {
+        if n.node_kind() != "expression_statement" {
             return None;
         }
         let call = n.named_child(0)?;
-        if call.kind() != "call_expression" {
+        if call.node_kind() != "call_expression" {
             return None;
         }
-        let f = call.child_by_field_name("function")?;
+        let f = call.field(F::Function)?;
         if !matches!(self.text(f), "_Pragma" | "__pragma") {
             return None;
         }
-        let arg = call.child_by_field_name("arguments")?.named_child(0)?;
-        let text = match strip_parens(arg).kind() {
+        let arg = call.field(F::Arguments)?.named_child(0)?;
+        let text = match strip_parens(arg).node_kind() {
             "string_literal" | "concatenated_string" => {
                 super::consts::string_literal_value(self.text(strip_parens(arg)))
             }
@@ -701,7 +696,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// Dispatches on the statement kind; every arm is its own function so
     /// that the frames on a deep recursion stay small.
     fn stmt_inner(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
-        match n.kind() {
+        match n.node_kind() {
             "compound_statement" => self.compound(n),
             "expression_statement" => self.expression_stmt(n),
             "declaration" => self.declaration(n),
@@ -739,10 +734,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn expression_stmt(&mut self, n: Node<'_>) {
-        if let Some(e) = named_children(n)
-            .into_iter()
-            .find(|c| c.kind() != "comment")
-        {
+        if let Some(e) = first_named_non_comment(n) {
             self.call_stmt = Some((e.id(), span(n)));
             let _ = self.value(e);
             self.call_stmt = None;
@@ -752,18 +744,15 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// `goto`, `break`, `continue`, `return`.
     #[inline(never)]
     fn jump_stmt(&mut self, n: Node<'_>) {
-        let target = match n.kind() {
-            "goto_statement" => n.child_by_field_name("label").map(|l| {
+        let target = match n.node_kind() {
+            "goto_statement" => n.field(F::Label).map(|l| {
                 let name = self.text(l).to_string();
                 self.label_block(&name)
             }),
             "break_statement" => self.jumps.last().map(|j| j.brk),
             "continue_statement" => self.jumps.iter().rev().find_map(|j| j.cont),
             _ => {
-                if let Some(e) = named_children(n)
-                    .into_iter()
-                    .find(|c| c.kind() != "comment")
-                {
+                if let Some(e) = first_named_non_comment(n) {
                     let _ = self.value(e);
                 }
                 Some(self.b.return_block())
@@ -780,16 +769,15 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut pragmas = pragmas;
         let mut inner = None;
         for c in named_children(n) {
-            if c.kind() == "attribute_declaration" {
+            if c.node_kind() == "attribute_declaration" {
                 let ivdep = named_children(c).into_iter().any(|a| {
-                    a.kind() == "attribute"
-                        && a.child_by_field_name("name")
-                            .is_some_and(|x| self.text(x) == "ivdep")
+                    a.node_kind() == "attribute"
+                        && a.field(F::Name).is_some_and(|x| self.text(x) == "ivdep")
                 });
                 if ivdep {
                     pragmas.push(Pragma::Ivdep(span(c)));
                 }
-            } else if c.kind() != "comment" {
+            } else if c.node_kind() != "comment" {
                 inner = Some(c);
             }
         }
@@ -802,13 +790,13 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// blocks: their contents in order.
     #[inline(never)]
     fn container_stmt(&mut self, n: Node<'_>) {
-        match n.kind() {
+        match n.node_kind() {
             "seh_try_statement" => {
                 for c in named_children(n) {
-                    match c.kind() {
+                    match c.node_kind() {
                         "compound_statement" => self.stmt(c),
                         "seh_except_clause" | "seh_finally_clause" => {
-                            if let Some(b) = c.child_by_field_name("body") {
+                            if let Some(b) = c.field(F::Body) {
                                 self.stmt(b);
                             }
                         }
@@ -841,7 +829,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn labeled_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
-        let Some(l) = n.child_by_field_name("label") else {
+        let Some(l) = n.field(F::Label) else {
             return;
         };
         let name = self.text(l).to_string();
@@ -853,7 +841,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let label_id = l.id();
         let rest: Vec<Node> = named_children(n)
             .into_iter()
-            .filter(|c| c.id() != label_id && c.kind() != "comment")
+            .filter(|c| c.id() != label_id && c.node_kind() != "comment")
             .collect();
         let mut pragmas = Some(pragmas);
         for c in rest {
@@ -884,16 +872,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut chain: &Chain<'_> = chain;
         loop {
             let sp = span(cur);
-            let cond = cur
-                .child_by_field_name("condition")
-                .map(|c| strip_parens(c));
-            let (cons, cons_pragmas, rest) =
-                self.body_or_chain(cur.child_by_field_name("consequence"), chain);
-            let alt = cur.child_by_field_name("alternative").and_then(|e| {
-                named_children(e)
-                    .into_iter()
-                    .find(|c| c.kind() != "comment")
-            });
+            let cond = cur.field(F::Condition).map(|c| strip_parens(c));
+            let (cons, cons_pragmas, rest) = self.body_or_chain(cur.field(F::Consequence), chain);
+            let alt = cur.field(F::Alternative).and_then(first_named_non_comment);
             // clang elides a constant `if` and its dead arm (unless the dead
             // arm holds a label)
             if let Some(c) = cond.and_then(|c| self.const_value(c)) {
@@ -921,7 +902,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             self.b.goto_if_open(end_b);
             if let (Some(a), Some(eb)) = (alt, else_b) {
                 self.b.set_current(Some(eb));
-                if a.kind() == "if_statement" {
+                if a.node_kind() == "if_statement" {
                     ends.push(end_b);
                     cur = a;
                     chain = &[];
@@ -965,8 +946,8 @@ impl<'f, 't> FnLowerer<'f, 't> {
     fn while_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
         let sp = span(n);
         let (_, ivdep, _) = Self::loop_attrs(&pragmas);
-        let cond = n.child_by_field_name("condition").map(|c| strip_parens(c));
-        let (body, body_pragmas, rest) = self.body_or_chain(n.child_by_field_name("body"), chain);
+        let cond = n.field(F::Condition).map(|c| strip_parens(c));
+        let (body, body_pragmas, rest) = self.body_or_chain(n.field(F::Body), chain);
         let cond_b = self.b.new_block("while.cond", Some(sp));
         self.b.enter(cond_b);
         let body_b = self.b.new_block("while.body", Some(sp));
@@ -1000,7 +981,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     fn do_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>) {
         let sp = span(n);
         let (_, ivdep, _) = Self::loop_attrs(&pragmas);
-        let cond = n.child_by_field_name("condition").map(|c| strip_parens(c));
+        let cond = n.field(F::Condition).map(|c| strip_parens(c));
         let body_b = self.b.new_block("do.body", Some(sp));
         let cond_b = self.b.new_block("do.cond", Some(sp));
         let end_b = self.b.new_block("do.end", Some(sp));
@@ -1019,7 +1000,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             brk: end_b,
             cont: Some(cond_b),
         });
-        if let Some(body) = n.child_by_field_name("body") {
+        if let Some(body) = n.field(F::Body) {
             self.stmt(body);
         }
         self.jumps.pop();
@@ -1034,12 +1015,12 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let sp = span(n);
         let (omp, ivdep, unroll) = Self::loop_attrs(&pragmas);
         self.push_scope();
-        let init = n.child_by_field_name("initializer");
-        let cond = n.child_by_field_name("condition");
-        let update = n.child_by_field_name("update");
-        let (body, body_pragmas, rest) = self.body_or_chain(n.child_by_field_name("body"), chain);
+        let init = n.field(F::Initializer);
+        let cond = n.field(F::Condition);
+        let update = n.field(F::Update);
+        let (body, body_pragmas, rest) = self.body_or_chain(n.field(F::Body), chain);
         if let Some(i) = init {
-            if i.kind() == "declaration" {
+            if i.node_kind() == "declaration" {
                 self.declaration(i);
             } else {
                 let _ = self.value(i);
@@ -1102,47 +1083,41 @@ impl<'f, 't> FnLowerer<'f, 't> {
     ) -> Option<VarId> {
         let (name, start) = {
             let init = init?;
-            match init.kind() {
+            match init.node_kind() {
                 "declaration" => {
-                    let ds = field_children(init, "declarator");
+                    let ds = init.fields(F::Declarator);
                     let [d] = ds.as_slice() else { return None };
-                    if d.kind() != "init_declarator" {
+                    if d.node_kind() != "init_declarator" {
                         return None;
                     }
-                    let id = d.child_by_field_name("declarator")?;
-                    if id.kind() != "identifier" {
+                    let id = d.field(F::Declarator)?;
+                    if id.node_kind() != "identifier" {
                         return None;
                     }
-                    (
-                        self.text(id),
-                        self.const_value(d.child_by_field_name("value")?)?,
-                    )
+                    (self.text(id), self.const_value(d.field(F::Value)?)?)
                 }
                 "assignment_expression" => {
-                    let op = init.child_by_field_name("operator")?;
-                    let l = strip_parens(init.child_by_field_name("left")?);
-                    if self.text(op) != "=" || l.kind() != "identifier" {
+                    let op = init.field(F::Operator)?;
+                    let l = strip_parens(init.field(F::Left)?);
+                    if self.text(op) != "=" || l.node_kind() != "identifier" {
                         return None;
                     }
-                    (
-                        self.text(l),
-                        self.const_value(init.child_by_field_name("right")?)?,
-                    )
+                    (self.text(l), self.const_value(init.field(F::Right)?)?)
                 }
                 _ => return None,
             }
         };
         let (op, bound) = {
             let c = strip_parens(cond?);
-            if c.kind() != "binary_expression" {
+            if c.node_kind() != "binary_expression" {
                 return None;
             }
-            let op = self.text(c.child_by_field_name("operator")?);
-            let l = strip_parens(c.child_by_field_name("left")?);
-            let r = strip_parens(c.child_by_field_name("right")?);
-            if l.kind() == "identifier" && self.text(l) == name {
+            let op = self.text(c.field(F::Operator)?);
+            let l = strip_parens(c.field(F::Left)?);
+            let r = strip_parens(c.field(F::Right)?);
+            if l.node_kind() == "identifier" && self.text(l) == name {
                 (op.to_string(), self.const_value(r)?)
-            } else if r.kind() == "identifier" && self.text(r) == name {
+            } else if r.node_kind() == "identifier" && self.text(r) == name {
                 let flipped = match op {
                     "<" => ">",
                     "<=" => ">=",
@@ -1160,35 +1135,35 @@ impl<'f, 't> FnLowerer<'f, 't> {
             let u = strip_parens(update?);
             let is_iv = |x: Node<'_>| {
                 let x = strip_parens(x);
-                x.kind() == "identifier" && self.text(x) == name
+                x.node_kind() == "identifier" && self.text(x) == name
             };
-            match u.kind() {
+            match u.node_kind() {
                 "update_expression" => {
-                    if !is_iv(u.child_by_field_name("argument")?) {
+                    if !is_iv(u.field(F::Argument)?) {
                         return None;
                     }
-                    match self.text(u.child_by_field_name("operator")?) {
+                    match self.text(u.field(F::Operator)?) {
                         "++" => 1,
                         "--" => -1,
                         _ => return None,
                     }
                 }
                 "assignment_expression" => {
-                    if !is_iv(u.child_by_field_name("left")?) {
+                    if !is_iv(u.field(F::Left)?) {
                         return None;
                     }
-                    let r = u.child_by_field_name("right")?;
-                    match self.text(u.child_by_field_name("operator")?) {
+                    let r = u.field(F::Right)?;
+                    match self.text(u.field(F::Operator)?) {
                         "+=" => self.const_value(r)?,
                         "-=" => self.const_value(r)?.checked_neg()?,
                         "=" => {
                             let r = strip_parens(r);
-                            if r.kind() != "binary_expression" {
+                            if r.node_kind() != "binary_expression" {
                                 return None;
                             }
-                            let bop = self.text(r.child_by_field_name("operator")?);
-                            let bl = r.child_by_field_name("left")?;
-                            let br = r.child_by_field_name("right")?;
+                            let bop = self.text(r.field(F::Operator)?);
+                            let bl = r.field(F::Left)?;
+                            let br = r.field(F::Right)?;
                             match bop {
                                 "+" if is_iv(bl) => self.const_value(br)?,
                                 "+" if is_iv(br) => self.const_value(bl)?,
@@ -1221,7 +1196,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     #[inline(never)]
     fn switch_stmt(&mut self, n: Node<'_>) {
         let sp = span(n);
-        let cond = n.child_by_field_name("condition");
+        let cond = n.field(F::Condition);
         if let Some(c) = cond {
             let _ = self.value(strip_parens(c));
         }
@@ -1239,7 +1214,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             brk: epilog,
             cont: None,
         });
-        if let Some(body) = n.child_by_field_name("body") {
+        if let Some(body) = n.field(F::Body) {
             self.stmt(body);
         }
         self.jumps.pop();
@@ -1254,9 +1229,11 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn case_stmt(&mut self, n: Node<'_>) {
-        let value = n.child_by_field_name("value");
+        let value = n.field(F::Value);
         let kids = children(n);
-        let colon = kids.iter().position(|c| !c.is_named() && c.kind() == ":");
+        let colon = kids
+            .iter()
+            .position(|c| !c.is_named() && c.node_kind() == ":");
         if !self.switches.is_empty() {
             let label_end = colon.map(|i| kids[i].end_byte()).unwrap_or(n.start_byte());
             let lsp = Span::new(n.start_byte(), label_end);
@@ -1289,19 +1266,19 @@ fn adjust_param(ty: CType, decl: Node<'_>, file: &FileCtx<'_>) -> CType {
             let mut restrict = false;
             let mut cur = decl;
             for _ in 0..256 {
-                if cur.kind() == "array_declarator" {
+                if cur.node_kind() == "array_declarator" {
                     restrict = children(cur)
                         .iter()
                         .any(|c| super::is_restrict_qualifier(*c, file));
                 }
-                match cur.kind() {
+                match cur.node_kind() {
                     "parenthesized_declarator" | "attributed_declarator" => {
                         match cur.named_child(0) {
                             Some(c) => cur = c,
                             None => break,
                         }
                     }
-                    _ => match cur.child_by_field_name("declarator") {
+                    _ => match cur.field(F::Declarator) {
                         Some(c) => cur = c,
                         None => break,
                     },

@@ -38,6 +38,7 @@ mod types;
 mod tests;
 
 use super::{FrontendOptions, LoweredFile};
+use crate::frontend::fields::{CFields, F};
 use crate::source::Span;
 use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
 use std::cell::{Cell, RefCell};
@@ -90,7 +91,7 @@ pub fn lower_tree(
     // errors outside them.
     let mut stack: Vec<(Node, bool)> = vec![(root, false)];
     while let Some((n, in_error)) = stack.pop() {
-        if n.kind() == "function_definition" {
+        if n.node_kind() == "function_definition" {
             if wanted(n) {
                 out.functions.push(lower::lower_function(&file, n));
             }
@@ -100,11 +101,11 @@ pub fn lower_tree(
         if is_err && !in_error {
             out.toplevel_errors.push(span(n));
         }
-        if is_inactive_branch(n.kind()) {
+        if is_inactive_branch(n.node_kind()) {
             continue;
         }
         let container = matches!(
-            n.kind(),
+            n.node_kind(),
             "translation_unit"
                 | "preproc_if"
                 | "preproc_ifdef"
@@ -173,16 +174,19 @@ pub(crate) fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     n.children(&mut c).collect()
 }
 
+/// The first named child that is not a comment (no child vector).
+pub(crate) fn first_named_non_comment<'t>(n: Node<'t>) -> Option<Node<'t>> {
+    let mut c = n.walk();
+    let first = n
+        .named_children(&mut c)
+        .find(|k| k.node_kind() != "comment");
+    first
+}
+
 /// Named children, through a cursor.
 pub(crate) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     let mut c = n.walk();
     n.named_children(&mut c).collect()
-}
-
-/// Children with a given field name.
-pub(crate) fn field_children<'t>(n: Node<'t>, field: &str) -> Vec<Node<'t>> {
-    let mut c = n.walk();
-    n.children_by_field_name(field, &mut c).collect()
 }
 
 /// `#else`/`#elif` branches: never the active (first) branch.
@@ -202,9 +206,9 @@ fn kids_through_preproc<'t>(body: Node<'t>, kind: &str) -> Vec<Node<'t>> {
             if is_alternative_of(x, c) {
                 continue;
             }
-            if c.kind() == kind {
+            if c.node_kind() == kind {
                 out.push(c);
-            } else if matches!(c.kind(), "preproc_if" | "preproc_ifdef") {
+            } else if matches!(c.node_kind(), "preproc_if" | "preproc_ifdef") {
                 stack.push(c);
             }
         }
@@ -213,20 +217,23 @@ fn kids_through_preproc<'t>(body: Node<'t>, kind: &str) -> Vec<Node<'t>> {
     out
 }
 
-pub(crate) fn is_alternative_of(parent: Node<'_>, child: Node<'_>) -> bool {
-    if !matches!(
-        parent.kind(),
+/// A preprocessor conditional (the parents [`is_alternative_of`] looks at).
+fn is_preproc_conditional(kind: &str) -> bool {
+    matches!(
+        kind,
         "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
-    ) {
+    )
+}
+
+pub(crate) fn is_alternative_of(parent: Node<'_>, child: Node<'_>) -> bool {
+    if !is_preproc_conditional(parent.node_kind()) {
         return false;
     }
-    is_inactive_branch(child.kind())
+    is_inactive_branch(child.node_kind())
         || parent
-            .child_by_field_name("condition")
+            .field(F::Condition)
             .is_some_and(|c| c.id() == child.id())
-        || parent
-            .child_by_field_name("name")
-            .is_some_and(|c| c.id() == child.id())
+        || parent.field(F::Name).is_some_and(|c| c.id() == child.id())
 }
 
 /// The first ERROR or MISSING node inside `n` in document order, ignoring
@@ -262,7 +269,7 @@ pub(crate) fn first_error(n: Node<'_>, src: &str) -> Option<Span> {
 /// followed (in the enclosing block) by a `#pragma`.
 pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str) -> bool {
     if !matches!(
-        parent.kind(),
+        parent.node_kind(),
         "for_statement" | "while_statement" | "if_statement" | "else_clause"
     ) {
         return false;
@@ -270,7 +277,7 @@ pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str)
     if !is_missing_stmt(child) {
         return false;
     }
-    let anchor = if parent.kind() == "else_clause" {
+    let anchor = if parent.node_kind() == "else_clause" {
         parent.parent()
     } else {
         Some(parent)
@@ -282,15 +289,15 @@ pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str)
 
 /// An expression statement that consists only of a MISSING `;`.
 pub(crate) fn is_missing_stmt(n: Node<'_>) -> bool {
-    n.kind() == "expression_statement"
+    n.node_kind() == "expression_statement"
         && n.named_child_count() == 0
         && n.start_byte() == n.end_byte()
 }
 
 /// A `#pragma` line (also written `# pragma`).
 pub(crate) fn is_pragma(n: Node<'_>, src: &str) -> bool {
-    n.kind() == "preproc_call"
-        && n.child_by_field_name("directive").is_some_and(|d| {
+    n.node_kind() == "preproc_call"
+        && n.field(F::Directive).is_some_and(|d| {
             node_text(d, src)
                 .chars()
                 .filter(|c| !c.is_whitespace())
@@ -373,97 +380,150 @@ impl<'t> FileCtx<'t> {
         node_text(n, self.src)
     }
 
-    /// Pass 1: one pre-order walk in document order.
+    /// Pass 1: one pre-order walk in document order, through one cursor
+    /// (this walk visits every node of the file).
     fn scan(&mut self, root: Node<'_>) {
-        // (node, inside a function body)
-        let mut stack: Vec<(Node, bool)> = vec![(root, false)];
-        while let Some((n, in_fn)) = stack.pop() {
-            let mut in_fn_kids = in_fn;
-            match n.kind() {
-                k if is_inactive_branch(k) => continue,
-                "preproc_def" => self.scan_define(n),
-                "preproc_function_def" => {
-                    if let Some(name) = n.child_by_field_name("name") {
-                        let params = n
-                            .child_by_field_name("parameters")
-                            .map(|p| {
-                                named_children(p)
-                                    .into_iter()
-                                    .filter(|c| c.kind() == "identifier")
-                                    .map(|c| self.text(c).to_string())
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        let body = n
-                            .child_by_field_name("value")
-                            .map(|v| self.text(v).to_string())
-                            .unwrap_or_default();
-                        self.macros
-                            .entry(self.text(name).to_string())
-                            .or_default()
-                            .push(MacroDef {
-                                offset: n.start_byte(),
-                                kind: MacroKind::Function { params, body },
-                            });
-                    }
-                }
-                "preproc_call" => {
-                    let dir = n
-                        .child_by_field_name("directive")
-                        .map(|d| self.text(d))
-                        .unwrap_or("");
-                    let dir: String = dir.chars().filter(|c| !c.is_whitespace()).collect();
-                    if dir == "#undef" {
-                        if let Some(arg) = n.child_by_field_name("argument") {
-                            if let Some(name) = self.text(arg).split_whitespace().next() {
-                                self.macros
-                                    .entry(name.to_string())
-                                    .or_default()
-                                    .push(MacroDef {
-                                        offset: n.start_byte(),
-                                        kind: MacroKind::Undef,
-                                    });
-                            }
-                        }
-                    }
-                }
-                "enum_specifier" => self.scan_enum(n),
-                "struct_specifier" | "union_specifier"
-                    if n.child_by_field_name("body").is_some() =>
-                {
-                    self.register_struct(n, 0);
-                }
-                "type_definition" => self.scan_typedef(n),
-                "declaration" if !in_fn => self.scan_global(n),
-                "declaration" => {
-                    // block-scope function prototypes
-                    self.register_specifier_structs(n);
-                }
-                "function_definition" => {
-                    self.scan_function(n);
-                    in_fn_kids = true;
-                    if self.skip_bodies.binary_search(&span(n)).is_ok() {
+        let mut cursor = root.walk();
+        // The current node's ancestors: (node, its children are inside a
+        // function body, it is a preprocessor conditional).
+        let mut path: Vec<(Node, bool, bool)> = Vec::new();
+        loop {
+            let n = cursor.node();
+            let (in_fn, skip) = match path.last() {
+                Some(&(p, in_fn, preproc)) => (in_fn, preproc && is_alternative_of(p, n)),
+                None => (false, false),
+            };
+            let skip = skip || (in_fn && self.defines_nothing(n));
+            if !skip {
+                if let Some(kids_in_fn) = self.scan_node(n, in_fn) {
+                    if cursor.goto_first_child() {
+                        path.push((n, kids_in_fn, is_preproc_conditional(n.node_kind())));
                         continue;
                     }
                 }
-                _ => {}
             }
-            let kids = children(n);
-            for c in kids.into_iter().rev() {
-                if is_alternative_of(n, c) {
-                    continue;
+            // The next node: a sibling of this node or of an ancestor.
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
                 }
-                stack.push((c, in_fn_kids));
+                if !cursor.goto_parent() {
+                    return;
+                }
+                path.pop();
             }
         }
     }
 
+    /// A statement or expression inside a function body whose subtree
+    /// provably holds nothing [`FileCtx::scan_node`] records, so the walk
+    /// (which otherwise visits every node of every body) skips it. Inside a
+    /// function the scan records only preprocessor lines (`#`),
+    /// struct/union/enum bodies, nested function bodies and statement
+    /// expressions (`{`), and typedefs, which are block items (of a
+    /// compound statement or a `case`), never inside these nodes except
+    /// through a `{`. A node with a syntax error is walked.
+    fn defines_nothing(&self, n: Node<'_>) -> bool {
+        let kind = n.node_kind();
+        (kind.ends_with("_expression")
+            || matches!(
+                kind,
+                "expression_statement"
+                    | "return_statement"
+                    | "declaration"
+                    | "if_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "goto_statement"
+                    | "break_statement"
+                    | "continue_statement"
+            ))
+            && !n.has_error()
+            && !self
+                .src
+                .as_bytes()
+                .get(n.start_byte()..n.end_byte())
+                .is_none_or(|t| t.iter().any(|&b| b == b'{' || b == b'#'))
+    }
+
+    /// Records what `n` defines. Returns whether its children are inside a
+    /// function body, or `None` when they are not to be visited.
+    fn scan_node(&mut self, n: Node<'_>, in_fn: bool) -> Option<bool> {
+        let mut in_fn_kids = in_fn;
+        match n.node_kind() {
+            k if is_inactive_branch(k) => return None,
+            "preproc_def" => self.scan_define(n),
+            "preproc_function_def" => {
+                if let Some(name) = n.field(F::Name) {
+                    let params = n
+                        .field(F::Parameters)
+                        .map(|p| {
+                            named_children(p)
+                                .into_iter()
+                                .filter(|c| c.node_kind() == "identifier")
+                                .map(|c| self.text(c).to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let body = n
+                        .field(F::Value)
+                        .map(|v| self.text(v).to_string())
+                        .unwrap_or_default();
+                    self.macros
+                        .entry(self.text(name).to_string())
+                        .or_default()
+                        .push(MacroDef {
+                            offset: n.start_byte(),
+                            kind: MacroKind::Function { params, body },
+                        });
+                }
+            }
+            "preproc_call" => {
+                let dir = n.field(F::Directive).map(|d| self.text(d)).unwrap_or("");
+                let dir: String = dir.chars().filter(|c| !c.is_whitespace()).collect();
+                if dir == "#undef" {
+                    if let Some(arg) = n.field(F::Argument) {
+                        if let Some(name) = self.text(arg).split_whitespace().next() {
+                            self.macros
+                                .entry(name.to_string())
+                                .or_default()
+                                .push(MacroDef {
+                                    offset: n.start_byte(),
+                                    kind: MacroKind::Undef,
+                                });
+                        }
+                    }
+                }
+            }
+            "enum_specifier" => self.scan_enum(n),
+            "struct_specifier" | "union_specifier" if n.field(F::Body).is_some() => {
+                self.register_struct(n, 0);
+            }
+            "type_definition" => self.scan_typedef(n),
+            "declaration" if !in_fn => self.scan_global(n),
+            "declaration" => {
+                // block-scope function prototypes
+                self.register_specifier_structs(n);
+            }
+            "function_definition" => {
+                self.scan_function(n);
+                in_fn_kids = true;
+                if self.skip_bodies.binary_search(&span(n)).is_ok() {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        Some(in_fn_kids)
+    }
+
     fn scan_define(&mut self, n: Node<'_>) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field(F::Name) else {
             return;
         };
         let body = n
-            .child_by_field_name("value")
+            .field(F::Value)
             .map(|v| self.text(v).to_string())
             .unwrap_or_default();
         self.macros
@@ -476,16 +536,16 @@ impl<'t> FileCtx<'t> {
     }
 
     fn scan_enum(&mut self, n: Node<'_>) {
-        let Some(body) = n.child_by_field_name("body") else {
+        let Some(body) = n.field(F::Body) else {
             return;
         };
         let mut next: Option<i64> = Some(0);
         // enumerators, also inside preprocessor conditionals (first branch)
         for e in kids_through_preproc(body, "enumerator") {
-            let Some(name) = e.child_by_field_name("name") else {
+            let Some(name) = e.field(F::Name) else {
                 continue;
             };
-            let v = match e.child_by_field_name("value") {
+            let v = match e.field(F::Value) {
                 Some(v) => eval_node(v, self.src, self, 0),
                 None => next,
             };
@@ -498,9 +558,9 @@ impl<'t> FileCtx<'t> {
 
     /// Registers struct bodies that appear in a declaration's type.
     fn register_specifier_structs(&mut self, decl: Node<'_>) {
-        if let Some(spec) = decl.child_by_field_name("type") {
-            if matches!(spec.kind(), "struct_specifier" | "union_specifier")
-                && spec.child_by_field_name("body").is_some()
+        if let Some(spec) = decl.field(F::Type) {
+            if matches!(spec.node_kind(), "struct_specifier" | "union_specifier")
+                && spec.field(F::Body).is_some()
             {
                 self.register_struct(spec, 0);
             }
@@ -509,11 +569,11 @@ impl<'t> FileCtx<'t> {
 
     fn scan_typedef(&mut self, n: Node<'_>) {
         self.register_specifier_structs(n);
-        let Some(spec) = n.child_by_field_name("type") else {
+        let Some(spec) = n.field(F::Type) else {
             return;
         };
         let base = self.spec_type(spec);
-        for d in field_children(n, "declarator") {
+        for d in n.fields(F::Declarator) {
             let (ty, name) = self.apply_declarator(d, base.clone());
             if let Some(name) = name {
                 self.typedefs.insert(self.text(name).to_string(), ty);
@@ -523,17 +583,14 @@ impl<'t> FileCtx<'t> {
 
     fn scan_global(&mut self, n: Node<'_>) {
         self.register_specifier_structs(n);
-        let Some(spec) = n.child_by_field_name("type") else {
+        let Some(spec) = n.field(F::Type) else {
             return;
         };
         let base = self.spec_type(spec);
         let is_const = has_const_qualifier(n, self);
-        for d in field_children(n, "declarator") {
-            let (decl, init) = if d.kind() == "init_declarator" {
-                (
-                    d.child_by_field_name("declarator").unwrap_or(d),
-                    d.child_by_field_name("value"),
-                )
+        for d in n.fields(F::Declarator) {
+            let (decl, init) = if d.node_kind() == "init_declarator" {
+                (d.field(F::Declarator).unwrap_or(d), d.field(F::Value))
             } else {
                 (d, None)
             };
@@ -545,7 +602,7 @@ impl<'t> FileCtx<'t> {
                 continue;
             }
             let const_value = if is_const && ty.layers.is_empty() {
-                init.filter(|v| v.kind() != "initializer_list")
+                init.filter(|v| v.node_kind() != "initializer_list")
                     .and_then(|v| eval_node(v, self.src, self, 0))
             } else {
                 None
@@ -576,10 +633,10 @@ impl<'t> FileCtx<'t> {
 
     fn scan_function(&mut self, n: Node<'_>) {
         self.register_specifier_structs(n);
-        let Some(spec) = n.child_by_field_name("type") else {
+        let Some(spec) = n.field(F::Type) else {
             return;
         };
-        let Some(d) = n.child_by_field_name("declarator") else {
+        let Some(d) = n.field(F::Declarator) else {
             return;
         };
         let base = self.spec_type(spec);
@@ -596,26 +653,26 @@ impl<'t> FileCtx<'t> {
         if depth > MAX_STRUCT_DEPTH {
             return None;
         }
-        let body = n.child_by_field_name("body")?;
+        let body = n.field(F::Body)?;
         let idx = self.structs.len();
         self.structs.push(StructDef::default());
         self.struct_by_node.insert(n.id(), idx);
-        if let Some(name) = n.child_by_field_name("name") {
+        if let Some(name) = n.field(F::Name) {
             self.struct_tags.insert(self.text(name).to_string(), idx);
         }
         let mut fields = Vec::new();
         for fd in kids_through_preproc(body, "field_declaration") {
-            let Some(spec) = fd.child_by_field_name("type") else {
+            let Some(spec) = fd.field(F::Type) else {
                 continue;
             };
             let mut inner = None;
-            if matches!(spec.kind(), "struct_specifier" | "union_specifier")
-                && spec.child_by_field_name("body").is_some()
+            if matches!(spec.node_kind(), "struct_specifier" | "union_specifier")
+                && spec.field(F::Body).is_some()
             {
                 inner = self.register_struct(spec, depth + 1);
             }
             let base = self.spec_type(spec);
-            let decls = field_children(fd, "declarator");
+            let decls = fd.fields(F::Declarator);
             if decls.is_empty() {
                 // anonymous struct/union member: its fields are ours
                 if let Some(i) = inner {
@@ -640,14 +697,14 @@ impl<'t> FileCtx<'t> {
     /// The type named by a type specifier (before declarators).
     pub fn spec_type(&self, spec: Node<'_>) -> CType {
         use crate::ir::ScalarTy;
-        match spec.kind() {
+        match spec.node_kind() {
             "primitive_type" => types::primitive(self.text(spec)).unwrap_or_else(CType::unknown),
             "sized_type_specifier" => {
                 let longs = children(spec)
                     .iter()
                     .filter(|c| self.text(**c) == "long")
                     .count();
-                let t = spec.child_by_field_name("type").map(|t| self.text(t));
+                let t = spec.field(F::Type).map(|t| self.text(t));
                 CType::scalar(match t {
                     Some("double") if longs > 0 => ScalarTy::LongDouble,
                     Some("double") => ScalarTy::Double,
@@ -671,7 +728,7 @@ impl<'t> FileCtx<'t> {
                         layers: Vec::new(),
                     };
                 }
-                match spec.child_by_field_name("name") {
+                match spec.field(F::Name) {
                     Some(name) => CType {
                         base: Base::Struct(StructRef::Named(self.text(name).to_string())),
                         layers: Vec::new(),
@@ -690,7 +747,7 @@ impl<'t> FileCtx<'t> {
         let mut ty = base;
         let mut cur = decl;
         for _ in 0..256 {
-            match cur.kind() {
+            match cur.node_kind() {
                 "identifier" | "field_identifier" | "type_identifier" | "primitive_type" => {
                     if cur.is_missing() {
                         return (ty, None);
@@ -704,8 +761,8 @@ impl<'t> FileCtx<'t> {
                     ty = ty.wrap(Layer::Ptr { restrict });
                 }
                 "array_declarator" | "abstract_array_declarator" => {
-                    let vla = match cur.child_by_field_name("size") {
-                        Some(s) if s.kind() == "*" || !s.is_named() => true,
+                    let vla = match cur.field(F::Size) {
+                        Some(s) if s.node_kind() == "*" || !s.is_named() => true,
                         Some(s) => eval_node(s, self.src, self, 0).is_none(),
                         None => false,
                     };
@@ -720,7 +777,7 @@ impl<'t> FileCtx<'t> {
                 | "attributed_declarator" => {
                     match named_children(cur).into_iter().find(|c| {
                         !matches!(
-                            c.kind(),
+                            c.node_kind(),
                             "attribute_declaration" | "ms_call_modifier" | "comment"
                         )
                     }) {
@@ -733,7 +790,7 @@ impl<'t> FileCtx<'t> {
                 }
                 _ => return (ty, None),
             }
-            match cur.child_by_field_name("declarator") {
+            match cur.field(F::Declarator) {
                 Some(c) => cur = c,
                 None => return (ty, None),
             }
@@ -1013,12 +1070,12 @@ pub(crate) fn balanced(s: &str) -> bool {
 pub(crate) fn has_const_qualifier(decl: Node<'_>, file: &FileCtx<'_>) -> bool {
     children(decl)
         .iter()
-        .any(|c| c.kind() == "type_qualifier" && file.text(*c) == "const")
+        .any(|c| c.node_kind() == "type_qualifier" && file.text(*c) == "const")
 }
 
 /// `restrict`, `__restrict`, `__restrict__` among a declarator's qualifiers.
 pub(crate) fn is_restrict_qualifier(c: Node<'_>, file: &FileCtx<'_>) -> bool {
-    match c.kind() {
+    match c.node_kind() {
         "type_qualifier" | "ms_pointer_modifier" => matches!(
             file.text(c).trim(),
             "restrict" | "__restrict" | "__restrict__"

@@ -2,6 +2,7 @@
 
 use super::consts::{eval_tokens, tokenize};
 use super::{node_text, FileCtx};
+use crate::frontend::fields::{CFields, F};
 use crate::source::Span;
 use tree_sitter::Node;
 
@@ -61,10 +62,7 @@ fn words(text: &str) -> Vec<String> {
 
 /// Classifies a `preproc_call` node that is a `#pragma`.
 pub(crate) fn parse(n: Node<'_>, file: &FileCtx<'_>) -> Pragma {
-    let arg = n
-        .child_by_field_name("argument")
-        .map(|a| file.text(a))
-        .unwrap_or("");
+    let arg = n.field(F::Argument).map(|a| file.text(a)).unwrap_or("");
     parse_text(arg, pragma_span(n, file.src), file, n.start_byte())
 }
 

@@ -11,6 +11,7 @@ use super::intrinsics::{intrinsic_function, is_builtin_name, IntrinsicClass};
 use super::lower::{Binding, Lowerer, Place};
 use super::named_kids;
 use super::scope::{self, ProcKind};
+use crate::frontend::fields::{FortranFields, F};
 use crate::ir::*;
 use crate::source::Span;
 use tree_sitter::Node;
@@ -71,17 +72,17 @@ fn decompose(n: Node) -> (Node, Vec<(Sel, Node)>) {
     let mut sels = Vec::new();
     let mut cur = n;
     for _ in 0..1_000_000 {
-        match cur.kind() {
+        match cur.node_kind() {
             "call_expression" => {
                 let kids: Vec<Node> = named_kids(cur)
                     .into_iter()
-                    .filter(|k| k.kind() != "comment")
+                    .filter(|k| k.node_kind() != "comment")
                     .collect();
                 let Some(first) = kids.first().copied() else {
                     break;
                 };
                 for al in kids[1..].iter().rev() {
-                    if al.kind() == "argument_list" {
+                    if al.node_kind() == "argument_list" {
                         sels.push((Sel::Args(*al), cur));
                     }
                 }
@@ -90,7 +91,7 @@ fn decompose(n: Node) -> (Node, Vec<(Sel, Node)>) {
             "derived_type_member_expression" => {
                 let kids: Vec<Node> = named_kids(cur)
                     .into_iter()
-                    .filter(|k| k.kind() != "comment")
+                    .filter(|k| k.node_kind() != "comment")
                     .collect();
                 if kids.len() < 2 {
                     break;
@@ -103,7 +104,7 @@ fn decompose(n: Node) -> (Node, Vec<(Sel, Node)>) {
                 let Some(first) = kids.first().copied() else {
                     break;
                 };
-                if let Some(ci) = kids.iter().find(|k| k.kind() == "coarray_index") {
+                if let Some(ci) = kids.iter().find(|k| k.node_kind() == "coarray_index") {
                     sels.push((Sel::Coarray(*ci), cur));
                 }
                 cur = first;
@@ -139,8 +140,8 @@ fn max_index(a: IndexKind, b: IndexKind) -> IndexKind {
 }
 
 fn keyword_value(n: Node) -> Node {
-    if n.kind() == "keyword_argument" {
-        n.child_by_field_name("value").unwrap_or(n)
+    if n.node_kind() == "keyword_argument" {
+        n.field(F::Value).unwrap_or(n)
     } else {
         n
     }
@@ -172,7 +173,7 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     fn eval_inner(&mut self, n: Node<'t>) -> Val {
-        match n.kind() {
+        match n.node_kind() {
             "number_literal" => match scope::int_literal(self.cx.text(n)) {
                 Some(i) => Val::Const(i),
                 None => Val::Other,
@@ -190,17 +191,17 @@ impl<'t> Lowerer<'_, 't> {
                 self.folded(n)
             }
             "unary_expression" => {
-                if let Some(a) = n.child_by_field_name("argument") {
+                if let Some(a) = n.field(F::Argument) {
                     self.eval(a);
                 }
-                if n.child_by_field_name("operator")
-                    .is_some_and(|o| o.kind() == "user_defined_operator")
+                if n.field(F::Operator)
+                    .is_some_and(|o| o.node_kind() == "user_defined_operator")
                 {
                     self.defined_operator(n);
                 }
                 self.folded(n)
             }
-            "keyword_argument" => match n.child_by_field_name("value") {
+            "keyword_argument" => match n.field(F::Value) {
                 Some(v) => self.eval(v),
                 None => Val::Other,
             },
@@ -232,7 +233,7 @@ impl<'t> Lowerer<'_, 't> {
             if !k.is_named() || matches!(field, Some("type" | "name" | "operator")) {
                 continue;
             }
-            match k.kind() {
+            match k.node_kind() {
                 "comment" | "intrinsic_type" | "derived_type" | "type_member" => {}
                 "loop_control_expression" => {
                     // an implied DO: bounds are read, the index is set
@@ -253,11 +254,8 @@ impl<'t> Lowerer<'_, 't> {
     fn eval_binary(&mut self, n: Node<'t>) {
         let mut rights: Vec<(Node<'t>, Node<'t>)> = Vec::new();
         let mut cur = n;
-        while is_binary(cur.kind()) && rights.len() < 1_000_000 {
-            let (Some(l), Some(r)) = (
-                cur.child_by_field_name("left"),
-                cur.child_by_field_name("right"),
-            ) else {
+        while is_binary(cur.node_kind()) && rights.len() < 1_000_000 {
+            let (Some(l), Some(r)) = (cur.field(F::Left), cur.field(F::Right)) else {
                 break;
             };
             rights.push((r, cur));
@@ -266,7 +264,7 @@ impl<'t> Lowerer<'_, 't> {
         if cur == n {
             // `.not. x` and other unary forms of the binary kinds
             for k in named_kids(n) {
-                if k.kind() != "comment" && k.kind() != "user_defined_operator" {
+                if k.node_kind() != "comment" && k.node_kind() != "user_defined_operator" {
                     self.eval(k);
                 }
             }
@@ -276,8 +274,8 @@ impl<'t> Lowerer<'_, 't> {
         for (r, node) in rights.into_iter().rev() {
             self.eval(r);
             if node
-                .child_by_field_name("operator")
-                .is_some_and(|o| o.kind() == "user_defined_operator")
+                .field(F::Operator)
+                .is_some_and(|o| o.node_kind() == "user_defined_operator")
             {
                 self.defined_operator(node);
             }
@@ -286,7 +284,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// A user-defined operator (`a .op. b`) is a call to its procedure.
     fn defined_operator(&mut self, n: Node<'t>) {
-        let Some(op) = n.child_by_field_name("operator") else {
+        let Some(op) = n.field(F::Operator) else {
             return;
         };
         let name = self.cx.lname(op).replace(char::is_whitespace, "");
@@ -420,7 +418,7 @@ impl<'t> Lowerer<'_, 't> {
 
     fn place_inner(&mut self, n: Node<'t>) -> Desig {
         let (base, sels) = decompose(n);
-        if base.kind() != "identifier" {
+        if base.node_kind() != "identifier" {
             return self.place_of_expression(n, base, &sels);
         }
         let binding = match sels.first() {
@@ -505,7 +503,7 @@ impl<'t> Lowerer<'_, 't> {
                 self.collectors.push(Vec::new());
                 let mut dynamic = false;
                 for a in named_kids(al) {
-                    match a.kind() {
+                    match a.node_kind() {
                         "comment" => {}
                         "extent_specifier"
                         | "multiple_subscript_triplet"
@@ -654,7 +652,7 @@ impl<'t> Lowerer<'_, 't> {
     ) -> Val {
         let args: Vec<Node<'t>> = named_kids(al)
             .into_iter()
-            .filter(|a| a.kind() != "comment")
+            .filter(|a| a.node_kind() != "comment")
             .collect();
         match kind {
             ParenKind::Builtin => Val::Builtin(self.builtin(base, Some(al), span)),
@@ -666,14 +664,14 @@ impl<'t> Lowerer<'_, 't> {
                             self.eval(e);
                         }
                         IntrinsicClass::Inquiry => {
-                            if is_designator(e.kind()) {
+                            if is_designator(e.node_kind()) {
                                 self.place(e);
                             } else {
                                 self.eval(e);
                             }
                         }
                         IntrinsicClass::Address => {
-                            if is_designator(e.kind()) {
+                            if is_designator(e.node_kind()) {
                                 if let Desig::Place(p) = self.place(e) {
                                     if let Some(v) = p.base_var {
                                         self.b.func_mut().vars[v.index()].address_taken = true;
@@ -708,7 +706,7 @@ impl<'t> Lowerer<'_, 't> {
     /// evaluated into temporaries.
     pub fn call_args(&mut self, al: Node<'t>, escapes: &mut Vec<VarId>) {
         for a in named_kids(al) {
-            if a.kind() == "comment" {
+            if a.node_kind() == "comment" {
                 continue;
             }
             self.actual_arg(keyword_value(a), Some(escapes));
@@ -717,7 +715,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// One actual argument (see [`Self::call_args`]).
     pub fn actual_arg(&mut self, e: Node<'t>, escapes: Option<&mut Vec<VarId>>) {
-        if is_designator(e.kind()) {
+        if is_designator(e.node_kind()) {
             if !self.enter(e) {
                 return;
             }
@@ -737,7 +735,7 @@ impl<'t> Lowerer<'_, 't> {
     /// The place an associate name stands for, when the selector is a
     /// variable (subscripts evaluated now).
     pub fn alias_place(&mut self, sel: Node<'t>) -> Option<Place> {
-        if !is_designator(sel.kind()) {
+        if !is_designator(sel.node_kind()) {
             return None;
         }
         match self.place(sel) {
@@ -754,7 +752,7 @@ impl<'t> Lowerer<'_, 't> {
     pub fn builtin(&mut self, name: Node<'t>, al: Option<Node<'t>>, span: Span) -> BuiltinId {
         let mut args = Vec::new();
         for a in al.map(named_kids).unwrap_or_default() {
-            if a.kind() == "comment" {
+            if a.node_kind() == "comment" {
                 continue;
             }
             let e = keyword_value(a);
@@ -784,7 +782,7 @@ impl<'t> Lowerer<'_, 't> {
         if let Some(c) = scope::fold(self.cx, e, &lookup) {
             return ArgValue::Int(c);
         }
-        match e.kind() {
+        match e.node_kind() {
             "string_literal" => ArgValue::Str(unquote(self.cx.text(e))),
             "identifier" => match self.resolve(e) {
                 Binding::Var(v) if self.b.func().var(v).kind != VarKind::Constant => {

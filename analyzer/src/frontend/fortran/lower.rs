@@ -14,6 +14,7 @@
 
 use super::scope::{DeclEntry, Implicit, ProcKind, Scope, ScopeKind, Scopes, TypeSpec};
 use super::{all_kids, is_preproc_container, named_kids, preproc_body, Cx};
+use crate::frontend::fields::{FortranFields, F};
 use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
@@ -560,7 +561,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn construct_name(&self, n: Node) -> Option<String> {
         named_kids(n)
             .into_iter()
-            .find(|k| k.kind() == "block_label_start_expression")
+            .find(|k| k.node_kind() == "block_label_start_expression")
             .and_then(|k| k.child(0))
             .map(|k| self.cx.lname(k))
     }
@@ -572,12 +573,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut i = 0;
         while i < items.len() {
             let n = items[i];
-            match n.kind() {
+            match n.node_kind() {
                 "statement_label" => {
                     // a FORMAT statement's label is not a branch target
                     let next_is_format = items
                         .get(i + 1)
-                        .is_some_and(|m| m.kind() == "format_statement");
+                        .is_some_and(|m| m.node_kind() == "format_statement");
                     if !next_is_format {
                         self.define_label(n);
                     }
@@ -600,7 +601,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if !self.enter(n) {
             return;
         }
-        match n.kind() {
+        match n.node_kind() {
             "assignment_statement" => self.assignment(n),
             "pointer_association_statement" => self.pointer_assoc(n),
             "subroutine_call" => self.call_stmt(n),
@@ -644,7 +645,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     #[inline(never)]
     fn nullify(&mut self, n: Node<'t>) {
         for k in named_kids(n) {
-            if k.kind() != "comment" {
+            if k.node_kind() != "comment" {
                 self.store_pointer(k);
             }
         }
@@ -663,7 +664,10 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// ASSIGN 10 TO k
     #[inline(never)]
     fn assign_stmt(&mut self, n: Node<'t>) {
-        if let Some(id) = named_kids(n).into_iter().find(|k| k.kind() == "identifier") {
+        if let Some(id) = named_kids(n)
+            .into_iter()
+            .find(|k| k.node_kind() == "identifier")
+        {
             self.store(id, super::expr::Val::Other);
         }
     }
@@ -672,7 +676,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// statements and labels, up to a nested program unit.
     fn error_node(&mut self, n: Node<'t>) {
         for k in named_kids(n) {
-            let kind = k.kind();
+            let kind = k.node_kind();
             if super::is_unit_header(kind) || super::is_unit_node(kind) {
                 break;
             }
@@ -711,10 +715,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // Simple statements
 
     fn assignment(&mut self, n: Node<'t>) {
-        let (Some(left), Some(right)) = (
-            n.child_by_field_name("left"),
-            n.child_by_field_name("right"),
-        ) else {
+        let (Some(left), Some(right)) = (n.field(F::Left), n.field(F::Right)) else {
             self.eval_children(n);
             return;
         };
@@ -733,13 +734,13 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn is_statement_function_def(&self, left: Node) -> bool {
-        if left.kind() != "call_expression" {
+        if left.node_kind() != "call_expression" {
             return false;
         }
         let Some(f) = left.named_child(0) else {
             return false;
         };
-        if f.kind() != "identifier" {
+        if f.node_kind() != "identifier" {
             return false;
         }
         let name = self.cx.lname(f);
@@ -752,13 +753,13 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn pointer_assoc(&mut self, n: Node<'t>) {
         let kids: Vec<Node> = named_kids(n)
             .into_iter()
-            .filter(|k| k.kind() != "comment")
+            .filter(|k| k.node_kind() != "comment")
             .collect();
         let (Some(&lhs), Some(&rhs)) = (kids.first(), kids.get(1)) else {
             self.eval_children(n);
             return;
         };
-        if super::expr::is_designator(rhs.kind()) {
+        if super::expr::is_designator(rhs.node_kind()) {
             if let super::expr::Desig::Place(p) = self.place(rhs) {
                 if let Some(v) = p.base_var {
                     let var = &mut self.b.func_mut().vars[v.index()];
@@ -776,7 +777,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// Writes a pointer itself (`p => x`, `nullify(p)`), not its target.
     fn store_pointer(&mut self, lhs: Node<'t>) {
         let span = self.span(lhs);
-        if lhs.kind() == "identifier" {
+        if lhs.node_kind() == "identifier" {
             if let Binding::Var(v) = self.resolve(lhs) {
                 let ty = self.b.func().var(v).ty.scalar;
                 self.b.push(
@@ -794,7 +795,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         }
         // a pointer component: the write goes to the object holding it
-        let object = if lhs.kind() == "derived_type_member_expression" {
+        let object = if lhs.node_kind() == "derived_type_member_expression" {
             lhs.named_child(0)
         } else {
             Some(lhs)
@@ -813,12 +814,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         let span = self.span(n);
         let arglist = named_kids(n)
             .into_iter()
-            .find(|k| k.kind() == "argument_list");
-        let Some(sub) = n.child_by_field_name("subroutine") else {
+            .find(|k| k.node_kind() == "argument_list");
+        let Some(sub) = n.field(F::Subroutine) else {
             self.eval_children(n);
             return;
         };
-        match sub.kind() {
+        match sub.node_kind() {
             "identifier" => {
                 let name = self.cx.lname(sub);
                 if super::intrinsics::is_builtin_name(&name) {
@@ -842,7 +843,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 let name_span = named_kids(sub)
                     .into_iter()
-                    .find(|k| k.kind() == "type_member")
+                    .find(|k| k.node_kind() == "type_member")
                     .map_or(self.span(sub), |m| self.span(m));
                 self.push_call(None, name_span, escapes, span);
             }
@@ -884,14 +885,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         let span = self.span(n);
         let word = n
             .child(0)
-            .map(|c| c.kind().to_ascii_lowercase())
+            .map(|c| c.node_kind().to_ascii_lowercase())
             .unwrap_or_default();
         match word.as_str() {
             "continue" => {}
             "exit" | "cycle" => {
                 let name = named_kids(n)
                     .into_iter()
-                    .find(|k| k.kind() == "identifier")
+                    .find(|k| k.node_kind() == "identifier")
                     .map(|k| self.cx.lname(k));
                 let exit = word == "exit";
                 let mut target = None;
@@ -930,7 +931,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "goto" | "go" => self.goto_stmt(n, span),
             "return" => {
                 for k in named_kids(n) {
-                    if k.kind() != "comment" {
+                    if k.node_kind() != "comment" {
                         self.eval(k);
                     }
                 }
@@ -944,17 +945,17 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn goto_stmt(&mut self, n: Node<'t>, span: Span) {
         let kids: Vec<Node> = named_kids(n)
             .into_iter()
-            .filter(|k| k.kind() != "comment")
+            .filter(|k| k.node_kind() != "comment")
             .collect();
         let refs: Vec<Node> = kids
             .iter()
             .copied()
-            .filter(|k| k.kind() == "statement_label_reference")
+            .filter(|k| k.node_kind() == "statement_label_reference")
             .collect();
         let expr = kids
             .iter()
             .copied()
-            .find(|k| k.kind() != "statement_label_reference");
+            .find(|k| k.node_kind() != "statement_label_reference");
         let values: Vec<u64> = refs.iter().filter_map(|r| self.label_value(*r)).collect();
         let targets: Vec<BlockId> = values.into_iter().map(|v| self.label_block(v)).collect();
         match expr {
@@ -989,13 +990,13 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn stop_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
         for k in named_kids(n) {
-            if k.kind() != "comment" {
+            if k.node_kind() != "comment" {
                 self.eval(k);
             }
         }
         let name_span = all_kids(n)
             .into_iter()
-            .find(|k| k.kind() == "stop")
+            .find(|k| k.node_kind() == "stop")
             .map_or(span, |k| self.span(k));
         self.push_call(Some("stop".into()), name_span, Vec::new(), span);
         self.b.terminate(TermKind::Unreachable, Some(span));
@@ -1005,36 +1006,38 @@ impl<'a, 't> Lowerer<'a, 't> {
         let span = self.span(n);
         let kw = n.child(0);
         let callee = kw
-            .map(|k| k.kind().to_ascii_lowercase())
+            .map(|k| k.node_kind().to_ascii_lowercase())
             .filter(|k| k.chars().all(|c| c.is_ascii_alphabetic()))
             .unwrap_or_else(|| "io".into());
         let name_span = kw.map_or(span, |k| self.span(k));
-        let is_read = n.kind() == "read_statement";
+        let is_read = n.node_kind() == "read_statement";
         let mut escapes = Vec::new();
         let mut written: Vec<Node<'t>> = Vec::new();
         for k in named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "unit_identifier" | "format_identifier" => {
                     for e in named_kids(k) {
-                        if e.kind() != "statement_label_reference" && e.kind() != "comment" {
+                        if e.node_kind() != "statement_label_reference"
+                            && e.node_kind() != "comment"
+                        {
                             self.actual_arg(e, Some(&mut escapes));
                         }
                     }
                 }
                 "keyword_argument" => {
-                    if let Some(v) = k.child_by_field_name("value") {
+                    if let Some(v) = k.field(F::Value) {
                         self.actual_arg(v, Some(&mut escapes));
                     }
                 }
                 "input_item_list" | "output_item_list" => {
                     for item in named_kids(k) {
-                        if item.kind() == "comment" {
+                        if item.node_kind() == "comment" {
                             continue;
                         }
-                        if is_read && item.kind() == "implied_do_loop_expression" {
+                        if is_read && item.node_kind() == "implied_do_loop_expression" {
                             self.implied_do_items(item, &mut escapes, &mut written);
                         } else {
-                            if is_read && super::expr::is_designator(item.kind()) {
+                            if is_read && super::expr::is_designator(item.node_kind()) {
                                 written.push(item);
                             }
                             self.actual_arg(item, Some(&mut escapes));
@@ -1064,9 +1067,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         // the index and its bounds first, then the items
         let mut kids = named_kids(n);
-        kids.sort_by_key(|k| k.kind() != "loop_control_expression");
+        kids.sort_by_key(|k| k.node_kind() != "loop_control_expression");
         for k in kids {
-            match k.kind() {
+            match k.node_kind() {
                 "loop_control_expression" => {
                     let parts = named_kids(k);
                     for p in parts.iter().skip(1) {
@@ -1079,7 +1082,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 "implied_do_loop_expression" => self.implied_do_items(k, escapes, written),
                 "comment" | "intrinsic_type" | "derived_type" => {}
                 _ => {
-                    if super::expr::is_designator(k.kind()) {
+                    if super::expr::is_designator(k.node_kind()) {
                         written.push(k);
                     }
                     self.actual_arg(k, Some(escapes));
@@ -1093,10 +1096,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         let span = self.span(n);
         let mut escapes = Vec::new();
         for k in named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "sized_allocation" | "coarray_allocation" => {
                     for part in named_kids(k) {
-                        match part.kind() {
+                        match part.node_kind() {
                             "size" | "coarray_size" => self.eval_children(part),
                             "comment" => {}
                             _ => self.actual_arg(part, Some(&mut escapes)),
@@ -1105,10 +1108,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 "keyword_argument" => {
                     let name = k
-                        .child_by_field_name("name")
+                        .field(F::Name)
                         .map(|x| self.cx.lname(x))
                         .unwrap_or_default();
-                    if let Some(v) = k.child_by_field_name("value") {
+                    if let Some(v) = k.field(F::Value) {
                         if name == "source" || name == "mold" {
                             self.eval(v);
                         } else {
@@ -1120,7 +1123,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 _ => self.actual_arg(k, Some(&mut escapes)),
             }
         }
-        let callee = if n.kind() == "allocate_statement" {
+        let callee = if n.node_kind() == "allocate_statement" {
             "allocate"
         } else {
             "deallocate"
@@ -1152,7 +1155,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut p = Box::new(IfParts {
             origin: self.span(n),
             name: None,
-            logical: !kids.iter().any(|k| k.kind() == "then"),
+            logical: !kids.iter().any(|k| k.node_kind() == "then"),
             cond: None,
             then_items: Vec::new(),
             elseifs: Vec::new(),
@@ -1162,7 +1165,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let paren = kids
             .iter()
             .copied()
-            .find(|k| k.kind() == "parenthesized_expression");
+            .find(|k| k.node_kind() == "parenthesized_expression");
         p.cond = paren.map(|c| first_expr(c).unwrap_or(c));
         let Some(paren) = paren else {
             return p;
@@ -1173,7 +1176,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 .iter()
                 .copied()
                 .filter(|k| k.is_named() && k.start_byte() >= paren.end_byte())
-                .filter(|k| k.kind() != "comment")
+                .filter(|k| k.node_kind() != "comment")
                 .take(1)
                 .collect();
             return p;
@@ -1183,25 +1186,25 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut has_else = false;
         for k in kids.iter().copied() {
             if !k.is_named() {
-                if k.kind() == "then" {
+                if k.node_kind() == "then" {
                     after_then = true;
                 }
                 continue;
             }
-            match k.kind() {
+            match k.node_kind() {
                 "elseif_clause" => {
                     let ekids = all_kids(k);
                     let eparen = ekids
                         .iter()
                         .copied()
-                        .find(|x| x.kind() == "parenthesized_expression");
+                        .find(|x| x.node_kind() == "parenthesized_expression");
                     let items = ekids
                         .iter()
                         .copied()
                         .filter(|x| {
                             x.is_named()
                                 && Some(*x) != eparen
-                                && !matches!(x.kind(), "comment" | "block_label")
+                                && !matches!(x.node_kind(), "comment" | "block_label")
                         })
                         .collect();
                     p.elseifs.push(ElseIf {
@@ -1215,7 +1218,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     p.else_items = Some(
                         named_kids(k)
                             .into_iter()
-                            .filter(|x| !matches!(x.kind(), "comment" | "block_label"))
+                            .filter(|x| !matches!(x.node_kind(), "comment" | "block_label"))
                             .collect(),
                     );
                 }
@@ -1232,7 +1235,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             && !has_else
             && p.then_items
                 .last()
-                .is_some_and(|k| k.kind() == "statement_label")
+                .is_some_and(|k| k.node_kind() == "statement_label")
         {
             p.end_label = p.then_items.pop();
         }
@@ -1321,7 +1324,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let paren = kids
             .iter()
             .copied()
-            .find(|k| k.kind() == "parenthesized_expression");
+            .find(|k| k.node_kind() == "parenthesized_expression");
         let cond = paren.map(|p| first_expr(p).unwrap_or(p));
         if let Some(c) = cond {
             self.eval(c);
@@ -1329,7 +1332,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let values: Vec<u64> = kids
             .iter()
             .copied()
-            .filter(|k| k.kind() == "statement_label_reference")
+            .filter(|k| k.node_kind() == "statement_label_reference")
             .filter_map(|r| self.label_value(r))
             .collect();
         let targets: Vec<BlockId> = values.into_iter().map(|v| self.label_block(v)).collect();
@@ -1386,14 +1389,17 @@ impl<'a, 't> Lowerer<'a, 't> {
             blocks: Vec::new(),
             end_label: None,
         });
-        if let Some(s) = kids.iter().copied().find(|k| k.kind() == "selector") {
+        if let Some(s) = kids.iter().copied().find(|k| k.node_kind() == "selector") {
             p.sel_span = self.span(s);
-            match named_kids(s).into_iter().find(|k| k.kind() != "comment") {
-                Some(pa) if pa.kind() == "pointer_association_statement" => {
+            match named_kids(s)
+                .into_iter()
+                .find(|k| k.node_kind() != "comment")
+            {
+                Some(pa) if pa.node_kind() == "pointer_association_statement" => {
                     // SELECT TYPE (a => obj): `a` names the selector
                     let parts: Vec<Node> = named_kids(pa)
                         .into_iter()
-                        .filter(|k| k.kind() != "comment")
+                        .filter(|k| k.node_kind() != "comment")
                         .collect();
                     if let (Some(an), Some(obj)) = (parts.first(), parts.get(1)) {
                         p.sel_span = self.span(*obj);
@@ -1404,7 +1410,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 Some(e) => {
                     p.sel_span = self.span(e);
-                    if n.kind() != "select_case_statement" && super::expr::is_designator(e.kind()) {
+                    if n.node_kind() != "select_case_statement"
+                        && super::expr::is_designator(e.node_kind())
+                    {
                         // SELECT TYPE (x): the dynamic type is inspected
                         self.place(e);
                     } else {
@@ -1416,10 +1424,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         let mut stack: Vec<Node<'t>> = kids.iter().rev().copied().collect();
         while let Some(k) = stack.pop() {
-            match k.kind() {
+            match k.node_kind() {
                 "case_statement" | "type_statement" | "rank_statement" => {
                     p.defaults
-                        .push(named_kids(k).iter().any(|x| x.kind() == "default"));
+                        .push(named_kids(k).iter().any(|x| x.node_kind() == "default"));
                     let s = self.span(k);
                     p.blocks.push(self.b.new_block("sw.bb", Some(s)));
                     p.cases.push(case_items(k));
@@ -1465,7 +1473,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.lower_items(&parts.body);
             return;
         }
-        let (kind, header, body_entry) = match parts.control.map(|c| c.kind()) {
+        let (kind, header, body_entry) = match parts.control.map(|c| c.node_kind()) {
             Some("loop_control_expression") => self.do_counted(&parts),
             Some("while_statement") => self.do_while(&parts),
             Some("concurrent_statement") => self.do_concurrent(&parts),
@@ -1496,7 +1504,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         });
         let mut end = None;
         for k in named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "block_label_start_expression" if parts.ds.is_none() => {
                     parts.name = k.child(0).map(|c| self.cx.lname(c))
                 }
@@ -1515,15 +1523,15 @@ impl<'a, 't> Lowerer<'a, 't> {
         // the innermost one.
         let own_virtual = end.is_some_and(ends_virtually_end);
         let last_is_shared = parts.body.last().is_some_and(|b| ends_virtually(*b));
-        if let Some(e) = end.filter(|e| e.kind() == "end_do_label_loop_statement") {
+        if let Some(e) = end.filter(|e| e.node_kind() == "end_do_label_loop_statement") {
             let source = if own_virtual { inherited } else { Some(e) };
             if last_is_shared {
                 parts.pass_down = source;
             } else {
                 let label = if own_virtual {
-                    e.child_by_field_name("do_label")
+                    e.field(F::DoLabel)
                 } else {
-                    source.and_then(|t| t.child_by_field_name("do_label"))
+                    source.and_then(|t| t.field(F::DoLabel))
                 };
                 parts.terminal = Some((label, source.and_then(terminal_statement)));
             }
@@ -1535,12 +1543,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         let keyword_span = ds
             .child(0)
-            .filter(|c| c.kind() == "do")
+            .filter(|c| c.node_kind() == "do")
             .map_or(self.span(ds), |c| self.span(c));
         let (omp, ivdep) = self.directives_before(n);
         parts.control = named_kids(ds).into_iter().find(|k| {
             matches!(
-                k.kind(),
+                k.node_kind(),
                 "loop_control_expression" | "while_statement" | "concurrent_statement"
             )
         });
@@ -1612,7 +1620,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .map(named_kids)
             .unwrap_or_default()
             .into_iter()
-            .filter(|k| k.kind() != "comment")
+            .filter(|k| k.node_kind() != "comment")
             .collect();
         let mut first_val = super::expr::Val::Other;
         for (i, p) in parts.iter().enumerate().skip(1) {
@@ -1659,7 +1667,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let paren = p.control.and_then(|c| {
             named_kids(c)
                 .into_iter()
-                .find(|k| k.kind() == "parenthesized_expression")
+                .find(|k| k.node_kind() == "parenthesized_expression")
         });
         let expr = paren.map(|e| first_expr(e).unwrap_or(e));
         if let Some(e) = expr {
@@ -1703,7 +1711,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.b.set_current(Some(end));
         let kind = if p
             .control
-            .is_some_and(|c| c.kind() == "concurrent_statement")
+            .is_some_and(|c| c.node_kind() == "concurrent_statement")
         {
             LoopKind::FortranDoConcurrent
         } else {
@@ -1739,28 +1747,28 @@ impl<'a, 't> Lowerer<'a, 't> {
         let header = p.control.and_then(|c| {
             named_kids(c)
                 .into_iter()
-                .find(|k| k.kind() == "concurrent_header")
+                .find(|k| k.node_kind() == "concurrent_header")
         });
         let controls: Vec<Node> = header
             .map(named_kids)
             .unwrap_or_default()
             .into_iter()
-            .filter(|k| k.kind() == "concurrent_control")
+            .filter(|k| k.node_kind() == "concurrent_control")
             .collect();
         self.names.push(HashMap::new());
         let mut vars = Vec::new();
         let mut firsts = Vec::new();
         for ctl in &controls {
-            let first = ctl.child_by_field_name("initial").map(|e| self.eval(e));
-            for f in ["final", "step"] {
-                if let Some(e) = ctl.child_by_field_name(f) {
+            let first = ctl.field(F::Initial).map(|e| self.eval(e));
+            for f in [F::Final, F::Step] {
+                if let Some(e) = ctl.field(f) {
                     self.eval(e);
                 }
             }
             firsts.push(first.unwrap_or(super::expr::Val::Other));
             let id = named_kids(*ctl)
                 .into_iter()
-                .find(|k| k.kind() == "identifier");
+                .find(|k| k.node_kind() == "identifier");
             let v = id.map(|id| {
                 let sp = self.span(id);
                 let v = self.b.add_var(Var {
@@ -1803,12 +1811,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             .and_then(|c| {
                 named_kids(c)
                     .into_iter()
-                    .find(|k| k.kind() == "concurrent_header")
+                    .find(|k| k.node_kind() == "concurrent_header")
             })
             .and_then(|h| {
                 named_kids(h)
                     .into_iter()
-                    .find(|k| k.kind() == "concurrent_mask")
+                    .find(|k| k.node_kind() == "concurrent_mask")
             });
         if let Some(m) = mask {
             let me = first_expr(m).unwrap_or(m);
@@ -1895,7 +1903,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut spec = Vec::new();
         let mut stmts = Vec::new();
         for k in named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "block_label_start_expression" | "end_block_construct_statement" | "comment" => {}
                 kind if is_spec_kind(kind) => spec.push(k),
                 _ => stmts.push(k),
@@ -1929,7 +1937,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .into_iter()
             .filter(|k| {
                 !matches!(
-                    k.kind(),
+                    k.node_kind(),
                     "block_label_start_expression"
                         | "argument_list"
                         | "end_coarray_team_statement"
@@ -1952,16 +1960,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut bindings = HashMap::new();
         let mut items = Vec::new();
         for k in named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "association_list" => {
                     for a in named_kids(k) {
-                        if a.kind() != "association" {
+                        if a.node_kind() != "association" {
                             continue;
                         }
-                        let (Some(an), Some(sel)) = (
-                            a.child_by_field_name("name"),
-                            a.child_by_field_name("selector"),
-                        ) else {
+                        let (Some(an), Some(sel)) = (a.field(F::Name), a.field(F::Selector)) else {
                             continue;
                         };
                         let b = match self.alias_place(sel) {
@@ -2005,7 +2010,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// generates are not modelled; the accesses are).
     fn where_stmt(&mut self, n: Node<'t>) {
         for k in named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "parenthesized_expression" => {
                     if let Some(e) = first_expr(k) {
                         self.eval(e);
@@ -2013,7 +2018,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 "elsewhere_clause" => {
                     for c in named_kids(k) {
-                        match c.kind() {
+                        match c.node_kind() {
                             "parenthesized_expression" => {
                                 if let Some(e) = first_expr(c) {
                                     self.eval(e);
@@ -2035,15 +2040,15 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.names.push(HashMap::new());
         let mut body = Vec::new();
         for k in named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "triplet_spec" => {
                     let parts = named_kids(k);
                     for p in parts.iter().skip(1) {
-                        if p.kind() != "comment" {
+                        if p.node_kind() != "comment" {
                             self.eval(*p);
                         }
                     }
-                    if let Some(id) = parts.first().filter(|p| p.kind() == "identifier") {
+                    if let Some(id) = parts.first().filter(|p| p.node_kind() == "identifier") {
                         let v = self.b.add_var(Var {
                             name: self.cx.text(*id).trim().to_string(),
                             span: self.span(*id),
@@ -2145,7 +2150,7 @@ fn case_items(c: Node) -> Vec<Node> {
             k.is_named()
                 && c.field_name_for_child(*i as u32).is_none()
                 && !matches!(
-                    k.kind(),
+                    k.node_kind(),
                     "case_value_range_list"
                         | "default"
                         | "block_label"
@@ -2198,26 +2203,28 @@ fn implicit_entry(name: &str, span: Span, decl_span: Span) -> DeclEntry {
 
 /// The expression inside parentheses.
 pub(super) fn first_expr(n: Node) -> Option<Node> {
-    named_kids(n).into_iter().find(|k| k.kind() != "comment")
+    named_kids(n)
+        .into_iter()
+        .find(|k| k.node_kind() != "comment")
 }
 
 /// Whether a DO construct ends on a shared label that an enclosing DO's
 /// terminal statement closes.
 fn ends_virtually(n: Node) -> bool {
-    if n.kind() != "do_loop" {
+    if n.node_kind() != "do_loop" {
         return false;
     }
     named_kids(n)
         .into_iter()
         .rev()
-        .find(|k| k.kind() != "comment")
+        .find(|k| k.node_kind() != "comment")
         .is_some_and(ends_virtually_end)
 }
 
 fn ends_virtually_end(e: Node) -> bool {
-    e.kind() == "end_do_label_loop_statement"
-        && e.child_by_field_name("do_label")
-            .is_some_and(|l| l.kind() == "do_label_virtual")
+    e.node_kind() == "end_do_label_loop_statement"
+        && e.field(F::DoLabel)
+            .is_some_and(|l| l.node_kind() == "do_label_virtual")
 }
 
 /// The statement of a labelled DO's terminal line (None for `END DO`).
@@ -2230,7 +2237,7 @@ fn terminal_statement(e: Node) -> Option<Node> {
         .collect();
     kids.into_iter()
         .filter(|(f, k)| {
-            f.is_none() && k.is_named() && !matches!(k.kind(), "comment" | "block_label")
+            f.is_none() && k.is_named() && !matches!(k.node_kind(), "comment" | "block_label")
         })
         .map(|(_, k)| k)
         .next()

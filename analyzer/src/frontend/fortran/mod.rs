@@ -30,6 +30,7 @@ mod segment;
 mod tests;
 
 use super::{FrontendOptions, LoweredFile, PosMap};
+use crate::frontend::fields::{FortranFields, F};
 use crate::ir::Function;
 use crate::source::Span;
 use scope::{Collector, Scope, ScopeKind, Scopes};
@@ -97,7 +98,7 @@ pub(crate) fn preproc_body(n: Node) -> Vec<Node> {
             continue;
         }
         if matches!(
-            c.kind(),
+            c.node_kind(),
             "preproc_directive"
                 | "preproc_arg"
                 | "inline_preproc_comment"
@@ -163,7 +164,7 @@ struct Unit<'t> {
 }
 
 fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
-    let kind = match n.kind() {
+    let kind = match n.node_kind() {
         "module" | "submodule" => ScopeKind::Module,
         "program" => ScopeKind::Program,
         "function" => ScopeKind::Function,
@@ -173,15 +174,15 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
     let header = kids
         .first()
         .copied()
-        .filter(|k| k.kind().ends_with("_statement") && !is_unit_end(k.kind()));
+        .filter(|k| k.node_kind().ends_with("_statement") && !is_unit_end(k.node_kind()));
     let items: Vec<Node> = kids
         .iter()
         .copied()
-        .filter(|k| Some(*k) != header && !is_unit_end(k.kind()))
+        .filter(|k| Some(*k) != header && !is_unit_end(k.node_kind()))
         .collect();
-    let name_node = header
-        .and_then(|h| h.child_by_field_name("name"))
-        .or_else(|| header.and_then(|h| named_kids(h).into_iter().find(|c| c.kind() == "name")));
+    let name_node = header.and_then(|h| h.field(F::Name)).or_else(|| {
+        header.and_then(|h| named_kids(h).into_iter().find(|c| c.node_kind() == "name"))
+    });
     let (name, name_span) = match name_node {
         Some(nn) => (cx.text(nn).trim().to_string(), cx.span(nn)),
         None => (
@@ -189,9 +190,9 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
             cx.span_bytes(n.start_byte(), n.start_byte()),
         ),
     };
-    let ancestor = if n.kind() == "submodule" {
+    let ancestor = if n.node_kind() == "submodule" {
         header
-            .and_then(|h| h.child_by_field_name("ancestor"))
+            .and_then(|h| h.field(F::Ancestor))
             .map(|a| cx.lname(a))
     } else {
         None
@@ -202,7 +203,7 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
         && header.is_none()
         && items
             .iter()
-            .all(|k| k.is_error() || k.is_missing() || k.kind() == "comment");
+            .all(|k| k.is_error() || k.is_missing() || k.node_kind() == "comment");
     Unit {
         kind,
         header,
@@ -232,13 +233,13 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
         if guard > 1_000_000 {
             break;
         }
-        let kind = n.kind();
+        let kind = n.node_kind();
         let mut push: Vec<(Node<'t>, Option<usize>)> = Vec::new();
         if is_unit_node(kind) {
             let idx = units.len();
             units.push(make_unit(cx, n, host));
             for c in named_kids(n) {
-                match c.kind() {
+                match c.node_kind() {
                     "internal_procedures" => {
                         for p in named_kids(c) {
                             push.push((p, Some(idx)));
@@ -261,11 +262,11 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
             let mut i = 0;
             while i < kids.len() {
                 let k = kids[i];
-                if is_unit_header(k.kind()) {
+                if is_unit_header(k.node_kind()) {
                     let mut items = Vec::new();
                     let mut j = i + 1;
                     while j < kids.len() {
-                        let kj = kids[j].kind();
+                        let kj = kids[j].node_kind();
                         if is_unit_header(kj) || is_unit_node(kj) || kj == "module_statement" {
                             break;
                         }
@@ -279,7 +280,7 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
                     // where the parse broke: the first fragment that is not
                     // a whole statement (an open DO or IF header is not one)
                     let broke = items.iter().find(|c| {
-                        let kind = c.kind();
+                        let kind = c.node_kind();
                         !(kind.ends_with("_statement")
                             || kind.ends_with("_declaration")
                             || kind.ends_with("_modification")
@@ -294,7 +295,7 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
                             ))
                     });
                     let error_span = broke.map_or(cx.span(n), |b| cx.span(*b));
-                    let name_node = k.child_by_field_name("name");
+                    let name_node = k.field(F::Name);
                     let (name, name_span) = match name_node {
                         Some(nn) => (cx.text(nn).trim().to_string(), cx.span(nn)),
                         None => (
@@ -303,7 +304,7 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
                         ),
                     };
                     units.push(Unit {
-                        kind: match k.kind() {
+                        kind: match k.node_kind() {
                             "program_statement" => ScopeKind::Program,
                             "function_statement" => ScopeKind::Function,
                             _ => ScopeKind::Subroutine,
@@ -324,10 +325,10 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
                     i = j;
                     continue;
                 }
-                if is_unit_node(k.kind())
+                if is_unit_node(k.node_kind())
                     || k.is_error()
-                    || is_preproc_container(k.kind())
-                    || k.kind() == "internal_procedures"
+                    || is_preproc_container(k.node_kind())
+                    || k.node_kind() == "internal_procedures"
                 {
                     push.push((k, host));
                 }
@@ -389,7 +390,7 @@ fn build_scopes(cx: &Cx, units: &[Unit]) -> (Scopes, Vec<usize>) {
                 .items
                 .iter()
                 .copied()
-                .filter(|k| k.kind() == "use_statement")
+                .filter(|k| k.node_kind() == "use_statement")
                 .collect();
             col.collect(&mut placeholder, &uses);
         }
@@ -424,32 +425,36 @@ fn build_scopes(cx: &Cx, units: &[Unit]) -> (Scopes, Vec<usize>) {
 /// own statements (not in contained procedures). Iterative.
 fn prepass(cx: &Cx, items: &[Node], scope: &mut Scope) {
     let mut stack: Vec<Node> = items.to_vec();
+    // One cursor for the whole walk (`named_children` resets it to each
+    // node): this walk visits every node of the unit's statements.
+    let Some(mut cursor) = items.first().map(|n| n.walk()) else {
+        return;
+    };
     let mut guard = 0usize;
     while let Some(n) = stack.pop() {
         guard += 1;
         if guard > 5_000_000 {
             break;
         }
-        match n.kind() {
+        match n.node_kind() {
             "internal_procedures" | "interface" | "derived_type_definition" => continue,
             k if is_unit_node(k) => continue,
             "call_expression" => {
                 if let Some(f) = n.named_child(0) {
-                    if f.kind() == "identifier" {
+                    if f.node_kind() == "identifier" {
                         scope.paren_used.insert(cx.lname(f));
                     }
                 }
             }
             "subroutine_call" => {
-                if let Some(s) = n.child_by_field_name("subroutine") {
-                    if s.kind() == "identifier" {
+                if let Some(s) = n.field(F::Subroutine) {
+                    if s.node_kind() == "identifier" {
                         scope.called.insert(cx.lname(s));
                     }
                 }
             }
             _ => {}
         }
-        let mut cursor = n.walk();
         stack.extend(n.named_children(&mut cursor));
     }
 }

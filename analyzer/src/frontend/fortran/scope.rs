@@ -8,6 +8,7 @@
 
 use super::intrinsics::{intrinsic_function, intrinsic_module_constant};
 use super::{is_preproc_container, Cx};
+use crate::frontend::fields::{FortranFields, F};
 use crate::ir::ScalarTy;
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
@@ -531,22 +532,22 @@ fn fold_depth(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usi
         return None;
     }
     let rec = |m: Node| fold_depth(cx, m, lookup, depth + 1);
-    match n.kind() {
+    match n.node_kind() {
         "number_literal" => int_literal(cx.text(n)),
         "identifier" => lookup(&cx.lname(n)),
         "parenthesized_expression" => rec(n.named_child(0)?),
         "unary_expression" => {
-            let arg = rec(n.child_by_field_name("argument")?)?;
-            match cx.text(n.child_by_field_name("operator")?) {
+            let arg = rec(n.field(F::Argument)?)?;
+            match cx.text(n.field(F::Operator)?) {
                 "-" => arg.checked_neg(),
                 "+" => Some(arg),
                 _ => None,
             }
         }
         "math_expression" => {
-            let l = rec(n.child_by_field_name("left")?)?;
-            let r = rec(n.child_by_field_name("right")?)?;
-            match cx.text(n.child_by_field_name("operator")?) {
+            let l = rec(n.field(F::Left)?)?;
+            let r = rec(n.field(F::Right)?)?;
+            match cx.text(n.field(F::Operator)?) {
                 "+" => l.checked_add(r),
                 "-" => l.checked_sub(r),
                 "*" => l.checked_mul(r),
@@ -568,12 +569,12 @@ fn fold_depth(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usi
 fn fold_call(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usize) -> Option<i64> {
     let rec = |m: Node| fold_depth(cx, m, lookup, depth + 1);
     let f = n.named_child(0)?;
-    if f.kind() != "identifier" || n.named_child_count() != 2 {
+    if f.node_kind() != "identifier" || n.named_child_count() != 2 {
         return None;
     }
     let args: Vec<Node> = super::named_kids(n.named_child(1)?)
         .into_iter()
-        .filter(|c| c.kind() != "comment")
+        .filter(|c| c.node_kind() != "comment")
         .collect();
     let name = cx.lname(f);
     match name.as_str() {
@@ -621,8 +622,8 @@ fn fold_call(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usiz
 }
 
 fn keyword_value(n: Node) -> Node {
-    if n.kind() == "keyword_argument" {
-        n.child_by_field_name("value").unwrap_or(n)
+    if n.node_kind() == "keyword_argument" {
+        n.field(F::Value).unwrap_or(n)
     } else {
         n
     }
@@ -632,7 +633,7 @@ fn keyword_value(n: Node) -> Node {
 fn literal_kind(cx: &Cx, n: Node) -> Option<i64> {
     let n = keyword_value(n);
     let t = cx.text(n).to_ascii_lowercase();
-    match n.kind() {
+    match n.node_kind() {
         "number_literal" => {
             if let Some(i) = t.find('_') {
                 return int_literal(&t[i + 1..]);
@@ -655,7 +656,7 @@ fn literal_kind(cx: &Cx, n: Node) -> Option<i64> {
 
 /// Reads a type (`intrinsic_type`, `derived_type`) node.
 pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> TypeSpec {
-    match n.kind() {
+    match n.node_kind() {
         "intrinsic_type" => {
             let text = cx.text(n).to_ascii_lowercase();
             let word: String = text
@@ -663,10 +664,8 @@ pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Type
                 .take_while(|c| c.is_ascii_alphabetic() || c.is_whitespace())
                 .filter(|c| !c.is_whitespace())
                 .collect();
-            let kind = n
-                .child_by_field_name("kind")
-                .and_then(|k| kind_value(cx, k, lookup));
-            let has_kind = n.child_by_field_name("kind").is_some();
+            let kind = n.field(F::Kind).and_then(|k| kind_value(cx, k, lookup));
+            let has_kind = n.field(F::Kind).is_some();
             if word.starts_with("doubleprecision") {
                 return TypeSpec::Real(Some(8));
             }
@@ -691,10 +690,10 @@ pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Type
             TypeSpec::Unknown
         }
         "derived_type" => {
-            let Some(name) = n.child_by_field_name("name") else {
+            let Some(name) = n.field(F::Name) else {
                 return TypeSpec::Unknown;
             };
-            if name.kind() == "intrinsic_type" {
+            if name.node_kind() == "intrinsic_type" {
                 // type(integer) etc.
                 return type_spec(cx, name, lookup);
             }
@@ -712,10 +711,10 @@ pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Type
 fn kind_value(cx: &Cx, k: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
     let mut cursor = k.walk();
     let kids: Vec<Node> = k.named_children(&mut cursor).collect();
-    let first = kids.iter().find(|c| c.kind() != "comment")?;
-    match first.kind() {
+    let first = kids.iter().find(|c| c.node_kind() != "comment")?;
+    match first.node_kind() {
         "keyword_argument" => {
-            let name = first.child_by_field_name("name").map(|n| cx.lname(n));
+            let name = first.field(F::Name).map(|n| cx.lname(n));
             if name.as_deref() == Some("len") {
                 return None;
             }
@@ -729,15 +728,15 @@ fn kind_value(cx: &Cx, k: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<
 pub fn dims_of(cx: &Cx, spec: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Dims {
     let mut constant = true;
     for d in super::named_kids(spec) {
-        match d.kind() {
+        match d.node_kind() {
             "comment" => {}
             "extent_specifier" => {
                 let parts = super::named_kids(d);
-                let bounded = parts.iter().filter(|p| p.kind() != "comment").count() >= 2;
+                let bounded = parts.iter().filter(|p| p.node_kind() != "comment").count() >= 2;
                 if !bounded
                     || parts
                         .iter()
-                        .any(|p| p.kind() != "comment" && fold(cx, *p, lookup).is_none())
+                        .any(|p| p.node_kind() != "comment" && fold(cx, *p, lookup).is_none())
                 {
                     constant = false;
                 }
@@ -775,29 +774,27 @@ impl Collector<'_, '_> {
     /// Reads the header statement of a unit: dummies, function result.
     pub fn header(&self, scope: &mut Scope, stmt: Node) {
         let cx = self.cx;
-        if let Some(params) = stmt.child_by_field_name("parameters") {
+        if let Some(params) = stmt.field(F::Parameters) {
             for p in super::named_kids(params) {
-                if p.kind() == "identifier" {
+                if p.node_kind() == "identifier" {
                     scope
                         .dummies
                         .push((cx.lname(p), cx.text(p).to_string(), cx.span(p)));
                 }
             }
         }
-        if stmt.kind() == "function_statement" {
-            let Some(name) = stmt.child_by_field_name("name") else {
+        if stmt.node_kind() == "function_statement" {
+            let Some(name) = stmt.field(F::Name) else {
                 return;
             };
             let lookup = |s: &str| self.lookup_in(scope, s);
-            let ty = stmt
-                .child_by_field_name("type")
-                .map(|t| type_spec(cx, t, &lookup));
+            let ty = stmt.field(F::Type).map(|t| type_spec(cx, t, &lookup));
             let mut result = (cx.lname(name), cx.text(name).to_string(), cx.span(name));
             for c in super::named_kids(stmt) {
-                if c.kind() == "function_result" {
+                if c.node_kind() == "function_result" {
                     if let Some(id) = super::named_kids(c)
                         .into_iter()
-                        .find(|x| x.kind() == "identifier")
+                        .find(|x| x.node_kind() == "identifier")
                     {
                         result = (cx.lname(id), cx.text(id).to_string(), cx.span(id));
                         // the function name itself is then a procedure
@@ -821,13 +818,13 @@ impl Collector<'_, '_> {
             if guard > 1_000_000 {
                 break;
             }
-            if is_preproc_container(n.kind()) {
+            if is_preproc_container(n.node_kind()) {
                 for c in super::named_kids(n).into_iter().rev() {
                     stack.push(c);
                 }
                 continue;
             }
-            match n.kind() {
+            match n.node_kind() {
                 "comment"
                 | "statement_label"
                 | "preproc_include"
@@ -866,13 +863,13 @@ impl Collector<'_, '_> {
         let cx = self.cx;
         let imp = scope.implicit.get_or_insert_with(Implicit::default_rules);
         let kids = super::named_kids(n);
-        if kids.iter().any(|k| k.kind() == "none") {
+        if kids.iter().any(|k| k.node_kind() == "none") {
             imp.none = true;
             return;
         }
         let mut current: Option<TypeSpec> = None;
         for k in kids {
-            match k.kind() {
+            match k.node_kind() {
                 "intrinsic_type" | "derived_type" => {
                     let lookup = |s: &str| (self.outer)(s);
                     current = Some(type_spec(cx, k, &lookup));
@@ -905,7 +902,7 @@ impl Collector<'_, '_> {
         let mut only = false;
         let mut items = Vec::new();
         for k in super::named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "module_name" => module = cx.lname(k),
                 "use_alias" => {
                     if let Some(pair) = alias_pair(cx, k) {
@@ -915,7 +912,7 @@ impl Collector<'_, '_> {
                 "included_items" => {
                     only = true;
                     for it in super::named_kids(k) {
-                        match it.kind() {
+                        match it.node_kind() {
                             "use_alias" => {
                                 if let Some(pair) = alias_pair(cx, it) {
                                     items.push(pair);
@@ -941,25 +938,21 @@ impl Collector<'_, '_> {
     fn var_decl(&self, scope: &mut Scope, n: Node) {
         let cx = self.cx;
         let stmt_span = cx.span(n);
-        let ty_node = n.child_by_field_name("type");
-        let is_procedure = ty_node.is_some_and(|t| t.kind() == "procedure");
+        let ty_node = n.field(F::Type);
+        let is_procedure = ty_node.is_some_and(|t| t.node_kind() == "procedure");
         let ty = {
             let lookup = |s: &str| self.lookup_in(scope, s);
             ty_node.map(|t| type_spec(cx, t, &lookup))
         };
         let mut attr_dims: Option<Node> = None;
         let mut flags = AttrFlags::default();
-        let mut cursor = n.walk();
-        let attrs: Vec<Node> = n.children_by_field_name("attribute", &mut cursor).collect();
+        let attrs: Vec<Node> = n.fields(F::Attribute).into_iter().collect();
         for a in attrs {
-            if a.kind() == "type_qualifier" {
+            if a.node_kind() == "type_qualifier" {
                 flags.apply(cx, a, &mut attr_dims);
             }
         }
-        let mut cursor = n.walk();
-        let decls: Vec<Node> = n
-            .children_by_field_name("declarator", &mut cursor)
-            .collect();
+        let decls: Vec<Node> = n.fields(F::Declarator).into_iter().collect();
         for d in decls {
             let (ident, size, init) = split_declarator(d);
             let Some(ident) = ident else { continue };
@@ -995,7 +988,7 @@ impl Collector<'_, '_> {
             if init.is_some() {
                 if flags.parameter {
                     e.const_value = value;
-                } else if d.kind() != "pointer_init_declarator" {
+                } else if d.node_kind() != "pointer_init_declarator" {
                     e.initialized = true;
                 }
             }
@@ -1008,14 +1001,11 @@ impl Collector<'_, '_> {
         let mut attr_dims: Option<Node> = None;
         let mut flags = AttrFlags::default();
         for k in super::named_kids(n) {
-            if k.kind() == "type_qualifier" {
+            if k.node_kind() == "type_qualifier" {
                 flags.apply(cx, k, &mut attr_dims);
             }
         }
-        let mut cursor = n.walk();
-        let decls: Vec<Node> = n
-            .children_by_field_name("declarator", &mut cursor)
-            .collect();
+        let decls: Vec<Node> = n.fields(F::Declarator).into_iter().collect();
         for d in decls {
             let (ident, size, _) = split_declarator(d);
             let Some(ident) = ident else { continue };
@@ -1035,12 +1025,12 @@ impl Collector<'_, '_> {
         let cx = self.cx;
         let stmt_span = cx.span(n);
         for pa in super::named_kids(n) {
-            if pa.kind() != "parameter_assignment" {
+            if pa.node_kind() != "parameter_assignment" {
                 continue;
             }
             let kids: Vec<Node> = super::named_kids(pa)
                 .into_iter()
-                .filter(|k| k.kind() != "comment")
+                .filter(|k| k.node_kind() != "comment")
                 .collect();
             let (Some(id), Some(e)) = (kids.first(), kids.get(1)) else {
                 continue;
@@ -1060,10 +1050,10 @@ impl Collector<'_, '_> {
         let stmt_span = cx.span(n);
         let mut decls = Vec::new();
         for k in super::named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "variable_group" => {
                     for d in super::named_kids(k) {
-                        if d.kind() != "name" {
+                        if d.node_kind() != "name" {
                             decls.push(d);
                         }
                     }
@@ -1090,13 +1080,13 @@ impl Collector<'_, '_> {
         let cx = self.cx;
         let ids: Vec<Node> = super::named_kids(n)
             .into_iter()
-            .filter(|k| k.kind() == "identifier" || k.kind() == "common_block")
+            .filter(|k| k.node_kind() == "identifier" || k.node_kind() == "common_block")
             .collect();
         if ids.is_empty() {
             scope.save_all = true;
         }
         for id in ids {
-            if id.kind() == "identifier" {
+            if id.node_kind() == "identifier" {
                 scope.entry(cx.text(id), cx.span(id), cx.span(n)).save = true;
             }
         }
@@ -1105,7 +1095,7 @@ impl Collector<'_, '_> {
     fn data_stmt(&self, scope: &mut Scope, n: Node) {
         let cx = self.cx;
         for set in super::named_kids(n) {
-            if set.kind() != "data_set" {
+            if set.node_kind() != "data_set" {
                 continue;
             }
             for obj in super::named_kids(set) {
@@ -1134,13 +1124,10 @@ impl Collector<'_, '_> {
     fn cray_stmt(&self, scope: &mut Scope, n: Node) {
         let cx = self.cx;
         for pair in super::named_kids(n) {
-            if pair.kind() != "cray_pointer_pair" {
+            if pair.node_kind() != "cray_pointer_pair" {
                 continue;
             }
-            let (Some(p), Some(t)) = (
-                pair.child_by_field_name("pointer"),
-                pair.child_by_field_name("target"),
-            ) else {
+            let (Some(p), Some(t)) = (pair.field(F::Pointer), pair.field(F::Target)) else {
                 continue;
             };
             let pname = cx.lname(p);
@@ -1162,10 +1149,10 @@ impl Collector<'_, '_> {
     fn interface(&self, scope: &mut Scope, n: Node) {
         let cx = self.cx;
         for k in super::named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "interface_statement" => {
                     for c in super::named_kids(k) {
-                        if c.kind() == "name" {
+                        if c.node_kind() == "name" {
                             scope.procs.insert(cx.lname(c), ProcKind::External);
                         }
                     }
@@ -1176,8 +1163,7 @@ impl Collector<'_, '_> {
                     }
                 }
                 "procedure_statement" => {
-                    let mut cursor = k.walk();
-                    for d in k.children_by_field_name("declarator", &mut cursor) {
+                    for d in k.fields(F::Declarator).into_iter() {
                         scope.procs.insert(cx.lname(d), ProcKind::External);
                     }
                 }
@@ -1191,34 +1177,29 @@ impl Collector<'_, '_> {
         let mut name = None;
         let mut def = TypeDef::default();
         for k in super::named_kids(n) {
-            match k.kind() {
+            match k.node_kind() {
                 "derived_type_statement" => {
                     name = super::named_kids(k)
                         .into_iter()
-                        .find(|c| c.kind() == "type_name")
+                        .find(|c| c.node_kind() == "type_name")
                         .map(|c| cx.lname(c));
                 }
                 "variable_declaration" => {
                     let ty = {
                         let lookup = |s: &str| self.lookup_in(scope, s);
-                        k.child_by_field_name("type")
+                        k.field(F::Type)
                             .map(|t| type_spec(cx, t, &lookup))
                             .unwrap_or(TypeSpec::Unknown)
                     };
                     let mut flags = AttrFlags::default();
                     let mut attr_dims = None;
-                    let mut cursor = k.walk();
-                    let attrs: Vec<Node> =
-                        k.children_by_field_name("attribute", &mut cursor).collect();
+                    let attrs: Vec<Node> = k.fields(F::Attribute).into_iter().collect();
                     for a in attrs {
-                        if a.kind() == "type_qualifier" {
+                        if a.node_kind() == "type_qualifier" {
                             flags.apply(cx, a, &mut attr_dims);
                         }
                     }
-                    let mut cursor = k.walk();
-                    let decls: Vec<Node> = k
-                        .children_by_field_name("declarator", &mut cursor)
-                        .collect();
+                    let decls: Vec<Node> = k.fields(F::Declarator).into_iter().collect();
                     for d in decls {
                         let (ident, size, _) = split_declarator(d);
                         let Some(ident) = ident else { continue };
@@ -1245,13 +1226,10 @@ impl Collector<'_, '_> {
         let cx = self.cx;
         let mut next: Option<i64> = Some(0);
         for st in super::named_kids(n) {
-            if st.kind() != "enumerator_statement" {
+            if st.node_kind() != "enumerator_statement" {
                 continue;
             }
-            let mut cursor = st.walk();
-            let decls: Vec<Node> = st
-                .children_by_field_name("declarator", &mut cursor)
-                .collect();
+            let decls: Vec<Node> = st.fields(F::Declarator).into_iter().collect();
             for d in decls {
                 let (ident, _, init) = split_declarator(d);
                 let Some(ident) = ident else { continue };
@@ -1280,11 +1258,14 @@ impl Collector<'_, '_> {
             if guard > 100_000 {
                 break;
             }
-            if is_preproc_container(k.kind()) {
+            if is_preproc_container(k.node_kind()) {
                 stack.extend(super::named_kids(k));
                 continue;
             }
-            if matches!(k.kind(), "function" | "subroutine" | "module_procedure") {
+            if matches!(
+                k.node_kind(),
+                "function" | "subroutine" | "module_procedure"
+            ) {
                 if let Some(name) = unit_name(k) {
                     scope.procs.insert(cx.lname(name), ProcKind::External);
                 }
@@ -1296,21 +1277,21 @@ impl Collector<'_, '_> {
     /// array: a statement function. Returns whether it was one.
     fn statement_function(&self, scope: &mut Scope, n: Node) -> bool {
         let cx = self.cx;
-        let Some(left) = n.child_by_field_name("left") else {
+        let Some(left) = n.field(F::Left) else {
             return false;
         };
-        if left.kind() != "call_expression" || left.named_child_count() != 2 {
+        if left.node_kind() != "call_expression" || left.named_child_count() != 2 {
             return false;
         }
         let (Some(f), Some(args)) = (left.named_child(0), left.named_child(1)) else {
             return false;
         };
-        if f.kind() != "identifier" || args.kind() != "argument_list" {
+        if f.node_kind() != "identifier" || args.node_kind() != "argument_list" {
             return false;
         }
         if !super::named_kids(args)
             .iter()
-            .all(|a| a.kind() == "identifier" || a.kind() == "comment")
+            .all(|a| a.node_kind() == "identifier" || a.node_kind() == "comment")
         {
             return false;
         }
@@ -1380,8 +1361,8 @@ impl Collector<'_, '_> {
 
 fn alias_pair(cx: &Cx, n: Node) -> Option<(String, String)> {
     let kids = super::named_kids(n);
-    let local = kids.iter().find(|k| k.kind() == "local_name")?;
-    let remote = kids.iter().find(|k| k.kind() == "identifier")?;
+    let local = kids.iter().find(|k| k.node_kind() == "local_name")?;
+    let remote = kids.iter().find(|k| k.node_kind() == "identifier")?;
     Some((cx.lname(*local), cx.lname(*remote)))
 }
 
@@ -1401,7 +1382,7 @@ impl AttrFlags {
     fn apply<'t>(&mut self, cx: &Cx, q: Node<'t>, dims: &mut Option<Node<'t>>) {
         let word = q
             .child(0)
-            .map(|c| c.kind().to_ascii_lowercase())
+            .map(|c| c.node_kind().to_ascii_lowercase())
             .unwrap_or_default();
         let word = if word.is_empty() {
             cx.text(q).to_ascii_lowercase()
@@ -1419,7 +1400,7 @@ impl AttrFlags {
             "dimension" => {
                 *dims = super::named_kids(q)
                     .into_iter()
-                    .find(|c| c.kind() == "argument_list");
+                    .find(|c| c.node_kind() == "argument_list");
             }
             _ => {}
         }
@@ -1438,26 +1419,26 @@ impl AttrFlags {
 
 /// (identifier, array spec, initialiser) of a declarator.
 pub fn split_declarator(d: Node) -> (Option<Node>, Option<Node>, Option<Node>) {
-    match d.kind() {
+    match d.node_kind() {
         "identifier" => (Some(d), None, None),
         "sized_declarator" => {
             let kids = super::named_kids(d);
-            let id = kids.iter().find(|k| k.kind() == "identifier").copied();
-            let size = kids.iter().find(|k| k.kind() == "size").copied();
+            let id = kids.iter().find(|k| k.node_kind() == "identifier").copied();
+            let size = kids.iter().find(|k| k.node_kind() == "size").copied();
             (id, size, None)
         }
         "coarray_declarator" => match d.named_child(0) {
-            Some(inner) if inner.kind() != "coarray_declarator" => {
+            Some(inner) if inner.node_kind() != "coarray_declarator" => {
                 let (id, size, _) = split_declarator(inner);
                 (id, size, None)
             }
             _ => (None, None, None),
         },
         "init_declarator" | "pointer_init_declarator" | "data_declarator" => {
-            let left = d.child_by_field_name("left");
-            let right = d.child_by_field_name("right");
+            let left = d.field(F::Left);
+            let right = d.field(F::Right);
             let (id, size, _) = match left {
-                Some(l) if l.kind() != d.kind() => split_declarator(l),
+                Some(l) if l.node_kind() != d.node_kind() => split_declarator(l),
                 _ => (None, None, None),
             };
             (id, size, right)
@@ -1471,7 +1452,7 @@ pub fn split_declarator(d: Node) -> (Option<Node>, Option<Node>, Option<Node>) {
 pub fn designator_base(n: Node) -> Option<Node> {
     let mut cur = n;
     for _ in 0..10_000 {
-        match cur.kind() {
+        match cur.node_kind() {
             "identifier" => return Some(cur),
             "call_expression" | "derived_type_member_expression" | "coarray_expression" => {
                 cur = cur.named_child(0)?;
@@ -1485,5 +1466,5 @@ pub fn designator_base(n: Node) -> Option<Node> {
 /// The name node of a program unit node.
 pub fn unit_name(n: Node) -> Option<Node> {
     let stmt = n.named_child(0)?;
-    stmt.child_by_field_name("name")
+    stmt.field(F::Name)
 }
