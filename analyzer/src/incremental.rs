@@ -111,18 +111,30 @@ fn point_at(text: &str, offset: usize) -> Point {
 /// The edit that turns `old` into `new`: common prefix and suffix.
 fn input_edit(old: &str, new: &str) -> Option<InputEdit> {
     let (a, b) = (old.as_bytes(), new.as_bytes());
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    // Compare in blocks (memcmp) first, then byte by byte.
+    const BLOCK: usize = 256;
+    let limit = a.len().min(b.len());
+    let mut prefix = 0;
+    while prefix + BLOCK <= limit && a[prefix..prefix + BLOCK] == b[prefix..prefix + BLOCK] {
+        prefix += BLOCK;
+    }
+    while prefix < limit && a[prefix] == b[prefix] {
+        prefix += 1;
+    }
     if prefix == a.len() && prefix == b.len() {
         return None;
     }
-    let max_suffix = a.len().min(b.len()) - prefix;
-    let suffix = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take(max_suffix)
-        .take_while(|(x, y)| x == y)
-        .count();
+    let max_suffix = limit - prefix;
+    let mut suffix = 0;
+    while suffix + BLOCK <= max_suffix
+        && a[a.len() - suffix - BLOCK..a.len() - suffix]
+            == b[b.len() - suffix - BLOCK..b.len() - suffix]
+    {
+        suffix += BLOCK;
+    }
+    while suffix < max_suffix && a[a.len() - 1 - suffix] == b[b.len() - 1 - suffix] {
+        suffix += 1;
+    }
     let (old_end, new_end) = (a.len() - suffix, b.len() - suffix);
     Some(InputEdit {
         start_byte: prefix,
@@ -393,8 +405,10 @@ impl Incremental {
         let generation = self.generation;
         let defines_map = &mut self.defines;
         let pre_text = pre.text.as_str();
+        let mut text_hashes: HashMap<usize, u64> = HashMap::new();
         let mut defines = |n: Node<'_>| {
             let h = hash_of(&[pre_text.as_bytes().get(n.byte_range()).unwrap_or(&[])]);
+            text_hashes.insert(n.start_byte(), h);
             let entry = defines_map
                 .entry(h)
                 .or_insert_with(|| (crate::frontend::c::body_defines_file_facts(pre_text, n), 0));
@@ -462,7 +476,11 @@ impl Incremental {
                 &directives_hash.to_le_bytes(),
                 &(directives_before as u64).to_le_bytes(),
                 &(top.before[i] as u64).to_le_bytes(),
-                bytes.get(n.byte_range()).unwrap_or(&[]),
+                &text_hashes
+                    .get(&n.start_byte())
+                    .copied()
+                    .unwrap_or(0)
+                    .to_le_bytes(),
             ]);
             if let Some(e) = self.cache.get_mut(&key) {
                 let still = !e.outside || (e.start == start && e.positions == positions);

@@ -31,7 +31,18 @@ const MARKER: &str = "csa-lint:";
 /// Finds every suppression comment in the file.
 pub fn parse(src: &SourceText, lang: Lang) -> Vec<Suppression> {
     let mut out = Vec::new();
-    for line_no in 0..src.line_count() {
+    // Visit only the lines that hold the marker: one search over the text.
+    let text = src.text();
+    let mut lines = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(MARKER) {
+        let line_no = src.line_of(from + i);
+        if lines.last() != Some(&line_no) {
+            lines.push(line_no);
+        }
+        from += i + MARKER.len();
+    }
+    for line_no in lines {
         let line = src.line_text(line_no);
         let Some(at) = line.find(MARKER) else {
             continue;

@@ -42,7 +42,7 @@ fn generate(lines: usize) -> (String, Vec<u32>) {
         let bound = if k % 40 == 39 { "*np" } else { "n" };
         let f = format!(
             "/* Kernel {k}: scale, stencil and reduce. */\n\
-             double kernel_{k}(double *a, const double *b, int n, int m, const int *np) {{\n\
+             double kernel_{k}(double *a, const double *b, int n, int m, const double *np) {{\n\
              \x20 double sum = 0.0;\n\
              \x20 if (n <= 0) return 0.0;\n\
              #ifdef __CSA__\n\
