@@ -83,14 +83,8 @@ fn functions(fa: &FileAnalysis) -> impl Iterator<Item = (&FunctionAnalysis, i64)
         .map(|(i, f)| (&**f, fa.function_shifts.get(i).copied().unwrap_or(0)))
 }
 
-/// The builtin name without prefix, lower-case (`parallel_loop`).
 fn short_name(b: &BuiltinCall) -> String {
-    let lower = b.name.to_ascii_lowercase();
-    lower
-        .strip_prefix("__builtin_csa_")
-        .or_else(|| lower.strip_prefix("builtin_csa_"))
-        .unwrap_or(&lower)
-        .to_string()
+    b.short_name()
 }
 
 /// What a builtin does, in a paragraph.

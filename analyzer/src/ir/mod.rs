@@ -381,6 +381,18 @@ pub struct BuiltinCall {
     pub result: Option<VarId>,
 }
 
+impl BuiltinCall {
+    /// The name without prefix, lower-case (`parallel_loop`).
+    pub fn short_name(&self) -> String {
+        let lower = self.name.to_ascii_lowercase();
+        lower
+            .strip_prefix("__builtin_csa_")
+            .or_else(|| lower.strip_prefix("builtin_csa_"))
+            .unwrap_or(&lower)
+            .to_string()
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum BuiltinKind {
     ParallelLoop,

@@ -248,12 +248,7 @@ impl FunctionContext<'_> {
 
     /// The builtin's name without prefix, for messages (`parallel_loop`).
     pub fn builtin_name(&self, b: &BuiltinCall) -> String {
-        let lower = b.name.to_ascii_lowercase();
-        lower
-            .strip_prefix("__builtin_csa_")
-            .or_else(|| lower.strip_prefix("builtin_csa_"))
-            .unwrap_or(&lower)
-            .to_string()
+        b.short_name()
     }
 }
 

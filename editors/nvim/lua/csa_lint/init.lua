@@ -78,6 +78,15 @@ function M.attach(bufnr)
   return id
 end
 
+local function attach_open_buffers()
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr)
+      and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
+      M.attach(bufnr)
+    end
+  end
+end
+
 function M.setup(opts)
   config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
   local group = vim.api.nvim_create_augroup('csa_lint', { clear = true })
@@ -89,12 +98,7 @@ function M.setup(opts)
     end,
   })
   -- Buffers already open when setup() runs.
-  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(bufnr)
-      and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
-      M.attach(bufnr)
-    end
-  end
+  attach_open_buffers()
   vim.api.nvim_create_user_command('CsaLintRestart', function()
     local get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
     for _, client in pairs(get_clients()) do
@@ -103,14 +107,7 @@ function M.setup(opts)
       end
     end
     clients_by_root = {}
-    vim.defer_fn(function()
-      for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-        if vim.api.nvim_buf_is_loaded(bufnr)
-          and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
-          M.attach(bufnr)
-        end
-      end
-    end, 200)
+    vim.defer_fn(attach_open_buffers, 200)
   end, { desc = 'Restart the csa-lint language server' })
 end
 
