@@ -88,8 +88,11 @@ pub struct Incremental {
     stats: Stats,
 }
 
+/// A fast 64-bit hash of byte strings (FxHash): cache keys only, where a
+/// collision is astronomically unlikely for the handful of functions a
+/// file has.
 fn hash_of(parts: &[&[u8]]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = rustc_hash::FxHasher::default();
     for p in parts {
         p.hash(&mut h);
     }
@@ -287,12 +290,15 @@ fn top_level<'t>(
         match n.kind() {
             "function_definition" => {
                 let range = n.byte_range();
+                // The body is the last child (cheaper than a field lookup).
+                let body = n
+                    .child(n.child_count().saturating_sub(1))
+                    .filter(|b| b.kind() == "compound_statement");
                 if defines(n) {
                     // Its body adds file-wide facts: all of it is context.
                     t.context.push((range.start, range.end));
                     t.defining.push(n);
                 } else {
-                    let body = n.child_by_field_name("body");
                     let sig_end = body.map(|b| b.start_byte()).unwrap_or(n.end_byte());
                     t.context.push((n.start_byte(), sig_end));
                 }
