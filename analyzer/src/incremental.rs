@@ -22,11 +22,18 @@
 //! 4. Diagnostics are assembled, sorted, and suppressions applied over the
 //!    whole text, as `analysis::analyze` does.
 //!
-//! The result equals `analysis::analyze` on the same text; a test checks
-//! that over every C fixture and random edits. Where that could not hold,
-//! the whole file is analysed instead: Fortran files, and C files where a
-//! syntax error sits outside any function or a function with a syntax error
-//! may have swallowed the next one (the error recovery of
+//! Free-form Fortran works the same way with top-level program units
+//! (programs, modules with their procedures, external subprograms) as the
+//! units, every module and every other top-level item as the context, and
+//! `frontend::fortran::lower_tree` for a miss.
+//!
+//! The result equals `analysis::analyze` on the same text; tests check that
+//! over every C and free-form Fortran fixture and random edits. Where that
+//! could not hold, the whole file is analysed instead: fixed-form Fortran
+//! (its normalisation moves offsets), Fortran with any syntax error (the
+//! front end then re-parses unit by unit), and C files where a syntax error
+//! sits outside any function or a function with a syntax error may have
+//! swallowed the next one (the error recovery of
 //! `frontend::lower_recovering` re-parses such files in chunks).
 //!
 //! Reused `FunctionAnalysis` values keep the positions they were computed
@@ -38,6 +45,7 @@ use crate::frontend::FrontendOptions;
 use crate::ir::Lang;
 use crate::memory::MemoryOptions;
 use crate::source::{SourceText, Span};
+use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -67,7 +75,8 @@ struct Entry {
     /// nothing has moved.
     outside: bool,
     diagnostics: Vec<Diagnostic>,
-    analysis: Arc<FunctionAnalysis>,
+    /// The unit's functions (a Fortran unit may hold several).
+    analyses: Vec<Arc<FunctionAnalysis>>,
     /// Update counter when it was last used.
     used: u64,
 }
@@ -241,7 +250,7 @@ fn points_outside(d: &Diagnostic, start: u32, end: u32) -> bool {
 /// Whether `frontend::lower_recovering` would cut a function with a syntax
 /// error spanning `start..end` into chunks: a line that starts with `}`
 /// ends strictly inside it.
-fn recovery_cut_inside(text: &str, start: usize, end: usize) -> bool {
+fn recovery_cut_inside(text: &str, start: usize, end: usize, unit_end: fn(&str) -> bool) -> bool {
     let line_start = text[..start.min(text.len())]
         .rfind('\n')
         .map(|i| i + 1)
@@ -252,7 +261,7 @@ fn recovery_cut_inside(text: &str, start: usize, end: usize) -> bool {
         if offset >= end {
             break;
         }
-        if crate::frontend::c_unit_end(line) && start < line_end && line_end < end {
+        if unit_end(line) && start < line_end && line_end < end {
             return true;
         }
         offset = line_end;
@@ -302,7 +311,14 @@ fn top_level<'t>(
                     let sig_end = body.map(|b| b.start_byte()).unwrap_or(n.end_byte());
                     t.context.push((n.start_byte(), sig_end));
                 }
-                if n.has_error() && recovery_cut_inside(text, range.start, range.end) {
+                if n.has_error()
+                    && recovery_cut_inside(
+                        text,
+                        range.start,
+                        range.end,
+                        crate::frontend::c_unit_end,
+                    )
+                {
                     t.needs_recovery = true;
                 }
                 t.before.push(t.context.len());
@@ -323,6 +339,45 @@ fn top_level<'t>(
         }
     }
     t
+}
+
+/// A top-level unit (C function definition, Fortran program unit) and its
+/// cache key.
+struct UnitKey {
+    start: u32,
+    end: u32,
+    key: u64,
+}
+
+/// Preprocessor directive lines of the original text. They decide which
+/// code is guarded by `#ifdef __CSA__` (CSA401) but are blanked in the
+/// parser input, so a unit's key holds them all and how many precede it.
+struct Directives {
+    starts: Vec<usize>,
+    hash: u64,
+}
+
+impl Directives {
+    fn of(text: &str) -> Directives {
+        let mut starts = Vec::new();
+        let mut lines: Vec<&[u8]> = Vec::new();
+        let mut offset = 0;
+        for line in text.split_inclusive('\n') {
+            if line.trim_start().starts_with('#') {
+                starts.push(offset);
+                lines.push(line.as_bytes());
+            }
+            offset += line.len();
+        }
+        Directives {
+            starts,
+            hash: hash_of(&lines),
+        }
+    }
+
+    fn before(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&d| d < offset)
+    }
 }
 
 impl std::fmt::Debug for Incremental {
@@ -373,41 +428,242 @@ impl Incremental {
         fa
     }
 
-    /// Analyses the new text of the document, reusing what it can.
-    pub fn update(&mut self, text: &str) -> FileAnalysis {
-        self.generation += 1;
-        if self.kind != SourceKind::C {
-            return self.full(text);
+    /// Reuses or computes the results of every unit and assembles the
+    /// file's analysis. `lower` lowers the functions of one unit. `None`:
+    /// the whole file must be analysed (a function the front end gave up
+    /// on, which the chunked recovery would re-parse).
+    fn assemble(
+        &mut self,
+        text: &str,
+        pre: Preprocessed,
+        units: &[UnitKey],
+        positions: u64,
+        lang: Lang,
+        lower: &mut dyn FnMut(Span) -> Vec<crate::ir::Function>,
+    ) -> Option<FileAnalysis> {
+        let generation = self.generation;
+        let source = SourceText::new(text.to_string());
+        let mopts = MemoryOptions {
+            pure_functions: self.opts.pure_functions.clone(),
+        };
+        let mut diagnostics = Vec::new();
+        let mut functions = Vec::with_capacity(units.len());
+        let mut shifts = Vec::with_capacity(units.len());
+        let mut stats = Stats::default();
+        for u in units {
+            let (start, end) = (u.start, u.end);
+            if let Some(e) = self.cache.get_mut(&u.key) {
+                let still = !e.outside || (e.start == start && e.positions == positions);
+                if still && e.used != generation {
+                    e.used = generation;
+                    let delta = start as i64 - e.start as i64;
+                    let line = source.line_col(start as usize).line;
+                    let line_delta = line as i64 - e.first_line as i64;
+                    let (lo, hi) = (e.first_line, e.last_line);
+                    diagnostics.extend(e.diagnostics.iter().map(|d| {
+                        let mut d = shift_diagnostic(d, delta);
+                        renumber_diagnostic(&mut d, lo, hi, line_delta);
+                        d
+                    }));
+                    // The analyses keep the positions they were computed at.
+                    for a in &e.analyses {
+                        shifts.push(delta);
+                        functions.push(a.clone());
+                    }
+                    stats.reused += 1;
+                    continue;
+                }
+            }
+            let span = Span::new(start as usize, end as usize);
+            let mut analyses = Vec::new();
+            let mut own = Vec::new();
+            for func in lower(span) {
+                if func.span.start < start || func.span.start > end {
+                    continue;
+                }
+                // A function the front end gave up on (too deep) counts as a
+                // syntax error for the chunked recovery too.
+                let unit_end = match lang {
+                    Lang::C => crate::frontend::c_unit_end,
+                    Lang::Fortran => crate::frontend::fortran_unit_end,
+                };
+                if func.syntax_error.is_some()
+                    && recovery_cut_inside(&pre.text, start as usize, end as usize, unit_end)
+                {
+                    return None;
+                }
+                let fa = analysis::analyze_function(func, &mopts);
+                analysis::function_diagnostics(&fa, &source, &pre, &self.opts, &mut own);
+                analyses.push(Arc::new(fa));
+            }
+            {
+                let funcs: Vec<&crate::ir::Function> = analyses.iter().map(|a| &a.func).collect();
+                analysis::file_diagnostics(lang, &source, &pre, &funcs, &[], &mut own);
+            }
+            let first_line = source.line_col(start as usize).line;
+            let last_line = source.line_col(end as usize).line;
+            let outside = own.iter().any(|d| {
+                points_outside(d, start, end)
+                    || texts(d).any(|t| {
+                        line_refs(t)
+                            .iter()
+                            .any(|&(_, _, n)| n < first_line || n > last_line)
+                    })
+            });
+            diagnostics.extend(own.iter().cloned());
+            for a in &analyses {
+                functions.push(a.clone());
+                shifts.push(0);
+            }
+            stats.analysed += 1;
+            self.cache.insert(
+                u.key,
+                Entry {
+                    start,
+                    first_line,
+                    last_line,
+                    positions,
+                    outside,
+                    diagnostics: own,
+                    analyses,
+                    used: generation,
+                },
+            );
         }
-        let pre = csa_grammars::preproc::preprocess(text, &self.opts.defines, false);
+        // Forget units that are gone.
+        self.cache.retain(|_, e| e.used == generation);
+        self.stats = stats;
+        let diagnostics = analysis::finish_diagnostics(diagnostics, &source, lang);
+        Some(FileAnalysis {
+            kind: self.kind,
+            lang,
+            source,
+            preprocessed: pre,
+            functions,
+            function_shifts: shifts,
+            toplevel_errors: Vec::new(),
+            diagnostics,
+        })
+    }
+
+    /// The parser for this document's language, and the tree for `input`
+    /// (the old tree edited and re-parsed; afresh when that has an error).
+    fn parse(&mut self, input: &str, language: tree_sitter::Language) -> Option<Tree> {
         if self.parser.is_none() {
             let mut p = Parser::new();
-            if p.set_language(&csa_grammars::c_language()).is_err() {
-                return self.full(text);
-            }
+            p.set_language(&language).ok()?;
             self.parser = Some(p);
         }
         let old = self.tree.take().map(|mut t| {
-            if let Some(e) = input_edit(&self.parsed, &pre.text) {
+            if let Some(e) = input_edit(&self.parsed, input) {
                 t.edit(&e);
             }
             t
         });
-        let Some(mut tree) = self
-            .parser
-            .as_mut()
-            .and_then(|p| p.parse(&pre.text, old.as_ref()))
-        else {
-            return self.full(text);
-        };
+        let parser = self.parser.as_mut()?;
+        let mut tree = parser.parse(input, old.as_ref())?;
         // Error recovery after an incremental parse can differ from a fresh
         // parse; the command line parses fresh, so do the same.
         if old.is_some() && tree.root_node().has_error() {
-            match self.parser.as_mut().and_then(|p| p.parse(&pre.text, None)) {
-                Some(t) => tree = t,
-                None => return self.full(text),
-            }
+            tree = parser.parse(input, None)?;
         }
+        Some(tree)
+    }
+
+    /// Free-form Fortran: the units are the top-level program units
+    /// (programs, modules with their procedures, external subprograms).
+    /// Their context is every module (any unit may `use` one) and every
+    /// other top-level item; a file with a syntax error is analysed whole
+    /// (the front end then re-parses unit by unit).
+    fn update_fortran(&mut self, text: &str) -> FileAnalysis {
+        let pre = csa_grammars::preproc::preprocess(text, &self.opts.defines, true);
+        let Some(tree) = self.parse(&pre.text, csa_grammars::fortran_language()) else {
+            return self.full(text);
+        };
+        if tree.root_node().has_error() {
+            return self.full(text);
+        }
+        let (keys, positions) = {
+            let bytes = pre.text.as_bytes();
+            let root = tree.root_node();
+            let mut units = Vec::new();
+            let mut context: Vec<&[u8]> = Vec::new();
+            let mut context_starts: Vec<u8> = Vec::new();
+            let mut c = root.walk();
+            for n in root.children(&mut c) {
+                let kind = n.kind();
+                let piece = bytes.get(n.byte_range()).unwrap_or(&[]);
+                match kind {
+                    "comment" => continue,
+                    "program" | "subroutine" | "function" => units.push(n),
+                    "module" | "submodule" => {
+                        units.push(n);
+                        context.push(piece);
+                        context_starts.extend((n.start_byte() as u64).to_le_bytes());
+                    }
+                    _ => {
+                        context.push(piece);
+                        context_starts.extend((n.start_byte() as u64).to_le_bytes());
+                    }
+                }
+            }
+            let context_hash = hash_of(&context);
+            let positions = hash_of(&[&context_starts]);
+            let directives = Directives::of(text);
+            let keys: Vec<UnitKey> = units
+                .iter()
+                .enumerate()
+                .map(|(i, n)| UnitKey {
+                    start: n.start_byte() as u32,
+                    end: n.end_byte() as u32,
+                    key: hash_of(&[
+                        &context_hash.to_le_bytes(),
+                        &directives.hash.to_le_bytes(),
+                        &(directives.before(n.start_byte()) as u64).to_le_bytes(),
+                        &(i as u64).to_le_bytes(),
+                        bytes.get(n.byte_range()).unwrap_or(&[]),
+                    ]),
+                })
+                .collect();
+            (keys, positions)
+        };
+        let fopts = FrontendOptions {
+            defines: self.opts.defines.clone(),
+        };
+        let parsed = pre.text.clone();
+        let mut lower = |span: Span| {
+            crate::frontend::fortran::lower_tree(
+                &parsed,
+                tree.clone(),
+                &crate::frontend::Identity,
+                Some(span),
+                &fopts,
+            )
+            .functions
+        };
+        match self.assemble(text, pre, &keys, positions, Lang::Fortran, &mut lower) {
+            Some(fa) => {
+                self.tree = Some(tree);
+                self.parsed = parsed;
+                fa
+            }
+            None => self.full(text),
+        }
+    }
+
+    /// Analyses the new text of the document, reusing what it can.
+    pub fn update(&mut self, text: &str) -> FileAnalysis {
+        self.generation += 1;
+        if self.kind == SourceKind::FortranFree {
+            return self.update_fortran(text);
+        }
+        if self.kind != SourceKind::C {
+            return self.full(text);
+        }
+        let pre = csa_grammars::preproc::preprocess(text, &self.opts.defines, false);
+        let Some(tree) = self.parse(&pre.text, csa_grammars::c_language()) else {
+            return self.full(text);
+        };
         let generation = self.generation;
         let defines_map = &mut self.defines;
         let pre_text = pre.text.as_str();
@@ -433,20 +689,7 @@ impl Incremental {
             .map(|&(s, e)| bytes.get(s..e).unwrap_or(&[]))
             .collect();
         let context_hash = hash_of(&context);
-        // Preprocessor directives of the original text decide which code is
-        // guarded by `#ifdef __CSA__` (CSA401) but are blanked in the parser
-        // input: a function's key holds them all and how many precede it.
-        let mut directive_starts = Vec::new();
-        let mut directive_text: Vec<&[u8]> = Vec::new();
-        let mut offset = 0;
-        for line in text.split_inclusive('\n') {
-            if line.trim_start().starts_with('#') {
-                directive_starts.push(offset);
-                directive_text.push(line.as_bytes());
-            }
-            offset += line.len();
-        }
-        let directives_hash = hash_of(&directive_text);
+        let directives = Directives::of(text);
         let starts: Vec<u8> = top
             .context
             .iter()
@@ -463,119 +706,40 @@ impl Incremental {
             .filter(|n| !top.defining.iter().any(|d| d.id() == n.id()))
             .map(|n| Span::new(n.start_byte(), n.end_byte()))
             .collect();
-        let source = SourceText::new(text.to_string());
-        let mopts = MemoryOptions {
-            pure_functions: self.opts.pure_functions.clone(),
-        };
+        let units: Vec<UnitKey> = top
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let start = n.start_byte();
+                let directives_before = directives.before(start);
+                UnitKey {
+                    start: start as u32,
+                    end: n.end_byte() as u32,
+                    key: hash_of(&[
+                        &context_hash.to_le_bytes(),
+                        &directives.hash.to_le_bytes(),
+                        &(directives_before as u64).to_le_bytes(),
+                        &(top.before[i] as u64).to_le_bytes(),
+                        &text_hashes.get(&start).copied().unwrap_or(0).to_le_bytes(),
+                    ]),
+                }
+            })
+            .collect();
         let fopts = FrontendOptions {
             defines: self.opts.defines.clone(),
         };
-        let mut diagnostics = Vec::new();
-        let mut functions = Vec::with_capacity(top.functions.len());
-        let mut shifts = Vec::with_capacity(top.functions.len());
-        let mut stats = Stats::default();
-        for (i, n) in top.functions.iter().enumerate() {
-            let (start, end) = (n.start_byte() as u32, n.end_byte() as u32);
-            let directives_before = directive_starts.partition_point(|&d| d < start as usize);
-            let key = hash_of(&[
-                &context_hash.to_le_bytes(),
-                &directives_hash.to_le_bytes(),
-                &(directives_before as u64).to_le_bytes(),
-                &(top.before[i] as u64).to_le_bytes(),
-                &text_hashes
-                    .get(&n.start_byte())
-                    .copied()
-                    .unwrap_or(0)
-                    .to_le_bytes(),
-            ]);
-            if let Some(e) = self.cache.get_mut(&key) {
-                let still = !e.outside || (e.start == start && e.positions == positions);
-                if still && e.used != self.generation {
-                    e.used = self.generation;
-                    let delta = start as i64 - e.start as i64;
-                    let line = source.line_col(start as usize).line;
-                    let line_delta = line as i64 - e.first_line as i64;
-                    let (lo, hi) = (e.first_line, e.last_line);
-                    diagnostics.extend(e.diagnostics.iter().map(|d| {
-                        let mut d = shift_diagnostic(d, delta);
-                        renumber_diagnostic(&mut d, lo, hi, line_delta);
-                        d
-                    }));
-                    // The analysis keeps the positions it was computed at.
-                    let base = e.analysis.func.span.start as i64;
-                    shifts.push(start as i64 - base);
-                    functions.push(e.analysis.clone());
-                    stats.reused += 1;
-                    continue;
-                }
+        let parsed = pre.text.clone();
+        let mut lower = |span: Span| {
+            crate::frontend::c::lower_tree(&parsed, &tree, Some(span), &skip, &fopts).functions
+        };
+        match self.assemble(text, pre, &units, positions, Lang::C, &mut lower) {
+            Some(fa) => {
+                self.tree = Some(tree);
+                self.parsed = parsed;
+                fa
             }
-            let lowered = crate::frontend::c::lower_tree(
-                &pre.text,
-                &tree,
-                Some(Span::new(start as usize, end as usize)),
-                &skip,
-                &fopts,
-            );
-            for func in lowered.functions {
-                if func.span.start != start {
-                    continue; // a nested definition (not C, but tolerated)
-                }
-                // A function the front end gave up on (too deep) counts as a
-                // syntax error for the chunked recovery too.
-                if func.syntax_error.is_some()
-                    && recovery_cut_inside(&pre.text, start as usize, end as usize)
-                {
-                    return self.full(text);
-                }
-                let fa = analysis::analyze_function(func, &mopts);
-                let mut own = Vec::new();
-                analysis::function_diagnostics(&fa, &source, &pre, &self.opts, &mut own);
-                analysis::file_diagnostics(Lang::C, &source, &pre, &[&fa.func], &[], &mut own);
-                let first_line = source.line_col(start as usize).line;
-                let last_line = source.line_col(end as usize).line;
-                let outside = own.iter().any(|d| {
-                    points_outside(d, start, end)
-                        || texts(d).any(|t| {
-                            line_refs(t)
-                                .iter()
-                                .any(|&(_, _, n)| n < first_line || n > last_line)
-                        })
-                });
-                let fa = Arc::new(fa);
-                diagnostics.extend(own.iter().cloned());
-                functions.push(fa.clone());
-                shifts.push(0);
-                stats.analysed += 1;
-                self.cache.insert(
-                    key,
-                    Entry {
-                        start,
-                        first_line,
-                        last_line,
-                        positions,
-                        outside,
-                        diagnostics: own,
-                        analysis: fa,
-                        used: self.generation,
-                    },
-                );
-            }
-        }
-        // Forget functions that are gone.
-        self.cache.retain(|_, e| e.used == generation);
-        self.stats = stats;
-        self.tree = Some(tree);
-        self.parsed = pre.text.clone();
-        let diagnostics = analysis::finish_diagnostics(diagnostics, &source, Lang::C);
-        FileAnalysis {
-            kind: self.kind,
-            lang: Lang::C,
-            source,
-            preprocessed: pre,
-            functions,
-            function_shifts: shifts,
-            toplevel_errors: Vec::new(),
-            diagnostics,
+            None => self.full(text),
         }
     }
 }
@@ -586,12 +750,18 @@ mod tests {
     use crate::analysis::analyze;
 
     fn fixtures() -> Vec<(String, String)> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/c");
+        fixtures_in("c", "c")
+    }
+
+    fn fixtures_in(dir: &str, ext: &str) -> Vec<(String, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures")
+            .join(dir);
         let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
             .unwrap()
             .filter_map(|e| e.ok())
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "c"))
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
             .map(|p| {
                 (
                     p.file_name().unwrap().to_string_lossy().into_owned(),
@@ -637,6 +807,10 @@ mod tests {
     }
 
     fn edit(text: &str, rng: &mut Rng) -> String {
+        edit_with(text, rng, "  /* typed */\n", "int g_added;\n")
+    }
+
+    fn edit_with(text: &str, rng: &mut Rng, comment: &str, decl: &str) -> String {
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         if lines.is_empty() {
             return "int x;\n".to_string();
@@ -645,7 +819,7 @@ mod tests {
         let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
         match rng.below(6) {
             0 => out.insert(i, "\n".to_string()),
-            1 => out.insert(i, "  /* typed */\n".to_string()),
+            1 => out.insert(i, comment.to_string()),
             2 => {
                 out.remove(i);
             }
@@ -653,7 +827,7 @@ mod tests {
                 let l = out[i].clone();
                 out.insert(i, l);
             }
-            4 => out.insert(i, "int g_added;\n".to_string()),
+            4 => out.insert(i, decl.to_string()),
             _ => {
                 // Move a line elsewhere.
                 let l = out.remove(i);
@@ -701,6 +875,66 @@ mod tests {
             }
         }
         assert!(reused > 100, "results were reused {reused} times");
+    }
+
+    #[test]
+    fn incremental_equals_full_analysis_over_edits_in_fortran() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut reused = 0;
+        for (name, text) in fixtures_in("fortran", "f90") {
+            let opts = options(&text);
+            let mut inc = Incremental::new(SourceKind::FortranFree, opts.clone());
+            let mut current = text.clone();
+            for step in 0..30 {
+                let got = inc.update(&current);
+                let want = analyze(SourceKind::FortranFree, &current, &opts);
+                if got.diagnostics != want.diagnostics {
+                    let _ = std::fs::write(
+                        std::env::temp_dir().join("csa-incremental-failure.f90"),
+                        &current,
+                    );
+                    let brief = |ds: &[Diagnostic]| {
+                        ds.iter()
+                            .map(|d| format!("{} {:?} {}", d.code, d.span, d.message))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    };
+                    panic!(
+                        "{name}, step {step} ({:?}):\n--- incremental\n{}\n--- full\n{}\n--- text\n{current}",
+                        inc.stats(),
+                        brief(&got.diagnostics),
+                        brief(&want.diagnostics)
+                    );
+                }
+                assert_eq!(got.functions.len(), want.functions.len(), "{name} {step}");
+                reused += inc.stats().reused;
+                current = edit_with(&current, &mut rng, "  ! typed\n", "  integer :: g_added\n");
+            }
+        }
+        assert!(reused > 50, "results were reused {reused} times");
+    }
+
+    #[test]
+    fn an_edit_in_one_fortran_unit_reanalyses_only_it() {
+        let unit = |k: usize| {
+            format!(
+                "subroutine s{k}(a, n)\n  integer :: n, i\n  real :: a(n)\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n    a(i) = 0.0\n  end do\nend subroutine s{k}\n\n"
+            )
+        };
+        let module = "module m\n  integer :: shared\ncontains\n  subroutine t(b)\n    real :: b(:)\n    b(1) = 1.0\n  end subroutine t\nend module m\n\n";
+        let text = format!("{module}{}", (0..20).map(unit).collect::<String>());
+        let opts = AnalysisOptions::default();
+        let mut inc = Incremental::new(SourceKind::FortranFree, opts.clone());
+        inc.update(&text);
+        assert_eq!(inc.stats().analysed, 21);
+        let edited = text.replacen("a(i) = 0.0", "a(i) = 1.0", 1);
+        let got = inc.update(&edited);
+        assert_eq!((inc.stats().reused, inc.stats().analysed), (20, 1));
+        assert!(got.diagnostics == analyze(SourceKind::FortranFree, &edited, &opts).diagnostics);
+        // Editing the module changes every unit's context.
+        let module_edit = edited.replacen("integer :: shared", "integer :: shared, other", 1);
+        inc.update(&module_edit);
+        assert_eq!(inc.stats().analysed, 21);
     }
 
     #[test]

@@ -489,18 +489,31 @@ fn collect_errors(root: Node) -> Vec<Node> {
 /// (for fixed form: the normalised text); `map` maps its offsets back to the
 /// original text.
 pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFile {
-    let _ = opts;
-    let mut out = LoweredFile::default();
     let mut parser = tree_sitter::Parser::new();
     if parser
         .set_language(&csa_grammars::fortran_language())
         .is_err()
     {
-        return out;
+        return LoweredFile::default();
     }
     let Some(tree) = parser.parse(text, None) else {
-        return out;
+        return LoweredFile::default();
     };
+    lower_tree(text, tree, map, None, opts)
+}
+
+/// Lowers the program units of an already parsed `tree` of `text`: all of
+/// them, or (for incremental analysis) only those whose span overlaps
+/// `only`. Every unit still contributes its declarations to the scopes.
+pub fn lower_tree(
+    text: &str,
+    tree: tree_sitter::Tree,
+    map: &dyn PosMap,
+    only: Option<Span>,
+    opts: &FrontendOptions,
+) -> LoweredFile {
+    let _ = opts;
+    let mut out = LoweredFile::default();
     let trees = recover_units(text, tree);
     let roots: Vec<Node> = trees.iter().map(|t| t.root_node()).collect();
     let cx = Cx { text, map };
@@ -517,6 +530,13 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
         units.extend(found);
     }
     let (scopes, scope_of) = build_scopes(&cx, &units);
+    if let Some(o) = only {
+        for u in &mut units {
+            if !(u.start < o.end as usize && o.start as usize <= u.end) {
+                u.lowered = false;
+            }
+        }
+    }
 
     let mut func_of: Vec<Option<usize>> = vec![None; units.len()];
     for (i, u) in units.iter().enumerate() {
