@@ -148,13 +148,27 @@ fn input_edit(old: &str, new: &str) -> Option<InputEdit> {
         suffix += 1;
     }
     let (old_end, new_end) = (a.len() - suffix, b.len() - suffix);
+    // Rows: count the shared prefix once, then only the changed parts.
+    let start = point_at(old, prefix);
+    let after = |text: &[u8], end: usize| {
+        let changed = &text[prefix..end];
+        let rows = changed.iter().filter(|&&c| c == b'\n').count();
+        let column = match changed.iter().rposition(|&c| c == b'\n') {
+            Some(i) => changed.len() - i - 1,
+            None => start.column + changed.len(),
+        };
+        Point {
+            row: start.row + rows,
+            column,
+        }
+    };
     Some(InputEdit {
         start_byte: prefix,
         old_end_byte: old_end,
         new_end_byte: new_end,
-        start_position: point_at(old, prefix),
-        old_end_position: point_at(old, old_end),
-        new_end_position: point_at(new, new_end),
+        start_position: start,
+        old_end_position: after(a, old_end),
+        new_end_position: after(b, new_end),
     })
 }
 
@@ -912,6 +926,19 @@ mod tests {
             }
         }
         assert!(reused > 50, "results were reused {reused} times");
+    }
+
+    #[test]
+    fn input_edit_points() {
+        let e = input_edit("ab\ncd\nef", "ab\ncXY\nZd\nef").unwrap();
+        assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (4, 4, 8));
+        assert_eq!(e.start_position, point_at("ab\ncd\nef", 4));
+        assert_eq!(e.old_end_position, point_at("ab\ncd\nef", 4));
+        assert_eq!(e.new_end_position, point_at("ab\ncXY\nZd\nef", 8));
+        let e = input_edit("x\ny\nz", "x\nz").unwrap();
+        assert_eq!(e.old_end_position, point_at("x\ny\nz", e.old_end_byte));
+        assert_eq!(e.new_end_position, point_at("x\nz", e.new_end_byte));
+        assert!(input_edit("same", "same").is_none());
     }
 
     #[test]
