@@ -355,6 +355,9 @@ fn top_level<'t>(
     t
 }
 
+/// Above this many units to lower, the whole file is lowered at once.
+const BATCH_MISSES: usize = 4;
+
 /// A top-level unit (C function definition, Fortran program unit) and its
 /// cache key.
 struct UnitKey {
@@ -453,7 +456,7 @@ impl Incremental {
         units: &[UnitKey],
         positions: u64,
         lang: Lang,
-        lower: &mut dyn FnMut(Span) -> Vec<crate::ir::Function>,
+        lower: &mut dyn FnMut(Option<Span>) -> Vec<crate::ir::Function>,
     ) -> Option<FileAnalysis> {
         let generation = self.generation;
         let source = SourceText::new(text.to_string());
@@ -464,6 +467,24 @@ impl Incremental {
         let mut functions = Vec::with_capacity(units.len());
         let mut shifts = Vec::with_capacity(units.len());
         let mut stats = Stats::default();
+        // Many misses (opening a file, a context change): lower the whole
+        // file once rather than each unit with its own file-wide scan.
+        let misses = units
+            .iter()
+            .filter(|u| {
+                self.cache
+                    .get(&u.key)
+                    .is_none_or(|e| e.outside && !(e.start == u.start && e.positions == positions))
+            })
+            .count();
+        // In source order, like the units: taken from the front as the
+        // units are visited.
+        let mut lowered_all: Option<std::collections::VecDeque<crate::ir::Function>> =
+            (misses > BATCH_MISSES).then(|| {
+                let mut all = lower(None);
+                all.sort_by_key(|f| f.span.start);
+                all.into()
+            });
         for u in units {
             let (start, end) = (u.start, u.end);
             if let Some(e) = self.cache.get_mut(&u.key) {
@@ -491,7 +512,20 @@ impl Incremental {
             let span = Span::new(start as usize, end as usize);
             let mut analyses = Vec::new();
             let mut own = Vec::new();
-            for func in lower(span) {
+            let funcs = match &mut lowered_all {
+                Some(all) => {
+                    while all.front().is_some_and(|f| f.span.start < start) {
+                        all.pop_front();
+                    }
+                    let mut inside = Vec::new();
+                    while all.front().is_some_and(|f| f.span.start <= end) {
+                        inside.extend(all.pop_front());
+                    }
+                    inside
+                }
+                None => lower(Some(span)),
+            };
+            for func in funcs {
                 if func.span.start < start || func.span.start > end {
                     continue;
                 }
@@ -645,12 +679,12 @@ impl Incremental {
             defines: self.opts.defines.clone(),
         };
         let parsed = pre.text.clone();
-        let mut lower = |span: Span| {
+        let mut lower = |span: Option<Span>| {
             crate::frontend::fortran::lower_tree(
                 &parsed,
                 tree.clone(),
                 &crate::frontend::Identity,
-                Some(span),
+                span,
                 &fopts,
             )
             .functions
@@ -744,8 +778,8 @@ impl Incremental {
             defines: self.opts.defines.clone(),
         };
         let parsed = pre.text.clone();
-        let mut lower = |span: Span| {
-            crate::frontend::c::lower_tree(&parsed, &tree, Some(span), &skip, &fopts).functions
+        let mut lower = |span: Option<Span>| {
+            crate::frontend::c::lower_tree(&parsed, &tree, span, &skip, &fopts).functions
         };
         match self.assemble(text, pre, &units, positions, Lang::C, &mut lower) {
             Some(fa) => {
