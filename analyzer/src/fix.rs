@@ -62,10 +62,25 @@ fn edits_conflict(a: &Edit, b: &Edit) -> bool {
 /// fix that conflicts with one already taken or is itself malformed.
 /// Returns the new text and how many fixes were applied and skipped.
 pub fn apply_fixes(text: &str, fixes: &[&Fix]) -> (String, usize, usize) {
-    let mut taken: Vec<Edit> = Vec::new();
-    let mut applied = 0;
-    let mut skipped = 0;
-    for f in fixes {
+    let chosen = compatible_fixes(text, fixes);
+    let considered = fixes.iter().filter(|f| !f.edits.is_empty()).count();
+    let (applied, skipped) = (chosen.len(), considered - chosen.len());
+    let edits: Vec<Edit> = chosen
+        .iter()
+        .flat_map(|f| f.edits.iter().cloned())
+        .collect();
+    match apply_edits(text, &edits) {
+        Ok(s) => (s, applied, skipped),
+        Err(_) => (text.to_string(), 0, applied + skipped),
+    }
+}
+
+/// The fixes that can be applied together, in order: a fix whose edits
+/// conflict with one taken earlier (or do not apply to `text`) is left out.
+pub fn compatible_fixes<'a>(text: &str, fixes: &[&'a Fix]) -> Vec<&'a Fix> {
+    let mut taken: Vec<&Edit> = Vec::new();
+    let mut chosen = Vec::new();
+    for &f in fixes {
         if f.edits.is_empty() {
             continue;
         }
@@ -74,16 +89,12 @@ pub fn apply_fixes(text: &str, fixes: &[&Fix]) -> (String, usize, usize) {
             .iter()
             .any(|e| taken.iter().any(|t| edits_conflict(e, t)));
         if conflict || apply_edits(text, &f.edits).is_err() {
-            skipped += 1;
             continue;
         }
-        taken.extend(f.edits.iter().cloned());
-        applied += 1;
+        taken.extend(f.edits.iter());
+        chosen.push(f);
     }
-    match apply_edits(text, &taken) {
-        Ok(s) => (s, applied, skipped),
-        Err(_) => (text.to_string(), 0, applied + skipped),
-    }
+    chosen
 }
 
 /// The fix `--fix` (or an editor's fix-all) takes for a diagnostic: the

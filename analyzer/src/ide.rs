@@ -65,14 +65,11 @@ fn line(fa: &FileAnalysis, offset: u32) -> u32 {
 /// An offset of a function's analysis moved by the function's shift (see
 /// [`FileAnalysis::function_shifts`]).
 fn mv(sh: i64, o: u32) -> u32 {
-    (o as i64 + sh).max(0) as u32
+    Span::shift_offset(o, sh)
 }
 
 fn mvs(sh: i64, s: Span) -> Span {
-    Span {
-        start: mv(sh, s.start),
-        end: mv(sh, s.end),
-    }
+    s.shifted(sh)
 }
 
 /// Each function with its shift.

@@ -172,26 +172,18 @@ fn input_edit(old: &str, new: &str) -> Option<InputEdit> {
     })
 }
 
-fn shift_span(s: Span, delta: i64) -> Span {
-    let m = |o: u32| (o as i64 + delta).max(0) as u32;
-    Span {
-        start: m(s.start),
-        end: m(s.end),
-    }
-}
-
 fn shift_diagnostic(d: &Diagnostic, delta: i64) -> Diagnostic {
     let mut d = d.clone();
     if delta == 0 {
         return d;
     }
-    d.span = shift_span(d.span, delta);
+    d.span = d.span.shifted(delta);
     for r in &mut d.related {
-        r.span = shift_span(r.span, delta);
+        r.span = r.span.shifted(delta);
     }
     for f in &mut d.fixes {
         for e in &mut f.edits {
-            e.span = shift_span(e.span, delta);
+            e.span = e.span.shifted(delta);
         }
     }
     d
@@ -261,26 +253,13 @@ fn points_outside(d: &Diagnostic, start: u32, end: u32) -> bool {
         || d.fixes.iter().flat_map(|f| &f.edits).any(|e| out(e.span))
 }
 
-/// Whether `frontend::lower_recovering` would cut a function with a syntax
-/// error spanning `start..end` into chunks: a line that starts with `}`
-/// ends strictly inside it.
+/// Whether `frontend::lower_recovering` would cut a unit with a syntax
+/// error spanning `start..end` into chunks (the parser input is the
+/// original text here: C and free-form Fortran).
 fn recovery_cut_inside(text: &str, start: usize, end: usize, unit_end: fn(&str) -> bool) -> bool {
-    let line_start = text[..start.min(text.len())]
-        .rfind('\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let mut offset = line_start;
-    for line in text[line_start..].split_inclusive('\n') {
-        let line_end = offset + line.len();
-        if offset >= end {
-            break;
-        }
-        if unit_end(line) && start < line_end && line_end < end {
-            return true;
-        }
-        offset = line_end;
-    }
-    false
+    let cuts =
+        crate::frontend::recovery_cuts(text, &crate::frontend::Identity, unit_end, &[(start, end)]);
+    !cuts.is_empty()
 }
 
 /// The top level of a C tree.
@@ -290,21 +269,24 @@ struct TopLevel<'t> {
     context: Vec<(usize, usize)>,
     /// For each function, how many context items precede it.
     before: Vec<usize>,
+    /// For each function, the hash of its text.
+    hashes: Vec<u64>,
     /// A syntax error the chunked recovery would act on.
     needs_recovery: bool,
-    /// Functions whose bodies define file-wide facts.
-    defining: Vec<Node<'t>>,
+    /// For each function, whether its body defines file-wide facts.
+    defining: Vec<bool>,
 }
 
 fn top_level<'t>(
     root: Node<'t>,
     text: &str,
-    defines: &mut dyn FnMut(Node<'t>) -> bool,
+    defines: &mut dyn FnMut(Node<'t>) -> (bool, u64),
 ) -> TopLevel<'t> {
     let mut t = TopLevel {
         functions: Vec::new(),
         context: Vec::new(),
         before: Vec::new(),
+        hashes: Vec::new(),
         needs_recovery: false,
         defining: Vec::new(),
     };
@@ -317,10 +299,12 @@ fn top_level<'t>(
                 let body = n
                     .child(n.child_count().saturating_sub(1))
                     .filter(|b| b.kind() == "compound_statement");
-                if defines(n) {
+                let (defining, hash) = defines(n);
+                t.hashes.push(hash);
+                t.defining.push(defining);
+                if defining {
                     // Its body adds file-wide facts: all of it is context.
                     t.context.push((range.start, range.end));
-                    t.defining.push(n);
                 } else {
                     let sig_end = body.map(|b| b.start_byte()).unwrap_or(n.end_byte());
                     t.context.push((n.start_byte(), sig_end));
@@ -715,15 +699,13 @@ impl Incremental {
         let generation = self.generation;
         let defines_map = &mut self.defines;
         let pre_text = pre.text.as_str();
-        let mut text_hashes: HashMap<usize, u64> = HashMap::new();
         let mut defines = |n: Node<'_>| {
             let h = hash_of(&[pre_text.as_bytes().get(n.byte_range()).unwrap_or(&[])]);
-            text_hashes.insert(n.start_byte(), h);
             let entry = defines_map
                 .entry(h)
                 .or_insert_with(|| (crate::frontend::c::body_defines_file_facts(pre_text, n), 0));
             entry.1 = generation;
-            entry.0
+            (entry.0, h)
         };
         let top = top_level(tree.root_node(), &pre.text, &mut defines);
         self.defines.retain(|_, e| e.1 == generation);
@@ -751,8 +733,9 @@ impl Incremental {
         let skip: Vec<Span> = top
             .functions
             .iter()
-            .filter(|n| !top.defining.iter().any(|d| d.id() == n.id()))
-            .map(|n| Span::new(n.start_byte(), n.end_byte()))
+            .zip(&top.defining)
+            .filter(|(_, &defining)| !defining)
+            .map(|(n, _)| Span::new(n.start_byte(), n.end_byte()))
             .collect();
         let units: Vec<UnitKey> = top
             .functions
@@ -769,7 +752,7 @@ impl Incremental {
                         &directives.hash.to_le_bytes(),
                         &(directives_before as u64).to_le_bytes(),
                         &(top.before[i] as u64).to_le_bytes(),
-                        &text_hashes.get(&start).copied().unwrap_or(0).to_le_bytes(),
+                        &top.hashes[i].to_le_bytes(),
                     ]),
                 }
             })

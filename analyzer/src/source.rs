@@ -30,6 +30,19 @@ impl Span {
         self.start as usize..self.end as usize
     }
 
+    /// An offset moved by `delta` bytes (not below 0).
+    pub fn shift_offset(offset: u32, delta: i64) -> u32 {
+        (offset as i64 + delta).clamp(0, u32::MAX as i64) as u32
+    }
+
+    /// The span moved by `delta` bytes (text inserted or removed before it).
+    pub fn shifted(self, delta: i64) -> Span {
+        Span {
+            start: Span::shift_offset(self.start, delta),
+            end: Span::shift_offset(self.end, delta),
+        }
+    }
+
     pub fn len(self) -> usize {
         (self.end - self.start) as usize
     }

@@ -19,7 +19,8 @@ fn rules_reference_is_up_to_date() {
 }
 
 #[test]
-fn every_rule_is_documented_in_the_reference() {
+fn every_rule_has_a_section_in_the_reference() {
+    // The sections of each rule's own text are checked in `rules::tests`.
     let md = analyzer::rules::reference_markdown();
     for r in analyzer::rules::RULES {
         assert!(
@@ -27,18 +28,5 @@ fn every_rule_is_documented_in_the_reference() {
             "{} has no section",
             r.code
         );
-        for section in [
-            "What it does",
-            "Why it matters",
-            "Example",
-            "How to fix",
-            "Fix safety",
-        ] {
-            assert!(
-                r.doc().contains(&format!("## {section}")),
-                "{} lacks `{section}`",
-                r.code
-            );
-        }
     }
 }

@@ -4,31 +4,15 @@
 //!
 //! `cargo bench -p csa-lsp --bench latency [-- EDITS]` (default 300).
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
-
-fn read_message(r: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            length = v.trim().parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
+use support::{frame, read_message};
 
 /// A realistic annotated file: functions with marked loop nests,
 /// reductions, stencils, guards and comments; `lines` lines in all. Like a
@@ -99,11 +83,7 @@ fn main() {
         }
     });
     let mut send = |v: Value| {
-        let body = serde_json::to_vec(&v).unwrap();
-        stdin
-            .write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())
-            .unwrap();
-        stdin.write_all(&body).unwrap();
+        stdin.write_all(&frame(&v)).unwrap();
         stdin.flush().unwrap();
     };
     let wait_version = |version: i64| -> Duration {

@@ -19,7 +19,6 @@ use crate::document::{Analysed, Document};
 use crate::position::{self, Encoding};
 use analyzer::analysis::FileAnalysis;
 use analyzer::config::{IvdepStyle, Overrides, Resolved, Resolver, Selector};
-use analyzer::diag::Applicability;
 use analyzer::incremental::Incremental;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -766,18 +765,10 @@ impl LanguageServer for Backend {
                     continue;
                 }
                 let lsp_diag = convert::diagnostic(&a, &uri, d, enc, &url);
-                // The one safe fix that is not a suppression is the
-                // clearly right one.
-                let safe: Vec<_> = d
-                    .fixes
-                    .iter()
-                    .filter(|f| {
-                        f.applicability == Applicability::Safe
-                            && !f.title.to_ascii_lowercase().contains("suppress")
-                    })
-                    .collect();
+                // The fix fix-all would take is the clearly right one.
+                let bulk = analyzer::fix::bulk_fix(d, false);
                 for fix in &d.fixes {
-                    let preferred = safe.len() == 1 && std::ptr::eq(safe[0], fix);
+                    let preferred = bulk.is_some_and(|b| std::ptr::eq(b, fix));
                     if let Some(action) = convert::fix_action(
                         &a,
                         &uri,
@@ -808,30 +799,14 @@ impl LanguageServer for Backend {
         }
         let fix_all = CodeActionKind::new(FIX_ALL);
         if wants(&fix_all) {
-            // Every safe fix, first one wins where edits overlap.
-            let mut chosen = Vec::new();
-            let mut taken: Vec<(u32, u32)> = Vec::new();
-            for d in &fa.diagnostics {
-                for fix in d.fixes.iter().filter(|f| {
-                    f.applicability == Applicability::Safe
-                        && !f.title.to_ascii_lowercase().contains("suppress")
-                }) {
-                    let overlaps = fix.edits.iter().any(|e| {
-                        taken
-                            .iter()
-                            .any(|&(s, t)| e.span.start < t && s < e.span.end.max(e.span.start + 1))
-                    });
-                    if overlaps {
-                        continue;
-                    }
-                    taken.extend(
-                        fix.edits
-                            .iter()
-                            .map(|e| (e.span.start, e.span.end.max(e.span.start + 1))),
-                    );
-                    chosen.push(fix);
-                }
-            }
+            // Every safe fix, as `csa-lint --fix` takes them: first one wins
+            // where edits overlap.
+            let bulk: Vec<_> = fa
+                .diagnostics
+                .iter()
+                .filter_map(|d| analyzer::fix::bulk_fix(d, false))
+                .collect();
+            let chosen = analyzer::fix::compatible_fixes(fa.source.text(), &bulk);
             if !chosen.is_empty() {
                 actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: format!("Apply {} safe csa-lint fix(es)", chosen.len()),

@@ -1,11 +1,14 @@
 //! Protocol tests: the real `csa-lsp` binary over stdio with real
 //! `Content-Length` framing.
 
+mod support;
+
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
+use support::{frame, read_message};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -16,26 +19,6 @@ struct Client {
     next_id: i64,
     /// Messages received and not consumed yet.
     backlog: Vec<Value>,
-}
-
-fn read_message(r: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            length = v.trim().parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
 }
 
 impl Client {
@@ -74,10 +57,7 @@ impl Client {
     }
 
     fn send(&mut self, v: &Value) {
-        let body = serde_json::to_vec(v).unwrap();
-        let mut msg = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        msg.extend(body);
-        self.send_raw(&msg);
+        self.send_raw(&frame(v));
     }
 
     fn notify(&mut self, method: &str, params: Value) {

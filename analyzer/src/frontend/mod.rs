@@ -85,20 +85,7 @@ pub fn lower_recovering(
         return full;
     }
     bad.sort();
-    // Boundaries: ends of boundary lines (parser offsets) that fall inside
-    // an erroneous region (original offsets).
-    let mut cuts = Vec::new();
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let end = offset + line.len();
-        if is_boundary(line) {
-            let orig = map.to_original(end);
-            if bad.iter().any(|&(s, e)| s < orig && orig < e) {
-                cuts.push(end);
-            }
-        }
-        offset = end;
-    }
+    let mut cuts = recovery_cuts(text, map, is_boundary, &bad);
     if cuts.is_empty() {
         return full;
     }
@@ -123,6 +110,30 @@ pub fn lower_recovering(
             .extend(part.toplevel_errors.into_iter().filter(|s| inside(*s)));
     }
     out
+}
+
+/// Where [`lower_recovering`] cuts `text` into chunks: the ends of
+/// boundary lines (parser offsets) that fall strictly inside one of the
+/// erroneous regions `bad` (original offsets). None: no recovery.
+pub fn recovery_cuts(
+    text: &str,
+    map: &dyn PosMap,
+    is_boundary: fn(&str) -> bool,
+    bad: &[(usize, usize)],
+) -> Vec<usize> {
+    let mut cuts = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let end = offset + line.len();
+        if is_boundary(line) {
+            let orig = map.to_original(end);
+            if bad.iter().any(|&(s, e)| s < orig && orig < e) {
+                cuts.push(end);
+            }
+        }
+        offset = end;
+    }
+    cuts
 }
 
 /// `text` with every byte outside `[start, end)` replaced by a space
