@@ -8,7 +8,7 @@ use crate::clie::{self, ClieInput, ClieResult};
 use crate::diag::Diagnostic;
 use crate::frontend::{self, FrontendOptions, Identity, LoweredFile};
 use crate::graph::dom::DomTree;
-use crate::graph::loops::{self, LoopForest};
+use crate::graph::loops::{self, LoopForest, LoopId};
 use crate::graph::simplify::loop_simplify_with;
 use crate::ir::{BlockId, Function, Lang};
 use crate::memory::{self, MemoryInfo, MemoryOptions};
@@ -67,6 +67,15 @@ pub struct FunctionAnalysis {
     /// [`FunctionAnalysis::ordering_listing`] computes it on first use.
     pub ordering: OrderingInfo,
     ordering_listing: OnceLock<OrderingInfo>,
+}
+
+impl FunctionAnalysis {
+    /// The source loop statement of a natural loop, if the loop came from
+    /// one.
+    pub fn source_loop(&self, l: LoopId) -> Option<&crate::ir::SourceLoop> {
+        let header = self.forest.loops.get(l.index())?.header;
+        self.func.source_loop_with_header(header)
+    }
 }
 
 /// Everything computed for one file.

@@ -188,13 +188,7 @@ fn describe_placement(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, p: &Plac
 }
 
 fn loop_line(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, l: LoopId) -> String {
-    let header = f.forest.loops.get(l.index()).map(|d| d.header);
-    let sl = f
-        .func
-        .source_loops
-        .iter()
-        .find(|sl| Some(sl.header.0) == header);
-    match sl {
+    match f.source_loop(l) {
         Some(sl) => format!(
             "the loop at line {}",
             line(fa, mv(sh, sl.keyword_span.start))
@@ -378,14 +372,11 @@ fn placement_hints_for(
     let func = &f.func;
     let mut out = Vec::new();
     // The region entry ends the preheader: just before the loop statement.
-    let loop_stmt = f.forest.ids().find_map(|l| {
-        (f.preheaders.get(l.index()).copied().flatten() == Some(p.region_entry))
-            .then(|| {
-                let header = f.forest.loops[l.index()].header;
-                func.source_loops.iter().find(|sl| sl.header.0 == header)
-            })
-            .flatten()
-    });
+    let loop_stmt = f
+        .forest
+        .ids()
+        .find(|l| f.preheaders.get(l.index()).copied().flatten() == Some(p.region_entry))
+        .and_then(|l| f.source_loop(l));
     let entry_at = loop_stmt
         .map(|sl| sl.span.start)
         .or_else(|| block_start(func, p.region_entry));
@@ -503,11 +494,7 @@ pub fn symbols(fa: &FileAnalysis) -> Vec<Symbol> {
     for (f, sh) in functions(fa) {
         let mut children = Vec::new();
         for sl in &f.func.source_loops {
-            let header = sl.header.0;
-            let l = f
-                .forest
-                .ids()
-                .find(|l| f.forest.loops[l.index()].header == header);
+            let l = f.forest.loop_with_header(sl.header.0);
             let marker = l
                 .and_then(|l| f.clie.verdict_for(l))
                 .map(|v| short_name(f.func.builtin(v.marker)));

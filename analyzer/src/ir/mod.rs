@@ -381,6 +381,13 @@ pub struct BuiltinCall {
     pub result: Option<VarId>,
 }
 
+impl Function {
+    /// The loop statement whose lowering made `header` its header.
+    pub fn source_loop_with_header(&self, header: u32) -> Option<&SourceLoop> {
+        self.source_loops.iter().find(|sl| sl.header.0 == header)
+    }
+}
+
 impl BuiltinCall {
     /// The name without prefix, lower-case (`parallel_loop`).
     pub fn short_name(&self) -> String {

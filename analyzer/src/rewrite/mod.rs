@@ -171,9 +171,7 @@ fn attached_loop(f: &FunctionAnalysis, id: BuiltinId) -> Result<&SourceLoop, &'s
                 .ok_or("the marked loop is not a loop statement")?
                 .header;
             f.func
-                .source_loops
-                .iter()
-                .find(|sl| sl.header.0 == header)
+                .source_loop_with_header(header)
                 .ok_or("the marked loop is not a loop statement")
         }
         MarkerStatus::Shadowed { .. } => {

@@ -207,10 +207,7 @@ impl FunctionContext<'_> {
     /// The source loop statement of a natural loop, if the loop came from one.
     pub fn source_loop(&self, l: LoopId) -> Option<&SourceLoop> {
         let header = self.forest.loops.get(l.0 as usize)?.header;
-        self.func
-            .source_loops
-            .iter()
-            .find(|sl| sl.header.0 == header)
+        self.func.source_loop_with_header(header)
     }
 
     /// A span that stands for the loop: its statement, or its header's
