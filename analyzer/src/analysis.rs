@@ -32,6 +32,21 @@ pub struct AnalysisOptions {
     /// Turn off CSA301 (config `disable-loop-storage-check`, the compiler's
     /// `-csa-disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
+    /// Lower and analyse every function body, also those that hold nothing
+    /// any rule looks at (which are outlines otherwise, see
+    /// [`Function::outline`]): the diagnostics are the same, the IR is
+    /// complete (dumps).
+    pub every_body: bool,
+}
+
+impl AnalysisOptions {
+    /// What the front ends are told.
+    pub(crate) fn frontend(&self) -> FrontendOptions {
+        FrontendOptions {
+            defines: self.defines.clone(),
+            every_body: self.every_body,
+        }
+    }
 }
 
 /// Everything computed for one function.
@@ -114,9 +129,7 @@ impl FileAnalysis {
 pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preprocessed, LoweredFile) {
     let fortran = kind != SourceKind::C;
     let pre = csa_grammars::preproc::preprocess(text, &opts.defines, fortran);
-    let fopts = FrontendOptions {
-        defines: opts.defines.clone(),
-    };
+    let fopts = opts.frontend();
     let lowered = match kind {
         SourceKind::C => {
             frontend::lower_recovering(&pre.text, &Identity, frontend::c_unit_end, &|t| {

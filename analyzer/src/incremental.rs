@@ -41,7 +41,6 @@
 
 use crate::analysis::{self, AnalysisOptions, FileAnalysis, FunctionAnalysis};
 use crate::diag::Diagnostic;
-use crate::frontend::FrontendOptions;
 use crate::ir::Lang;
 use crate::memory::MemoryOptions;
 use crate::source::{SourceText, Span};
@@ -659,9 +658,7 @@ impl Incremental {
                 .collect();
             (keys, positions)
         };
-        let fopts = FrontendOptions {
-            defines: self.opts.defines.clone(),
-        };
+        let fopts = self.opts.frontend();
         let parsed = pre.text.clone();
         let mut lower = |span: Option<Span>| {
             crate::frontend::fortran::lower_tree(
@@ -757,9 +754,7 @@ impl Incremental {
                 }
             })
             .collect();
-        let fopts = FrontendOptions {
-            defines: self.opts.defines.clone(),
-        };
+        let fopts = self.opts.frontend();
         let parsed = pre.text.clone();
         let mut lower = |span: Option<Span>| {
             crate::frontend::c::lower_tree(&parsed, &tree, span, &skip, &fopts).functions

@@ -703,7 +703,10 @@ mod tests {
         let fa = analyze(
             csa_grammars::SourceKind::C,
             src,
-            &AnalysisOptions::default(),
+            &AnalysisOptions {
+                every_body: true,
+                ..AnalysisOptions::default()
+            },
         );
         assert!(check_function(&fa.functions[0]) > 0);
     }

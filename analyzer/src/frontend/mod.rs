@@ -13,6 +13,7 @@
 pub mod c;
 mod fields;
 pub mod fortran;
+pub mod relevance;
 
 use crate::ir::Function;
 use crate::source::Span;
@@ -22,6 +23,11 @@ use crate::source::Span;
 pub struct FrontendOptions {
     /// Extra preprocessor names treated as defined (`__CSA__` always is).
     pub defines: Vec<String>,
+    /// Lower every function body, also those [`relevance`] finds nothing
+    /// in for any rule (they are outlines otherwise, see
+    /// [`crate::ir::Function::outline`]). The diagnostics are the same
+    /// either way; dumps want the whole IR.
+    pub every_body: bool,
 }
 
 /// The result of lowering one file.

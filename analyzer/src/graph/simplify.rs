@@ -373,6 +373,7 @@ mod tests {
             builtins: Vec::new(),
             source_loops: Vec::new(),
             syntax_error: None,
+            outline: false,
         }
     }
 

@@ -23,6 +23,7 @@ impl FunctionBuilder {
             builtins: Vec::new(),
             source_loops: Vec::new(),
             syntax_error: None,
+            outline: false,
         };
         FunctionBuilder {
             func,

@@ -33,6 +33,12 @@ pub fn dump_function(func: &Function, src: Option<&SourceText>) -> String {
         None => format!("@{}", span.start),
     };
     let _ = writeln!(out, "function {}", func.name);
+    if func.outline {
+        let _ = writeln!(
+            out,
+            "  ; outline: the body holds nothing for CSA and was not lowered"
+        );
+    }
     for v in &func.vars {
         let _ = writeln!(out, "  var {}: {}", v.name, describe_var(v));
     }

@@ -72,10 +72,34 @@ pub struct Function {
     pub source_loops: Vec<SourceLoop>,
     /// Byte span of the first ERROR/MISSING node inside the function, if any.
     pub syntax_error: Option<Span>,
+    /// The body was not lowered: it holds nothing any rule looks at (no CSA
+    /// builtin, directive, jump into a loop or syntax error; see
+    /// `frontend::relevance`), so the function is its name and spans and
+    /// one empty entry block that returns. `FrontendOptions::every_body`
+    /// lowers such bodies too (for dumps).
+    pub outline: bool,
 }
 
 impl Function {
     pub const ENTRY: BlockId = BlockId(0);
+
+    /// A function whose body is not lowered (see [`Function::outline`]).
+    pub fn outline(name: String, lang: Lang, span: Span, name_span: Span) -> Function {
+        let mut entry = Block::new("entry", None);
+        entry.term.kind = TermKind::Return;
+        Function {
+            name,
+            lang,
+            span,
+            name_span,
+            blocks: vec![entry],
+            vars: Vec::new(),
+            builtins: Vec::new(),
+            source_loops: Vec::new(),
+            syntax_error: None,
+            outline: true,
+        }
+    }
 
     pub fn block(&self, id: BlockId) -> &Block {
         &self.blocks[id.index()]

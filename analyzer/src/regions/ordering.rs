@@ -1461,7 +1461,11 @@ mod tests {
     /// `membership == false`: walk every region even if §6.2 fails for it
     /// (to reach the compiler's own checks).
     fn run_with(src: &str, name: &str, membership: bool) -> Case {
-        let fa = analyze_file(SourceKind::C, src, &AnalysisOptions::default());
+        let opts = AnalysisOptions {
+            every_body: true,
+            ..AnalysisOptions::default()
+        };
+        let fa = analyze_file(SourceKind::C, src, &opts);
         let fi = fa
             .functions
             .iter()

@@ -1,8 +1,10 @@
 //! # CSA002 irreducible-control-flow
 //!
 //! ## What it does
-//! Reports a cycle with more than one entry, made with `goto` (C) or `GO TO`
-//! (Fortran) that jumps into the middle of a loop. Such a cycle is not a
+//! Reports a cycle with more than one entry: a `goto` (C) or `GO TO`
+//! (Fortran) that jumps into the middle of a loop, or a C `switch` whose
+//! `case` labels sit inside a loop (Duff's device; one diagnostic on the
+//! `switch`, with every label that enters the loop). Such a cycle is not a
 //! natural loop; the CSA compiler stops with the fatal error
 //! "Irreducible CFG located". csa-lint skips the loops involved.
 //!
@@ -68,15 +70,20 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             .unwrap_or(cx.func.name_span);
         entries.push((anchor, BlockId(dst)));
     }
-    for (anchor, target) in entries {
+    // One diagnostic per jump: a `switch` that enters a loop at several
+    // `case` labels (Duff's device) lists every target.
+    for group in entries.chunk_by(|a, b| a.0 == b.0) {
+        let anchor = group[0].0;
         let mut d = Diagnostic::new(
             Code(2),
             anchor,
             "Irreducible CFG located: this jump enters a loop in the middle, so the loop has two entries and is not a natural loop; the CSA compiler stops with a fatal error",
         );
-        if let Some(o) = cx.func.block(target).origin {
-            if o != anchor {
-                d = d.with_related(o, "the jump target, inside the loop");
+        for &(_, target) in group {
+            if let Some(o) = cx.func.block(target).origin {
+                if o != anchor {
+                    d = d.with_related(o, "the jump target, inside the loop");
+                }
             }
         }
         out.push(d.with_help("Enter every loop only through its start."));

@@ -219,7 +219,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             return Err("--dump takes one FUNCTION and one FILE".to_string());
         };
         let (kind, text) = read_source(path, cli.language)?;
-        let opts = resolver.for_file(path)?.settings.options.clone();
+        let mut opts = resolver.for_file(path)?.settings.options.clone();
+        // the whole IR, also of functions with nothing for CSA
+        opts.every_body = true;
         let fa = analysis::analyze(kind, &text, &opts);
         let Some(f) = fa.function(&function) else {
             let names: Vec<&str> = fa.functions.iter().map(|f| f.func.name.as_str()).collect();

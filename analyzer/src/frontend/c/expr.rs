@@ -1075,6 +1075,12 @@ impl<'t> FnLowerer<'_, 't> {
             let offset = callee.start_byte();
             let mut name = self.text(callee).to_string();
             let shadowed = self.lookup(&name).is_some();
+            if !shadowed && self.file.is_object_macro(&name, offset) {
+                // `#define P SPMD` then `P(4)`: the call is one of `SPMD`
+                if let Some(alias) = self.file.macro_alias(&name, offset) {
+                    name = alias;
+                }
+            }
             if !shadowed && self.file.is_fn_macro(&name, offset) {
                 if let Some(rv) = self.macro_builtin(e, &name, Some((callee, args))) {
                     return rv;
@@ -1083,11 +1089,6 @@ impl<'t> FnLowerer<'_, 't> {
                 // the expansion puts them; nothing is called
                 let _ = self.call_args(args);
                 return Rv::other();
-            }
-            if !shadowed && self.file.is_object_macro(&name, offset) {
-                if let Some(alias) = self.file.macro_alias(&name, offset) {
-                    name = alias;
-                }
             }
             if name == "_Pragma" || name == "__pragma" {
                 // a pragma operator elsewhere than before a loop: no code
@@ -1210,6 +1211,12 @@ impl<'t> FnLowerer<'_, 't> {
         call: Option<(Node<'_>, Option<Node<'_>>)>,
     ) -> Option<Rv> {
         let offset = use_node.start_byte();
+        // `#define MY_PAR PAR` and `#define PAR __builtin_csa_...()`
+        let alias = match call {
+            None => self.file.macro_alias(name, offset),
+            Some(_) => None,
+        };
+        let name = alias.as_deref().unwrap_or(name);
         let (params, body) = match &self.file.macro_at(name, offset)?.kind {
             MacroKind::Object { body } if call.is_none() => (Vec::new(), body.clone()),
             MacroKind::Function { params, body } if call.is_some() => {

@@ -155,6 +155,19 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     f
 }
 
+/// A function definition whose body is not lowered: its name and spans
+/// (see `frontend::relevance`).
+pub(crate) fn outline_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
+    let name_node = n.field(F::Declarator).and_then(|d| function_name(d).0);
+    let name = name_node
+        .map(|x| file.text(x).to_string())
+        .unwrap_or_else(|| "<anonymous>".to_string());
+    let name_span = name_node
+        .map(span)
+        .unwrap_or_else(|| Span::empty_at(n.start_byte()));
+    Function::outline(name, Lang::C, span(n), name_span)
+}
+
 /// The declared name of a function definition and the function declarator
 /// that holds its parameters (the one closest to the name).
 fn function_name(d: Node<'_>) -> (Option<Node<'_>>, Option<Node<'_>>) {
@@ -347,6 +360,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 return Ident::Const(c);
             }
             match self.file.macro_alias(&name, offset) {
+                // the chain ends at a macro that is not a value (say, a
+                // builtin call)
+                Some(alias) if self.file.is_object_macro(&alias, offset) => return Ident::Opaque,
                 Some(alias) => name = std::borrow::Cow::Owned(alias),
                 None => return Ident::Opaque,
             }

@@ -37,7 +37,7 @@ mod types;
 #[cfg(test)]
 mod tests;
 
-use super::{FrontendOptions, LoweredFile};
+use super::{relevance, FrontendOptions, LoweredFile};
 use crate::frontend::fields::{CFields, F};
 use crate::source::Span;
 use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
@@ -73,7 +73,6 @@ pub fn lower_tree(
     skip_bodies: &[Span],
     opts: &FrontendOptions,
 ) -> LoweredFile {
-    let _ = opts;
     let root = tree.root_node();
     let mut file = FileCtx::new(text);
     if !root.has_error() {
@@ -84,6 +83,18 @@ pub fn lower_tree(
     let wanted = |n: Node<'_>| {
         only.is_none_or(|o| n.start_byte() < o.end as usize && o.start as usize <= n.end_byte())
     };
+    // Which bodies to lower (see `frontend::relevance`); `None`: all.
+    let csa_macros = if opts.every_body {
+        None
+    } else {
+        file.csa_macros()
+    };
+    let lower_function = |n: Node<'_>| match &csa_macros {
+        Some(macros) if !relevance::c_needs_lowering(n, file.text(n), macros) => {
+            lower::outline_function(&file, n)
+        }
+        _ => lower::lower_function(&file, n),
+    };
 
     let mut out = LoweredFile::default();
     // Top level: find function definitions (also inside preprocessor
@@ -93,7 +104,7 @@ pub fn lower_tree(
     while let Some((n, in_error)) = stack.pop() {
         if n.node_kind() == "function_definition" {
             if wanted(n) {
-                out.functions.push(lower::lower_function(&file, n));
+                out.functions.push(lower_function(n));
             }
             continue;
         }
@@ -884,6 +895,23 @@ impl<'t> FileCtx<'t> {
             }
         }
         out
+    }
+
+    /// The names of the macros that can expand to a CSA builtin or a
+    /// pragma (see [`relevance::csa_macro_names`]).
+    fn csa_macros(&self) -> Option<Vec<&str>> {
+        relevance::csa_macro_names(self.macros.iter().map(|(name, defs)| {
+            let bodies = defs
+                .iter()
+                .filter_map(|d| match &d.kind {
+                    MacroKind::Object { body } | MacroKind::Function { body, .. } => {
+                        Some(body.as_str())
+                    }
+                    MacroKind::Undef => None,
+                })
+                .collect();
+            (name.as_str(), bodies)
+        }))
     }
 
     pub fn is_fn_macro(&self, name: &str, offset: usize) -> bool {

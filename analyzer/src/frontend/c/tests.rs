@@ -6,7 +6,7 @@ use crate::ir::{ArgValue, BuiltinKind, Function, ScalarTy, TermKind};
 use crate::source::SourceText;
 
 fn lower_all(text: &str) -> LoweredFile {
-    lower(text, &FrontendOptions::default())
+    lower(text, &every_body())
 }
 
 fn func(text: &str, name: &str) -> Function {
@@ -1726,7 +1726,7 @@ out:
 "#;
 
     fn lower_quietly(src: &str) {
-        let out = lower(src, &FrontendOptions::default());
+        let out = lower(src, &every_body());
         for f in &out.functions {
             let _ = dump_function(f, None);
             for b in &f.blocks {
@@ -2016,4 +2016,13 @@ fn scan_finds_definitions_inside_function_statements() {
     }
     assert_eq!(file.enums.get("E1"), Some(&4));
     assert!(file.macros.contains_key("M1"));
+}
+
+/// The front end's options in these tests: every body lowered (the tests
+/// look at the IR of functions without CSA builtins too).
+fn every_body() -> FrontendOptions {
+    FrontendOptions {
+        every_body: true,
+        ..FrontendOptions::default()
+    }
 }

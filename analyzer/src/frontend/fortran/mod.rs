@@ -29,7 +29,7 @@ mod segment;
 #[cfg(test)]
 mod tests;
 
-use super::{FrontendOptions, LoweredFile, PosMap};
+use super::{relevance, FrontendOptions, LoweredFile, PosMap};
 use crate::frontend::fields::{FortranFields, F};
 use crate::ir::Function;
 use crate::source::Span;
@@ -512,7 +512,6 @@ pub fn lower_tree(
     only: Option<Span>,
     opts: &FrontendOptions,
 ) -> LoweredFile {
-    let _ = opts;
     let mut out = LoweredFile::default();
     let trees = recover_units(text, tree);
     let roots: Vec<Node> = trees.iter().map(|t| t.root_node()).collect();
@@ -538,9 +537,43 @@ pub fn lower_tree(
         }
     }
 
+    // Which units are outlines (see `frontend::relevance`): not after
+    // error recovery, not internal procedures (their uses of the host's
+    // variables are recorded in the host's IR), not units with an error.
+    let outline: Vec<bool> = if opts.every_body || roots.len() > 1 {
+        vec![false; units.len()]
+    } else {
+        let errors: Vec<usize> = roots
+            .iter()
+            .flat_map(|r| collect_errors(*r))
+            .map(|e| e.start_byte())
+            .collect();
+        units
+            .iter()
+            .map(|u| {
+                u.recovered_error.is_none()
+                    && u.host.is_none_or(|h| units[h].kind == ScopeKind::Module)
+                    && !relevance::fortran_needs_lowering(
+                        text.get(u.start..u.end).unwrap_or(""),
+                        errors.iter().any(|&p| u.start <= p && p <= u.end),
+                    )
+            })
+            .collect()
+    };
+
     let mut func_of: Vec<Option<usize>> = vec![None; units.len()];
     for (i, u) in units.iter().enumerate() {
         if !u.lowered {
+            continue;
+        }
+        if outline[i] {
+            func_of[i] = Some(out.functions.len());
+            out.functions.push(Function::outline(
+                u.name.clone(),
+                crate::ir::Lang::Fortran,
+                u.span,
+                u.name_span,
+            ));
             continue;
         }
         let (mut f, host_refs) = lower::lower_unit(

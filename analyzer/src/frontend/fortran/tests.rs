@@ -10,7 +10,7 @@ use crate::ir::*;
 use crate::source::SourceText;
 
 fn lower_text(text: &str) -> LoweredFile {
-    lower(text, &Identity, &FrontendOptions::default())
+    lower(text, &Identity, &every_body())
 }
 
 /// The dumps of every function of `text`, in order.
@@ -1871,7 +1871,7 @@ fn fixed_form_spans_map_to_original() {
         "      END\n",
     );
     let norm = csa_grammars::fixed_form::normalize(original);
-    let lf = lower(&norm.text, &norm, &FrontendOptions::default());
+    let lf = lower(&norm.text, &norm, &every_body());
     assert!(lf.toplevel_errors.is_empty());
     let f = func(&lf, "FIX");
     assert_eq!(f.syntax_error, None);
@@ -2158,5 +2158,14 @@ mod props {
             let lf = lower_text(truncated);
             check_invariants(truncated, &lf);
         }
+    }
+}
+
+/// The front end's options in these tests: every body lowered (the tests
+/// look at the IR of functions without CSA builtins too).
+fn every_body() -> FrontendOptions {
+    FrontendOptions {
+        every_body: true,
+        ..FrontendOptions::default()
     }
 }

@@ -1,0 +1,237 @@
+//! Which function bodies the front ends lower.
+//!
+//! Every function-level rule starts from one of these: a CSA builtin call
+//! (written out or through a macro), a pragma or directive (OpenMP, ivdep,
+//! unroll), a jump that can give a loop a second entry (CSA002), or a
+//! syntax error (CSA001). A function whose text holds none of them cannot
+//! produce a diagnostic, and no other function's analysis reads its IR
+//! (functions are analysed one by one; file-wide facts such as macros and
+//! types come from the front ends' scans, which still see every body). So
+//! the front ends give such a function an outline
+//! ([`crate::ir::Function::outline`]) instead of lowering it: on typical
+//! files most functions hold no builtin, and lowering and analysing them
+//! was most of the time spent after parsing.
+//!
+//! The tests are textual and err on the side of lowering: a keyword in a
+//! comment or a string lowers the function anyway.
+//!
+//! Invariant (tested over every fixture and the benchmark's generated
+//! files): the diagnostics are the same with and without
+//! [`super::FrontendOptions::every_body`].
+
+use memchr::memmem;
+use tree_sitter::Node;
+
+/// Substrings of a C function's text that make it worth lowering: CSA
+/// builtins (also misspelt ones), `#pragma`/`_Pragma`/`__pragma` and
+/// `[[intel::ivdep]]`.
+const C_MARKS: [&str; 4] = ["builtin_csa", "pragma", "Pragma", "ivdep"];
+
+/// Whether a C `function_definition` must be lowered. `text` is the
+/// function's text; `csa_macros` are the names of the macros that can
+/// expand to a builtin or a pragma (see [`csa_macro_names`]).
+pub(crate) fn c_needs_lowering(function: Node<'_>, text: &str, csa_macros: &[&str]) -> bool {
+    let t = text.as_bytes();
+    function.has_error()
+        || C_MARKS
+            .iter()
+            .any(|m| memmem::find(t, m.as_bytes()).is_some())
+        || contains_word(t, b"goto")
+        || (contains_word(t, b"switch") && case_inside_loop(function))
+        || csa_macros.iter().any(|m| contains_word(t, m.as_bytes()))
+}
+
+/// Whether a macro body can expand to something [`c_needs_lowering`] looks
+/// for by itself.
+pub(crate) fn c_macro_body_is_relevant(body: &str) -> bool {
+    let b = body.as_bytes();
+    C_MARKS
+        .iter()
+        .any(|m| memmem::find(b, m.as_bytes()).is_some())
+}
+
+/// The names of the macros that can expand to a builtin or a pragma,
+/// directly or through other such macros. `macros` yields each macro's
+/// name and the bodies of its definitions. `None` when the chains are too
+/// long to follow: then every function is lowered.
+pub(crate) fn csa_macro_names<'m>(
+    macros: impl Iterator<Item = (&'m str, Vec<&'m str>)> + Clone,
+) -> Option<Vec<&'m str>> {
+    const MAX_ROUNDS: usize = 64;
+    let mut found: Vec<&str> = macros
+        .clone()
+        .filter(|(_, bodies)| bodies.iter().any(|b| c_macro_body_is_relevant(b)))
+        .map(|(name, _)| name)
+        .collect();
+    for _ in 0..MAX_ROUNDS {
+        let before = found.len();
+        for (name, bodies) in macros.clone() {
+            if found.contains(&name) {
+                continue;
+            }
+            if bodies.iter().any(|b| {
+                found
+                    .iter()
+                    .any(|f| contains_word(b.as_bytes(), f.as_bytes()))
+            }) {
+                found.push(name);
+            }
+        }
+        if found.len() == before {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// A `case` or `default` label inside a loop that is inside the label's
+/// `switch` (Duff's device): the switch jumps into the loop's middle.
+fn case_inside_loop(function: Node<'_>) -> bool {
+    // (node, inside a switch, inside a loop inside the innermost switch)
+    let mut stack = vec![(function, false, false)];
+    while let Some((n, in_switch, loop_in_switch)) = stack.pop() {
+        let (s, l) = match n.kind() {
+            "case_statement" if loop_in_switch => return true,
+            "switch_statement" => (true, false),
+            "for_statement" | "while_statement" | "do_statement" => (in_switch, in_switch),
+            _ => (in_switch, loop_in_switch),
+        };
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c).map(|k| (k, s, l)));
+    }
+    false
+}
+
+/// Whether a Fortran program unit must be lowered. `text` is the unit's
+/// text as the parser saw it; `has_error`: the unit holds a syntax error.
+///
+/// Jumps in Fortran go to statement labels: `GO TO` (every form),
+/// arithmetic `IF (x) 10, 20, 30`, `ERR=`/`END=`/`EOR=` in I/O statements
+/// and alternate returns (`CALL S(*10)`); `ENTRY` adds entry points. Blanks
+/// are insignificant in fixed form, so the text is compared without
+/// whitespace, continuation marks and case. A `$` anywhere stands for a
+/// directive (`!$OMP`, `!DIR$`, `!GCC$`, `C$OMP`).
+pub(crate) fn fortran_needs_lowering(text: &str, has_error: bool) -> bool {
+    if has_error {
+        return true;
+    }
+    let squeezed: Vec<u8> = text
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace() && *b != b'&')
+        .map(|b| b.to_ascii_lowercase())
+        .collect();
+    let s = squeezed.as_slice();
+    const MARKS: [&str; 10] = [
+        "builtin_csa",
+        "$",
+        "goto",
+        "entry",
+        ",err=",
+        "(err=",
+        ",end=",
+        "(end=",
+        ",eor=",
+        "(eor=",
+    ];
+    if MARKS
+        .iter()
+        .any(|m| memmem::find(s, m.as_bytes()).is_some())
+    {
+        return true;
+    }
+    s.windows(2).enumerate().any(|(i, w)| {
+        // `IF (x) 10, 20, 30`
+        (w[0] == b')' && w[1].is_ascii_digit())
+            // `CALL S(A, *10)`
+            || (w[0] == b'*'
+                && w[1].is_ascii_digit()
+                && i > 0
+                && matches!(s[i - 1], b'(' | b','))
+    })
+}
+
+/// Whether `word` occurs in `hay` as a whole C identifier.
+fn contains_word(hay: &[u8], word: &[u8]) -> bool {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    memmem::find_iter(hay, word).any(|i| {
+        let before = i.checked_sub(1).map(|j| hay[j]);
+        let after = hay.get(i + word.len()).copied();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c_function(src: &str) -> bool {
+        let mut p = tree_sitter::Parser::new();
+        p.set_language(&csa_grammars::c_language()).unwrap();
+        let tree = p.parse(src, None).unwrap();
+        let f = tree.root_node().child(0).unwrap();
+        assert_eq!(f.kind(), "function_definition", "{src}");
+        c_needs_lowering(f, &src[f.byte_range()], &["PAR"])
+    }
+
+    #[test]
+    fn c_functions_with_nothing_for_csa_are_outlines() {
+        assert!(!c_function(
+            "void f(int *a, int n) { for (int i = 0; i < n; i++) a[i] = 0; }"
+        ));
+        assert!(!c_function(
+            "int f(int c) { switch (c) { case 1: return 2; default: for (;;) break; } return 0; }"
+        ));
+        assert!(!c_function("void f(void) { int gotox = 1; PARX(); }"));
+    }
+
+    #[test]
+    fn c_functions_with_builtins_directives_jumps_or_errors_are_lowered() {
+        for src in [
+            "void f(int n) { __builtin_csa_parallel_loop(); for (int i = 0; i < n; i++) ; }",
+            "void f(int n) { __builtin_csa_paralel_loop(); }",
+            "void f(int n) {\n#pragma omp parallel for\n for (int i = 0; i < n; i++) ; }",
+            "void f(int n) { _Pragma(\"ivdep\") for (int i = 0; i < n; i++) ; }",
+            "void f(int n) { [[intel::ivdep]] for (int i = 0; i < n; i++) ; }",
+            "void f(int n) { if (n) goto l; l: ; }",
+            "void f(int n) { PAR(); }",
+            "void f(int n) { int x = ; }",
+            "void f(int n, int *a) { switch (n % 2) { case 0: do { *a++ = 0; case 1: *a++ = 1; } while (--n > 0); } }",
+        ] {
+            assert!(c_function(src), "{src}");
+        }
+    }
+
+    #[test]
+    fn macro_names_follow_chains() {
+        let macros = [
+            ("A", vec!["B()"]),
+            ("B", vec!["__builtin_csa_parallel_loop()"]),
+            ("C", vec!["42"]),
+            ("D", vec!["_Pragma(\"omp parallel for\")"]),
+            ("E", vec!["A"]),
+        ];
+        let mut names = csa_macro_names(macros.iter().map(|(n, b)| (*n, b.clone()))).unwrap();
+        names.sort();
+        assert_eq!(names, ["A", "B", "D", "E"]);
+    }
+
+    #[test]
+    fn fortran_units() {
+        let plain = "subroutine s(a, n)\n  integer :: n, i\n  real :: a(n)\n  do i = 1, n\n    a(i) = 0\n  end do\n  if (n > 0) a(1) = 1\n  iend = 5\nend subroutine\n";
+        assert!(!fortran_needs_lowering(plain, false));
+        assert!(fortran_needs_lowering(plain, true));
+        for unit in [
+            "subroutine s\n  call builtin_csa_parallel_loop()\nend\n",
+            "subroutine s\n  CALL BUILTIN_CSA_SPMD(4, 0)\nend\n",
+            "subroutine s\n!$omp parallel do\n  do i = 1, 2\n  end do\nend\n",
+            "subroutine s\n  go to 10\n10 continue\nend\n",
+            "      SUBROUTINE S\n      G O T O 10\n10    CONTINUE\n      END\n",
+            "subroutine s(x)\n  if (x) 10, 20, 30\n10 continue\n20 continue\n30 continue\nend\n",
+            "subroutine s\n  read (5, *, end = 10) x\n10 continue\nend\n",
+            "subroutine s\n  call t(x, * 10)\n10 continue\nend\n",
+            "subroutine s\n  entry t\nend\n",
+        ] {
+            assert!(fortran_needs_lowering(unit, false), "{unit}");
+        }
+    }
+}
