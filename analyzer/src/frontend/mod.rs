@@ -25,8 +25,10 @@ pub struct FrontendOptions {
     pub defines: Vec<String>,
     /// Lower every function body, also those [`relevance`] finds nothing
     /// in for any rule (they are outlines otherwise, see
-    /// [`crate::ir::Function::outline`]). The diagnostics are the same
-    /// either way; dumps want the whole IR.
+    /// [`crate::ir::Function::outline`]), and scan every body for
+    /// file-wide facts, also those whose text shows they define none. The
+    /// diagnostics are the same either way (tested); dumps want the whole
+    /// IR.
     pub every_body: bool,
 }
 

@@ -37,8 +37,78 @@ pub(crate) fn c_needs_lowering(function: Node<'_>, text: &str, csa_macros: &[&st
             .iter()
             .any(|m| memmem::find(t, m.as_bytes()).is_some())
         || contains_word(t, b"goto")
-        || (contains_word(t, b"switch") && case_inside_loop(function))
+        || switches(function, t).any(case_inside_loop)
         || csa_macros.iter().any(|m| contains_word(t, m.as_bytes()))
+}
+
+/// Whether a C function body's text may define file-wide facts (what
+/// `FileCtx::scan` records inside bodies): false only when it provably
+/// cannot, so the scan can skip the body without walking it. That needs no
+/// `#`, no `struct`, `union`, `enum` or `typedef`, and every `{` but the
+/// body's own opening a statement block, an initialiser or a statement
+/// expression, not a nested function's body (after `)` only the parentheses
+/// of `if`, `for`, `while` or `switch` qualify).
+pub(crate) fn c_body_may_define_facts(body: &[u8]) -> bool {
+    if memchr::memchr(b'#', body).is_some()
+        || [&b"struct"[..], b"union", b"enum", b"typedef"]
+            .iter()
+            .any(|w| contains_word(body, w))
+    {
+        return true;
+    }
+    let trim = |t: &[u8]| -> usize {
+        t.iter()
+            .rposition(|b| !b.is_ascii_whitespace())
+            .map_or(0, |i| i + 1)
+    };
+    let last_word = |t: &[u8]| -> std::ops::Range<usize> {
+        let end = trim(t);
+        let start = t[..end]
+            .iter()
+            .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+            .map_or(0, |i| i + 1);
+        start..end
+    };
+    for i in memchr::memchr_iter(b'{', body).skip(1) {
+        let end = trim(&body[..i]);
+        match body[..end].last() {
+            Some(b'=' | b',' | b'(' | b'{' | b'}' | b';' | b':') => {}
+            Some(b')') => {
+                // the matching `(` (no quotes in between), then its keyword
+                let mut depth = 0usize;
+                let mut open = None;
+                for j in (0..end).rev() {
+                    match body[j] {
+                        b')' => depth += 1,
+                        b'(' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                open = Some(j);
+                                break;
+                            }
+                        }
+                        b'"' | b'\'' => break,
+                        _ => {}
+                    }
+                }
+                let Some(open) = open else {
+                    return true;
+                };
+                let w = last_word(&body[..open]);
+                if !matches!(&body[w], b"if" | b"for" | b"while" | b"switch") {
+                    return true;
+                }
+            }
+            Some(_) => {
+                let w = last_word(&body[..end]);
+                if !matches!(&body[w], b"else" | b"do") {
+                    return true;
+                }
+            }
+            None => return true,
+        }
+    }
+    false
 }
 
 /// Whether a macro body can expand to something [`c_needs_lowering`] looks
@@ -84,17 +154,42 @@ pub(crate) fn csa_macro_names<'m>(
     None
 }
 
+/// The `switch` statements of a function whose text is `t`, found from
+/// their keywords (walking the whole function would cost as much as
+/// lowering it).
+fn switches<'t>(function: Node<'t>, t: &'t [u8]) -> impl Iterator<Item = Node<'t>> + 't {
+    let base = function.start_byte();
+    word_positions(t, b"switch").filter_map(move |i| {
+        let keyword = function.descendant_for_byte_range(base + i, base + i + 6)?;
+        keyword.parent().filter(|p| p.kind() == "switch_statement")
+    })
+}
+
 /// A `case` or `default` label inside a loop that is inside the label's
 /// `switch` (Duff's device): the switch jumps into the loop's middle.
-fn case_inside_loop(function: Node<'_>) -> bool {
+fn case_inside_loop(switch: Node<'_>) -> bool {
     // (node, inside a switch, inside a loop inside the innermost switch)
-    let mut stack = vec![(function, false, false)];
+    let mut stack = vec![(switch, false, false)];
     while let Some((n, in_switch, loop_in_switch)) = stack.pop() {
         let (s, l) = match n.kind() {
             "case_statement" if loop_in_switch => return true,
             "switch_statement" => (true, false),
             "for_statement" | "while_statement" | "do_statement" => (in_switch, in_switch),
-            _ => (in_switch, loop_in_switch),
+            // statements that hold statements (expressions and
+            // declarations hold none, short of GNU statement expressions)
+            "function_definition"
+            | "compound_statement"
+            | "case_statement"
+            | "if_statement"
+            | "else_clause"
+            | "labeled_statement"
+            | "attributed_statement"
+            | "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "preproc_elifdef" => (in_switch, loop_in_switch),
+            _ => continue,
         };
         let mut c = n.walk();
         stack.extend(n.children(&mut c).map(|k| (k, s, l)));
@@ -152,8 +247,13 @@ pub(crate) fn fortran_needs_lowering(text: &str, has_error: bool) -> bool {
 
 /// Whether `word` occurs in `hay` as a whole C identifier.
 fn contains_word(hay: &[u8], word: &[u8]) -> bool {
+    word_positions(hay, word).next().is_some()
+}
+
+/// Where `word` occurs in `hay` as a whole C identifier.
+fn word_positions<'h>(hay: &'h [u8], word: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    memmem::find_iter(hay, word).any(|i| {
+    memmem::find_iter(hay, word).filter(move |&i| {
         let before = i.checked_sub(1).map(|j| hay[j]);
         let after = hay.get(i + word.len()).copied();
         !before.is_some_and(ident) && !after.is_some_and(ident)
@@ -198,6 +298,29 @@ mod tests {
             "void f(int n, int *a) { switch (n % 2) { case 0: do { *a++ = 0; case 1: *a++ = 1; } while (--n > 0); } }",
         ] {
             assert!(c_function(src), "{src}");
+        }
+    }
+
+    #[test]
+    fn bodies_that_cannot_define_file_facts() {
+        for body in [
+            "{ int x = 1; for (int i = 0; i < n; i++) { if (a[i]) { x++; } else { x--; } } }",
+            "{ int v[2] = {1, 2}; do { n--; } while (n); switch (n) { case 1: { break; } } }",
+            "{ while (f(g(x))) { x = ({ int y = 2; y; }); } }",
+        ] {
+            assert!(!c_body_may_define_facts(body.as_bytes()), "{body}");
+        }
+        for body in [
+            "{ struct s { int a; } v; }",
+            "{ typedef int T; }",
+            "{\n#define N 4\n}",
+            "{ enum { A, B } e; }",
+            "{ int g(int x) { return x; } g(1); }",
+            "{ FOREACH(x) { use(x); } }",
+            "{ if (c == ')') { } }",
+            "{ int x; /* c */ { } }",
+        ] {
+            assert!(c_body_may_define_facts(body.as_bytes()), "{body}");
         }
     }
 

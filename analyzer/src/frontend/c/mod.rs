@@ -78,6 +78,7 @@ pub fn lower_tree(
     if !root.has_error() {
         file.skip_bodies = skip_bodies.to_vec();
         file.skip_bodies.sort();
+        file.skip_plain_bodies = !opts.every_body;
     }
     file.scan(root);
     let wanted = |n: Node<'_>| {
@@ -366,6 +367,9 @@ pub(crate) struct FileCtx<'t> {
     /// Incremental lowering: function definitions (exact spans, sorted)
     /// whose bodies are not scanned.
     skip_bodies: Vec<Span>,
+    /// Bodies whose text shows they define nothing are not scanned
+    /// (`relevance::c_body_may_define_facts`); off with syntax errors.
+    skip_plain_bodies: bool,
 }
 
 impl<'t> FileCtx<'t> {
@@ -382,6 +386,7 @@ impl<'t> FileCtx<'t> {
             functions: HashMap::new(),
             macro_cache: RefCell::new(HashMap::new()),
             skip_bodies: Vec::new(),
+            skip_plain_bodies: false,
             macro_budget: Cell::new(MACRO_BUDGET),
             macro_limited: Cell::new(false),
         }
@@ -521,6 +526,12 @@ impl<'t> FileCtx<'t> {
                 self.scan_function(n);
                 in_fn_kids = true;
                 if self.skip_bodies.binary_search(&span(n)).is_ok() {
+                    return None;
+                }
+                let body = n.field(F::Body).map(|b| self.text(b).as_bytes());
+                if self.skip_plain_bodies
+                    && body.is_some_and(|b| !relevance::c_body_may_define_facts(b))
+                {
                     return None;
                 }
             }
