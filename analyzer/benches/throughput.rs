@@ -7,9 +7,9 @@
 //!
 //! * tree-sitter parse alone (what the target compares against) and the
 //!   full analysis (`analysis::analyze`), in MB/s, and their ratio, single
-//!   threaded (interleaved, best of `REPS` per file, so a noisy neighbour
-//!   hurts both sides alike) and on all cores (rayon over files, best of
-//!   `REPS` wall times);
+//!   threaded (thread CPU time, interleaved, best of `REPS` per file, so a
+//!   noisy neighbour hurts both sides alike) and on all cores (rayon over
+//!   files, best of `REPS` wall times);
 //! * the peak heap during the analysis of the large file relative to its
 //!   size (a counting global allocator: Rust allocations only), and the peak
 //!   RSS growth of a fresh process analysing it (which also sees
@@ -19,7 +19,8 @@
 //! pipeline's phases on the large file, via `analysis::lower`), `--write
 //! DIR` (write the corpus and the large file to DIR for profiling the
 //! command line, then stop), `--only parse|full` (run one side `--reps`
-//! times on the large file, for `perf stat`/`perf record`).
+//! times on the large file, for `perf stat`/`perf record`; `parse-fortran`
+//! and `full-fortran` on the Fortran part of the corpus).
 
 use analyzer::analysis::{self, AnalysisOptions};
 use csa_grammars::SourceKind;
@@ -66,6 +67,20 @@ fn timed<T>(f: impl FnOnce() -> T) -> Duration {
     t.elapsed()
 }
 
+/// The CPU time this thread has used.
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// The CPU time `f` takes on this thread: unlike wall time, it does not
+/// count the time other processes on a shared machine hold the core.
+fn cpu_timed<T>(f: impl FnOnce() -> T) -> Duration {
+    let t = thread_cpu();
+    std::hint::black_box(f());
+    thread_cpu().saturating_sub(t)
+}
+
 #[derive(Default, Clone, Copy)]
 struct Row {
     bytes: usize,
@@ -89,13 +104,13 @@ impl Row {
 }
 
 /// Single-threaded: per file, parse then analyse, `reps` times; the best
-/// time per file and side is kept.
+/// thread CPU time per file and side is kept.
 fn single(files: &[&File], reps: usize) -> Row {
     let mut best = vec![(Duration::MAX, Duration::MAX); files.len()];
     for _ in 0..reps {
         for (f, b) in files.iter().zip(best.iter_mut()) {
-            b.0 = b.0.min(timed(|| parse(f.kind, &f.text)));
-            b.1 = b.1.min(timed(|| full(f.kind, &f.text)));
+            b.0 = b.0.min(cpu_timed(|| parse(f.kind, &f.text)));
+            b.1 = b.1.min(cpu_timed(|| full(f.kind, &f.text)));
         }
     }
     Row {
@@ -139,12 +154,16 @@ fn proc_status(field: &str) -> Option<usize> {
 
 /// Child mode: analyse the large file in a fresh process and print the
 /// growth of the peak RSS (which includes tree-sitter's C heap).
-fn memory_child() {
+fn memory_child(parse_only: bool) {
     let f = large_c();
     // Reset the peak RSS (Linux >= 4.0) to the current RSS.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let before = proc_status("VmRSS:").unwrap_or(0);
-    let n = full(f.kind, &f.text);
+    let n = if parse_only {
+        parse(f.kind, &f.text)
+    } else {
+        full(f.kind, &f.text)
+    };
     let hwm = proc_status("VmHWM:").unwrap_or(0);
     println!("{} {} {}", f.text.len(), hwm.saturating_sub(before), n);
 }
@@ -172,14 +191,14 @@ fn phases(f: &File, reps: usize) {
     };
     for _ in 0..reps {
         if f.kind == SourceKind::C {
-            best[4] = best[4].min(timed(scan_only));
+            best[4] = best[4].min(cpu_timed(scan_only));
         }
-        best[0] = best[0].min(timed(|| parse(f.kind, &f.text)));
-        best[1] = best[1].min(timed(|| {
+        best[0] = best[0].min(cpu_timed(|| parse(f.kind, &f.text)));
+        best[1] = best[1].min(cpu_timed(|| {
             csa_grammars::preproc::preprocess(&f.text, &opts.defines, false)
         }));
-        best[2] = best[2].min(timed(|| analysis::lower(f.kind, &f.text, &opts)));
-        best[3] = best[3].min(timed(|| full(f.kind, &f.text)));
+        best[2] = best[2].min(cpu_timed(|| analysis::lower(f.kind, &f.text, &opts)));
+        best[3] = best[3].min(cpu_timed(|| full(f.kind, &f.text)));
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let held = |f: &dyn Fn() -> Box<dyn std::any::Any>| {
@@ -222,7 +241,7 @@ fn phases(f: &File, reps: usize) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--memory-child") {
-        memory_child();
+        memory_child(args.iter().any(|a| a == "--parse-only"));
         return;
     }
     let mut corpus_mb = 50usize;
@@ -280,13 +299,21 @@ fn main() {
         return;
     }
     if let Some(which) = only {
-        // For `perf stat` / `perf record`: one side only, on the large file.
+        // For `perf stat` / `perf record`: one side only, on the large file
+        // (`parse`, `full`) or on the Fortran corpus (`parse-fortran`,
+        // `full-fortran`).
+        let targets: Vec<&File> = if which.ends_with("-fortran") {
+            f90.clone()
+        } else {
+            vec![&large]
+        };
         let n: usize = (0..reps)
-            .map(|_| {
-                if which == "parse" {
-                    parse(large.kind, &large.text)
+            .flat_map(|_| targets.iter())
+            .map(|f| {
+                if which.starts_with("parse") {
+                    parse(f.kind, &f.text)
                 } else {
-                    full(large.kind, &large.text)
+                    full(f.kind, &f.text)
                 }
             })
             .sum();
@@ -331,25 +358,29 @@ fn main() {
         kept as f64 / MB,
         kept as f64 / size
     );
-    if let Ok(exe) = std::env::current_exe() {
-        if let Ok(out) = std::process::Command::new(exe)
-            .arg("--memory-child")
-            .output()
-        {
-            let s = String::from_utf8_lossy(&out.stdout);
-            let v: Vec<f64> = s
-                .split_whitespace()
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            if v.len() >= 2 && v[0] > 0.0 {
-                println!(
-                    "large C file, fresh process: peak RSS growth {:.1} MB = {:.1}x source \
-                     (includes tree-sitter's C heap)",
-                    v[1] / MB,
-                    v[1] / v[0]
-                );
-            }
+    // (source size, peak RSS growth) of a fresh process
+    let child = |parse_only: bool| -> Option<(f64, f64)> {
+        let mut cmd = std::process::Command::new(std::env::current_exe().ok()?);
+        cmd.arg("--memory-child");
+        if parse_only {
+            cmd.arg("--parse-only");
         }
+        let out = cmd.output().ok()?;
+        let v: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        (v.len() >= 2 && v[0] > 0.0).then(|| (v[0], v[1]))
+    };
+    if let (Some((size, full_rss)), Some((_, parse_rss))) = (child(false), child(true)) {
+        println!(
+            "large C file, fresh process: peak RSS growth {:.1} MB = {:.1}x source \
+             (includes tree-sitter's C heap); tree-sitter parse alone {:.1} MB = {:.1}x",
+            full_rss / MB,
+            full_rss / size,
+            parse_rss / MB,
+            parse_rss / size
+        );
     }
     if let Some(hwm) = proc_status("VmHWM:") {
         println!(
