@@ -360,7 +360,7 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
 /// Collects the scopes of all units: modules first (so that procedures can
 /// see them), then the other units in order (hosts before internal
 /// procedures). Returns the scope index of each unit.
-fn build_scopes(cx: &Cx, units: &[Unit]) -> (Scopes, Vec<usize>) {
+fn build_scopes(cx: &Cx, units: &[Unit], outline: &[bool]) -> (Scopes, Vec<usize>) {
     let mut scopes = Scopes::default();
     let mut scope_of: Vec<Option<usize>> = vec![None; units.len()];
     let order: Vec<usize> = (0..units.len())
@@ -375,6 +375,11 @@ fn build_scopes(cx: &Cx, units: &[Unit]) -> (Scopes, Vec<usize>) {
             (None, None) => None,
         };
         let idx = scopes.scopes.len();
+        if outline.get(i).copied().unwrap_or(false) {
+            scopes.scopes.push(Scope::new(u.kind, parent));
+            scope_of[i] = Some(idx);
+            continue;
+        }
         // a placeholder with the USE statements so that outer lookups made
         // while collecting can see used modules
         let mut placeholder = Scope::new(u.kind, parent);
@@ -528,18 +533,12 @@ pub fn lower_tree(
         unit_root.extend(std::iter::repeat_n(ri, found.len()));
         units.extend(found);
     }
-    let (scopes, scope_of) = build_scopes(&cx, &units);
-    if let Some(o) = only {
-        for u in &mut units {
-            if !(u.start < o.end as usize && o.start as usize <= u.end) {
-                u.lowered = false;
-            }
-        }
-    }
-
     // Which units are outlines (see `frontend::relevance`): not after
-    // error recovery, not internal procedures (their uses of the host's
-    // variables are recorded in the host's IR), not units with an error.
+    // error recovery, not units with an error, and internal procedures only
+    // when their host is one too (a lowered host records which of its
+    // variables its internal procedures use). Nothing reads an outline's
+    // scope: what is inside a lowered unit's text is lowered, and modules
+    // are never outlines.
     let outline: Vec<bool> = if opts.every_body || roots.len() > 1 {
         vec![false; units.len()]
     } else {
@@ -548,18 +547,31 @@ pub fn lower_tree(
             .flat_map(|r| collect_errors(*r))
             .map(|e| e.start_byte())
             .collect();
-        units
-            .iter()
-            .map(|u| {
-                u.recovered_error.is_none()
-                    && u.host.is_none_or(|h| units[h].kind == ScopeKind::Module)
-                    && !relevance::fortran_needs_lowering(
-                        text.get(u.start..u.end).unwrap_or(""),
-                        errors.iter().any(|&p| u.start <= p && p <= u.end),
-                    )
-            })
-            .collect()
+        let mut outline = vec![false; units.len()];
+        for (i, u) in units.iter().enumerate() {
+            let host_ok = match u.host {
+                None => true,
+                Some(h) => units[h].kind == ScopeKind::Module || (h < i && outline[h]),
+            };
+            outline[i] = u.lowered
+                && u.kind != ScopeKind::Module
+                && u.recovered_error.is_none()
+                && host_ok
+                && !relevance::fortran_needs_lowering(
+                    text.get(u.start..u.end).unwrap_or(""),
+                    errors.iter().any(|&p| u.start <= p && p <= u.end),
+                );
+        }
+        outline
     };
+    let (scopes, scope_of) = build_scopes(&cx, &units, &outline);
+    if let Some(o) = only {
+        for u in &mut units {
+            if !(u.start < o.end as usize && o.start as usize <= u.end) {
+                u.lowered = false;
+            }
+        }
+    }
 
     let mut func_of: Vec<Option<usize>> = vec![None; units.len()];
     for (i, u) in units.iter().enumerate() {
