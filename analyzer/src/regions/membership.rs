@@ -222,15 +222,20 @@ pub fn analyze(
         return info;
     }
     let order = crate::graph::reverse_post_order(succs, 0);
+    // Memory operations do not change membership: the dataflow steps over
+    // the events alone.
+    let events = BlockEvents::new(cfg);
     for region in info.regions.clone() {
         let mut pair: Vec<Solution> = Vec::with_capacity(2);
         for section in [false, true] {
-            pair.push(solve(n, succs, preds, reachable, cfg, region, section));
+            pair.push(solve(n, succs, preds, reachable, &events, region, section));
         }
         let sols = [pair.remove(0), pair.remove(0)];
         // Report the first problem per region: the compiler ignores every
         // region of the function after the first one anyway.
-        let problem = find_problem(func, succs, preds, reachable, cfg, region, &sols, &order);
+        let problem = find_problem(
+            func, succs, preds, reachable, &events, region, &sols, &order,
+        );
         info.solutions.push(sols);
         if let Some(p) = problem {
             info.problems.push(p);
@@ -239,15 +244,46 @@ pub fn analyze(
     info
 }
 
+/// The positions of the region/section events among each block's items.
+struct BlockEvents<'c> {
+    cfg: &'c MemopCfg,
+    at: Vec<Vec<u32>>,
+}
+
+impl<'c> BlockEvents<'c> {
+    fn new(cfg: &'c MemopCfg) -> BlockEvents<'c> {
+        let at = cfg
+            .items
+            .iter()
+            .map(|items| {
+                items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| matches!(i, Item::Event(_)))
+                    .map(|(k, _)| k as u32)
+                    .collect()
+            })
+            .collect();
+        BlockEvents { cfg, at }
+    }
+
+    /// The event items of block `b`, in order.
+    fn of(&self, b: usize) -> impl DoubleEndedIterator<Item = Item> + '_ {
+        let items = &self.cfg.items[b];
+        self.at[b].iter().map(move |&k| items[k as usize])
+    }
+}
+
 fn solve(
     n: usize,
     succs: &[Vec<u32>],
     preds: &[Vec<u32>],
     reachable: &[bool],
-    cfg: &MemopCfg,
+    events: &BlockEvents,
     region: RegionKey,
     section: bool,
 ) -> Solution {
+    let cfg = events.cfg;
     let live = |b: usize| reachable.get(b).copied().unwrap_or(false);
     // Forward.
     let mut fwd_in = vec![State::Unreached; n];
@@ -263,7 +299,7 @@ fn solve(
     while let Some(b) = work.pop() {
         queued[b] = false;
         let mut s = fwd_in[b];
-        for &item in &cfg.items[b] {
+        for item in events.of(b) {
             s = step(cfg, region, section, item, s, true);
         }
         if s != fwd_out[b] {
@@ -301,7 +337,7 @@ fn solve(
     while let Some(b) = work.pop() {
         queued[b] = false;
         let mut s = bwd_out[b];
-        for &item in cfg.items[b].iter().rev() {
+        for item in events.of(b).rev() {
             s = step(cfg, region, section, item, s, false);
         }
         if s != bwd_in[b] {
@@ -332,15 +368,17 @@ fn find_problem(
     succs: &[Vec<u32>],
     preds: &[Vec<u32>],
     reachable: &[bool],
-    cfg: &MemopCfg,
+    events: &BlockEvents,
     region: RegionKey,
     sols: &[Solution; 2],
     order: &[u32],
 ) -> Option<Problem> {
+    let cfg = events.cfg;
     let n = func.blocks.len();
     let live = |b: usize| reachable.get(b).copied().unwrap_or(false);
     let mut fwd: Vec<State> = Vec::new();
     let mut bwd: Vec<State> = Vec::new();
+    let mut points: Vec<usize> = Vec::new();
     // Open at a function exit first: it is the cause of the ambiguity it
     // produces everywhere before the exit.
     for section in [false, true] {
@@ -351,7 +389,7 @@ fn find_problem(
                 continue;
             }
             let mut f = sol.fwd_in[b];
-            for &item in &cfg.items[b] {
+            for item in events.of(b) {
                 f = step(cfg, region, section, item, f, true);
             }
             if f == State::Inside {
@@ -381,24 +419,31 @@ fn find_problem(
                     continue;
                 }
                 let items = &cfg.items[b];
-                // Forward states before each item, backward states after.
+                // The states change only across events: the points to look
+                // at are the block's start and the point after each event
+                // (`points[j]`), with the forward state there and the
+                // backward one.
+                let at = &events.at[b];
+                points.clear();
+                points.push(0);
+                points.extend(at.iter().map(|&e| e as usize + 1));
                 fwd.clear();
                 let mut s = sol.fwd_in[b];
                 fwd.push(s);
-                for &item in items {
-                    s = step(cfg, region, section, item, s, true);
+                for &e in at {
+                    s = step(cfg, region, section, items[e as usize], s, true);
                     fwd.push(s);
                 }
                 bwd.clear();
-                bwd.resize(items.len() + 1, State::Unreached);
+                bwd.resize(points.len(), State::Unreached);
                 let mut s = sol.bwd_out[b];
-                bwd[items.len()] = s;
-                for (k, &item) in items.iter().enumerate().rev() {
-                    s = step(cfg, region, section, item, s, false);
-                    bwd[k] = s;
+                bwd[at.len()] = s;
+                for (j, &e) in at.iter().enumerate().rev() {
+                    s = step(cfg, region, section, items[e as usize], s, false);
+                    bwd[j] = s;
                 }
-                for k in 0..=items.len() {
-                    let (f, w) = (fwd[k], bwd[k]);
+                for (j, &k) in points.iter().enumerate() {
+                    let (f, w) = (fwd[j], bwd[j]);
                     if classify(f, w) != Membership::Ambiguous
                         || (pass == Pass::ForwardJoin && f != State::Mixed)
                     {
@@ -416,7 +461,7 @@ fn find_problem(
                             let p = p as usize;
                             if live(p) {
                                 let mut s = sol.fwd_in[p];
-                                for &item in &cfg.items[p] {
+                                for item in events.of(p) {
                                     s = step(cfg, region, section, item, s, true);
                                 }
                                 witnesses.push((BlockId(p as u32), s));
@@ -427,7 +472,7 @@ fn find_problem(
                             let t = t as usize;
                             if live(t) {
                                 let mut s = sol.bwd_out[t];
-                                for &item in cfg.items[t].iter().rev() {
+                                for item in events.of(t).rev() {
                                     s = step(cfg, region, section, item, s, false);
                                 }
                                 witnesses.push((BlockId(t as u32), s));
