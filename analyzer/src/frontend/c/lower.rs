@@ -12,7 +12,7 @@ use crate::frontend::fields::{CFields, F};
 use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 /// Nesting bound of the statement/expression lowering (statements,
@@ -128,11 +128,11 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
         ctypes: Vec::new(),
         scope: Vec::new(),
         scope_marks: Vec::new(),
-        globals_in_fn: HashMap::new(),
-        local_functions: HashSet::new(),
+        globals_in_fn: HashMap::default(),
+        local_functions: HashSet::default(),
         jumps: Vec::new(),
         switches: Vec::new(),
-        labels: HashMap::new(),
+        labels: HashMap::default(),
         unrolled_ivs: Vec::new(),
         read_log: Vec::new(),
         escape_log: Vec::new(),
@@ -411,7 +411,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             return;
         };
         // K&R definitions: `int f(a, b) int a; double *b; { ... }`
-        let mut kr: HashMap<String, (CType, Span)> = HashMap::new();
+        let mut kr: HashMap<String, (CType, Span)> = HashMap::default();
         for d in children(def) {
             if d.node_kind() != "declaration" {
                 continue;

@@ -41,8 +41,8 @@ use super::{relevance, FrontendOptions, LoweredFile};
 use crate::frontend::fields::{CFields, F};
 use crate::source::Span;
 use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use tree_sitter::{Node, Parser};
 use types::{Base, CType, Layer, StructDef, StructRef};
 
@@ -376,15 +376,15 @@ impl<'t> FileCtx<'t> {
     fn new(src: &'t str) -> FileCtx<'t> {
         FileCtx {
             src,
-            macros: HashMap::new(),
-            enums: HashMap::new(),
-            typedefs: HashMap::new(),
+            macros: HashMap::default(),
+            enums: HashMap::default(),
+            typedefs: HashMap::default(),
             structs: Vec::new(),
-            struct_tags: HashMap::new(),
-            struct_by_node: HashMap::new(),
-            globals: HashMap::new(),
-            functions: HashMap::new(),
-            macro_cache: RefCell::new(HashMap::new()),
+            struct_tags: HashMap::default(),
+            struct_by_node: HashMap::default(),
+            globals: HashMap::default(),
+            functions: HashMap::default(),
+            macro_cache: RefCell::new(HashMap::default()),
             skip_bodies: Vec::new(),
             skip_plain_bodies: false,
             macro_budget: Cell::new(MACRO_BUDGET),

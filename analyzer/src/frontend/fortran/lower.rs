@@ -18,7 +18,7 @@ use crate::frontend::fields::{FortranFields, F};
 use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 /// Nesting depth (statements and expressions together) beyond which a
@@ -130,18 +130,18 @@ pub(super) fn lower_unit(
         scopes,
         scope,
         b: FunctionBuilder::new(unit.name, Lang::Fortran, unit.span, unit.name_span),
-        names: vec![HashMap::new()],
-        labels: HashMap::new(),
-        defined_labels: HashSet::new(),
+        names: vec![HashMap::default()],
+        labels: HashMap::default(),
+        defined_labels: HashSet::default(),
         constructs: Vec::new(),
         depth: 0,
-        host_refs: HashSet::new(),
+        host_refs: HashSet::default(),
         shared_terminal: None,
         error: None,
         collectors: Vec::new(),
         entry_decls: 0,
         result_var: None,
-        derived: HashMap::new(),
+        derived: HashMap::default(),
         implicit: scopes.implicit(scope),
         assume_external: scopes.assumes_external_names(scope),
     };
@@ -375,7 +375,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             col.finish(&mut bs);
         }
         let implicit = self.implicit.clone();
-        self.names.push(HashMap::new());
+        self.names.push(HashMap::default());
         let top = self.names.len() - 1;
         for d in &bs.decls {
             let lname = d.name.to_ascii_lowercase();
@@ -866,7 +866,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         mut escapes: Vec<VarId>,
         span: Span,
     ) {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         escapes.retain(|v| seen.insert(*v));
         for v in &escapes {
             self.b.func_mut().vars[v.index()].address_taken = true;
@@ -1356,7 +1356,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 origin: p.origin,
             },
         });
-        let mut scope = HashMap::new();
+        let mut scope = HashMap::default();
         if let Some((an, pl)) = &p.alias {
             scope.insert(an.clone(), Binding::Alias(pl.clone()));
         }
@@ -1755,7 +1755,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .into_iter()
             .filter(|k| k.node_kind() == "concurrent_control")
             .collect();
-        self.names.push(HashMap::new());
+        self.names.push(HashMap::default());
         let mut vars = Vec::new();
         let mut firsts = Vec::new();
         for ctl in &controls {
@@ -1957,7 +1957,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn associate(&mut self, n: Node<'t>) {
         let name = self.construct_name(n);
         let origin = self.span(n);
-        let mut bindings = HashMap::new();
+        let mut bindings = HashMap::default();
         let mut items = Vec::new();
         for k in named_kids(n) {
             match k.node_kind() {
@@ -2037,7 +2037,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// FORALL: index bounds, mask and the assignments (no loop modelled).
     fn forall_stmt(&mut self, n: Node<'t>) {
-        self.names.push(HashMap::new());
+        self.names.push(HashMap::default());
         let mut body = Vec::new();
         for k in named_kids(n) {
             match k.node_kind() {

@@ -460,7 +460,11 @@ fn prepass(cx: &Cx, items: &[Node], scope: &mut Scope) {
             }
             _ => {}
         }
-        stack.extend(n.named_children(&mut cursor));
+        // leaves (names, literals, operators) hold no call
+        stack.extend(
+            n.named_children(&mut cursor)
+                .filter(|c| c.child_count() > 0),
+        );
     }
 }
 

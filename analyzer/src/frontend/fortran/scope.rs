@@ -11,7 +11,7 @@ use super::{is_preproc_container, Cx};
 use crate::frontend::fields::{FortranFields, F};
 use crate::ir::ScalarTy;
 use crate::source::Span;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 /// Nesting depth beyond which constant folding gives up.
@@ -241,16 +241,16 @@ impl Scope {
             kind,
             parent,
             decls: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             implicit: None,
             uses: Vec::new(),
-            procs: HashMap::new(),
-            types: HashMap::new(),
+            procs: HashMap::default(),
+            types: HashMap::default(),
             save_all: false,
             dummies: Vec::new(),
             result: None,
-            called: HashSet::new(),
-            paren_used: HashSet::new(),
+            called: HashSet::default(),
+            paren_used: HashSet::default(),
         }
     }
 
