@@ -198,9 +198,11 @@ fn hoist_bound_fix(cx: &FunctionContext, l: LoopId) -> Option<Fix> {
     let pre = cx.pre.text.as_str();
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&csa_grammars::c_language()).ok()?;
-    // Parse just the loop statement: its offsets are shifted by its start.
+    // Parse just the loop's header, `for (...)` with an empty body: its
+    // offsets are shifted by the loop's start.
     let base = sl.span.start as usize;
-    let stmt = pre.get(base..sl.span.end as usize)?;
+    let stmt = format!("{};", for_header(pre.get(base..sl.span.end as usize)?)?);
+    let stmt = stmt.as_str();
     let tree = parser.parse(stmt, None)?;
     let mut n = tree.root_node().named_child(0)?;
     if n.kind() != "for_statement" {
@@ -285,6 +287,40 @@ fn hoist_bound_fix(cx: &FunctionContext, l: LoopId) -> Option<Fix> {
             },
         ],
     })
+}
+
+/// `for (...)` at the start of a `for` statement's text, up to the
+/// parenthesis that closes the header (outside string and character
+/// literals).
+fn for_header(stmt: &str) -> Option<&str> {
+    let open = stmt.find('(')?;
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut escaped = false;
+    for (i, &c) in stmt.as_bytes().iter().enumerate().skip(open) {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            b'"' | b'\'' => quote = Some(c),
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return stmt.get(..=i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The inner loop (direct child of `l`) whose preheader or exit is `b`.
