@@ -19,8 +19,8 @@
 //! pipeline's phases on the large file, via `analysis::lower`), `--write
 //! DIR` (write the corpus and the large file to DIR for profiling the
 //! command line, then stop), `--only parse|full` (run one side `--reps`
-//! times on the large file, for `perf stat`/`perf record`; `parse-fortran`
-//! and `full-fortran` on the Fortran part of the corpus).
+//! times on the large file, for `perf stat`/`perf record`; `parse-c`,
+//! `full-c`, `parse-fortran` and `full-fortran` on a part of the corpus).
 
 use analyzer::analysis::{self, AnalysisOptions};
 use csa_grammars::SourceKind;
@@ -300,10 +300,12 @@ fn main() {
     }
     if let Some(which) = only {
         // For `perf stat` / `perf record`: one side only, on the large file
-        // (`parse`, `full`) or on the Fortran corpus (`parse-fortran`,
-        // `full-fortran`).
+        // (`parse`, `full`) or on the C or Fortran corpus (`parse-c`,
+        // `full-c`, `parse-fortran`, `full-fortran`).
         let targets: Vec<&File> = if which.ends_with("-fortran") {
             f90.clone()
+        } else if which.ends_with("-c") {
+            c.clone()
         } else {
             vec![&large]
         };

@@ -472,7 +472,7 @@ fn empty_placement(inp: &ClieInput, l: LoopId) -> Placement {
 struct LocalPostDom {
     tree: DomTree,
     /// Function block -> local id.
-    local: std::collections::HashMap<u32, u32>,
+    local: rustc_hash::FxHashMap<u32, u32>,
     /// Local id -> function block (sink and dummy excluded).
     blocks: Vec<u32>,
 }
@@ -485,7 +485,7 @@ impl LocalPostDom {
         }
         let data = &inp.forest.loops[l.0 as usize];
         let blocks: Vec<u32> = inp.forest.loops[top.0 as usize].blocks.clone();
-        let local: std::collections::HashMap<u32, u32> = blocks
+        let local: rustc_hash::FxHashMap<u32, u32> = blocks
             .iter()
             .enumerate()
             .map(|(i, &b)| (b, i as u32))

@@ -17,7 +17,7 @@
 //! of it (below their header) are reported by
 //! [`LoopForest::touches_irreducible`].
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::ops::Index;
 
 use serde::Serialize;
@@ -234,7 +234,7 @@ pub fn find_irreducible(succs: &[Vec<u32>], entry: u32, dom: &DomTree) -> Vec<(u
     if entry as usize >= n {
         return out;
     }
-    let mut seen_edges = HashSet::new();
+    let mut seen_edges = HashSet::default();
     let mut visited = vec![false; n];
     let mut on_stack = vec![false; n];
     let mut stack: Vec<(u32, usize)> = vec![(entry, 0)];

@@ -20,7 +20,7 @@ use crate::graph::loops::{LoopForest, LoopId};
 use crate::ir::*;
 use crate::source::Span;
 use alias::{Loc, LocBase};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Options of the memory model.
 #[derive(Clone, Debug, Default)]

@@ -110,8 +110,9 @@ use crate::graph::loops::{LoopForest, LoopId};
 use crate::ir::{BlockId, Function};
 use crate::memory::alias;
 use crate::memory::{MemOp, MemOpKind, MemoryInfo, VarFacts};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 /// With at most this many ordering memory operations every pair is listed.
 pub const FULL_LISTING_LIMIT: usize = 2_000;
@@ -517,7 +518,7 @@ impl<'a> Ctx<'a> {
             touched: Vec::new(),
             arena: Vec::new(),
             heap: BinaryHeap::new(),
-            memo: HashSet::new(),
+            memo: HashSet::default(),
             conflicts: Vec::new(),
             best: vec![None; cfg.regions.len()],
             next_id: 0,
@@ -1248,7 +1249,7 @@ impl<'a> Ctx<'a> {
         }
         let s0 = self.step_region(r, N, &xi[..bi])?;
         type Key = (bool, u32, u8);
-        let mut parent: HashMap<Key, Option<Key>> = HashMap::new();
+        let mut parent: HashMap<Key, Option<Key>> = HashMap::default();
         let mut queue: VecDeque<Key> = VecDeque::new();
         let seed = |key: Key,
                     par: Option<Key>,

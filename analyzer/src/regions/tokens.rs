@@ -55,7 +55,8 @@
 use crate::ir::*;
 use crate::memory::{MemoryInfo, Storage};
 use crate::source::{SourceText, Span};
-use std::collections::{HashMap, HashSet, VecDeque};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::VecDeque;
 
 /// Whether an intrinsic's token resolves to entries of the right kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -223,7 +224,7 @@ impl TokenInfo {
                 vec![b]
             } else {
                 let mut out = Vec::new();
-                let mut seen = HashSet::new();
+                let mut seen = HashSet::default();
                 let mut stack: Vec<BuiltinId> = s.leaves.iter().rev().copied().collect();
                 while let Some(y) = stack.pop() {
                     if !seen.insert(y) {
@@ -288,7 +289,7 @@ impl TokenInfo {
                 }
             }
         }
-        let mut group_of_root: HashMap<usize, usize> = HashMap::new();
+        let mut group_of_root: HashMap<usize, usize> = HashMap::default();
         let mut groups: Vec<Vec<BuiltinId>> = Vec::new();
         let mut entries = Vec::with_capacity(entry_ids.len());
         for (i, &b) in entry_ids.iter().enumerate() {
@@ -559,7 +560,7 @@ impl VarDefs {
             pos: None,
             span: var_span,
         }];
-        let mut in_block: HashMap<u32, Vec<(u32, usize)>> = HashMap::new();
+        let mut in_block: HashMap<u32, Vec<(u32, usize)>> = HashMap::default();
         for w in writes {
             if let Some((b, i)) = w.pos {
                 in_block.entry(b).or_default().push((i, defs.len()));
@@ -570,7 +571,7 @@ impl VarDefs {
             }
         }
         let mut bits = vec![0usize];
-        let mut out_bit: HashMap<u32, usize> = HashMap::new();
+        let mut out_bit: HashMap<u32, usize> = HashMap::default();
         for &b in rpo {
             if let Some(&(_, d)) = in_block.get(&b).and_then(|l| l.last()) {
                 out_bit.insert(b, bits.len());
@@ -727,7 +728,7 @@ impl<'a> Resolver<'a> {
             succs,
             rpo,
             reachable,
-            defs: HashMap::new(),
+            defs: HashMap::default(),
             writes: None,
         }
     }
@@ -823,7 +824,7 @@ impl<'a> Resolver<'a> {
         }
 
         // Depth-first over the reaching definitions, following copies.
-        let mut visited: HashSet<(VarId, usize)> = HashSet::new();
+        let mut visited: HashSet<(VarId, usize)> = HashSet::default();
         let mut stack: Vec<(VarId, usize)> = Vec::new();
         let first = self.reaching(v, pos.0, pos.1);
         stack.extend(first.into_iter().rev().map(|d| (v, d)));
