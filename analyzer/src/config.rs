@@ -8,6 +8,7 @@
 //!
 //! ```toml
 //! select = ["CSA1", "CSA2"]          # codes, code prefixes, rule names or "ALL"
+//! extend-select = ["CSA401"]         # added to the selection
 //! ignore = ["CSA208"]
 //! defines = ["USE_MPI"]
 //! pure-functions = ["my_sqrt"]
@@ -21,8 +22,8 @@
 //!
 //! Rule selection works in layers, as in ruff: the configuration file is one
 //! layer and the command line another. A layer's `select` (if given)
-//! replaces what earlier layers enabled; then the layer's `ignore` removes
-//! codes. Per-file ignores apply last.
+//! replaces what earlier layers enabled, its `extend-select` adds codes, and
+//! then its `ignore` removes codes. Per-file ignores apply last.
 //!
 //! Invariants: every error names the line, column and key; every selector
 //! names at least one existing rule; per-file-ignore globs are matched
@@ -187,6 +188,7 @@ pub struct Config {
     /// per-file-ignore globs.
     pub path: PathBuf,
     pub select: Option<Vec<Selector>>,
+    pub extend_select: Vec<Selector>,
     pub ignore: Vec<Selector>,
     pub per_file_ignores: Vec<PerFileIgnore>,
     pub defines: Vec<String>,
@@ -199,6 +201,7 @@ pub struct Config {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawConfig {
     select: Option<Vec<Spanned<String>>>,
+    extend_select: Option<Vec<Spanned<String>>>,
     ignore: Option<Vec<Spanned<String>>>,
     per_file_ignores: Option<BTreeMap<Spanned<String>, Vec<Spanned<String>>>>,
     defines: Option<Vec<Spanned<String>>>,
@@ -286,6 +289,7 @@ impl Config {
         let mut config = Config {
             path: path.to_path_buf(),
             select: raw.select.map(|s| selectors(s, "select")).transpose()?,
+            extend_select: selectors(raw.extend_select.unwrap_or_default(), "extend-select")?,
             ignore: selectors(raw.ignore.unwrap_or_default(), "ignore")?,
             defines: names(raw.defines, "defines", "preprocessor")?,
             pure_functions: names(raw.pure_functions, "pure-functions", "function")?,
@@ -341,6 +345,8 @@ impl Config {
 pub struct Overrides {
     /// `--select`: replaces the configuration's selection.
     pub select: Option<Vec<Selector>>,
+    /// `--extend-select`: added to the selection (after `--select`).
+    pub extend_select: Vec<Selector>,
     /// `--ignore`: removed after the selection.
     pub ignore: Vec<Selector>,
     /// `--define`: added to the configuration's `defines`.
@@ -365,13 +371,25 @@ pub struct Settings {
     pub ivdep_style: IvdepStyle,
 }
 
-fn apply_layer(enabled: &mut Vec<Code>, select: Option<&[Selector]>, ignore: &[Selector]) {
+/// One layer of rule selection: `select` replaces, `extend` adds, `ignore`
+/// removes.
+fn apply_layer(
+    enabled: &mut Vec<Code>,
+    select: Option<&[Selector]>,
+    extend: &[Selector],
+    ignore: &[Selector],
+) {
     if let Some(select) = select {
         *enabled = RULES
             .iter()
             .map(|r| r.code)
             .filter(|c| select.iter().any(|s| s.matches(*c)))
             .collect();
+    }
+    for r in RULES {
+        if !enabled.contains(&r.code) && extend.iter().any(|s| s.matches(r.code)) {
+            enabled.push(r.code);
+        }
     }
     enabled.retain(|c| !ignore.iter().any(|s| s.matches(*c)));
 }
@@ -383,7 +401,12 @@ impl Settings {
         let mut options = AnalysisOptions::default();
         let mut settings = Settings::default();
         if let Some(c) = config {
-            apply_layer(&mut enabled, c.select.as_deref(), &c.ignore);
+            apply_layer(
+                &mut enabled,
+                c.select.as_deref(),
+                &c.extend_select,
+                &c.ignore,
+            );
             options.defines = c.defines.clone();
             options.pure_functions = c.pure_functions.clone();
             options.disable_loop_storage_check = c.disable_loop_storage_check.unwrap_or(false);
@@ -391,7 +414,12 @@ impl Settings {
             settings.root = c.dir().to_path_buf();
             settings.ivdep_style = c.ivdep_style.unwrap_or_default();
         }
-        apply_layer(&mut enabled, overrides.select.as_deref(), &overrides.ignore);
+        apply_layer(
+            &mut enabled,
+            overrides.select.as_deref(),
+            &overrides.extend_select,
+            &overrides.ignore,
+        );
         for d in &overrides.defines {
             if !options.defines.contains(d) {
                 options.defines.push(d.clone());
@@ -480,6 +508,16 @@ impl Resolver {
             explicit,
             ..Resolver::discovering(overrides)
         })
+    }
+
+    /// A resolver that reads no configuration file: the defaults and the
+    /// overrides apply to every file (`--no-config`).
+    pub fn without_files(overrides: Overrides) -> Resolver {
+        let resolver = Resolver::discovering(overrides);
+        Resolver {
+            explicit: Some(resolver.defaults.clone()),
+            ..resolver
+        }
     }
 
     /// A resolver that discovers configuration files (no explicit one).
@@ -650,6 +688,19 @@ disable-loop-storage-check = true
             },
         );
         assert_eq!(enabled(&s, "a.c"), ["CSA101", "CSA201"]);
+        // --extend-select adds to the file's selection, also what it ignores;
+        // --ignore still removes.
+        let s = Settings::resolve(
+            Some(&c),
+            &Overrides {
+                extend_select: vec![Selector::Code(Code(101)), Selector::Code(Code(201))],
+                ignore: vec![Selector::Code(Code(201))],
+                ..Overrides::default()
+            },
+        );
+        let e = enabled(&s, "a.c");
+        assert!(e.contains(&"CSA101".to_string()) && e.contains(&"CSA102".to_string()));
+        assert!(!e.contains(&"CSA201".to_string()) && !e.contains(&"CSA202".to_string()));
         // No configuration: everything.
         let s = Settings::resolve(None, &Overrides::default());
         assert_eq!(enabled(&s, "a.c").len(), RULES.len());

@@ -506,10 +506,44 @@ fn command_line_overrides_the_config() {
     let o = run(&["--format", "concise", "--ignore", "unguarded-builtin", d]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(stdout(&o), "");
+    // --extend-select adds to the file's selection; --ignore still wins.
+    let o = run(&["--format", "concise", "--extend-select", "CSA1", d]);
+    assert_eq!(codes(&o), pairs(&[("a.c", "CSA102"), ("a.c", "CSA401")]));
+    let o = run(&[
+        "--format",
+        "concise",
+        "--extend-select",
+        "CSA1",
+        "--ignore",
+        "CSA102",
+        d,
+    ]);
+    assert_eq!(codes(&o), pairs(&[("a.c", "CSA401")]));
+    // --no-config: no file applies, only the defaults and the command line.
+    let o = run(&["--format", "concise", "--no-config", d]);
+    assert_eq!(codes(&o), pairs(&[("a.c", "CSA102"), ("a.c", "CSA401")]));
+    let o = run(&["--no-config", "--config", "csa-lint.toml", d]);
+    assert_eq!(o.status.code(), Some(2));
     // A bad selector on the command line is a usage error.
     let o = run(&["--select", "CSA999", d]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("CSA999"), "{}", stderr(&o));
+}
+
+#[test]
+fn config_extend_select_adds_to_the_selection() {
+    let dir = tree(
+        "config-extend",
+        &[
+            ("a.c", TWO_FINDINGS),
+            (
+                "csa-lint.toml",
+                "select = [\"CSA4\"]\nextend-select = [\"no-memory-operations\"]\n",
+            ),
+        ],
+    );
+    let o = run(&["--format", "concise", dir.to_str().unwrap()]);
+    assert_eq!(codes(&o), pairs(&[("a.c", "CSA102"), ("a.c", "CSA401")]));
 }
 
 #[test]

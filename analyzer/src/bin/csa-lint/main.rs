@@ -114,10 +114,19 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 
+    /// Read no configuration file: the defaults and the command line apply.
+    #[arg(long, conflicts_with = "config")]
+    no_config: bool,
+
     /// Report only these rules: codes, prefixes (CSA1), names or ALL,
     /// comma-separated (replaces the configuration's `select`).
     #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = parse_selector)]
     select: Option<Vec<Selector>>,
+
+    /// Also report these rules (comma-separated; added after `--select`,
+    /// before `--ignore`).
+    #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = parse_selector)]
+    extend_select: Vec<Selector>,
 
     /// Do not report these rules (comma-separated; after `--select`).
     #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = parse_selector)]
@@ -205,13 +214,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
     let overrides = Overrides {
         select: cli.select.clone(),
+        extend_select: cli.extend_select.clone(),
         ignore: cli.ignore.clone(),
         defines: cli.defines.clone(),
         pure_functions: cli.pure_functions.clone(),
         disable_loop_storage_check: cli.disable_loop_storage_check,
         ivdep_style: None,
     };
-    let mut resolver = settings::ConfigResolver::new(cli.config.as_deref(), overrides)?;
+    let mut resolver = if cli.no_config {
+        settings::ConfigResolver::without_files(overrides)
+    } else {
+        settings::ConfigResolver::new(cli.config.as_deref(), overrides)?
+    };
 
     if let Some(dump) = cli.dump {
         let function = cli.function.clone().unwrap_or_default();

@@ -32,6 +32,13 @@ fn read(path: &Path) -> Option<Result<String, String>> {
 }
 
 impl ConfigResolver {
+    /// No configuration file at all (`--no-config`).
+    pub fn without_files(overrides: Overrides) -> ConfigResolver {
+        ConfigResolver {
+            inner: Resolver::without_files(overrides),
+        }
+    }
+
     pub fn new(explicit: Option<&Path>, overrides: Overrides) -> Result<ConfigResolver, String> {
         let explicit = explicit
             .map(|p| {
