@@ -9,11 +9,13 @@
 //! input depth.
 
 pub mod detect;
+pub mod edit;
 pub mod fixed_form;
 pub mod preproc;
 pub mod queries;
 
 pub use detect::{detect, SourceKind};
+pub use edit::TextEdit;
 
 /// The tree-sitter C language.
 pub fn c_language() -> tree_sitter::Language {

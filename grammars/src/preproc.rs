@@ -42,7 +42,7 @@ use std::collections::HashMap;
 
 /// The text the parser sees, with inactive branches blanked, plus what the
 /// conditionals and macros were.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Preprocessed {
     /// Same byte length as the input; every byte is either the input byte or
     /// a space standing for a blanked byte (never `\n` or `\r`).
@@ -55,6 +55,8 @@ pub struct Preprocessed {
     /// Byte ranges guarded by `__CSA__` (see [`Preprocessed::is_csa_guarded`]),
     /// sorted and merged, for logarithmic look-ups.
     guarded: Vec<(usize, usize)>,
+    /// Byte range of every directive (see [`Preprocessed::directives`]).
+    directives: Vec<(usize, usize)>,
 }
 
 /// One `#if ... #endif` conditional.
@@ -140,6 +142,14 @@ impl Conditional {
 }
 
 impl Preprocessed {
+    /// Byte range of every directive, active or not, conditional or not, in
+    /// file order: from the line's start (blanks before the `#` included)
+    /// to the end of its last line (continuations and the lines of a block
+    /// comment opened on it included), excluding the final line terminator.
+    pub fn directives(&self) -> &[(usize, usize)] {
+        &self.directives
+    }
+
     /// True when `offset` lies in the body of an active branch that asserts
     /// `__CSA__` is defined, at any nesting level.
     pub fn is_csa_guarded(&self, offset: usize) -> bool {
@@ -205,6 +215,7 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
     let mut macros: Vec<Macro> = Vec::new();
     let mut values: HashMap<String, Option<i64>> = env.initial_values();
     let mut stack: Vec<Open> = Vec::new();
+    let mut directives: Vec<(usize, usize)> = Vec::new();
 
     let mut in_comment = false;
     let mut continued = false;
@@ -243,6 +254,7 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
             }
         }
         let range = (line.start, lines[j].content_end);
+        directives.push(range);
         let logical = join_logical(text, &lines[i..=j]);
         let directive = parse_directive(&logical);
         let body_start = lines[j].end;
@@ -365,7 +377,179 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
         conditionals,
         macros,
         guarded,
+        directives,
     }
+}
+
+/// [`preprocess`] of `text`, given `prev`, the result of [`preprocess`] on
+/// `old` with the same `defines` and `fortran`, and `edit`, the change from
+/// `old` to `text`. Always equal to `preprocess(text, defines, fortran)`.
+///
+/// When the lines the edit touches hold no directive before or after it,
+/// and they leave the state the next line is read in (inside a C block
+/// comment or not, after a backslash-continued line or not) as it was, no
+/// conditional can change: `prev` is patched (those lines copied, or
+/// blanked in an inactive branch, and the offsets after them moved) in
+/// time proportional to the edit and the number of directives, instead of
+/// another pass over the whole text.
+pub fn preprocess_edit(
+    prev: Preprocessed,
+    old: &str,
+    text: &str,
+    edit: crate::TextEdit,
+    defines: &[String],
+    fortran: bool,
+) -> Preprocessed {
+    match patch(prev, old, text, edit, fortran) {
+        Ok(p) => p,
+        Err(_) => preprocess(text, defines, fortran),
+    }
+}
+
+/// Why [`patch`] could not reuse the previous result.
+#[derive(Debug)]
+struct NotLocal;
+
+/// The patch described at [`preprocess_edit`].
+fn patch(
+    mut prev: Preprocessed,
+    old: &str,
+    text: &str,
+    edit: crate::TextEdit,
+    fortran: bool,
+) -> Result<Preprocessed, NotLocal> {
+    if !edit.fits(old.len(), text.len()) || prev.text.len() != old.len() {
+        return Err(NotLocal);
+    }
+    // The whole lines the edit touches: from the start of the line holding
+    // `edit.start` to the end of the line holding `edit.old_end`.
+    let ls = old.as_bytes()[..edit.start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let le_old = old.as_bytes()[edit.old_end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(old.len(), |i| edit.old_end + i + 1);
+    let le_new = le_old + text.len() - old.len();
+    if ls == 0 && (old.starts_with('\u{feff}') || text.starts_with('\u{feff}')) {
+        return Err(NotLocal);
+    }
+    // No directive (with its continuation lines) on those lines before.
+    let after = prev.directives.partition_point(|d| d.0 < le_old);
+    if after > 0 && prev.directives[after - 1].1 >= ls {
+        return Err(NotLocal);
+    }
+    // Appending after the last line: a directive ending there would take
+    // a new line as its continuation when it ends with `\` or an open
+    // comment.
+    if ls == le_old && ls > 0 {
+        let last_line = old.as_bytes()[..ls - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        if prev.directives.last().is_some_and(|d| d.1 >= last_line) {
+            return Err(NotLocal);
+        }
+    }
+    let old_lines = &old[ls..le_old];
+    let new_lines = &text[ls..le_new];
+    let contents = |s: &str| -> Vec<(usize, usize)> {
+        split_lines(s)
+            .into_iter()
+            .map(|l| (l.start, l.content_end))
+            .collect()
+    };
+    let (old_spans, new_spans) = (contents(old_lines), contents(new_lines));
+    // No directive after either (a `#` line that is not one, in a comment or
+    // after a continued line, counts too: the patch is only ever cautious).
+    let has_hash = |s: &str, spans: &[(usize, usize)]| {
+        spans
+            .iter()
+            .any(|&(a, b)| first_non_blank(&s[a..b]) == Some(b'#'))
+    };
+    if has_hash(old_lines, &old_spans) || has_hash(new_lines, &new_spans) {
+        return Err(NotLocal);
+    }
+    // The state after the lines, for either state before them, is the same
+    // in both versions (it only matters when lines follow).
+    if !fortran && le_old < old.len() {
+        let end_state = |s: &str, spans: &[(usize, usize)], in_comment: bool| {
+            let comment = spans
+                .iter()
+                .fold(in_comment, |c, &(a, b)| scan_c(&s[a..b], c));
+            let continued = spans
+                .last()
+                .is_some_and(|&(a, b)| ends_with_backslash(&s[a..b]));
+            (comment, continued)
+        };
+        for start_in_comment in [false, true] {
+            if end_state(old_lines, &old_spans, start_in_comment)
+                != end_state(new_lines, &new_spans, start_in_comment)
+            {
+                return Err(NotLocal);
+            }
+        }
+    }
+    // The lines are in one branch (no directive among them): inactive when
+    // an inactive branch's body holds them. A body that runs to the end of
+    // the file (an unterminated conditional) holds lines appended there.
+    let inactive = prev.conditionals.iter().flat_map(|c| &c.branches).any(|b| {
+        !b.active && b.body.0 <= ls && (ls < b.body.1 || b.body.1 == old.len())
+    });
+    let replacement: std::borrow::Cow<'_, str> = if inactive {
+        new_lines
+            .chars()
+            .map(|c| match c {
+                '\n' | '\r' => c.to_string(),
+                c => " ".repeat(c.len_utf8()),
+            })
+            .collect::<String>()
+            .into()
+    } else {
+        new_lines.into()
+    };
+    // `ls` and `le_old` follow a line end (or are the text's ends): char
+    // boundaries of the previous output, whose line ends are the input's.
+    if !prev.text.is_char_boundary(ls) || !prev.text.is_char_boundary(le_old) {
+        return Err(NotLocal);
+    }
+    prev.text.replace_range(ls..le_old, &replacement);
+
+    // Offsets after the lines move; nothing recorded lies inside them.
+    let delta = text.len() as isize - old.len() as isize;
+    let (old_len, new_len) = (old.len(), text.len());
+    let mv = |x: &mut usize| {
+        if *x > ls {
+            *x = (*x as isize + delta) as usize;
+        }
+    };
+    for c in &mut prev.conditionals {
+        for b in &mut c.branches {
+            mv(&mut b.directive.0);
+            mv(&mut b.directive.1);
+            mv(&mut b.body.0);
+            if b.body.1 == old_len {
+                b.body.1 = new_len;
+            } else {
+                mv(&mut b.body.1);
+            }
+        }
+        if let Some((s, e)) = &mut c.endif {
+            mv(s);
+            mv(e);
+        }
+    }
+    for m in &mut prev.macros {
+        mv(&mut m.span.0);
+        mv(&mut m.span.1);
+    }
+    for d in &mut prev.directives {
+        mv(&mut d.0);
+        mv(&mut d.1);
+    }
+    prev.guarded = Preprocessed::guarded_ranges(&prev.conditionals);
+    Ok(prev)
 }
 
 /// A conditional still open at the current line.

@@ -2,7 +2,11 @@
 //! published diagnostics of that version, through the real `csa-lsp`
 //! binary over stdio. Prints p50, p90, p99 and max over many edits.
 //!
-//! `cargo bench -p csa-lsp --bench latency [-- EDITS]` (default 300).
+//! Then the same keystrokes in process: `Incremental::update` alone (the
+//! analysis without the protocol).
+//!
+//! `cargo bench -p csa-lsp --bench latency [-- EDITS]` (default 300);
+//! `-- EDITS --in-process` measures only the in-process part (for `perf`).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -58,6 +62,60 @@ fn generate(lines: usize) -> (String, Vec<u32>) {
     (out, body_lines)
 }
 
+/// The text after keystroke `e` (0-based) of the alternating edits: a
+/// space typed after `a[i] =` on line `target`, then deleted again.
+fn edited(text: &str, target: u32, e: usize) -> String {
+    if e % 2 == 1 {
+        return text.to_string();
+    }
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(target as usize)
+        .map(str::len)
+        .sum();
+    let at = line_start + 10;
+    format!("{} {}", &text[..at], &text[at..])
+}
+
+/// Prints percentiles of the samples.
+fn report(what: &str, samples: &mut [Duration]) {
+    samples.sort();
+    let pct =
+        |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "  {what} p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        ms(pct(0.50)),
+        ms(pct(0.90)),
+        ms(pct(0.99)),
+        ms(*samples.last().unwrap())
+    );
+}
+
+/// `Incremental::update` alone on the same keystrokes.
+fn in_process(text: &str, target: u32, edits: usize) {
+    use analyzer::analysis::AnalysisOptions;
+    use analyzer::incremental::Incremental;
+    let mut inc = Incremental::new(csa_grammars::SourceKind::C, AnalysisOptions::default());
+    let t = Instant::now();
+    let first = inc.update(text);
+    let open = t.elapsed();
+    let texts = [edited(text, target, 0), text.to_string()];
+    let mut samples = Vec::with_capacity(edits);
+    for e in 0..edits {
+        let t = Instant::now();
+        let fa = inc.update(&texts[e % 2]);
+        samples.push(t.elapsed());
+        assert_eq!(fa.diagnostics.len(), first.diagnostics.len());
+    }
+    println!("in process (Incremental::update, {edits} keystrokes):");
+    println!(
+        "  open:                      {:8.2} ms",
+        open.as_secs_f64() * 1000.0
+    );
+    report("keystroke:                ", &mut samples);
+}
+
 fn main() {
     let edits: usize = std::env::args()
         .skip(1)
@@ -65,6 +123,11 @@ fn main() {
         .unwrap_or(300);
     let (text, body_lines) = generate(20_000);
     let lines = text.lines().count();
+    let target = body_lines[body_lines.len() / 2];
+    if std::env::args().any(|a| a == "--in-process") {
+        in_process(&text, target, edits);
+        return;
+    }
     let mut child = Command::new(env!("CARGO_BIN_EXE_csa-lsp"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -120,7 +183,6 @@ fn main() {
     };
     let open = t.elapsed();
     let mut samples = Vec::with_capacity(edits);
-    let target = body_lines[body_lines.len() / 2];
     for e in 0..edits {
         let version = e as i64 + 2;
         // Type a space after `a[i] =` then delete it again, alternately.
@@ -139,21 +201,15 @@ fn main() {
     send(json!({"jsonrpc":"2.0","id":2,"method":"shutdown","params":null}));
     send(json!({"jsonrpc":"2.0","method":"exit","params":null}));
     let _ = child.wait();
-    samples.sort();
-    let pct =
-        |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
         "csa-lsp latency: {lines} lines, {} KB, {} functions, {diagnostics} diagnostics, {edits} keystrokes, each waited for",
         text.len() / 1024,
         body_lines.len()
     );
-    println!("  open to first diagnostics: {:8.2} ms", ms(open));
     println!(
-        "  keystroke to diagnostics:  p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-        ms(pct(0.50)),
-        ms(pct(0.90)),
-        ms(pct(0.99)),
-        ms(*samples.last().unwrap())
+        "  open to first diagnostics: {:8.2} ms",
+        open.as_secs_f64() * 1000.0
     );
+    report("keystroke to diagnostics:", &mut samples);
+    in_process(&text, target, edits);
 }

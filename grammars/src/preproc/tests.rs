@@ -612,3 +612,93 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------- preprocess_edit
+
+fn edit_piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[a-z;= ]{0,4}",
+        1 => "[\n#/*\\\\\"' a-z]{0,6}",
+        1 => Just("\n".to_string()),
+        1 => Just("/*".to_string()),
+        1 => Just("*/".to_string()),
+        1 => Just("\\".to_string()),
+        1 => Just("é".to_string()),
+        1 => Just("#endif\n".to_string()),
+        1 => Just("\r\n".to_string()),
+    ]
+}
+
+/// Applies `(at, remove, insert)` to `src` (clamped to char boundaries).
+fn apply_edit(src: &str, at: usize, remove: usize, insert: &str) -> String {
+    let mut a = at.min(src.len());
+    while !src.is_char_boundary(a) {
+        a -= 1;
+    }
+    let mut b = (a + remove).min(src.len());
+    while !src.is_char_boundary(b) {
+        b += 1;
+    }
+    format!("{}{insert}{}", &src[..a], &src[b..])
+}
+
+/// Runs a chain of edits through `preprocess_edit`, checking each result
+/// against a fresh `preprocess`; returns how many were patched.
+fn check_edits(src: &str, edits: &[(usize, usize, String)], fortran: bool) -> usize {
+    let defines = ["FOO".to_string()];
+    let mut old = src.to_string();
+    let mut prev = preprocess(&old, &defines, fortran);
+    let mut patched = 0;
+    for (at, remove, insert) in edits {
+        let new = apply_edit(&old, *at % (old.len() + 1), *remove, insert);
+        let want = preprocess(&new, &defines, fortran);
+        let got = match crate::TextEdit::between(&old, &new) {
+            Some(e) => {
+                if patch(prev.clone(), &old, &new, e, fortran).is_ok() {
+                    patched += 1;
+                }
+                preprocess_edit(prev, &old, &new, e, &defines, fortran)
+            }
+            None => prev,
+        };
+        assert_eq!(got, want, "old {old:?}\nnew {new:?}");
+        old = new;
+        prev = got;
+    }
+    patched
+}
+
+#[test]
+fn edits_are_patched_or_recomputed_exactly() {
+    let src = "int a;\n#ifdef __CSA__\nint b;\n/* c\n d */\n#else\nint e;\n#endif\n#if 0\nx\n";
+    let edits: Vec<(usize, usize, String)> = vec![
+        (2, 0, "x".into()),          // before any directive
+        (25, 1, "yy".into()),        // inside the active branch
+        (50, 0, "z".into()),         // in the #else branch (inactive)
+        (70, 0, "q\n".into()),       // appended in the unterminated #if 0
+        (1000, 0, "more\n".into()),  // at the end
+        (30, 0, "/*".into()),        // opens a comment: recomputed
+        (30, 2, "".into()),          // closes it again
+        (7, 0, "#define X 1\n".into()), // a new directive: recomputed
+    ];
+    let patched = check_edits(src, &edits, false);
+    assert!(patched >= 4, "{patched}");
+    assert!(check_edits(src, &edits, true) >= 4);
+    // A directive on the last line continued by `\` takes an appended line.
+    check_edits("#define X \\\n", &[(100, 0, "1\n".into())], false);
+    check_edits("#define X /* a\n", &[(100, 0, "b */ 1\n".into())], false);
+    check_edits("\u{feff}a\n", &[(3, 0, "#if 0\n".into()), (0, 3, "".into())], false);
+}
+
+proptest! {
+    #[test]
+    fn preprocess_edit_equals_preprocess(
+        lines in prop::collection::vec(line(), 0..30),
+        crlf in any::<bool>(),
+        fortran in any::<bool>(),
+        edits in prop::collection::vec((0usize..2000, 0usize..8, edit_piece()), 1..8),
+    ) {
+        let src = lines.join(if crlf { "\r\n" } else { "\n" });
+        check_edits(&src, &edits, fortran);
+    }
+}
