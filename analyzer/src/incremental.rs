@@ -45,7 +45,7 @@ use crate::ir::Lang;
 use crate::memory::MemoryOptions;
 use crate::source::{SourceText, Span};
 use csa_grammars::preproc::Preprocessed;
-use csa_grammars::SourceKind;
+use csa_grammars::{SourceKind, TextEdit};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -86,8 +86,13 @@ pub struct Incremental {
     opts: AnalysisOptions,
     parser: Option<Parser>,
     tree: Option<Tree>,
-    /// The parser input the tree belongs to.
-    parsed: String,
+    /// The text of the last incremental update and its preprocessing,
+    /// whose text (C, free-form Fortran) is the input `tree` belongs to.
+    /// Set exactly when `tree` is.
+    prev: Option<(SourceText, Preprocessed)>,
+    /// Facts about each function of the last update (C), sorted by their
+    /// place in the parser input then.
+    fn_facts: Vec<FnFacts>,
     cache: HashMap<u64, Entry>,
     /// Hash of a function's text to whether its body defines file-wide
     /// facts (`frontend::c::body_defines_file_facts`).
@@ -107,68 +112,27 @@ fn hash_of(parts: &[&[u8]]) -> u64 {
     h.finish()
 }
 
-fn point_at(text: &str, offset: usize) -> Point {
-    let before = &text.as_bytes()[..offset.min(text.len())];
-    let row = before.iter().filter(|&&b| b == b'\n').count();
-    let col = before.len()
-        - before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map(|i| i + 1)
-            .unwrap_or(0);
-    Point { row, column: col }
+/// The row and byte column of `offset` (the parser input has the same line
+/// ends as the source text: preprocessing keeps every `\n`).
+fn point_in(source: &SourceText, offset: usize) -> Point {
+    let row = source.line_of(offset);
+    Point {
+        row,
+        column: offset.min(source.text().len()) - source.line_start(row),
+    }
 }
 
-/// The edit that turns `old` into `new`: common prefix and suffix.
-fn input_edit(old: &str, new: &str) -> Option<InputEdit> {
-    let (a, b) = (old.as_bytes(), new.as_bytes());
-    // Compare in blocks (memcmp) first, then byte by byte.
-    const BLOCK: usize = 256;
-    let limit = a.len().min(b.len());
-    let mut prefix = 0;
-    while prefix + BLOCK <= limit && a[prefix..prefix + BLOCK] == b[prefix..prefix + BLOCK] {
-        prefix += BLOCK;
+/// The tree-sitter edit for `e`, a change of the parser input between the
+/// texts `old` and `new` (whose line ends it shares).
+fn input_edit(e: TextEdit, old: &SourceText, new: &SourceText) -> InputEdit {
+    InputEdit {
+        start_byte: e.start,
+        old_end_byte: e.old_end,
+        new_end_byte: e.new_end,
+        start_position: point_in(old, e.start),
+        old_end_position: point_in(old, e.old_end),
+        new_end_position: point_in(new, e.new_end),
     }
-    while prefix < limit && a[prefix] == b[prefix] {
-        prefix += 1;
-    }
-    if prefix == a.len() && prefix == b.len() {
-        return None;
-    }
-    let max_suffix = limit - prefix;
-    let mut suffix = 0;
-    while suffix + BLOCK <= max_suffix
-        && a[a.len() - suffix - BLOCK..a.len() - suffix]
-            == b[b.len() - suffix - BLOCK..b.len() - suffix]
-    {
-        suffix += BLOCK;
-    }
-    while suffix < max_suffix && a[a.len() - 1 - suffix] == b[b.len() - 1 - suffix] {
-        suffix += 1;
-    }
-    let (old_end, new_end) = (a.len() - suffix, b.len() - suffix);
-    // Rows: count the shared prefix once, then only the changed parts.
-    let start = point_at(old, prefix);
-    let after = |text: &[u8], end: usize| {
-        let changed = &text[prefix..end];
-        let rows = changed.iter().filter(|&&c| c == b'\n').count();
-        let column = match changed.iter().rposition(|&c| c == b'\n') {
-            Some(i) => changed.len() - i - 1,
-            None => start.column + changed.len(),
-        };
-        Point {
-            row: start.row + rows,
-            column,
-        }
-    };
-    Some(InputEdit {
-        start_byte: prefix,
-        old_end_byte: old_end,
-        new_end_byte: new_end,
-        start_position: start,
-        old_end_position: after(a, old_end),
-        new_end_position: after(b, new_end),
-    })
 }
 
 fn shift_diagnostic(d: &Diagnostic, delta: i64) -> Diagnostic {
@@ -261,6 +225,27 @@ fn recovery_cut_inside(text: &str, start: usize, end: usize, unit_end: fn(&str) 
     !cuts.is_empty()
 }
 
+/// `n.kind()` of a C node from a table by symbol id: `kind()` measures and
+/// UTF-8-checks a C string on every call.
+fn c_kind(n: Node<'_>) -> &'static str {
+    static KINDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let kinds = KINDS.get_or_init(|| {
+        let lang = csa_grammars::c_language();
+        (0..lang.node_kind_count())
+            .map(|id| {
+                u16::try_from(id)
+                    .ok()
+                    .and_then(|id| lang.node_kind_for_id(id))
+                    .unwrap_or("")
+            })
+            .collect()
+    });
+    match kinds.get(usize::from(n.kind_id())) {
+        Some(&k) if !k.is_empty() => k,
+        _ => n.kind(),
+    }
+}
+
 /// The top level of a C tree.
 struct TopLevel<'t> {
     functions: Vec<Node<'t>>,
@@ -291,13 +276,13 @@ fn top_level<'t>(
     };
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
-        match n.kind() {
+        match c_kind(n) {
             "function_definition" => {
                 let range = n.byte_range();
                 // The body is the last child (cheaper than a field lookup).
                 let body = n
                     .child(n.child_count().saturating_sub(1))
-                    .filter(|b| b.kind() == "compound_statement");
+                    .filter(|b| c_kind(*b) == "compound_statement");
                 let (defining, hash) = defines(n);
                 t.hashes.push(hash);
                 t.defining.push(defining);
@@ -349,8 +334,37 @@ struct UnitKey {
     key: u64,
 }
 
-/// Preprocessor directive lines of the original text. They decide which
-/// code is guarded by `#ifdef __CSA__` (CSA401) but are blanked in the
+/// A text ready to parse: its line index, its preprocessing, and the
+/// previous update's text with the change of the parser input since.
+struct Prepared {
+    source: SourceText,
+    pre: Preprocessed,
+    old: Option<SourceText>,
+    /// `None`: the parser input is unchanged (or there is no previous).
+    change: Option<TextEdit>,
+}
+
+/// The units' results put together.
+struct Assembled {
+    diagnostics: Vec<Diagnostic>,
+    functions: Vec<Arc<FunctionAnalysis>>,
+    shifts: Vec<i64>,
+}
+
+/// What [`Incremental`] remembers of each C function between updates: its
+/// byte range in the parser input, the hash of its text there and whether
+/// its body defines file-wide facts.
+#[derive(Clone, Copy)]
+struct FnFacts {
+    start: u32,
+    end: u32,
+    hash: u64,
+    defining: bool,
+}
+
+/// Preprocessor directives of the original text (as the preprocessor reads
+/// them, continuation lines included). They decide which code is guarded
+/// by `#ifdef __CSA__` (CSA401) but conditional ones are blanked in the
 /// parser input, so a unit's key holds them all and how many precede it.
 struct Directives {
     starts: Vec<usize>,
@@ -358,19 +372,15 @@ struct Directives {
 }
 
 impl Directives {
-    fn of(text: &str) -> Directives {
-        let mut starts = Vec::new();
-        let mut lines: Vec<&[u8]> = Vec::new();
-        let mut offset = 0;
-        for line in text.split_inclusive('\n') {
-            if line.trim_start().starts_with('#') {
-                starts.push(offset);
-                lines.push(line.as_bytes());
-            }
-            offset += line.len();
-        }
+    fn of(text: &str, pre: &Preprocessed) -> Directives {
+        let bytes = text.as_bytes();
+        let lines: Vec<&[u8]> = pre
+            .directives()
+            .iter()
+            .map(|&(s, e)| bytes.get(s..e).unwrap_or(&[]))
+            .collect();
         Directives {
-            starts,
+            starts: pre.directives().iter().map(|d| d.0).collect(),
             hash: hash_of(&lines),
         }
     }
@@ -397,7 +407,8 @@ impl Incremental {
             opts,
             parser: None,
             tree: None,
-            parsed: String::new(),
+            prev: None,
+            fn_facts: Vec::new(),
             cache: HashMap::new(),
             defines: HashMap::new(),
             generation: 0,
@@ -417,7 +428,8 @@ impl Incremental {
 
     fn full(&mut self, text: &str) -> FileAnalysis {
         self.tree = None;
-        self.parsed.clear();
+        self.prev = None;
+        self.fn_facts.clear();
         self.cache.clear();
         let fa = analysis::analyze(self.kind, text, &self.opts);
         self.stats = Stats {
@@ -434,15 +446,14 @@ impl Incremental {
     /// on, which the chunked recovery would re-parse).
     fn assemble(
         &mut self,
-        text: &str,
-        pre: Preprocessed,
+        source: &SourceText,
+        pre: &Preprocessed,
         units: &[UnitKey],
         positions: u64,
         lang: Lang,
         lower: &mut dyn FnMut(Option<Span>) -> Vec<crate::ir::Function>,
-    ) -> Option<FileAnalysis> {
+    ) -> Option<Assembled> {
         let generation = self.generation;
-        let source = SourceText::new(text.to_string());
         let mopts = MemoryOptions {
             pure_functions: self.opts.pure_functions.clone(),
         };
@@ -524,12 +535,12 @@ impl Incremental {
                     return None;
                 }
                 let fa = analysis::analyze_function(func, &mopts);
-                analysis::function_diagnostics(&fa, &source, &pre, &self.opts, &mut own);
+                analysis::function_diagnostics(&fa, source, pre, &self.opts, &mut own);
                 analyses.push(Arc::new(fa));
             }
             {
                 let funcs: Vec<&crate::ir::Function> = analyses.iter().map(|a| &a.func).collect();
-                analysis::file_diagnostics(lang, &source, &pre, &funcs, &[], &mut own);
+                analysis::file_diagnostics(lang, source, pre, &funcs, &[], &mut own);
             }
             let first_line = source.line_col(start as usize).line;
             let last_line = source.line_col(end as usize).line;
@@ -564,33 +575,101 @@ impl Incremental {
         // Forget units that are gone.
         self.cache.retain(|_, e| e.used == generation);
         self.stats = stats;
-        let diagnostics = analysis::finish_diagnostics(diagnostics, &source, lang);
-        Some(FileAnalysis {
+        let diagnostics = analysis::finish_diagnostics(diagnostics, source, lang);
+        Some(Assembled {
+            diagnostics,
+            functions,
+            shifts,
+        })
+    }
+
+    /// The file's analysis from what `assemble` gave; remembers the text,
+    /// its preprocessing and the tree for the next update.
+    fn finish(
+        &mut self,
+        source: SourceText,
+        pre: Preprocessed,
+        tree: Tree,
+        lang: Lang,
+        a: Assembled,
+    ) -> FileAnalysis {
+        self.tree = Some(tree);
+        self.prev = Some((source.clone(), pre.clone()));
+        FileAnalysis {
             kind: self.kind,
             lang,
             source,
             preprocessed: pre,
-            functions,
-            function_shifts: shifts,
+            functions: a.functions,
+            function_shifts: a.shifts,
             toplevel_errors: Vec::new(),
-            diagnostics,
-        })
+            diagnostics: a.diagnostics,
+        }
     }
 
-    /// The parser for this document's language, and the tree for `input`
-    /// (the old tree edited and re-parsed; afresh when that has an error).
-    fn parse(&mut self, input: &str, language: tree_sitter::Language) -> Option<Tree> {
-        if self.parser.is_none() {
-            let mut p = Parser::new();
-            p.set_language(&language).ok()?;
-            self.parser = Some(p);
-        }
-        let old = self.tree.take().map(|mut t| {
-            if let Some(e) = input_edit(&self.parsed, input) {
-                t.edit(&e);
+    /// The text's line index and preprocessing, from the previous update's
+    /// where there is one.
+    fn prepare(&mut self, text: String, fortran: bool) -> Prepared {
+        let defines = &self.opts.defines;
+        match self.prev.take() {
+            Some((old, old_pre)) => match TextEdit::between(old.text(), &text) {
+                None => Prepared {
+                    source: old.clone(),
+                    pre: old_pre,
+                    old: Some(old),
+                    change: None,
+                },
+                Some(e) => {
+                    let source = old.edited(text, e);
+                    let (pre, change) = csa_grammars::preproc::preprocess_edit(
+                        old_pre,
+                        old.text(),
+                        source.text(),
+                        e,
+                        defines,
+                        fortran,
+                    );
+                    Prepared {
+                        source,
+                        pre,
+                        old: Some(old),
+                        change,
+                    }
+                }
+            },
+            None => {
+                let pre = csa_grammars::preproc::preprocess(&text, defines, fortran);
+                Prepared {
+                    source: SourceText::new(text),
+                    pre,
+                    old: None,
+                    change: None,
+                }
             }
-            t
-        });
+        }
+    }
+
+    /// The parser for this document's language, and the tree for the
+    /// parser input `p.pre.text` (the old tree edited and re-parsed; afresh
+    /// when that has an error).
+    fn parse(&mut self, p: &Prepared, language: tree_sitter::Language) -> Option<Tree> {
+        if self.parser.is_none() {
+            let mut parser = Parser::new();
+            parser.set_language(&language).ok()?;
+            self.parser = Some(parser);
+        }
+        let old = match (self.tree.take(), &p.old) {
+            (Some(mut tree), Some(old)) => match p.change {
+                // The same input: the same tree.
+                None => return Some(tree),
+                Some(e) => {
+                    tree.edit(&input_edit(e, old, &p.source));
+                    Some(tree)
+                }
+            },
+            _ => None,
+        };
+        let input = p.pre.text.as_str();
         let parser = self.parser.as_mut()?;
         let mut tree = parser.parse(input, old.as_ref())?;
         // Error recovery after an incremental parse can differ from a fresh
@@ -606,14 +685,15 @@ impl Incremental {
     /// Their context is every module (any unit may `use` one) and every
     /// other top-level item; a file with a syntax error is analysed whole
     /// (the front end then re-parses unit by unit).
-    fn update_fortran(&mut self, text: &str) -> FileAnalysis {
-        let pre = csa_grammars::preproc::preprocess(text, &self.opts.defines, true);
-        let Some(tree) = self.parse(&pre.text, csa_grammars::fortran_language()) else {
-            return self.full(text);
+    fn update_fortran(&mut self, text: String) -> FileAnalysis {
+        let p = self.prepare(text, true);
+        let Some(tree) = self.parse(&p, csa_grammars::fortran_language()) else {
+            return self.full_of(p);
         };
         if tree.root_node().has_error() {
-            return self.full(text);
+            return self.full_of(p);
         }
+        let Prepared { source, pre, .. } = p;
         let (keys, positions) = {
             let bytes = pre.text.as_bytes();
             let root = tree.root_node();
@@ -640,7 +720,7 @@ impl Incremental {
             }
             let context_hash = hash_of(&context);
             let positions = hash_of(&[&context_starts]);
-            let directives = Directives::of(text);
+            let directives = Directives::of(source.text(), &pre);
             let keys: Vec<UnitKey> = units
                 .iter()
                 .enumerate()
@@ -659,10 +739,9 @@ impl Incremental {
             (keys, positions)
         };
         let fopts = self.opts.frontend();
-        let parsed = pre.text.clone();
         let mut lower = |span: Option<Span>| {
             crate::frontend::fortran::lower_tree(
-                &parsed,
+                &pre.text,
                 tree.clone(),
                 &crate::frontend::Identity,
                 span,
@@ -670,44 +749,90 @@ impl Incremental {
             )
             .functions
         };
-        match self.assemble(text, pre, &keys, positions, Lang::Fortran, &mut lower) {
-            Some(fa) => {
-                self.tree = Some(tree);
-                self.parsed = parsed;
-                fa
-            }
-            None => self.full(text),
+        match self.assemble(&source, &pre, &keys, positions, Lang::Fortran, &mut lower) {
+            Some(a) => self.finish(source, pre, tree, Lang::Fortran, a),
+            None => self.full(source.text()),
         }
+    }
+
+    /// The whole-file analysis of a prepared text.
+    fn full_of(&mut self, p: Prepared) -> FileAnalysis {
+        self.full(p.source.text())
     }
 
     /// Analyses the new text of the document, reusing what it can.
     pub fn update(&mut self, text: &str) -> FileAnalysis {
+        self.update_owned(text.to_string())
+    }
+
+    /// [`Incremental::update`] taking the text (saves a copy of it).
+    pub fn update_owned(&mut self, text: String) -> FileAnalysis {
         self.generation += 1;
-        if self.kind == SourceKind::FortranFree {
-            return self.update_fortran(text);
+        match self.kind {
+            SourceKind::C => self.update_c(text),
+            SourceKind::FortranFree => self.update_fortran(text),
+            _ => self.full(&text),
         }
-        if self.kind != SourceKind::C {
-            return self.full(text);
-        }
-        let pre = csa_grammars::preproc::preprocess(text, &self.opts.defines, false);
-        let Some(tree) = self.parse(&pre.text, csa_grammars::c_language()) else {
-            return self.full(text);
+    }
+
+    fn update_c(&mut self, text: String) -> FileAnalysis {
+        let p = self.prepare(text, false);
+        let Some(tree) = self.parse(&p, csa_grammars::c_language()) else {
+            return self.full_of(p);
         };
+        // Each function's hash and defining flag: the previous update's
+        // when its text lies outside the change (so it is the same text).
+        let prev_facts = std::mem::take(&mut self.fn_facts);
+        let have_prev = p.old.is_some();
+        let change = p.change;
+        let Prepared { source, pre, .. } = p;
         let generation = self.generation;
         let defines_map = &mut self.defines;
         let pre_text = pre.text.as_str();
+        let mut facts = Vec::with_capacity(prev_facts.len());
         let mut defines = |n: Node<'_>| {
-            let h = hash_of(&[pre_text.as_bytes().get(n.byte_range()).unwrap_or(&[])]);
-            let entry = defines_map
-                .entry(h)
-                .or_insert_with(|| (crate::frontend::c::body_defines_file_facts(pre_text, n), 0));
-            entry.1 = generation;
-            (entry.0, h)
+            let (s, e) = (n.start_byte(), n.end_byte());
+            let old_range = match change {
+                _ if !have_prev => None,
+                None => Some((s, e)),
+                Some(c) if e <= c.start => Some((s, e)),
+                Some(c) if s >= c.new_end => Some((
+                    (s as isize - c.delta()) as usize,
+                    (e as isize - c.delta()) as usize,
+                )),
+                Some(_) => None,
+            };
+            let known = old_range.and_then(|(os, oe)| {
+                let i = prev_facts.partition_point(|f| (f.start as usize) < os);
+                prev_facts
+                    .get(i)
+                    .filter(|f| f.start as usize == os && f.end as usize == oe)
+            });
+            let (hash, defining) = match known {
+                Some(f) => (f.hash, f.defining),
+                None => {
+                    let h = hash_of(&[pre_text.as_bytes().get(s..e).unwrap_or(&[])]);
+                    let entry = defines_map.entry(h).or_insert_with(|| {
+                        (crate::frontend::c::body_defines_file_facts(pre_text, n), 0)
+                    });
+                    entry.1 = generation;
+                    (h, entry.0)
+                }
+            };
+            facts.push(FnFacts {
+                start: s as u32,
+                end: e as u32,
+                hash,
+                defining,
+            });
+            (defining, hash)
         };
         let top = top_level(tree.root_node(), &pre.text, &mut defines);
-        self.defines.retain(|_, e| e.1 == generation);
+        // Keep the flags of the texts seen in this update and the last.
+        self.defines.retain(|_, e| e.1 + 1 >= generation);
+        self.fn_facts = facts;
         if top.needs_recovery {
-            return self.full(text);
+            return self.full(source.text());
         }
         let bytes = pre.text.as_bytes();
         let context: Vec<&[u8]> = top
@@ -716,7 +841,7 @@ impl Incremental {
             .map(|&(s, e)| bytes.get(s..e).unwrap_or(&[]))
             .collect();
         let context_hash = hash_of(&context);
-        let directives = Directives::of(text);
+        let directives = Directives::of(source.text(), &pre);
         let starts: Vec<u8> = top
             .context
             .iter()
@@ -755,17 +880,14 @@ impl Incremental {
             })
             .collect();
         let fopts = self.opts.frontend();
-        let parsed = pre.text.clone();
         let mut lower = |span: Option<Span>| {
-            crate::frontend::c::lower_tree(&parsed, &tree, span, &skip, &fopts).functions
+            crate::frontend::c::lower_tree(&pre.text, &tree, span, &skip, &fopts).functions
         };
-        match self.assemble(text, pre, &units, positions, Lang::C, &mut lower) {
-            Some(fa) => {
-                self.tree = Some(tree);
-                self.parsed = parsed;
-                fa
-            }
-            None => self.full(text),
+        let assembled = self.assemble(&source, &pre, &units, positions, Lang::C, &mut lower);
+        drop(top);
+        match assembled {
+            Some(a) => self.finish(source, pre, tree, Lang::C, a),
+            None => self.full(source.text()),
         }
     }
 }
@@ -896,6 +1018,11 @@ mod tests {
                     );
                 }
                 assert_eq!(got.functions.len(), want.functions.len(), "{name} {step}");
+                assert!(got.preprocessed == want.preprocessed, "{name} {step}");
+                assert_eq!(got.source.text(), want.source.text());
+                let lines = got.source.line_count();
+                assert_eq!(lines, want.source.line_count(), "{name} {step}");
+                assert!((0..lines).all(|l| got.source.line_start(l) == want.source.line_start(l)));
                 reused += inc.stats().reused;
                 current = edit(&current, &mut rng);
             }
@@ -933,6 +1060,11 @@ mod tests {
                     );
                 }
                 assert_eq!(got.functions.len(), want.functions.len(), "{name} {step}");
+                assert!(got.preprocessed == want.preprocessed, "{name} {step}");
+                assert_eq!(got.source.text(), want.source.text());
+                let lines = got.source.line_count();
+                assert_eq!(lines, want.source.line_count(), "{name} {step}");
+                assert!((0..lines).all(|l| got.source.line_start(l) == want.source.line_start(l)));
                 reused += inc.stats().reused;
                 current = edit_with(&current, &mut rng, "  ! typed\n", "  integer :: g_added\n");
             }
@@ -940,17 +1072,31 @@ mod tests {
         assert!(reused > 50, "results were reused {reused} times");
     }
 
+    /// Row and byte column by counting, for the test below.
+    fn point_at(text: &str, offset: usize) -> Point {
+        let before = &text.as_bytes()[..offset];
+        let row = before.iter().filter(|&&b| b == b'\n').count();
+        let column = offset
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+        Point { row, column }
+    }
+
     #[test]
     fn input_edit_points() {
-        let e = input_edit("ab\ncd\nef", "ab\ncXY\nZd\nef").unwrap();
-        assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (4, 4, 8));
-        assert_eq!(e.start_position, point_at("ab\ncd\nef", 4));
-        assert_eq!(e.old_end_position, point_at("ab\ncd\nef", 4));
-        assert_eq!(e.new_end_position, point_at("ab\ncXY\nZd\nef", 8));
-        let e = input_edit("x\ny\nz", "x\nz").unwrap();
-        assert_eq!(e.old_end_position, point_at("x\ny\nz", e.old_end_byte));
-        assert_eq!(e.new_end_position, point_at("x\nz", e.new_end_byte));
-        assert!(input_edit("same", "same").is_none());
+        for (old, new) in [("ab\ncd\nef", "ab\ncXY\nZd\nef"), ("x\ny\nz", "x\nz")] {
+            let e = TextEdit::between(old, new).unwrap();
+            let (a, b) = (
+                SourceText::new(old.to_string()),
+                SourceText::new(new.to_string()),
+            );
+            let ie = input_edit(e, &a, &b);
+            assert_eq!(ie.start_position, point_at(old, e.start));
+            assert_eq!(ie.old_end_position, point_at(old, e.old_end));
+            assert_eq!(ie.new_end_position, point_at(new, e.new_end));
+        }
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! Fortran, preprocessor blanking). Front ends map positions back before they
 //! build IR.
 
+use csa_grammars::TextEdit;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// A half-open byte range `[start, end)` in the original source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -71,22 +73,60 @@ pub struct LineCol {
     pub column: u32,
 }
 
-/// The text of one file with a line index.
+/// The text of one file with a line index. Cloning is cheap (shared).
 #[derive(Clone, Debug)]
 pub struct SourceText {
-    text: String,
-    line_starts: Vec<u32>,
+    text: Arc<String>,
+    line_starts: Arc<Vec<u32>>,
+}
+
+/// Offsets of the line starts after each `\n` of `text`, plus `base`.
+fn push_line_starts(out: &mut Vec<u32>, text: &str, base: usize) {
+    let mut from = 0;
+    // `str::find` on a char searches with memchr.
+    while let Some(i) = text[from..].find('\n') {
+        from += i + 1;
+        out.push((base + from) as u32);
+    }
 }
 
 impl SourceText {
     pub fn new(text: String) -> SourceText {
         let mut line_starts = vec![0u32];
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
-                line_starts.push((i + 1) as u32);
-            }
+        push_line_starts(&mut line_starts, &text, 0);
+        SourceText {
+            text: Arc::new(text),
+            line_starts: Arc::new(line_starts),
         }
-        SourceText { text, line_starts }
+    }
+
+    /// The source after `edit` (the change from this text to `text`): the
+    /// line index is this one's with the lines of the changed bytes
+    /// recounted and those after them moved, in time proportional to the
+    /// number of lines rather than bytes. Equal to `SourceText::new(text)`.
+    pub fn edited(&self, text: String, edit: TextEdit) -> SourceText {
+        if !edit.fits(self.text.len(), text.len()) {
+            return SourceText::new(text);
+        }
+        let old = &self.line_starts;
+        // A line start `p > 0` follows the `\n` at `p - 1`: kept when that
+        // byte is before the edit, moved when after it, recounted inside.
+        let kept = old.partition_point(|&p| p as usize <= edit.start);
+        let after = old.partition_point(|&p| (p as usize) <= edit.old_end);
+        let mut line_starts = Vec::with_capacity(old.len() + 16);
+        line_starts.extend_from_slice(&old[..kept]);
+        let changed = &text.as_bytes()[edit.start..edit.new_end];
+        line_starts.extend(
+            (0..changed.len())
+                .filter(|&i| changed[i] == b'\n')
+                .map(|i| (edit.start + i + 1) as u32),
+        );
+        let delta = edit.delta() as i64;
+        line_starts.extend(old[after..].iter().map(|&p| (p as i64 + delta) as u32));
+        SourceText {
+            text: Arc::new(text),
+            line_starts: Arc::new(line_starts),
+        }
     }
 
     pub fn text(&self) -> &str {
@@ -175,5 +215,39 @@ mod tests {
         assert_eq!(s.line_col(5), LineCol { line: 2, column: 2 });
         assert_eq!(s.offset_of(LineCol { line: 2, column: 2 }), 5);
         assert_eq!(s.line_text(1), "ñx = 1");
+    }
+
+    #[test]
+    fn edited_index_equals_a_fresh_one() {
+        let texts = [
+            "",
+            "\n",
+            "a\nb\n",
+            "a\nb",
+            "one\ntwo\r\nthree\n\nfive",
+            "x\n\n\ny\n",
+            "ñ\n€\n",
+            "è\n€\n",
+        ];
+        for old in texts {
+            for new in texts {
+                let a = SourceText::new(old.to_string());
+                let Some(e) = TextEdit::between(old, new) else {
+                    continue;
+                };
+                let got = a.edited(new.to_string(), e);
+                let want = SourceText::new(new.to_string());
+                assert_eq!(got.line_starts, want.line_starts, "{old:?} -> {new:?}");
+                assert_eq!(got.text(), new);
+            }
+        }
+        // An edit that does not fit the texts is ignored.
+        let a = SourceText::new("abc".to_string());
+        let bad = TextEdit {
+            start: 2,
+            old_end: 9,
+            new_end: 1,
+        };
+        assert_eq!(a.edited("x\ny".to_string(), bad).line_count(), 2);
     }
 }

@@ -392,6 +392,9 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
 /// blanked in an inactive branch, and the offsets after them moved) in
 /// time proportional to the edit and the number of directives, instead of
 /// another pass over the whole text.
+///
+/// Also returns the change of the output text (`None`: unchanged), for an
+/// incremental parse of it.
 pub fn preprocess_edit(
     prev: Preprocessed,
     old: &str,
@@ -399,27 +402,28 @@ pub fn preprocess_edit(
     edit: crate::TextEdit,
     defines: &[String],
     fortran: bool,
-) -> Preprocessed {
+) -> (Preprocessed, Option<crate::TextEdit>) {
     match patch(prev, old, text, edit, fortran) {
         Ok(p) => p,
-        Err(_) => preprocess(text, defines, fortran),
+        Err(prev) => {
+            let p = preprocess(text, defines, fortran);
+            let change = crate::TextEdit::between(&prev.text, &p.text);
+            (p, change)
+        }
     }
 }
 
-/// Why [`patch`] could not reuse the previous result.
-#[derive(Debug)]
-struct NotLocal;
-
-/// The patch described at [`preprocess_edit`].
+/// The patch described at [`preprocess_edit`], with the change of the
+/// output; `Err(prev)` when it does not apply.
 fn patch(
     mut prev: Preprocessed,
     old: &str,
     text: &str,
     edit: crate::TextEdit,
     fortran: bool,
-) -> Result<Preprocessed, NotLocal> {
+) -> Result<(Preprocessed, Option<crate::TextEdit>), Preprocessed> {
     if !edit.fits(old.len(), text.len()) || prev.text.len() != old.len() {
-        return Err(NotLocal);
+        return Err(prev);
     }
     // The whole lines the edit touches: from the start of the line holding
     // `edit.start` to the end of the line holding `edit.old_end`.
@@ -433,12 +437,12 @@ fn patch(
         .map_or(old.len(), |i| edit.old_end + i + 1);
     let le_new = le_old + text.len() - old.len();
     if ls == 0 && (old.starts_with('\u{feff}') || text.starts_with('\u{feff}')) {
-        return Err(NotLocal);
+        return Err(prev);
     }
     // No directive (with its continuation lines) on those lines before.
     let after = prev.directives.partition_point(|d| d.0 < le_old);
     if after > 0 && prev.directives[after - 1].1 >= ls {
-        return Err(NotLocal);
+        return Err(prev);
     }
     // Appending after the last line: a directive ending there would take
     // a new line as its continuation when it ends with `\` or an open
@@ -449,7 +453,7 @@ fn patch(
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1);
         if prev.directives.last().is_some_and(|d| d.1 >= last_line) {
-            return Err(NotLocal);
+            return Err(prev);
         }
     }
     let old_lines = &old[ls..le_old];
@@ -469,7 +473,7 @@ fn patch(
             .any(|&(a, b)| first_non_blank(&s[a..b]) == Some(b'#'))
     };
     if has_hash(old_lines, &old_spans) || has_hash(new_lines, &new_spans) {
-        return Err(NotLocal);
+        return Err(prev);
     }
     // The state after the lines, for either state before them, is the same
     // in both versions (it only matters when lines follow).
@@ -487,16 +491,18 @@ fn patch(
             if end_state(old_lines, &old_spans, start_in_comment)
                 != end_state(new_lines, &new_spans, start_in_comment)
             {
-                return Err(NotLocal);
+                return Err(prev);
             }
         }
     }
     // The lines are in one branch (no directive among them): inactive when
     // an inactive branch's body holds them. A body that runs to the end of
     // the file (an unterminated conditional) holds lines appended there.
-    let inactive = prev.conditionals.iter().flat_map(|c| &c.branches).any(|b| {
-        !b.active && b.body.0 <= ls && (ls < b.body.1 || b.body.1 == old.len())
-    });
+    let inactive = prev
+        .conditionals
+        .iter()
+        .flat_map(|c| &c.branches)
+        .any(|b| !b.active && b.body.0 <= ls && (ls < b.body.1 || b.body.1 == old.len()));
     let replacement: std::borrow::Cow<'_, str> = if inactive {
         new_lines
             .chars()
@@ -512,8 +518,14 @@ fn patch(
     // `ls` and `le_old` follow a line end (or are the text's ends): char
     // boundaries of the previous output, whose line ends are the input's.
     if !prev.text.is_char_boundary(ls) || !prev.text.is_char_boundary(le_old) {
-        return Err(NotLocal);
+        return Err(prev);
     }
+    let change =
+        crate::TextEdit::between(&prev.text[ls..le_old], &replacement).map(|e| crate::TextEdit {
+            start: ls + e.start,
+            old_end: ls + e.old_end,
+            new_end: ls + e.new_end,
+        });
     prev.text.replace_range(ls..le_old, &replacement);
 
     // Offsets after the lines move; nothing recorded lies inside them.
@@ -549,7 +561,7 @@ fn patch(
         mv(&mut d.1);
     }
     prev.guarded = Preprocessed::guarded_ranges(&prev.conditionals);
-    Ok(prev)
+    Ok((prev, change))
 }
 
 /// A conditional still open at the current line.

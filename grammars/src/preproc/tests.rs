@@ -657,7 +657,23 @@ fn check_edits(src: &str, edits: &[(usize, usize, String)], fortran: bool) -> us
                 if patch(prev.clone(), &old, &new, e, fortran).is_ok() {
                     patched += 1;
                 }
-                preprocess_edit(prev, &old, &new, e, &defines, fortran)
+                let before = prev.text.clone();
+                let (got, change) = preprocess_edit(prev, &old, &new, e, &defines, fortran);
+                // The change reported turns the old output into the new.
+                match change {
+                    None => assert_eq!(before, got.text),
+                    Some(c) => {
+                        assert!(c.fits(before.len(), got.text.len()));
+                        let rebuilt = [
+                            &before.as_bytes()[..c.start],
+                            &got.text.as_bytes()[c.start..c.new_end],
+                            &before.as_bytes()[c.old_end..],
+                        ]
+                        .concat();
+                        assert_eq!(rebuilt, got.text.as_bytes());
+                    }
+                }
+                got
             }
             None => prev,
         };
@@ -672,13 +688,13 @@ fn check_edits(src: &str, edits: &[(usize, usize, String)], fortran: bool) -> us
 fn edits_are_patched_or_recomputed_exactly() {
     let src = "int a;\n#ifdef __CSA__\nint b;\n/* c\n d */\n#else\nint e;\n#endif\n#if 0\nx\n";
     let edits: Vec<(usize, usize, String)> = vec![
-        (2, 0, "x".into()),          // before any directive
-        (25, 1, "yy".into()),        // inside the active branch
-        (50, 0, "z".into()),         // in the #else branch (inactive)
-        (70, 0, "q\n".into()),       // appended in the unterminated #if 0
-        (1000, 0, "more\n".into()),  // at the end
-        (30, 0, "/*".into()),        // opens a comment: recomputed
-        (30, 2, "".into()),          // closes it again
+        (2, 0, "x".into()),             // before any directive
+        (25, 1, "yy".into()),           // inside the active branch
+        (50, 0, "z".into()),            // in the #else branch (inactive)
+        (70, 0, "q\n".into()),          // appended in the unterminated #if 0
+        (1000, 0, "more\n".into()),     // at the end
+        (30, 0, "/*".into()),           // opens a comment: recomputed
+        (30, 2, "".into()),             // closes it again
         (7, 0, "#define X 1\n".into()), // a new directive: recomputed
     ];
     let patched = check_edits(src, &edits, false);
@@ -687,7 +703,11 @@ fn edits_are_patched_or_recomputed_exactly() {
     // A directive on the last line continued by `\` takes an appended line.
     check_edits("#define X \\\n", &[(100, 0, "1\n".into())], false);
     check_edits("#define X /* a\n", &[(100, 0, "b */ 1\n".into())], false);
-    check_edits("\u{feff}a\n", &[(3, 0, "#if 0\n".into()), (0, 3, "".into())], false);
+    check_edits(
+        "\u{feff}a\n",
+        &[(3, 0, "#if 0\n".into()), (0, 3, "".into())],
+        false,
+    );
 }
 
 proptest! {
