@@ -7,6 +7,8 @@
 //!
 //! `cargo bench -p csa-lsp --bench latency [-- EDITS]` (default 300);
 //! `-- EDITS --in-process` measures only the in-process part (for `perf`).
+//! `CSA_LSP_BIN=path` runs another build of the server (to compare two on
+//! the same machine state, alternately).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -128,7 +130,9 @@ fn main() {
         in_process(&text, target, edits);
         return;
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_csa-lsp"))
+    let server = std::env::var_os("CSA_LSP_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_csa-lsp").into());
+    let mut child = Command::new(server)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
