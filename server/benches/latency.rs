@@ -130,8 +130,8 @@ fn main() {
         in_process(&text, target, edits);
         return;
     }
-    let server = std::env::var_os("CSA_LSP_BIN")
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_csa-lsp").into());
+    let server =
+        std::env::var_os("CSA_LSP_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_csa-lsp").into());
     let mut child = Command::new(server)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -204,6 +204,14 @@ fn main() {
     }
     send(json!({"jsonrpc":"2.0","id":2,"method":"shutdown","params":null}));
     send(json!({"jsonrpc":"2.0","method":"exit","params":null}));
+    // Close its input too; do not wait for ever (the bench answers none of
+    // the server's requests, such as `client/registerCapability`).
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
     let _ = child.wait();
     println!(
         "csa-lsp latency: {lines} lines, {} KB, {} functions, {diagnostics} diagnostics, {edits} keystrokes, each waited for",

@@ -17,6 +17,7 @@
 use crate::convert;
 use crate::document::{Analysed, Document};
 use crate::position::{self, Encoding};
+use crate::transport::Output;
 use analyzer::analysis::FileAnalysis;
 use analyzer::config::{IvdepStyle, Overrides, Resolved, Resolver, Selector};
 use analyzer::incremental::Incremental;
@@ -53,6 +54,16 @@ struct State {
 pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
+    /// Where published diagnostics are written (see `transport::Output`).
+    output: Output,
+}
+
+/// A JSON-RPC notification, serialised straight from its parameters.
+#[derive(serde::Serialize)]
+struct Notification<P> {
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: P,
 }
 
 /// Parses settings, accepting them at the top level or under `csa-lint`
@@ -166,7 +177,7 @@ type Engine = Arc<Mutex<(analyzer::analysis::AnalysisOptions, Incremental)>>;
 /// becomes `Err(message)` (and the analyser is reset).
 fn run_analysis(
     engine: &Engine,
-    text: &str,
+    text: String,
     resolved: &Resolved,
     path: Option<&Path>,
 ) -> std::result::Result<FileAnalysis, String> {
@@ -177,7 +188,7 @@ fn run_analysis(
         if std::env::var_os("CSA_LSP_TEST_PANIC").is_some() && text.contains("CSA_LSP_TEST_PANIC") {
             panic!("test panic requested by the document");
         }
-        guard.1.update(text)
+        guard.1.update_owned(text)
     }));
     match outcome {
         Ok(mut fa) => {
@@ -200,7 +211,7 @@ fn run_analysis(
 }
 
 impl Backend {
-    pub fn new(client: Client) -> Backend {
+    pub fn new(client: Client, output: Output) -> Backend {
         let settings = ClientSettings::default();
         let (resolver, _) = make_resolver(&settings);
         Backend {
@@ -213,6 +224,21 @@ impl Backend {
                 resolver,
                 last_config_error: None,
             })),
+            output,
+        }
+    }
+
+    /// Sends `textDocument/publishDiagnostics`, written to the output at
+    /// once (not through tower-lsp-server's client queue).
+    fn publish(&self, uri: Uri, diagnostics: Vec<Diagnostic>, version: Option<i32>) {
+        let note = Notification {
+            jsonrpc: "2.0",
+            method: "textDocument/publishDiagnostics",
+            params: PublishDiagnosticsParams::new(uri, diagnostics, version),
+        };
+        if let Ok(body) = serde_json::to_vec(&note) {
+            // A closed output: the client has gone.
+            let _ = self.output.send(&body);
         }
     }
 
@@ -298,9 +324,13 @@ impl Backend {
         path: Option<PathBuf>,
         resolved: Arc<Resolved>,
     ) -> Arc<Analysed> {
-        let text = rope.to_string();
+        // One allocation (`to_string` grows the string as it formats).
+        let mut text = String::with_capacity(rope.len_bytes());
+        for chunk in rope.chunks() {
+            text.push_str(chunk);
+        }
         let result = tokio::task::spawn_blocking(move || {
-            run_analysis(&engine, &text, &resolved, path.as_deref())
+            run_analysis(&engine, text, &resolved, path.as_deref())
         })
         .await
         .unwrap_or_else(|e| Err(format!("analysis task failed: {e}")));
@@ -355,7 +385,7 @@ impl Backend {
             };
             self.report_config_error(error).await;
             let analysed = self.analyse(rope, version, engine, path, resolved).await;
-            let (diags, current) = {
+            let (diags, current, previous) = {
                 let mut st = self.lock();
                 let enc = st.enc;
                 let url = st
@@ -366,17 +396,22 @@ impl Backend {
                 let Some(doc) = st.docs.get_mut(&uri) else {
                     return;
                 };
-                doc.analysis = Some(analysed.clone());
+                // The previous analysis is dropped after publishing.
+                let previous = doc.analysis.replace(analysed.clone());
                 let current = doc.version == version;
                 if current {
                     doc.analysing = false;
                 }
-                (convert::diagnostics(&analysed, &uri, enc, &url), current)
+                (
+                    convert::diagnostics(&analysed, &uri, enc, &url),
+                    current,
+                    previous,
+                )
             };
             if current {
-                self.client
-                    .publish_diagnostics(uri.clone(), diags, Some(version))
-                    .await;
+                self.publish(uri.clone(), diags, Some(version));
+                // Dropped once the diagnostics are out.
+                drop(previous);
                 return;
             }
         }
@@ -623,7 +658,7 @@ impl LanguageServer for Backend {
             st.push
         };
         if push {
-            self.client.publish_diagnostics(uri, Vec::new(), None).await;
+            self.publish(uri, Vec::new(), None);
         }
     }
 

@@ -51,12 +51,9 @@ fn main() {
             to_server,
             errors_tx,
         ));
-        let output = tokio::spawn(transport::pump_output(
-            from_server,
-            tokio::io::stdout(),
-            errors_rx,
-        ));
-        let (service, socket) = LspService::new(backend::Backend::new);
+        let out = transport::Output::new(std::io::stdout());
+        let output = tokio::spawn(transport::pump_output(from_server, out.clone(), errors_rx));
+        let (service, socket) = LspService::new(|client| backend::Backend::new(client, out));
         Server::new(server_in, server_out, socket)
             .serve(service)
             .await;

@@ -9,6 +9,7 @@
 //! frame, so our error responses never split one of its messages.
 
 use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt,
 };
@@ -143,6 +144,36 @@ fn frame(body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The server's output (stdout), shared by the frames tower-lsp-server
+/// writes (forwarded by [`pump_output`]) and the notifications the backend
+/// writes itself (published diagnostics, without tower-lsp-server's
+/// conversion to a JSON value and its queues). Every frame is written whole,
+/// with one write, under the lock: frames never interleave.
+///
+/// Writes are synchronous: a write to the client's pipe returns at once
+/// unless the client stops reading (and then the output must wait anyway).
+/// tokio's asynchronous stdout hands every write to a blocking thread: a
+/// thread wake-up between each message and the client.
+#[derive(Clone)]
+pub struct Output(Arc<Mutex<Box<dyn std::io::Write + Send>>>);
+
+impl Output {
+    pub fn new(w: impl std::io::Write + Send + 'static) -> Output {
+        Output(Arc::new(Mutex::new(Box::new(w))))
+    }
+
+    /// Sends one message: header, body, flush.
+    pub fn send(&self, body: &[u8]) -> std::io::Result<()> {
+        self.send_frame(&frame(body))
+    }
+
+    fn send_frame(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut w = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        w.write_all(bytes)?;
+        w.flush()
+    }
+}
+
 /// Copies well-formed messages from `input` to `server`, answering the
 /// others through `errors`. Ends at end of input.
 pub async fn pump_input<R, W>(input: R, mut server: W, errors: mpsc::UnboundedSender<Vec<u8>>)
@@ -181,13 +212,9 @@ where
 
 /// Copies the server's frames and our error responses to `output`, whole
 /// frames at a time. Ends when the server's output ends.
-pub async fn pump_output<R, W>(
-    server: R,
-    mut output: W,
-    mut errors: mpsc::UnboundedReceiver<Vec<u8>>,
-) where
+pub async fn pump_output<R>(server: R, output: Output, mut errors: mpsc::UnboundedReceiver<Vec<u8>>)
+where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
 {
     let mut server = tokio::io::BufReader::new(server);
     let mut errors_open = true;
@@ -195,20 +222,18 @@ pub async fn pump_output<R, W>(
         tokio::select! {
             f = read_frame(&mut server) => match f {
                 Ok(Frame::Body(body)) => {
-                    if output.write_all(&frame(&body)).await.is_err() {
+                    if output.send(&body).is_err() {
                         return;
                     }
-                    let _ = output.flush().await;
                 }
                 Ok(Frame::BadHeader(_)) => {}
                 Ok(Frame::Eof) | Err(_) => break,
             },
             e = errors.recv(), if errors_open => match e {
                 Some(bytes) => {
-                    if output.write_all(&bytes).await.is_err() {
+                    if output.send_frame(&bytes).is_err() {
                         return;
                     }
-                    let _ = output.flush().await;
                 }
                 None => errors_open = false,
             },
@@ -216,9 +241,8 @@ pub async fn pump_output<R, W>(
     }
     // Whatever error responses are still queued.
     while let Ok(bytes) = errors.try_recv() {
-        let _ = output.write_all(&bytes).await;
+        let _ = output.send_frame(&bytes);
     }
-    let _ = output.flush().await;
 }
 
 #[cfg(test)]
