@@ -1,7 +1,7 @@
 //! Analyzer data to LSP objects.
 
 use crate::document::Analysed;
-use crate::position::{self, Encoding};
+use crate::position::Encoding;
 use analyzer::diag::{Applicability, Code, Diagnostic, Fix, Severity};
 use analyzer::ide::{self, HintSide, SymbolKind as IdeSymbolKind};
 use std::collections::HashMap;
@@ -35,7 +35,7 @@ pub fn diagnostic(
     enc: Encoding,
     rules_url: &str,
 ) -> lsp::Diagnostic {
-    let rope = &a.rope;
+    let positions = a.positions();
     let mut message = d.message.clone();
     if let Some(h) = &d.help {
         message.push_str("\nhelp: ");
@@ -46,7 +46,7 @@ pub fn diagnostic(
         .parse()
         .ok();
     lsp::Diagnostic {
-        range: position::range(rope, d.span.start as usize, d.span.end as usize, enc),
+        range: positions.range(d.span.start as usize, d.span.end as usize, enc),
         severity: Some(severity(d.severity)),
         code: Some(NumberOrString::String(d.code.to_string())),
         code_description: href.map(|href| CodeDescription { href }),
@@ -58,7 +58,7 @@ pub fn diagnostic(
                 .map(|r| DiagnosticRelatedInformation {
                     location: Location::new(
                         uri.clone(),
-                        position::range(rope, r.span.start as usize, r.span.end as usize, enc),
+                        positions.range(r.span.start as usize, r.span.end as usize, enc),
                     ),
                     message: r.message.clone(),
                 })
@@ -101,7 +101,8 @@ pub fn workspace_edit(a: &Analysed, uri: &Uri, fixes: &[&Fix], enc: Encoding) ->
     for fix in fixes {
         for e in &fix.edits {
             edits.push(TextEdit::new(
-                position::range(&a.rope, e.span.start as usize, e.span.end as usize, enc),
+                a.positions()
+                    .range(e.span.start as usize, e.span.end as usize, enc),
                 e.new_text.clone(),
             ));
         }
@@ -154,18 +155,16 @@ pub fn hover(a: &Analysed, h: &ide::Hover, enc: Encoding) -> lsp::Hover {
             kind: lsp::MarkupKind::Markdown,
             value: h.markdown.clone(),
         }),
-        range: Some(position::range(
-            &a.rope,
-            h.span.start as usize,
-            h.span.end as usize,
-            enc,
-        )),
+        range: Some(
+            a.positions()
+                .range(h.span.start as usize, h.span.end as usize, enc),
+        ),
     }
 }
 
 pub fn inlay_hint(a: &Analysed, h: &ide::PlacementHint, enc: Encoding) -> InlayHint {
     InlayHint {
-        position: position::position(&a.rope, h.offset, enc),
+        position: a.positions().position(h.offset, enc),
         label: InlayHintLabel::String(h.label.clone()),
         // Placement hints are neither types nor parameters.
         kind: None,
@@ -179,13 +178,12 @@ pub fn inlay_hint(a: &Analysed, h: &ide::PlacementHint, enc: Encoding) -> InlayH
 
 #[allow(deprecated)] // `DocumentSymbol::deprecated` must still be written.
 pub fn symbol(a: &Analysed, s: &ide::Symbol, enc: Encoding) -> DocumentSymbol {
-    let range = position::range(&a.rope, s.span.start as usize, s.span.end as usize, enc);
-    let mut selection = position::range(
-        &a.rope,
-        s.selection.start as usize,
-        s.selection.end as usize,
-        enc,
-    );
+    let range = a
+        .positions()
+        .range(s.span.start as usize, s.span.end as usize, enc);
+    let mut selection =
+        a.positions()
+            .range(s.selection.start as usize, s.selection.end as usize, enc);
     // The selection range must lie inside the range.
     if selection.start < range.start || selection.end > range.end {
         selection = range;

@@ -21,6 +21,13 @@ pub struct Analysed {
     pub result: Result<FileAnalysis, String>,
 }
 
+impl Analysed {
+    /// Byte offsets of the analysed text to LSP positions.
+    pub fn positions(&self) -> position::Positions<'_> {
+        position::Positions::new(&self.rope, self.result.as_ref().ok().map(|fa| &fa.source))
+    }
+}
+
 #[derive(Debug)]
 pub struct Document {
     pub rope: Rope,

@@ -7,6 +7,7 @@
 //! document clamp to its end; the caller learns that a position was out of
 //! range so it can log it.
 
+use analyzer::source::SourceText;
 use ropey::Rope;
 use tower_lsp_server::lsp_types::{Position, PositionEncodingKind, Range};
 
@@ -96,12 +97,49 @@ pub fn position(rope: &Rope, byte: usize, enc: Encoding) -> Position {
     position_of_char(rope, rope.byte_to_char(byte), enc)
 }
 
-/// The LSP range of a byte range.
-pub fn range(rope: &Rope, start: usize, end: usize, enc: Encoding) -> Range {
-    Range::new(
-        position(rope, start, enc),
-        position(rope, end.max(start), enc),
-    )
+/// Byte offsets of one analysed text to LSP positions: through the
+/// analysis's line index when its lines are LSP's (no lone `\r`, which
+/// ends a line for LSP but not for the index; then the rope has more
+/// lines), else through the rope. The same positions either way; the index
+/// needs no tree walks.
+pub struct Positions<'a> {
+    rope: &'a Rope,
+    lines: Option<&'a SourceText>,
+}
+
+impl<'a> Positions<'a> {
+    /// `source` is the text of `rope` with its line index.
+    pub fn new(rope: &'a Rope, source: Option<&'a SourceText>) -> Positions<'a> {
+        let lines = source
+            .filter(|s| s.text().len() == rope.len_bytes() && s.line_count() == rope.len_lines());
+        Positions { rope, lines }
+    }
+
+    pub fn position(&self, byte: usize, enc: Encoding) -> Position {
+        let Some(src) = self.lines else {
+            return position(self.rope, byte, enc);
+        };
+        let text = src.text();
+        // Inside a character counts as that character.
+        let mut byte = byte.min(text.len());
+        while !text.is_char_boundary(byte) {
+            byte -= 1;
+        }
+        let line = src.line_of(byte);
+        let start = src.line_start(line);
+        let character = match enc {
+            Encoding::Utf8 => byte - start,
+            Encoding::Utf16 => text[start..byte].chars().map(char::len_utf16).sum(),
+        };
+        Position::new(line as u32, character as u32)
+    }
+
+    pub fn range(&self, start: usize, end: usize, enc: Encoding) -> Range {
+        Range::new(
+            self.position(start, enc),
+            self.position(end.max(start), enc),
+        )
+    }
 }
 
 /// The byte offset of a position (clamped).
@@ -144,6 +182,29 @@ mod tests {
         // `\r` alone ends a line too.
         let rope = Rope::from_str("a\rb");
         assert_eq!(position(&rope, 2, Encoding::Utf8), Position::new(1, 0));
+    }
+
+    #[test]
+    fn positions_through_the_line_index_equal_the_rope_s() {
+        for text in [
+            "",
+            "a\n",
+            "ab\r\ncd\n\u{e9}\u{1d11e}b\nx",
+            "a\rb\nc",
+            "\r\n\r\n",
+            "x\u{e9}\n\u{1d11e}",
+        ] {
+            let rope = Rope::from_str(text);
+            let src = SourceText::new(text.to_string());
+            let p = Positions::new(&rope, Some(&src));
+            // The index is used exactly when there is no lone `\r`.
+            assert_eq!(p.lines.is_some(), !text.replace("\r\n", "").contains('\r'));
+            for enc in [Encoding::Utf8, Encoding::Utf16] {
+                for b in 0..=text.len() + 1 {
+                    assert_eq!(p.position(b, enc), position(&rope, b, enc), "{text:?} {b}");
+                }
+            }
+        }
     }
 
     #[test]
