@@ -169,6 +169,13 @@ fn main() {
     send(
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}),
     );
+    // Like an editor, wait for the answer before going on (tower-lsp-server
+    // may not notice messages that arrive while it is initialising).
+    while rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("initialize answered")["id"]
+        != 1
+    {}
     send(json!({"jsonrpc":"2.0","method":"initialized","params":{}}));
     let t = Instant::now();
     send(

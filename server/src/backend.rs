@@ -171,6 +171,16 @@ fn read_config(path: &Path) -> Option<std::result::Result<String, String>> {
     Some(std::fs::read_to_string(path).map_err(|e| e.to_string()))
 }
 
+/// Where an analysis runs: on the blocking pool, or on the current worker
+/// thread (`block_in_place`: its other tasks move to another thread), which
+/// saves two thread hand-offs. Only the push analysis task runs in place:
+/// it is spawned, so always on a worker thread.
+#[derive(Clone, Copy)]
+enum Run {
+    Blocking,
+    InPlace,
+}
+
 type Engine = Arc<Mutex<(analyzer::analysis::AnalysisOptions, Incremental)>>;
 
 /// Analyses one text with the document's incremental analyser; a panic
@@ -286,7 +296,9 @@ impl Backend {
             (rope, version, engine, path, resolved, error)
         };
         self.report_config_error(error).await;
-        let analysed = self.analyse(rope, version, engine, path, resolved).await;
+        let analysed = self
+            .analyse(rope, version, engine, path, resolved, Run::Blocking)
+            .await;
         let mut st = self.lock();
         let doc = st.docs.get_mut(uri)?;
         if doc.analysis.as_ref().is_none_or(|a| a.version <= version) {
@@ -323,17 +335,20 @@ impl Backend {
         engine: Engine,
         path: Option<PathBuf>,
         resolved: Arc<Resolved>,
+        run: Run,
     ) -> Arc<Analysed> {
         // One allocation (`to_string` grows the string as it formats).
         let mut text = String::with_capacity(rope.len_bytes());
         for chunk in rope.chunks() {
             text.push_str(chunk);
         }
-        let result = tokio::task::spawn_blocking(move || {
-            run_analysis(&engine, text, &resolved, path.as_deref())
-        })
-        .await
-        .unwrap_or_else(|e| Err(format!("analysis task failed: {e}")));
+        let analysis = move || run_analysis(&engine, text, &resolved, path.as_deref());
+        let result = match run {
+            Run::InPlace => tokio::task::block_in_place(analysis),
+            Run::Blocking => tokio::task::spawn_blocking(analysis)
+                .await
+                .unwrap_or_else(|e| Err(format!("analysis task failed: {e}"))),
+        };
         if let Err(msg) = &result {
             self.log(
                 MessageType::ERROR,
@@ -384,7 +399,9 @@ impl Backend {
                 (rope, version, engine, path, resolved, error)
             };
             self.report_config_error(error).await;
-            let analysed = self.analyse(rope, version, engine, path, resolved).await;
+            let analysed = self
+                .analyse(rope, version, engine, path, resolved, Run::InPlace)
+                .await;
             let (diags, current, previous) = {
                 let mut st = self.lock();
                 let enc = st.enc;

@@ -54,9 +54,11 @@ fn main() {
         let out = transport::Output::new(std::io::stdout());
         let output = tokio::spawn(transport::pump_output(from_server, out.clone(), errors_rx));
         let (service, socket) = LspService::new(|client| backend::Backend::new(client, out));
-        Server::new(server_in, server_out, socket)
-            .serve(service)
-            .await;
+        // On a worker thread, like the tasks it spawns: a message then goes
+        // from the input guard through the server to the analysis on one
+        // thread, without waking the thread of `block_on`.
+        let server = tokio::spawn(Server::new(server_in, server_out, socket).serve(service));
+        let _ = server.await;
         // The server has stopped (exit, or end of input): forward what it
         // wrote, then leave even if stdin stays open.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), output).await;
