@@ -4,36 +4,45 @@
 //! now is.
 //!
 //! How (C files):
-//! 1. The text is preprocessed (linear, fast) and the previous tree-sitter
-//!    tree is edited with the changed byte range (common prefix and suffix
-//!    of the old and new parser input) and re-parsed incrementally. When
-//!    the result has a syntax error the text is parsed afresh instead,
-//!    because error recovery may differ between the two.
+//! 1. The change from the previous text (common prefix and suffix) moves
+//!    the previous line index (`SourceText::edited`) and preprocessing
+//!    (`preproc::preprocess_edit`: patched when the edited lines hold no
+//!    directive) over the edit; the previous tree-sitter tree is edited
+//!    with the change of the parser input the preprocessor reports and
+//!    re-parsed incrementally. When the result has a syntax error the text
+//!    is parsed afresh instead, because error recovery may differ between
+//!    the two.
 //! 2. The top level is split into function definitions and *context*: every
 //!    other top-level node except comments, the signature of every function
 //!    (its text up to the body), and the preprocessor directive lines inside
 //!    bodies. A function's cache key hashes its own text, the context's text
 //!    and how many context items come before it, so a result is reused
 //!    exactly when the front end would see the same function in the same
-//!    file-wide facts.
+//!    file-wide facts. A function's text hash and whether its body defines
+//!    file-wide facts are kept from the previous update when its text lies
+//!    outside the change.
 //! 3. A function that misses is lowered from the shared tree alone
 //!    (`frontend::c::lower_tree` with `only`) and analysed; its diagnostics,
 //!    with file-level ones (unguarded builtins) restricted to it, are cached.
 //! 4. Diagnostics are assembled, sorted, and suppressions applied over the
 //!    whole text, as `analysis::analyze` does.
 //!
-//! Free-form Fortran works the same way with top-level program units
-//! (programs, modules with their procedures, external subprograms) as the
-//! units, every module and every other top-level item as the context, and
-//! `frontend::fortran::lower_tree` for a miss.
+//! Fortran works the same way with top-level program units (programs,
+//! modules with their procedures, external subprograms) as the units, every
+//! module and every other top-level item as the context, and
+//! `frontend::fortran::lower_tree` for a miss. Fixed form is normalised to
+//! free form (the whole text, each update) and the normalised text parsed
+//! incrementally; a unit's key also holds its original text (normalisation
+//! drops columns 73+, so one normalised text can come from several
+//! originals), and unit positions are mapped back to the original.
 //!
 //! The result equals `analysis::analyze` on the same text; tests check that
-//! over every C and free-form Fortran fixture and random edits. Where that
-//! could not hold, the whole file is analysed instead: fixed-form Fortran
-//! (its normalisation moves offsets), Fortran with any syntax error (the
-//! front end then re-parses unit by unit), and C files where a syntax error
-//! sits outside any function or a function with a syntax error may have
-//! swallowed the next one (the error recovery of
+//! over every C, free-form and fixed-form Fortran fixture and random edits.
+//! Where that could not hold, the whole file is analysed instead: Fortran
+//! with any syntax error (the front end then re-parses unit by unit), a
+//! fixed-form unit the front end gave up on, and C files where a syntax
+//! error sits outside any function or a function with a syntax error may
+//! have swallowed the next one (the error recovery of
 //! `frontend::lower_recovering` re-parses such files in chunks).
 //!
 //! Reused `FunctionAnalysis` values keep the positions they were computed

@@ -5,8 +5,10 @@
 //!   across an `.await`. Notification handlers mutate it before their first
 //!   `.await`, so changes apply in arrival order even though the transport
 //!   runs handlers concurrently.
-//! * Analysis runs on tokio's blocking pool under `catch_unwind`. A panic
-//!   becomes one error diagnostic on that document and a log line.
+//! * Analysis runs under `catch_unwind`: the push analysis task in place on
+//!   its worker thread (`block_in_place`), analyses for requests on tokio's
+//!   blocking pool. A panic becomes one error diagnostic on that document
+//!   and a log line.
 //! * With push diagnostics, at most one analysis task runs per document; it
 //!   re-runs until it has analysed the latest version, and publishes each
 //!   result with the version it was computed for. Results for versions

@@ -3,7 +3,8 @@
 //! It owns the protocol and the documents; the analysis is the `analyzer`
 //! crate's. See `docs/architecture.md` ("server") for the invariants:
 //! document changes are applied in arrival order inside the notification
-//! handlers, analysis runs afterwards on blocking threads, a panic while
+//! handlers, analysis runs afterwards (in place on a worker thread for
+//! pushed diagnostics, on the blocking pool for requests), a panic while
 //! analysing one document becomes one diagnostic and a log line.
 
 // `lsp_types::Uri` caches its parsed form in a cell, which this lint
