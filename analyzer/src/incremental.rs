@@ -105,6 +105,9 @@ pub struct Incremental {
     /// Fixed form: the normalised parser input of the last update, with
     /// its line index.
     prev_norm: Option<SourceText>,
+    /// C: what the signatures of skipped bodies declare, for the file
+    /// context (and directives) whose hash is beside it.
+    signatures: (crate::frontend::c::SignatureCache, u64),
     cache: HashMap<u64, Entry>,
     /// Hash of a function's text to whether its body defines file-wide
     /// facts (`frontend::c::body_defines_file_facts`).
@@ -430,6 +433,7 @@ impl Incremental {
             prev: None,
             fn_facts: Vec::new(),
             prev_norm: None,
+            signatures: Default::default(),
             cache: HashMap::new(),
             defines: HashMap::new(),
             generation: 0,
@@ -452,6 +456,7 @@ impl Incremental {
         self.prev = None;
         self.fn_facts.clear();
         self.prev_norm = None;
+        self.signatures.0.clear();
         self.cache.clear();
         let fa = analysis::analyze(self.kind, text, &self.opts);
         self.stats = Stats {
@@ -962,10 +967,26 @@ impl Incremental {
             })
             .collect();
         let fopts = self.opts.frontend();
+        // Signature facts hold while the file context and the directives do.
+        let signatures_context =
+            hash_of(&[&context_hash.to_le_bytes(), &directives.hash.to_le_bytes()]);
+        let (mut signatures, known) = std::mem::take(&mut self.signatures);
+        if known != signatures_context {
+            signatures.clear();
+        }
         let mut lower = |span: Option<Span>| {
-            crate::frontend::c::lower_tree(&pre.text, &tree, span, &skip, &fopts).functions
+            crate::frontend::c::lower_tree_cached(
+                &pre.text,
+                &tree,
+                span,
+                &skip,
+                &fopts,
+                &mut signatures,
+            )
+            .functions
         };
         let assembled = self.assemble(&source, &pre, &units, positions, Lang::C, &mut lower);
+        self.signatures = (signatures, signatures_context);
         drop(top);
         match assembled {
             Some(a) => self.finish(source, pre, tree, Lang::C, a),

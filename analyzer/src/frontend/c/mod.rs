@@ -73,14 +73,51 @@ pub fn lower_tree(
     skip_bodies: &[Span],
     opts: &FrontendOptions,
 ) -> LoweredFile {
+    lower_tree_cached(
+        text,
+        tree,
+        only,
+        skip_bodies,
+        opts,
+        &mut SignatureCache::default(),
+    )
+}
+
+/// What the signatures of functions in `skip_bodies` declare (name and
+/// type), kept between calls of [`lower_tree_cached`] by incremental
+/// analysis, by the signature's text and its function's place among the
+/// functions. Valid while everything the scan reads before it is the same:
+/// the caller clears it when the file context (top-level declarations,
+/// signatures, bodies that define file-wide facts, directives) changes.
+#[derive(Default)]
+pub struct SignatureCache(HashMap<(u64, u32), Option<(String, CType)>>);
+
+impl SignatureCache {
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// [`lower_tree`] with the signature facts of skipped bodies from `cache`
+/// (and the new ones added to it).
+pub fn lower_tree_cached(
+    text: &str,
+    tree: &tree_sitter::Tree,
+    only: Option<Span>,
+    skip_bodies: &[Span],
+    opts: &FrontendOptions,
+    cache: &mut SignatureCache,
+) -> LoweredFile {
     let root = tree.root_node();
     let mut file = FileCtx::new(text);
     if !root.has_error() {
         file.skip_bodies = skip_bodies.to_vec();
         file.skip_bodies.sort();
         file.skip_plain_bodies = !opts.every_body;
+        file.signatures = std::mem::take(&mut cache.0);
     }
     file.scan(root);
+    cache.0 = std::mem::take(&mut file.signatures);
     let wanted = |n: Node<'_>| {
         only.is_none_or(|o| n.start_byte() < o.end as usize && o.start as usize <= n.end_byte())
     };
@@ -367,6 +404,10 @@ pub(crate) struct FileCtx<'t> {
     /// Incremental lowering: function definitions (exact spans, sorted)
     /// whose bodies are not scanned.
     skip_bodies: Vec<Span>,
+    /// Signature facts of skipped bodies (see [`SignatureCache`]), and how
+    /// many function definitions the scan has met.
+    signatures: HashMap<(u64, u32), Option<(String, CType)>>,
+    functions_seen: u32,
     /// Bodies whose text shows they define nothing are not scanned
     /// (`relevance::c_body_may_define_facts`); off with syntax errors.
     skip_plain_bodies: bool,
@@ -386,6 +427,8 @@ impl<'t> FileCtx<'t> {
             functions: HashMap::default(),
             macro_cache: RefCell::new(HashMap::default()),
             skip_bodies: Vec::new(),
+            signatures: HashMap::default(),
+            functions_seen: 0,
             skip_plain_bodies: false,
             macro_budget: Cell::new(MACRO_BUDGET),
             macro_limited: Cell::new(false),
@@ -523,9 +566,10 @@ impl<'t> FileCtx<'t> {
                 self.register_specifier_structs(n);
             }
             "function_definition" => {
-                self.scan_function(n);
+                let skipped = self.skip_bodies.binary_search(&span(n)).is_ok();
+                self.scan_function(n, skipped);
                 in_fn_kids = true;
-                if self.skip_bodies.binary_search(&span(n)).is_ok() {
+                if skipped {
                     return None;
                 }
                 let body = n.field(F::Body).map(|b| self.text(b).as_bytes());
@@ -653,18 +697,48 @@ impl<'t> FileCtx<'t> {
         }
     }
 
-    fn scan_function(&mut self, n: Node<'_>) {
-        self.register_specifier_structs(n);
-        let Some(spec) = n.field(F::Type) else {
-            return;
+    fn scan_function(&mut self, n: Node<'_>, skipped: bool) {
+        let ordinal = self.functions_seen;
+        self.functions_seen += 1;
+        let spec = n.field(F::Type);
+        let d = n.field(F::Declarator);
+        // A skipped body's signature declares what it did last time (see
+        // `SignatureCache`), unless its type defines a struct or union
+        // (registered by node).
+        let key = match (spec, d) {
+            (Some(spec), Some(d))
+                if skipped
+                    && !matches!(spec.node_kind(), "struct_specifier" | "union_specifier") =>
+            {
+                use std::hash::{Hash, Hasher};
+                let mut h = rustc_hash::FxHasher::default();
+                self.src
+                    .as_bytes()
+                    .get(n.start_byte()..d.end_byte())
+                    .hash(&mut h);
+                Some((h.finish(), ordinal))
+            }
+            _ => None,
         };
-        let Some(d) = n.field(F::Declarator) else {
+        if let Some(known) = key.and_then(|k| self.signatures.get(&k)) {
+            if let Some((name, ty)) = known.clone() {
+                self.functions.insert(name, ty);
+            }
+            return;
+        }
+        self.register_specifier_structs(n);
+        let (Some(spec), Some(d)) = (spec, d) else {
             return;
         };
         let base = self.spec_type(spec);
         let (ty, name) = self.apply_declarator(d, base);
+        let name = name.map(|name| self.text(name).to_string());
+        if let Some(k) = key {
+            self.signatures
+                .insert(k, name.clone().map(|name| (name, ty.clone())));
+        }
         if let Some(name) = name {
-            self.functions.insert(self.text(name).to_string(), ty);
+            self.functions.insert(name, ty);
         }
     }
 
