@@ -279,7 +279,7 @@ struct TopLevel<'t> {
 fn top_level<'t>(
     root: Node<'t>,
     text: &str,
-    defines: &mut dyn FnMut(Node<'t>) -> (bool, u64),
+    facts: &mut dyn FnMut(Node<'t>) -> FnFacts,
 ) -> TopLevel<'t> {
     let mut t = TopLevel {
         functions: Vec::new(),
@@ -289,24 +289,31 @@ fn top_level<'t>(
         needs_recovery: false,
         defining: Vec::new(),
     };
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
+    if c_kind(root) != "translation_unit" {
+        t.needs_recovery = root.is_error() || root.is_missing() || root.has_error();
+        t.context.push((root.start_byte(), root.end_byte()));
+        return t;
+    }
+    // Pre-order, in document order, through one cursor (no recursion).
+    let mut cursor = root.walk();
+    if !cursor.goto_first_child() {
+        return t;
+    }
+    loop {
+        let n = cursor.node();
+        let mut descend = false;
         match c_kind(n) {
             "function_definition" => {
                 let range = n.byte_range();
-                // The body is the last child (cheaper than a field lookup).
-                let body = n
-                    .child(n.child_count().saturating_sub(1))
-                    .filter(|b| c_kind(*b) == "compound_statement");
-                let (defining, hash) = defines(n);
-                t.hashes.push(hash);
-                t.defining.push(defining);
-                if defining {
+                let f = facts(n);
+                t.hashes.push(f.hash);
+                t.defining.push(f.defining);
+                if f.defining {
                     // Its body adds file-wide facts: all of it is context.
                     t.context.push((range.start, range.end));
                 } else {
-                    let sig_end = body.map(|b| b.start_byte()).unwrap_or(n.end_byte());
-                    t.context.push((n.start_byte(), sig_end));
+                    t.context
+                        .push((range.start, range.start + f.signature as usize));
                 }
                 if n.has_error()
                     && recovery_cut_inside(
@@ -321,11 +328,7 @@ fn top_level<'t>(
                 t.before.push(t.context.len());
                 t.functions.push(n);
             }
-            "translation_unit" | "linkage_specification" | "declaration_list" => {
-                let mut c = n.walk();
-                let kids: Vec<Node<'t>> = n.children(&mut c).collect();
-                stack.extend(kids.into_iter().rev());
-            }
+            "linkage_specification" | "declaration_list" => descend = true,
             "comment" => {}
             _ => {
                 if n.is_error() || n.is_missing() || n.has_error() {
@@ -334,8 +337,20 @@ fn top_level<'t>(
                 t.context.push((n.start_byte(), n.end_byte()));
             }
         }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        // The next node: a sibling of this one or of an ancestor (the
+        // cursor cannot leave `root`).
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return t;
+            }
+        }
     }
-    t
 }
 
 /// Above this many units to lower, the whole file is lowered at once.
@@ -383,6 +398,8 @@ struct FnFacts {
     end: u32,
     hash: u64,
     defining: bool,
+    /// Length of its signature (its text before the body).
+    signature: u32,
 }
 
 /// Preprocessor directives of the original text (as the preprocessor reads
@@ -877,7 +894,7 @@ impl Incremental {
         let defines_map = &mut self.defines;
         let pre_text = pre.text.as_str();
         let mut facts = Vec::with_capacity(prev_facts.len());
-        let mut defines = |n: Node<'_>| {
+        let mut function_facts = |n: Node<'_>| {
             let (s, e) = (n.start_byte(), n.end_byte());
             let old_range = match change {
                 _ if !have_prev => None,
@@ -895,26 +912,36 @@ impl Incremental {
                     .get(i)
                     .filter(|f| f.start as usize == os && f.end as usize == oe)
             });
-            let (hash, defining) = match known {
-                Some(f) => (f.hash, f.defining),
+            let f = match known {
+                Some(&f) => FnFacts {
+                    start: s as u32,
+                    end: e as u32,
+                    ..f
+                },
                 None => {
                     let h = hash_of(&[pre_text.as_bytes().get(s..e).unwrap_or(&[])]);
                     let entry = defines_map.entry(h).or_insert_with(|| {
                         (crate::frontend::c::body_defines_file_facts(pre_text, n), 0)
                     });
                     entry.1 = generation;
-                    (h, entry.0)
+                    // The body is the last child (cheaper than a field
+                    // lookup).
+                    let body = n
+                        .child(n.child_count().saturating_sub(1))
+                        .filter(|b| c_kind(*b) == "compound_statement");
+                    FnFacts {
+                        start: s as u32,
+                        end: e as u32,
+                        hash: h,
+                        defining: entry.0,
+                        signature: (body.map_or(e, |b| b.start_byte()) - s) as u32,
+                    }
                 }
             };
-            facts.push(FnFacts {
-                start: s as u32,
-                end: e as u32,
-                hash,
-                defining,
-            });
-            (defining, hash)
+            facts.push(f);
+            f
         };
-        let top = top_level(tree.root_node(), &pre.text, &mut defines);
+        let top = top_level(tree.root_node(), &pre.text, &mut function_facts);
         // Keep the flags of the texts seen in this update and the last.
         self.defines.retain(|_, e| e.1 + 1 >= generation);
         self.fn_facts = facts;
