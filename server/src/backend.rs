@@ -117,6 +117,7 @@ fn parse_settings(value: Option<&serde_json::Value>) -> (ClientSettings, Vec<Str
     if v.get("select").is_some_and(|x| !x.is_null()) {
         s.overrides.select = Some(selectors("select", &mut notes));
     }
+    s.overrides.extend_select = selectors("extendSelect", &mut notes);
     s.overrides.ignore = selectors("ignore", &mut notes);
     s.overrides.defines = strings("defines", &mut notes);
     s.overrides.pure_functions = strings("pureFunctions", &mut notes);
@@ -881,12 +882,13 @@ mod tests {
     #[test]
     fn settings_parse_leniently_and_name_bad_values() {
         let v = serde_json::json!({"csa-lint": {
-            "select": ["CSA1"], "ignore": ["CSA999", "CSA105"], "defines": ["X", 3],
+            "select": ["CSA1"], "extendSelect": ["CSA4"], "ignore": ["CSA999", "CSA105"], "defines": ["X", 3],
             "pureFunctions": "f", "disableLoopStorageCheck": true, "ivdepStyle": "nope",
             "configPath": "/x/csa-lint.toml", "rulesUrl": "https://example.org/rules"
         }});
         let (s, notes) = parse_settings(Some(&v));
         assert_eq!(s.overrides.select.as_ref().map(Vec::len), Some(1));
+        assert_eq!(s.overrides.extend_select.len(), 1);
         assert_eq!(s.overrides.ignore.len(), 1);
         assert_eq!(s.overrides.defines, ["X"]);
         assert!(s.overrides.pure_functions.is_empty());

@@ -15,6 +15,7 @@ function serverSettings(): Record<string, unknown> {
   const c = vscode.workspace.getConfiguration('csa-lint');
   return {
     select: c.get('select'),
+    extendSelect: c.get('extendSelect'),
     ignore: c.get('ignore'),
     defines: c.get('defines'),
     pureFunctions: c.get('pureFunctions'),
