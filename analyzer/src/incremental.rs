@@ -1032,6 +1032,12 @@ mod tests {
     }
 
     fn fixtures_in(dir: &str, ext: &str) -> Vec<(String, String)> {
+        fixtures_where(dir, |p| p.extension().is_some_and(|x| x == ext))
+    }
+
+    /// `(file name, text)` of the fixtures in `tests/fixtures/DIR` that
+    /// `keep` accepts, sorted.
+    fn fixtures_where(dir: &str, keep: impl Fn(&std::path::Path) -> bool) -> Vec<(String, String)> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/fixtures")
             .join(dir);
@@ -1039,7 +1045,7 @@ mod tests {
             .unwrap()
             .filter_map(|e| e.ok())
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .filter(|p| keep(p))
             .map(|p| {
                 (
                     p.file_name().unwrap().to_string_lossy().into_owned(),
@@ -1049,6 +1055,50 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    /// Updates `inc` to `current`, checks that the result equals the full
+    /// analysis (diagnostics, functions, preprocessing, text and line
+    /// index) and returns how many results were reused.
+    fn check_update(
+        inc: &mut Incremental,
+        kind: SourceKind,
+        opts: &AnalysisOptions,
+        current: &str,
+        what: &str,
+    ) -> usize {
+        let got = inc.update(current);
+        let want = analyze(kind, current, opts);
+        if got.diagnostics != want.diagnostics {
+            let brief = |ds: &[Diagnostic]| {
+                ds.iter()
+                    .map(|d| format!("{} {:?} {}", d.code, d.span, d.message))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let fresh = Incremental::new(kind, opts.clone()).update(current);
+            let _ = std::fs::write(
+                std::env::temp_dir().join("csa-incremental-failure.txt"),
+                current,
+            );
+            panic!(
+                "{what} (fresh incremental equal: {}, stats {:?}):\n--- incremental\n{}\n--- full\n{}\n--- text\n{current}",
+                fresh.diagnostics == want.diagnostics,
+                inc.stats(),
+                brief(&got.diagnostics),
+                brief(&want.diagnostics)
+            );
+        }
+        assert_eq!(got.functions.len(), want.functions.len(), "{what}");
+        assert!(got.preprocessed == want.preprocessed, "{what}");
+        assert_eq!(got.source.text(), want.source.text(), "{what}");
+        let lines = got.source.line_count();
+        assert_eq!(lines, want.source.line_count(), "{what}");
+        assert!(
+            (0..lines).all(|l| got.source.line_start(l) == want.source.line_start(l)),
+            "{what}"
+        );
+        inc.stats().reused
     }
 
     /// Options from the fixture's `//@` headers.
@@ -1125,35 +1175,13 @@ mod tests {
             let mut inc = Incremental::new(SourceKind::C, opts.clone());
             let mut current = text.clone();
             for step in 0..30 {
-                let got = inc.update(&current);
-                let want = analyze(SourceKind::C, &current, &opts);
-                if got.diagnostics != want.diagnostics {
-                    let brief = |ds: &[Diagnostic]| {
-                        ds.iter()
-                            .map(|d| format!("{} {:?} {}", d.code, d.span, d.message))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    };
-                    let fresh = Incremental::new(SourceKind::C, opts.clone()).update(&current);
-                    let _ = std::fs::write(
-                        std::env::temp_dir().join("csa-incremental-failure.c"),
-                        &current,
-                    );
-                    panic!(
-                        "{name}, step {step} (fresh incremental equal: {}, stats {:?}):\n--- incremental\n{}\n--- full\n{}\n--- text\n{current}",
-                        fresh.diagnostics == want.diagnostics,
-                        inc.stats(),
-                        brief(&got.diagnostics),
-                        brief(&want.diagnostics)
-                    );
-                }
-                assert_eq!(got.functions.len(), want.functions.len(), "{name} {step}");
-                assert!(got.preprocessed == want.preprocessed, "{name} {step}");
-                assert_eq!(got.source.text(), want.source.text());
-                let lines = got.source.line_count();
-                assert_eq!(lines, want.source.line_count(), "{name} {step}");
-                assert!((0..lines).all(|l| got.source.line_start(l) == want.source.line_start(l)));
-                reused += inc.stats().reused;
+                reused += check_update(
+                    &mut inc,
+                    SourceKind::C,
+                    &opts,
+                    &current,
+                    &format!("{name}, step {step}"),
+                );
                 current = edit(&current, &mut rng);
             }
         }
@@ -1169,33 +1197,13 @@ mod tests {
             let mut inc = Incremental::new(SourceKind::FortranFree, opts.clone());
             let mut current = text.clone();
             for step in 0..30 {
-                let got = inc.update(&current);
-                let want = analyze(SourceKind::FortranFree, &current, &opts);
-                if got.diagnostics != want.diagnostics {
-                    let _ = std::fs::write(
-                        std::env::temp_dir().join("csa-incremental-failure.f90"),
-                        &current,
-                    );
-                    let brief = |ds: &[Diagnostic]| {
-                        ds.iter()
-                            .map(|d| format!("{} {:?} {}", d.code, d.span, d.message))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    };
-                    panic!(
-                        "{name}, step {step} ({:?}):\n--- incremental\n{}\n--- full\n{}\n--- text\n{current}",
-                        inc.stats(),
-                        brief(&got.diagnostics),
-                        brief(&want.diagnostics)
-                    );
-                }
-                assert_eq!(got.functions.len(), want.functions.len(), "{name} {step}");
-                assert!(got.preprocessed == want.preprocessed, "{name} {step}");
-                assert_eq!(got.source.text(), want.source.text());
-                let lines = got.source.line_count();
-                assert_eq!(lines, want.source.line_count(), "{name} {step}");
-                assert!((0..lines).all(|l| got.source.line_start(l) == want.source.line_start(l)));
-                reused += inc.stats().reused;
+                reused += check_update(
+                    &mut inc,
+                    SourceKind::FortranFree,
+                    &opts,
+                    &current,
+                    &format!("{name}, step {step}"),
+                );
                 current = edit_with(&current, &mut rng, "  ! typed\n", "  integer :: g_added\n");
             }
         }
@@ -1216,22 +1224,9 @@ mod tests {
 
     /// Fixed-form Fortran fixtures (by the extensions `detect` knows).
     fn fixed_form_fixtures() -> Vec<(String, String)> {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fortran");
-        let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| csa_grammars::detect(p) == Some(SourceKind::FortranFixed))
-            .map(|p| {
-                (
-                    p.file_name().unwrap().to_string_lossy().into_owned(),
-                    String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned(),
-                )
-            })
-            .collect();
-        out.sort();
-        out
+        fixtures_where("fortran", |p| {
+            csa_grammars::detect(p) == Some(SourceKind::FortranFixed)
+        })
     }
 
     #[test]
@@ -1249,29 +1244,13 @@ mod tests {
             let mut inc = Incremental::new(SourceKind::FortranFixed, opts.clone());
             let mut current = text.clone();
             for step in 0..60 {
-                let got = inc.update(&current);
-                let want = analyze(SourceKind::FortranFixed, &current, &opts);
-                if got.diagnostics != want.diagnostics {
-                    let _ = std::fs::write(
-                        std::env::temp_dir().join("csa-incremental-failure.f"),
-                        &current,
-                    );
-                    let brief = |ds: &[Diagnostic]| {
-                        ds.iter()
-                            .map(|d| format!("{} {:?} {}", d.code, d.span, d.message))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    };
-                    panic!(
-                        "{name}, step {step} ({:?}):\n--- incremental\n{}\n--- full\n{}\n--- text\n{current}",
-                        inc.stats(),
-                        brief(&got.diagnostics),
-                        brief(&want.diagnostics)
-                    );
-                }
-                assert_eq!(got.functions.len(), want.functions.len(), "{name} {step}");
-                assert!(got.preprocessed == want.preprocessed, "{name} {step}");
-                reused += inc.stats().reused;
+                reused += check_update(
+                    &mut inc,
+                    SourceKind::FortranFixed,
+                    &opts,
+                    &current,
+                    &format!("{name}, step {step}"),
+                );
                 // Moved and removed lines soon break these small programs
                 // (continuation lines, labels) for good: after a whole-file
                 // analysis, go on from the fixture again.
