@@ -57,15 +57,6 @@ fn compare(name: &str, kind: SourceKind, text: &str) -> (usize, usize) {
     (outlined.functions.len(), outlines)
 }
 
-fn kind_of(path: &Path) -> Option<SourceKind> {
-    match path.extension()?.to_str()? {
-        "c" | "h" => Some(SourceKind::C),
-        "f90" | "F90" => Some(SourceKind::FortranFree),
-        "f" | "F" | "for" => Some(SourceKind::FortranFixed),
-        _ => None,
-    }
-}
-
 #[test]
 fn outlines_keep_every_fixtures_diagnostics() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
@@ -78,7 +69,7 @@ fn outlines_keep_every_fixtures_diagnostics() {
             .collect();
         paths.sort();
         for path in paths {
-            let Some(kind) = kind_of(&path) else {
+            let Some(kind) = csa_grammars::detect(&path) else {
                 continue;
             };
             let text = std::fs::read_to_string(&path).unwrap();

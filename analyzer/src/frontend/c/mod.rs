@@ -185,6 +185,14 @@ pub fn body_defines_file_facts(text: &str, function: Node<'_>) -> bool {
     let Some(body) = function.child_by_field_name("body") else {
         return false;
     };
+    // The text usually settles it without a walk.
+    if !function.has_error()
+        && !relevance::c_body_may_define_facts(
+            text.as_bytes().get(body.byte_range()).unwrap_or(&[]),
+        )
+    {
+        return false;
+    }
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
         let defines = match n.kind() {
@@ -529,13 +537,7 @@ impl<'t> FileCtx<'t> {
                         .field(F::Value)
                         .map(|v| self.text(v).to_string())
                         .unwrap_or_default();
-                    self.macros
-                        .entry(self.text(name).to_string())
-                        .or_default()
-                        .push(MacroDef {
-                            offset: n.start_byte(),
-                            kind: MacroKind::Function { params, body },
-                        });
+                    self.add_macro(self.text(name), n, MacroKind::Function { params, body });
                 }
             }
             "preproc_call" => {
@@ -544,13 +546,7 @@ impl<'t> FileCtx<'t> {
                 if dir == "#undef" {
                     if let Some(arg) = n.field(F::Argument) {
                         if let Some(name) = self.text(arg).split_whitespace().next() {
-                            self.macros
-                                .entry(name.to_string())
-                                .or_default()
-                                .push(MacroDef {
-                                    offset: n.start_byte(),
-                                    kind: MacroKind::Undef,
-                                });
+                            self.add_macro(name, n, MacroKind::Undef);
                         }
                     }
                 }
@@ -592,12 +588,17 @@ impl<'t> FileCtx<'t> {
             .field(F::Value)
             .map(|v| self.text(v).to_string())
             .unwrap_or_default();
+        self.add_macro(self.text(name), n, MacroKind::Object { body });
+    }
+
+    /// Records a macro definition (or `#undef`) made by the directive `at`.
+    fn add_macro(&mut self, name: &str, at: Node<'_>, kind: MacroKind) {
         self.macros
-            .entry(self.text(name).to_string())
+            .entry(name.to_string())
             .or_default()
             .push(MacroDef {
-                offset: n.start_byte(),
-                kind: MacroKind::Object { body },
+                offset: at.start_byte(),
+                kind,
             });
     }
 
