@@ -240,25 +240,10 @@ fn recovery_cut_inside(text: &str, start: usize, end: usize, unit_end: fn(&str) 
     !cuts.is_empty()
 }
 
-/// `n.kind()` of a C node from a table by symbol id: `kind()` measures and
-/// UTF-8-checks a C string on every call.
+/// `n.kind()` of a C node (from the front end's table by symbol id).
 fn c_kind(n: Node<'_>) -> &'static str {
-    static KINDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    let kinds = KINDS.get_or_init(|| {
-        let lang = csa_grammars::c_language();
-        (0..lang.node_kind_count())
-            .map(|id| {
-                u16::try_from(id)
-                    .ok()
-                    .and_then(|id| lang.node_kind_for_id(id))
-                    .unwrap_or("")
-            })
-            .collect()
-    });
-    match kinds.get(usize::from(n.kind_id())) {
-        Some(&k) if !k.is_empty() => k,
-        _ => n.kind(),
-    }
+    use crate::frontend::fields::CFields;
+    n.node_kind()
 }
 
 /// The top level of a C tree.

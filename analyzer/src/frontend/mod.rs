@@ -11,7 +11,7 @@
 //! `Function::syntax_error`.
 
 pub mod c;
-mod fields;
+pub(crate) mod fields;
 pub mod fortran;
 pub mod relevance;
 
