@@ -110,17 +110,7 @@ pub(crate) struct FnLowerer<'f, 't> {
 
 /// Lowers one `function_definition`.
 pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
-    let decl = n.field(F::Declarator);
-    let (name_node, fdecl) = match decl {
-        Some(d) => function_name(d),
-        None => (None, None),
-    };
-    let name = name_node
-        .map(|x| file.text(x).to_string())
-        .unwrap_or_else(|| "<anonymous>".to_string());
-    let name_span = name_node
-        .map(span)
-        .unwrap_or_else(|| Span::empty_at(n.start_byte()));
+    let (name, name_span, fdecl) = definition_name(file, n);
     let b = FunctionBuilder::new(name, Lang::C, span(n), name_span);
     let mut l = FnLowerer {
         file,
@@ -158,14 +148,24 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
 /// A function definition whose body is not lowered: its name and spans
 /// (see `frontend::relevance`).
 pub(crate) fn outline_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
-    let name_node = n.field(F::Declarator).and_then(|d| function_name(d).0);
+    let (name, name_span, _) = definition_name(file, n);
+    Function::outline(name, Lang::C, span(n), name_span)
+}
+
+/// A function definition's name (`<anonymous>` without one), where it is
+/// written, and its function declarator.
+fn definition_name<'n>(file: &FileCtx<'_>, n: Node<'n>) -> (String, Span, Option<Node<'n>>) {
+    let (name_node, fdecl) = match n.field(F::Declarator) {
+        Some(d) => function_name(d),
+        None => (None, None),
+    };
     let name = name_node
         .map(|x| file.text(x).to_string())
         .unwrap_or_else(|| "<anonymous>".to_string());
     let name_span = name_node
         .map(span)
         .unwrap_or_else(|| Span::empty_at(n.start_byte()));
-    Function::outline(name, Lang::C, span(n), name_span)
+    (name, name_span, fdecl)
 }
 
 /// The declared name of a function definition and the function declarator
