@@ -10,6 +10,7 @@
 //! kind name on every call; `node_kind` returns the same `&'static str`
 //! from a per-language table indexed by the node's symbol id.
 
+use super::flat::FNode;
 use std::sync::OnceLock;
 use tree_sitter::{Language, Node};
 
@@ -103,6 +104,14 @@ fn kind_of(n: &Node<'_>, table: &[&'static str]) -> &'static str {
     }
 }
 
+/// [`kind_of`] for a flat node.
+fn flat_kind(n: &FNode<'_>, table: &[&'static str]) -> &'static str {
+    match table.get(usize::from(n.kind_id())) {
+        Some(&k) if !k.is_empty() => k,
+        _ => n.kind(),
+    }
+}
+
 fn c_ids() -> &'static [u16] {
     static IDS: OnceLock<Vec<u16>> = OnceLock::new();
     IDS.get_or_init(|| resolve(&csa_grammars::c_language()))
@@ -113,8 +122,12 @@ fn fortran_ids() -> &'static [u16] {
     IDS.get_or_init(|| resolve(&csa_grammars::fortran_language()))
 }
 
+fn id_of(ids: &[u16], f: F) -> u16 {
+    ids.get(f as usize).copied().unwrap_or(0)
+}
+
 fn child<'t>(n: &Node<'t>, ids: &[u16], f: F) -> Option<Node<'t>> {
-    n.child_by_field_id(ids.get(f as usize).copied().unwrap_or(0))
+    n.child_by_field_id(id_of(ids, f))
 }
 
 fn all<'t>(n: &Node<'t>, ids: &[u16], f: F) -> Vec<Node<'t>> {
@@ -126,47 +139,71 @@ fn all<'t>(n: &Node<'t>, ids: &[u16], f: F) -> Vec<Node<'t>> {
     n.children_by_field_id(id, &mut c).collect()
 }
 
-/// Fields of tree-sitter-c nodes.
-pub(crate) trait CFields<'t> {
+/// Fields of tree-sitter-c nodes (of the tree or of its flat copy).
+pub(crate) trait CFields: Sized {
     /// The first child in field `f`.
-    fn field(&self, f: F) -> Option<Node<'t>>;
+    fn field(&self, f: F) -> Option<Self>;
     /// Every child in field `f`.
-    fn fields(&self, f: F) -> Vec<Node<'t>>;
+    fn fields(&self, f: F) -> Vec<Self>;
     /// `Node::kind`, from a table.
     fn node_kind(&self) -> &'static str;
 }
 
-impl<'t> CFields<'t> for Node<'t> {
+impl CFields for Node<'_> {
     fn node_kind(&self) -> &'static str {
         kind_of(self, c_kinds())
     }
-    fn field(&self, f: F) -> Option<Node<'t>> {
+    fn field(&self, f: F) -> Option<Self> {
         child(self, c_ids(), f)
     }
-    fn fields(&self, f: F) -> Vec<Node<'t>> {
+    fn fields(&self, f: F) -> Vec<Self> {
         all(self, c_ids(), f)
     }
 }
 
-/// Fields of tree-sitter-fortran nodes.
-pub(crate) trait FortranFields<'t> {
+impl CFields for FNode<'_> {
+    fn node_kind(&self) -> &'static str {
+        flat_kind(self, c_kinds())
+    }
+    fn field(&self, f: F) -> Option<Self> {
+        self.child_by_field_id(id_of(c_ids(), f))
+    }
+    fn fields(&self, f: F) -> Vec<Self> {
+        self.children_by_field_id(id_of(c_ids(), f)).collect()
+    }
+}
+
+/// Fields of tree-sitter-fortran nodes (of the tree or of its flat copy).
+pub(crate) trait FortranFields: Sized {
     /// The first child in field `f`.
-    fn field(&self, f: F) -> Option<Node<'t>>;
+    fn field(&self, f: F) -> Option<Self>;
     /// Every child in field `f`.
-    fn fields(&self, f: F) -> Vec<Node<'t>>;
+    fn fields(&self, f: F) -> Vec<Self>;
     /// `Node::kind`, from a table.
     fn node_kind(&self) -> &'static str;
 }
 
-impl<'t> FortranFields<'t> for Node<'t> {
+impl FortranFields for Node<'_> {
     fn node_kind(&self) -> &'static str {
         kind_of(self, fortran_kinds())
     }
-    fn field(&self, f: F) -> Option<Node<'t>> {
+    fn field(&self, f: F) -> Option<Self> {
         child(self, fortran_ids(), f)
     }
-    fn fields(&self, f: F) -> Vec<Node<'t>> {
+    fn fields(&self, f: F) -> Vec<Self> {
         all(self, fortran_ids(), f)
+    }
+}
+
+impl FortranFields for FNode<'_> {
+    fn node_kind(&self) -> &'static str {
+        flat_kind(self, fortran_kinds())
+    }
+    fn field(&self, f: F) -> Option<Self> {
+        self.child_by_field_id(id_of(fortran_ids(), f))
+    }
+    fn fields(&self, f: F) -> Vec<Self> {
+        self.children_by_field_id(id_of(fortran_ids(), f)).collect()
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod c;
 pub(crate) mod fields;
+pub(crate) mod flat;
 pub mod fortran;
 pub mod relevance;
 

@@ -1,0 +1,550 @@
+//! A flat copy of (part of) a tree-sitter syntax tree.
+//!
+//! tree-sitter's node API is slow for walkers that visit every node: a
+//! `Node` is recomputed from its parent on every step, `child_by_field_id`
+//! and `child(i)` iterate the parent's children (through invisible nodes)
+//! on every call, and each step is an FFI call. The front ends read fields
+//! on nearly every node and walk each lowered function several times, so
+//! that was most of their cost. [`FlatTree::new`] copies a subtree once,
+//! with one cursor walk, into an array in pre-order, and [`FNode`] offers
+//! the part of `tree_sitter::Node`'s API the front ends use, with the same
+//! names and meaning, over that array.
+//!
+//! Invariants:
+//! * node `i`'s first child is `i + 1` (when it has children); siblings are
+//!   linked by `next`; every node records its parent and the field it has
+//!   in its parent (`TreeCursor::field_id`);
+//! * what an [`FNode`] answers is what the `tree_sitter::Node` it was copied
+//!   from answers (kind, byte range, flags, children, fields), tested over
+//!   every fixture in `tests`. The only difference: the copy's root has no
+//!   parent and no field even when the original had them.
+
+// Used by the Fortran front end once it is ported (in progress).
+#![allow(dead_code)]
+
+use std::fmt;
+use tree_sitter::Node;
+
+const NONE: u32 = u32::MAX;
+
+const NAMED: u8 = 1;
+const ERROR: u8 = 2;
+const MISSING: u8 = 4;
+const HAS_ERROR: u8 = 8;
+const EXTRA: u8 = 16;
+
+#[derive(Clone, Copy)]
+struct Data {
+    start: u32,
+    end: u32,
+    parent: u32,
+    /// Next sibling, or `NONE`.
+    next: u32,
+    /// Number of children (all, named or not).
+    count: u32,
+    kind: u16,
+    /// Field id in the parent; 0: none.
+    field: u16,
+    flags: u8,
+}
+
+/// A subtree of a tree-sitter tree, copied into one array.
+pub(crate) struct FlatTree {
+    nodes: Vec<Data>,
+    /// `Node::kind` of `tree_sitter`'s ERROR and other symbols outside the
+    /// grammar's kind table come from here (by symbol id).
+    language: tree_sitter::Language,
+}
+
+impl FlatTree {
+    /// Copies `root` and everything below it.
+    pub(crate) fn new(root: Node<'_>) -> FlatTree {
+        let mut nodes: Vec<Data> = Vec::with_capacity(
+            // a C or Fortran tree has about one node per 4 bytes
+            (root.end_byte().saturating_sub(root.start_byte()) / 4).max(16),
+        );
+        let language = root.language().to_owned();
+        let mut cursor = root.walk();
+        // the previous sibling at each depth of the path (NONE: none yet)
+        let mut last: Vec<u32> = vec![NONE];
+        let mut parents: Vec<u32> = vec![NONE];
+        let mut at_root = true;
+        loop {
+            let n = cursor.node();
+            let idx = nodes.len() as u32;
+            let kind = n.kind_id();
+            let mut flags = 0u8;
+            if n.is_named() {
+                flags |= NAMED;
+            }
+            if kind == u16::MAX {
+                flags |= ERROR | HAS_ERROR;
+            }
+            if n.is_missing() {
+                flags |= MISSING | HAS_ERROR;
+            }
+            if n.is_extra() {
+                flags |= EXTRA;
+            }
+            let field = if at_root {
+                0
+            } else {
+                cursor.field_id().map_or(0, |f| f.get())
+            };
+            let depth = last.len() - 1;
+            let parent = parents[depth];
+            nodes.push(Data {
+                start: clamp(n.start_byte()),
+                end: clamp(n.end_byte()),
+                parent,
+                next: NONE,
+                count: 0,
+                kind,
+                field,
+                flags,
+            });
+            if let Some(p) = nodes.get_mut(parent as usize) {
+                p.count += 1;
+            }
+            if let Some(prev) = nodes.get_mut(last[depth] as usize) {
+                prev.next = idx;
+            }
+            last[depth] = idx;
+            at_root = false;
+            if cursor.goto_first_child() {
+                last.push(NONE);
+                parents.push(idx);
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if last.len() == 1 || !cursor.goto_parent() {
+                    // has_error: the node or a descendant is an error or
+                    // missing (children come after their parent)
+                    for i in (1..nodes.len()).rev() {
+                        if nodes[i].flags & HAS_ERROR != 0 {
+                            let p = nodes[i].parent as usize;
+                            nodes[p].flags |= HAS_ERROR;
+                        }
+                    }
+                    nodes.shrink_to_fit();
+                    return FlatTree { nodes, language };
+                }
+                last.pop();
+                parents.pop();
+            }
+        }
+    }
+
+    /// The copied subtree's root.
+    pub(crate) fn root(&self) -> FNode<'_> {
+        FNode { tree: self, idx: 0 }
+    }
+
+    /// Number of nodes.
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+}
+
+fn clamp(b: usize) -> u32 {
+    u32::try_from(b).unwrap_or(u32::MAX)
+}
+
+/// A node of a [`FlatTree`]; `Copy`, like `tree_sitter::Node`.
+#[derive(Clone, Copy)]
+pub(crate) struct FNode<'t> {
+    tree: &'t FlatTree,
+    idx: u32,
+}
+
+impl PartialEq for FNode<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.idx == other.idx && std::ptr::eq(self.tree, other.tree)
+    }
+}
+
+impl Eq for FNode<'_> {}
+
+impl std::hash::Hash for FNode<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.idx.hash(state);
+    }
+}
+
+impl fmt::Debug for FNode<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{{{} {}..{}}}",
+            self.kind(),
+            self.start_byte(),
+            self.end_byte()
+        )
+    }
+}
+
+impl<'t> FNode<'t> {
+    fn data(&self) -> &'t Data {
+        &self.tree.nodes[self.idx as usize]
+    }
+
+    fn at(&self, idx: u32) -> Option<FNode<'t>> {
+        (idx != NONE && (idx as usize) < self.tree.nodes.len()).then_some(FNode {
+            tree: self.tree,
+            idx,
+        })
+    }
+
+    /// A number unique among the nodes of this tree (its index).
+    pub(crate) fn id(&self) -> usize {
+        self.idx as usize
+    }
+
+    pub(crate) fn kind_id(&self) -> u16 {
+        self.data().kind
+    }
+
+    /// `Node::kind`: the grammar's name for this node's kind.
+    pub(crate) fn kind(&self) -> &'static str {
+        self.tree
+            .language
+            .node_kind_for_id(self.data().kind)
+            .unwrap_or("")
+    }
+
+    pub(crate) fn start_byte(&self) -> usize {
+        self.data().start as usize
+    }
+
+    pub(crate) fn end_byte(&self) -> usize {
+        self.data().end as usize
+    }
+
+    pub(crate) fn byte_range(&self) -> std::ops::Range<usize> {
+        self.start_byte()..self.end_byte()
+    }
+
+    pub(crate) fn is_named(&self) -> bool {
+        self.data().flags & NAMED != 0
+    }
+
+    pub(crate) fn is_error(&self) -> bool {
+        self.data().flags & ERROR != 0
+    }
+
+    pub(crate) fn is_missing(&self) -> bool {
+        self.data().flags & MISSING != 0
+    }
+
+    pub(crate) fn is_extra(&self) -> bool {
+        self.data().flags & EXTRA != 0
+    }
+
+    pub(crate) fn has_error(&self) -> bool {
+        self.data().flags & HAS_ERROR != 0
+    }
+
+    /// The field id this node has in its parent (0: none).
+    pub(crate) fn field_id(&self) -> u16 {
+        self.data().field
+    }
+
+    pub(crate) fn parent(&self) -> Option<FNode<'t>> {
+        self.at(self.data().parent)
+    }
+
+    pub(crate) fn next_sibling(&self) -> Option<FNode<'t>> {
+        self.at(self.data().next)
+    }
+
+    pub(crate) fn next_named_sibling(&self) -> Option<FNode<'t>> {
+        let mut n = self.next_sibling();
+        while let Some(s) = n {
+            if s.is_named() {
+                return Some(s);
+            }
+            n = s.next_sibling();
+        }
+        None
+    }
+
+    pub(crate) fn child_count(&self) -> usize {
+        self.data().count as usize
+    }
+
+    pub(crate) fn named_child_count(&self) -> usize {
+        self.children().filter(|c| c.is_named()).count()
+    }
+
+    /// All children, named or not, in order.
+    pub(crate) fn children(&self) -> Children<'t> {
+        Children {
+            next: if self.data().count > 0 {
+                self.at(self.idx + 1)
+            } else {
+                None
+            },
+        }
+    }
+
+    /// The named children, in order.
+    pub(crate) fn named_children(&self) -> impl Iterator<Item = FNode<'t>> + use<'t> {
+        self.children().filter(|c| c.is_named())
+    }
+
+    pub(crate) fn child(&self, i: usize) -> Option<FNode<'t>> {
+        self.children().nth(i)
+    }
+
+    pub(crate) fn named_child(&self, i: usize) -> Option<FNode<'t>> {
+        self.named_children().nth(i)
+    }
+
+    /// The first child with field id `id` (0: never). As in tree-sitter,
+    /// an ERROR node has no fields by this lookup, though the children a
+    /// cursor walk finds in it may carry one (see `children_by_field_id`).
+    pub(crate) fn child_by_field_id(&self, id: u16) -> Option<FNode<'t>> {
+        if id == 0 || self.is_error() {
+            return None;
+        }
+        self.children().find(|c| c.data().field == id)
+    }
+
+    /// Every child with field id `id`.
+    pub(crate) fn children_by_field_id(
+        &self,
+        id: u16,
+    ) -> impl Iterator<Item = FNode<'t>> + use<'t> {
+        self.children()
+            .filter(move |c| id != 0 && c.data().field == id)
+    }
+
+    /// Every node of the subtree in pre-order, `self` first.
+    pub(crate) fn descendants(&self) -> impl Iterator<Item = FNode<'t>> + use<'t> {
+        let tree = self.tree;
+        let end = self.subtree_end();
+        (self.idx..end).map(move |idx| FNode { tree, idx })
+    }
+
+    /// One past the last node index of this subtree: the next sibling of
+    /// the nearest of `self` and its ancestors that has one.
+    fn subtree_end(&self) -> u32 {
+        let mut n = *self;
+        loop {
+            if let Some(s) = n.next_sibling() {
+                return s.idx;
+            }
+            match n.parent() {
+                Some(p) => n = p,
+                None => return self.tree.nodes.len() as u32,
+            }
+        }
+    }
+}
+
+/// The children of an [`FNode`].
+#[derive(Clone)]
+pub(crate) struct Children<'t> {
+    next: Option<FNode<'t>>,
+}
+
+impl<'t> Iterator for Children<'t> {
+    type Item = FNode<'t>;
+    fn next(&mut self) -> Option<FNode<'t>> {
+        let n = self.next?;
+        self.next = n.next_sibling();
+        Some(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::fields::{CFields, FortranFields, F};
+
+    const ALL_FIELDS: [F; 36] = [
+        F::Alternative,
+        F::Ancestor,
+        F::Argument,
+        F::Arguments,
+        F::Attribute,
+        F::Body,
+        F::Condition,
+        F::Consequence,
+        F::Declarator,
+        F::Directive,
+        F::DoLabel,
+        F::Field,
+        F::Final,
+        F::Function,
+        F::Index,
+        F::Initial,
+        F::Initializer,
+        F::InputOperands,
+        F::Kind,
+        F::Label,
+        F::Left,
+        F::Name,
+        F::Operand,
+        F::Operator,
+        F::OutputOperands,
+        F::Parameters,
+        F::Pointer,
+        F::Right,
+        F::Selector,
+        F::Size,
+        F::Step,
+        F::Subroutine,
+        F::Target,
+        F::Type,
+        F::Update,
+        F::Value,
+    ];
+
+    fn same(f: FNode<'_>, n: Node<'_>) -> bool {
+        f.kind_id() == n.kind_id() && f.byte_range() == n.byte_range()
+    }
+
+    /// Checks `f` against `n` and everything below them.
+    fn check(f: FNode<'_>, n: Node<'_>, c: bool, what: &str) {
+        let at = format!("{what}: {} at {:?}", n.kind(), n.byte_range());
+        assert!(same(f, n), "{at}: {f:?}");
+        assert_eq!(f.kind(), n.kind(), "{at}");
+        assert_eq!(f.is_named(), n.is_named(), "{at}");
+        assert_eq!(f.is_error(), n.is_error(), "{at}");
+        assert_eq!(f.is_missing(), n.is_missing(), "{at}");
+        assert_eq!(f.is_extra(), n.is_extra(), "{at}");
+        assert_eq!(f.has_error(), n.has_error(), "{at}");
+        assert_eq!(f.child_count(), n.child_count(), "{at}");
+        assert_eq!(f.named_child_count(), n.named_child_count(), "{at}");
+        let (fk, nk) = if c {
+            (CFields::node_kind(&f), CFields::node_kind(&n))
+        } else {
+            (FortranFields::node_kind(&f), FortranFields::node_kind(&n))
+        };
+        assert_eq!(fk, nk, "{at}");
+        for field in ALL_FIELDS {
+            let (a, b) = if c {
+                (
+                    CFields::fields(&f, field)
+                        .into_iter()
+                        .map(|x| x.byte_range())
+                        .collect::<Vec<_>>(),
+                    CFields::fields(&n, field)
+                        .into_iter()
+                        .map(|x| x.byte_range())
+                        .collect::<Vec<_>>(),
+                )
+            } else {
+                (
+                    FortranFields::fields(&f, field)
+                        .into_iter()
+                        .map(|x| x.byte_range())
+                        .collect(),
+                    FortranFields::fields(&n, field)
+                        .into_iter()
+                        .map(|x| x.byte_range())
+                        .collect(),
+                )
+            };
+            assert_eq!(a, b, "{at}: field {field:?}");
+            let (a, b) = if c {
+                (
+                    CFields::field(&f, field).map(|x| x.byte_range()),
+                    CFields::field(&n, field).map(|x| x.byte_range()),
+                )
+            } else {
+                (
+                    FortranFields::field(&f, field).map(|x| x.byte_range()),
+                    FortranFields::field(&n, field).map(|x| x.byte_range()),
+                )
+            };
+            assert_eq!(a, b, "{at}: field {field:?}");
+        }
+        for i in 0..n.named_child_count() {
+            assert!(
+                same(f.named_child(i).unwrap(), n.named_child(i).unwrap()),
+                "{at}: named child {i}"
+            );
+        }
+        assert!(f.named_child(n.named_child_count()).is_none());
+        let mut cursor = n.walk();
+        let kids: Vec<Node<'_>> = n.children(&mut cursor).collect();
+        let fkids: Vec<FNode<'_>> = f.children().collect();
+        assert_eq!(fkids.len(), kids.len(), "{at}");
+        for (i, (fc, nc)) in fkids.iter().zip(&kids).enumerate() {
+            assert!(same(f.child(i).unwrap(), *nc), "{at}: child {i}");
+            assert_eq!(fc.parent(), Some(f), "{at}: parent of child {i}");
+            assert_eq!(
+                fc.next_named_sibling().map(|x| x.byte_range()),
+                nc.next_named_sibling().map(|x| x.byte_range()),
+                "{at}: next named sibling of child {i}"
+            );
+            check(*fc, *nc, c, what);
+        }
+        // pre-order: the descendants are the node and its children's
+        let mut expect = vec![f.id()];
+        for fc in &fkids {
+            expect.extend(fc.descendants().map(|d| d.id()));
+        }
+        assert_eq!(
+            f.descendants().map(|d| d.id()).collect::<Vec<_>>(),
+            expect,
+            "{at}"
+        );
+    }
+
+    fn fixtures() -> Vec<(std::path::PathBuf, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let mut out = Vec::new();
+        for dir in ["c", "fortran"] {
+            for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+                let p = e.path();
+                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                out.push((p, text));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A flat copy answers what the tree answers, on every fixture (the
+    /// whole tree and every function or program unit by itself), with
+    /// syntax errors, missing nodes, aliases and comments among them.
+    #[test]
+    fn copy_answers_like_the_tree() {
+        use csa_grammars::SourceKind;
+        let mut checked = 0;
+        for (path, text) in fixtures() {
+            let Some(kind) = csa_grammars::detect(&path) else {
+                continue;
+            };
+            let (lang, src) = match kind {
+                SourceKind::C => (csa_grammars::c_language(), text),
+                SourceKind::FortranFree => (csa_grammars::fortran_language(), text),
+                SourceKind::FortranFixed => (
+                    csa_grammars::fortran_language(),
+                    csa_grammars::fixed_form::normalize(&text).text,
+                ),
+            };
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&lang).unwrap();
+            let tree = p.parse(&src, None).unwrap();
+            let c = kind == SourceKind::C;
+            let what = path.display().to_string();
+            let flat = FlatTree::new(tree.root_node());
+            check(flat.root(), tree.root_node(), c, &what);
+            let mut cursor = tree.root_node().walk();
+            for top in tree.root_node().children(&mut cursor) {
+                let flat = FlatTree::new(top);
+                assert!(flat.root().parent().is_none());
+                check(flat.root(), top, c, &what);
+            }
+            checked += 1;
+        }
+        assert!(checked > 100, "{checked} fixtures");
+    }
+}
