@@ -10,6 +10,9 @@
 //!   threaded (thread CPU time, interleaved, best of `REPS` per file, so a
 //!   noisy neighbour hurts both sides alike) and on all cores (rayon over
 //!   files, best of `REPS` wall times);
+//! * single-threaded, also the parse followed by one tree-cursor walk over
+//!   every node (`walk/parse`): what any analysis that reads the whole tree
+//!   pays at least, for comparison with `full/parse`;
 //! * the peak heap during the analysis of the large file relative to its
 //!   size (a counting global allocator: Rust allocations only), and the peak
 //!   RSS growth of a fresh process analysing it (which also sees
@@ -56,6 +59,41 @@ fn parse(kind: SourceKind, text: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// [`parse`], then one cursor walk over every node of the tree reading its
+/// kind, byte range and field: the least any analysis that looks at every
+/// node of the tree pays on top of the parse.
+fn parse_walk(kind: SourceKind, text: &str) -> usize {
+    let lang = if kind == SourceKind::C {
+        csa_grammars::c_language()
+    } else {
+        csa_grammars::fortran_language()
+    };
+    let mut p = tree_sitter::Parser::new();
+    if p.set_language(&lang).is_err() {
+        return 0;
+    }
+    let Some(tree) = p.parse(text, None) else {
+        return 0;
+    };
+    let mut c = tree.walk();
+    let mut sum = 0usize;
+    loop {
+        let n = c.node();
+        sum = sum
+            .wrapping_add(usize::from(n.kind_id()))
+            .wrapping_add(n.end_byte() - n.start_byte())
+            .wrapping_add(c.field_id().map_or(0, |f| usize::from(f.get())));
+        if c.goto_first_child() {
+            continue;
+        }
+        while !c.goto_next_sibling() {
+            if !c.goto_parent() {
+                return sum;
+            }
+        }
+    }
+}
+
 fn full(kind: SourceKind, text: &str) -> usize {
     let fa = analysis::analyze(kind, text, &AnalysisOptions::default());
     fa.functions.len() + fa.diagnostics.len()
@@ -86,13 +124,24 @@ struct Row {
     bytes: usize,
     parse: Duration,
     full: Duration,
+    /// parse and one walk over every node ([`parse_walk`]); zero: not
+    /// measured
+    walk: Duration,
 }
 
 impl Row {
     fn print(&self, name: &str, mode: &str) {
         let mbs = |d: Duration| self.bytes as f64 / MB / d.as_secs_f64();
+        let walk = if self.walk.is_zero() {
+            String::new()
+        } else {
+            format!(
+                " {:>9.2}x",
+                self.walk.as_secs_f64() / self.parse.as_secs_f64()
+            )
+        };
         println!(
-            "{:<14} {:<10} {:>9.2} {:>11.2} {:>11.2} {:>8.2}x",
+            "{:<14} {:<10} {:>9.2} {:>11.2} {:>11.2} {:>8.2}x{walk}",
             name,
             mode,
             self.bytes as f64 / MB,
@@ -103,20 +152,22 @@ impl Row {
     }
 }
 
-/// Single-threaded: per file, parse then analyse, `reps` times; the best
-/// thread CPU time per file and side is kept.
+/// Single-threaded: per file, parse, analyse, and parse and walk, `reps`
+/// times; the best thread CPU time per file and side is kept.
 fn single(files: &[&File], reps: usize) -> Row {
-    let mut best = vec![(Duration::MAX, Duration::MAX); files.len()];
+    let mut best = vec![(Duration::MAX, Duration::MAX, Duration::MAX); files.len()];
     for _ in 0..reps {
         for (f, b) in files.iter().zip(best.iter_mut()) {
             b.0 = b.0.min(cpu_timed(|| parse(f.kind, &f.text)));
             b.1 = b.1.min(cpu_timed(|| full(f.kind, &f.text)));
+            b.2 = b.2.min(cpu_timed(|| parse_walk(f.kind, &f.text)));
         }
     }
     Row {
         bytes: files.iter().map(|f| f.text.len()).sum(),
         parse: best.iter().map(|b| b.0).sum(),
         full: best.iter().map(|b| b.1).sum(),
+        walk: best.iter().map(|b| b.2).sum(),
     }
 }
 
@@ -126,6 +177,7 @@ fn parallel(files: &[&File], reps: usize) -> Row {
         bytes: files.iter().map(|f| f.text.len()).sum(),
         parse: Duration::MAX,
         full: Duration::MAX,
+        walk: Duration::ZERO,
     };
     for _ in 0..reps {
         row.parse = row.parse.min(timed(|| {
@@ -328,8 +380,8 @@ fn main() {
     }
 
     println!(
-        "{:<14} {:<10} {:>9} {:>11} {:>11} {:>9}",
-        "input", "threads", "MB", "parse MB/s", "full MB/s", "full/parse"
+        "{:<14} {:<10} {:>9} {:>11} {:>11} {:>9} {:>10}",
+        "input", "threads", "MB", "parse MB/s", "full MB/s", "full/parse", "walk/parse"
     );
     single(&[&large], reps).print("large C file", "1");
     let rc = single(&c, reps);
@@ -340,6 +392,7 @@ fn main() {
         bytes: rc.bytes + rf.bytes,
         parse: rc.parse + rf.parse,
         full: rc.full + rf.full,
+        walk: rc.walk + rf.walk,
     }
     .print("corpus all", "1");
     parallel(&all, reps).print("corpus all", &threads.to_string());
