@@ -143,6 +143,11 @@ fn all<'t>(n: &Node<'t>, ids: &[u16], f: F) -> Vec<Node<'t>> {
 pub(crate) trait CFields: Sized {
     /// The first child in field `f`.
     fn field(&self, f: F) -> Option<Self>;
+    /// The first child in each of the fields `fs` (`field` for each: one
+    /// cursor pass over the children measured slower than this).
+    fn fields_of<const N: usize>(&self, fs: [F; N]) -> [Option<Self>; N] {
+        fs.map(|f| self.field(f))
+    }
     /// Every child in field `f`.
     fn fields(&self, f: F) -> Vec<Self>;
     /// `Node::kind`, from a table.

@@ -597,7 +597,7 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn subscript(&mut self, e: Node<'_>) -> Operand {
-        let (Some(base_e), Some(idx_e)) = (e.field(F::Argument), e.field(F::Index)) else {
+        let [Some(base_e), Some(idx_e)] = e.fields_of([F::Argument, F::Index]) else {
             for c in named_children(e) {
                 let _ = self.value(c);
             }
@@ -625,11 +625,12 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn field(&mut self, e: Node<'_>) -> Operand {
-        let Some(arg) = e.field(F::Argument) else {
+        let [arg, fname, op] = e.fields_of([F::Argument, F::Field, F::Operator]);
+        let Some(arg) = arg else {
             return Operand::Rv(Rv::other());
         };
-        let fname = e.field(F::Field).map(|f| self.text(f)).unwrap_or("");
-        let arrow = e.field(F::Operator).is_some_and(|o| self.text(o) == "->");
+        let fname = fname.map(|f| self.text(f)).unwrap_or("");
+        let arrow = op.is_some_and(|o| self.text(o) == "->");
         let mut place = if arrow {
             let rv = self.rvalue(arg);
             self.deref(rv, None)
@@ -681,8 +682,9 @@ impl<'t> FnLowerer<'_, 't> {
     /// is evaluated iteratively, left to right.
     #[inline(never)]
     fn binary(&mut self, e: Node<'_>) -> Operand {
-        let op = self.op_text(e);
-        let (Some(l), Some(r)) = (e.field(F::Left), e.field(F::Right)) else {
+        let [l, op, r] = e.fields_of([F::Left, F::Operator, F::Right]);
+        let op = op.map_or("", |o| self.text(o));
+        let (Some(l), Some(r)) = (l, r) else {
             for c in named_children(e) {
                 let _ = self.value(c);
             }
@@ -691,25 +693,24 @@ impl<'t> FnLowerer<'_, 't> {
         if op == "&&" || op == "||" {
             return Operand::Rv(self.logical_value(e, l, r, op == "&&"));
         }
-        let mut spine = vec![e];
+        // the left spine: (left, operator, right) of each binary expression
+        let mut spine = vec![(l, op, r)];
         let mut innermost_left = l;
-        while innermost_left.node_kind() == "binary_expression"
-            && !matches!(self.op_text(innermost_left), "&&" | "||" | "")
-            && innermost_left.field(F::Right).is_some()
-        {
-            spine.push(innermost_left);
-            match innermost_left.field(F::Left) {
-                Some(x) => innermost_left = x,
-                None => break,
+        while innermost_left.node_kind() == "binary_expression" {
+            let [xl, xop, xr] = innermost_left.fields_of([F::Left, F::Operator, F::Right]);
+            let xop = xop.map_or("", |o| self.text(o));
+            let (Some(xl), Some(xr)) = (xl, xr) else {
+                break;
+            };
+            if matches!(xop, "&&" | "||" | "") {
+                break;
             }
+            spine.push((xl, xop, xr));
+            innermost_left = xl;
         }
         let mark = self.read_log.len();
         let mut acc = self.rvalue(innermost_left);
-        for x in spine.into_iter().rev() {
-            let (Some(xl), Some(xr)) = (x.field(F::Left), x.field(F::Right)) else {
-                continue;
-            };
-            let op = self.op_text(x);
+        for (xl, op, xr) in spine.into_iter().rev() {
             let lvars = self.read_log[mark.min(self.read_log.len())..].to_vec();
             acc = self.binary_step(acc, lvars, xl, xr, op);
         }
@@ -984,8 +985,9 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn assignment(&mut self, e: Node<'_>) -> Rv {
-        let op = e.field(F::Operator).map(|o| self.text(o)).unwrap_or("=");
-        let (Some(l), Some(r)) = (e.field(F::Left), e.field(F::Right)) else {
+        let [l, op, r] = e.fields_of([F::Left, F::Operator, F::Right]);
+        let op = op.map(|o| self.text(o)).unwrap_or("=");
+        let (Some(l), Some(r)) = (l, r) else {
             for c in named_children(e) {
                 let _ = self.value(c);
             }
@@ -1065,8 +1067,8 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn call(&mut self, e: Node<'_>) -> Rv {
-        let args = e.field(F::Arguments);
-        let Some(f) = e.field(F::Function) else {
+        let [f, args] = e.fields_of([F::Function, F::Arguments]);
+        let Some(f) = f else {
             let _ = self.call_args(args);
             return Rv::other();
         };

@@ -1031,10 +1031,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let sp = span(n);
         let (omp, ivdep, unroll) = Self::loop_attrs(&pragmas);
         self.push_scope();
-        let init = n.field(F::Initializer);
-        let cond = n.field(F::Condition);
-        let update = n.field(F::Update);
-        let (body, body_pragmas, rest) = self.body_or_chain(n.field(F::Body), chain);
+        let [init, cond, update, body] =
+            n.fields_of([F::Initializer, F::Condition, F::Update, F::Body]);
+        let (body, body_pragmas, rest) = self.body_or_chain(body, chain);
         if let Some(i) = init {
             if i.node_kind() == "declaration" {
                 self.declaration(i);
