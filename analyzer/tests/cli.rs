@@ -25,8 +25,16 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A fresh directory for one test, inside a directory of this process's
+/// that holds an empty `csa-lint.toml`: configuration discovery walks
+/// upward, and the empty file stops it there, so a configuration left in
+/// the system's temporary directory (or above it) cannot change the
+/// outcome. An empty configuration is the defaults.
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("csa-lint-cli-{}-{name}", std::process::id()));
+    let base = std::env::temp_dir().join(format!("csa-lint-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::write(base.join("csa-lint.toml"), "").unwrap();
+    let dir = base.join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -4,8 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Runs `csa-lint ARGS FILE` without configuration files (the files live
+/// in the system's temporary directory, where a stray `csa-lint.toml`
+/// could otherwise apply).
 fn run(args: &[&str], file: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_csa-lint"))
+        .arg("--no-config")
         .args(args)
         .arg(file)
         .output()
