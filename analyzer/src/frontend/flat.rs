@@ -32,6 +32,8 @@ const ERROR: u8 = 2;
 const MISSING: u8 = 4;
 const HAS_ERROR: u8 = 8;
 const EXTRA: u8 = 16;
+/// Has children in the tree that were not copied.
+const PRUNED: u8 = 32;
 
 #[derive(Clone, Copy)]
 struct Data {
@@ -51,6 +53,8 @@ struct Data {
 /// A subtree of a tree-sitter tree, copied into one array.
 pub(crate) struct FlatTree {
     nodes: Vec<Data>,
+    /// The ERROR and MISSING nodes, in pre-order.
+    errors: Vec<u32>,
     /// `Node::kind` of `tree_sitter`'s ERROR and other symbols outside the
     /// grammar's kind table come from here (by symbol id).
     language: tree_sitter::Language,
@@ -59,6 +63,18 @@ pub(crate) struct FlatTree {
 impl FlatTree {
     /// Copies `root` and everything below it.
     pub(crate) fn new(root: Node<'_>) -> FlatTree {
+        FlatTree::pruned(root, |_, _| true)
+    }
+
+    /// Copies `root` and what is below it, except the children of nodes
+    /// for which `descend(node, depth)` is false (the root has depth 0):
+    /// those are copied as leaves ([`FNode::is_pruned`] when they had
+    /// children), keeping their own kind, range and flags (`has_error`
+    /// included). `descend` is asked about every node copied, in pre-order.
+    pub(crate) fn pruned(
+        root: Node<'_>,
+        mut descend: impl FnMut(Node<'_>, usize) -> bool,
+    ) -> FlatTree {
         let mut nodes: Vec<Data> = Vec::with_capacity(
             // a C or Fortran tree has about one node per 4 bytes
             (root.end_byte().saturating_sub(root.start_byte()) / 4).max(16),
@@ -69,6 +85,7 @@ impl FlatTree {
         let mut last: Vec<u32> = vec![NONE];
         let mut parents: Vec<u32> = vec![NONE];
         let mut at_root = true;
+        let mut errors = Vec::new();
         loop {
             let n = cursor.node();
             let idx = nodes.len() as u32;
@@ -85,6 +102,9 @@ impl FlatTree {
             }
             if n.is_extra() {
                 flags |= EXTRA;
+            }
+            if flags & HAS_ERROR != 0 {
+                errors.push(idx);
             }
             let field = if at_root {
                 0
@@ -111,10 +131,19 @@ impl FlatTree {
             }
             last[depth] = idx;
             at_root = false;
-            if cursor.goto_first_child() {
-                last.push(NONE);
-                parents.push(idx);
-                continue;
+            if descend(n, depth) {
+                if cursor.goto_first_child() {
+                    last.push(NONE);
+                    parents.push(idx);
+                    continue;
+                }
+            } else if n.child_count() > 0 {
+                if let Some(d) = nodes.last_mut() {
+                    d.flags |= PRUNED;
+                    if n.has_error() {
+                        d.flags |= HAS_ERROR;
+                    }
+                }
             }
             loop {
                 if cursor.goto_next_sibling() {
@@ -129,8 +158,11 @@ impl FlatTree {
                             nodes[p].flags |= HAS_ERROR;
                         }
                     }
-                    nodes.shrink_to_fit();
-                    return FlatTree { nodes, language };
+                    return FlatTree {
+                        nodes,
+                        errors,
+                        language,
+                    };
                 }
                 last.pop();
                 parents.pop();
@@ -141,6 +173,11 @@ impl FlatTree {
     /// The copied subtree's root.
     pub(crate) fn root(&self) -> FNode<'_> {
         FNode { tree: self, idx: 0 }
+    }
+
+    /// The ERROR and MISSING nodes, in document order.
+    pub(crate) fn errors(&self) -> impl Iterator<Item = FNode<'_>> + '_ {
+        self.errors.iter().map(move |&idx| FNode { tree: self, idx })
     }
 
     /// Number of nodes.
@@ -245,6 +282,12 @@ impl<'t> FNode<'t> {
 
     pub(crate) fn has_error(&self) -> bool {
         self.data().flags & HAS_ERROR != 0
+    }
+
+    /// Whether the node has children in the tree that were not copied
+    /// (see [`FlatTree::pruned`]).
+    pub(crate) fn is_pruned(&self) -> bool {
+        self.data().flags & PRUNED != 0
     }
 
     /// The field id this node has in its parent (0: none).
@@ -477,6 +520,11 @@ mod tests {
         assert_eq!(fkids.len(), kids.len(), "{at}");
         for (i, (fc, nc)) in fkids.iter().zip(&kids).enumerate() {
             assert!(same(f.child(i).unwrap(), *nc), "{at}: child {i}");
+            assert_eq!(
+                n.language().field_name_for_id(fc.field_id()),
+                n.field_name_for_child(i as u32),
+                "{at}: field of child {i}"
+            );
             assert_eq!(fc.parent(), Some(f), "{at}: parent of child {i}");
             assert_eq!(
                 fc.next_named_sibling().map(|x| x.byte_range()),
@@ -495,6 +543,39 @@ mod tests {
             expect,
             "{at}"
         );
+    }
+
+    /// Checks a pruned copy `f` against `n`: what was copied is the same,
+    /// a node is pruned exactly when `pruned(node)` and it has children.
+    fn check_pruned(f: FNode<'_>, n: Node<'_>, pruned: &dyn Fn(Node<'_>) -> bool) {
+        let at = format!("{} at {:?}", n.kind(), n.byte_range());
+        assert!(same(f, n), "{at}: {f:?}");
+        assert_eq!(f.has_error(), n.has_error(), "{at}");
+        assert_eq!(f.is_pruned(), pruned(n) && n.child_count() > 0, "{at}");
+        if pruned(n) {
+            assert_eq!(f.child_count(), 0, "{at}");
+            assert_eq!(f.descendants().count(), 1, "{at}");
+            return;
+        }
+        assert!(!f.is_pruned(), "{at}");
+        let mut cursor = n.walk();
+        let kids: Vec<Node<'_>> = n.children(&mut cursor).collect();
+        assert_eq!(f.child_count(), kids.len(), "{at}");
+        for (fc, nc) in f.children().zip(kids) {
+            assert_eq!(fc.parent(), Some(f), "{at}");
+            check_pruned(fc, nc, pruned);
+        }
+    }
+
+    /// The ERROR and MISSING nodes under `n`, in document order.
+    fn error_nodes<'t>(n: Node<'t>, out: &mut Vec<Node<'t>>) {
+        if n.is_error() || n.is_missing() {
+            out.push(n);
+        }
+        let mut cursor = n.walk();
+        for c in n.children(&mut cursor) {
+            error_nodes(c, out);
+        }
     }
 
     fn fixtures() -> Vec<(std::path::PathBuf, String)> {
@@ -537,6 +618,33 @@ mod tests {
             let what = path.display().to_string();
             let flat = FlatTree::new(tree.root_node());
             check(flat.root(), tree.root_node(), c, &what);
+            let mut errors = Vec::new();
+            error_nodes(tree.root_node(), &mut errors);
+            assert_eq!(
+                flat.errors().map(|e| e.byte_range()).collect::<Vec<_>>(),
+                errors.iter().map(|e| e.byte_range()).collect::<Vec<_>>(),
+                "{what}"
+            );
+            // pruned below depth 2 (named nodes) and in every `if`
+            let prune = |n: Node<'_>, depth: usize| {
+                (depth == 2 && n.is_named()) || n.kind().starts_with("if")
+            };
+            let mut asked = Vec::new();
+            let flat = FlatTree::pruned(tree.root_node(), |n, depth| {
+                asked.push(n.byte_range());
+                !prune(n, depth)
+            });
+            assert_eq!(asked.len(), flat.len(), "{what}");
+            let depth_of = |n: Node<'_>| {
+                let mut d = 0;
+                let mut p = n.parent();
+                while let Some(x) = p {
+                    d += 1;
+                    p = x.parent();
+                }
+                d
+            };
+            check_pruned(flat.root(), tree.root_node(), &|n| prune(n, depth_of(n)));
             let mut cursor = tree.root_node().walk();
             for top in tree.root_node().children(&mut cursor) {
                 let flat = FlatTree::new(top);
