@@ -212,6 +212,15 @@ impl FortranFields for FNode<'_> {
     }
 }
 
+impl FNode<'_> {
+    /// Whether this node is in field `f` of its parent (tree-sitter-fortran;
+    /// `Node::field_name_for_child` of the parent).
+    pub(crate) fn is_fortran_field(&self, f: F) -> bool {
+        let id = id_of(fortran_ids(), f);
+        id != 0 && self.field_id() == id
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use super::scope::{self, ProcKind};
 use crate::frontend::fields::{FortranFields, F};
 use crate::ir::*;
 use crate::source::Span;
-use tree_sitter::Node;
+use crate::frontend::flat::FNode;
 
 /// What an evaluated expression is, for value tracking of scalar writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,24 +57,24 @@ pub fn is_designator(kind: &str) -> bool {
 #[derive(Clone, Copy)]
 enum Sel<'t> {
     /// `(...)`: subscripts, a substring, or actual arguments.
-    Args(Node<'t>),
+    Args(FNode<'t>),
     /// `%name`
-    Comp(Node<'t>),
+    Comp(FNode<'t>),
     /// `[...]`
-    Coarray(Node<'t>),
+    Coarray(FNode<'t>),
 }
 
 /// Splits a designator into its base and its selectors (innermost first),
 /// iteratively. Each selector comes with the node that holds it.
 #[inline(never)]
 #[allow(clippy::type_complexity)]
-fn decompose(n: Node) -> (Node, Vec<(Sel, Node)>) {
+fn decompose(n: FNode) -> (FNode, Vec<(Sel, FNode)>) {
     let mut sels = Vec::new();
     let mut cur = n;
     for _ in 0..1_000_000 {
         match cur.node_kind() {
             "call_expression" => {
-                let kids: Vec<Node> = named_kids(cur)
+                let kids: Vec<FNode> = named_kids(cur)
                     .into_iter()
                     .filter(|k| k.node_kind() != "comment")
                     .collect();
@@ -89,7 +89,7 @@ fn decompose(n: Node) -> (Node, Vec<(Sel, Node)>) {
                 cur = first;
             }
             "derived_type_member_expression" => {
-                let kids: Vec<Node> = named_kids(cur)
+                let kids: Vec<FNode> = named_kids(cur)
                     .into_iter()
                     .filter(|k| k.node_kind() != "comment")
                     .collect();
@@ -139,7 +139,7 @@ fn max_index(a: IndexKind, b: IndexKind) -> IndexKind {
     }
 }
 
-fn keyword_value(n: Node) -> Node {
+fn keyword_value(n: FNode) -> FNode {
     if n.node_kind() == "keyword_argument" {
         n.field(F::Value).unwrap_or(n)
     } else {
@@ -163,7 +163,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// Evaluates an expression for its value: emits its reads, calls and
     /// builtins in evaluation order.
-    pub fn eval(&mut self, n: Node<'t>) -> Val {
+    pub fn eval(&mut self, n: FNode<'t>) -> Val {
         if !self.enter(n) {
             return Val::Other;
         }
@@ -172,7 +172,7 @@ impl<'t> Lowerer<'_, 't> {
         v
     }
 
-    fn eval_inner(&mut self, n: Node<'t>) -> Val {
+    fn eval_inner(&mut self, n: FNode<'t>) -> Val {
         match n.node_kind() {
             "number_literal" => match scope::int_literal(self.cx.text(n)) {
                 Some(i) => Val::Const(i),
@@ -213,7 +213,7 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     /// A folded integer constant, or `Other`.
-    fn folded(&self, n: Node) -> Val {
+    fn folded(&self, n: FNode) -> Val {
         let lookup = |s: &str| self.const_of(s);
         match scope::fold(self.cx, n, &lookup) {
             Some(c) => Val::Const(c),
@@ -222,15 +222,13 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     /// Evaluates every named child that is an expression.
-    pub fn eval_children(&mut self, n: Node<'t>) {
-        let mut cursor = n.walk();
-        let kids: Vec<(Option<&str>, Node)> = n
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, k)| (n.field_name_for_child(i as u32), k))
-            .collect();
-        for (field, k) in kids {
-            if !k.is_named() || matches!(field, Some("type" | "name" | "operator")) {
+    pub fn eval_children(&mut self, n: FNode<'t>) {
+        for k in n.children() {
+            if !k.is_named()
+                || k.is_fortran_field(F::Type)
+                || k.is_fortran_field(F::Name)
+                || k.is_fortran_field(F::Operator)
+            {
                 continue;
             }
             match k.node_kind() {
@@ -251,8 +249,8 @@ impl<'t> Lowerer<'_, 't> {
 
     /// A chain of binary operators, evaluated left to right without
     /// recursing down the (left-deep) spine.
-    fn eval_binary(&mut self, n: Node<'t>) {
-        let mut rights: Vec<(Node<'t>, Node<'t>)> = Vec::new();
+    fn eval_binary(&mut self, n: FNode<'t>) {
+        let mut rights: Vec<(FNode<'t>, FNode<'t>)> = Vec::new();
         let mut cur = n;
         while is_binary(cur.node_kind()) && rights.len() < 1_000_000 {
             let (Some(l), Some(r)) = (cur.field(F::Left), cur.field(F::Right)) else {
@@ -283,7 +281,7 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     /// A user-defined operator (`a .op. b`) is a call to its procedure.
-    fn defined_operator(&mut self, n: Node<'t>) {
+    fn defined_operator(&mut self, n: FNode<'t>) {
         let Some(op) = n.field(F::Operator) else {
             return;
         };
@@ -293,7 +291,7 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     /// Reads a designator's value.
-    fn read(&mut self, n: Node<'t>) -> Val {
+    fn read(&mut self, n: FNode<'t>) -> Val {
         match self.place(n) {
             Desig::Place(p) => {
                 let span = self.span(n);
@@ -309,7 +307,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// Writes `val` to a designator. Returns the variable when the write is
     /// to a whole scalar variable.
-    pub fn store(&mut self, n: Node<'t>, val: Val) -> Option<VarId> {
+    pub fn store(&mut self, n: FNode<'t>, val: Val) -> Option<VarId> {
         match self.place(n) {
             Desig::Place(p) => {
                 let span = self.span(n);
@@ -407,7 +405,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// Resolves a designator to a place, evaluating its subscripts (their
     /// reads are emitted); a function reference inside it is evaluated.
-    pub fn place(&mut self, n: Node<'t>) -> Desig {
+    pub fn place(&mut self, n: FNode<'t>) -> Desig {
         if !self.enter(n) {
             return Desig::Value(Val::Other);
         }
@@ -416,7 +414,7 @@ impl<'t> Lowerer<'_, 't> {
         d
     }
 
-    fn place_inner(&mut self, n: Node<'t>) -> Desig {
+    fn place_inner(&mut self, n: FNode<'t>) -> Desig {
         let (base, sels) = decompose(n);
         if base.node_kind() != "identifier" {
             return self.place_of_expression(n, base, &sels);
@@ -446,9 +444,9 @@ impl<'t> Lowerer<'_, 't> {
     #[inline(never)]
     fn place_of_expression(
         &mut self,
-        n: Node<'t>,
-        base: Node<'t>,
-        sels: &[(Sel<'t>, Node<'t>)],
+        n: FNode<'t>,
+        base: FNode<'t>,
+        sels: &[(Sel<'t>, FNode<'t>)],
     ) -> Desig {
         if base != n {
             self.eval(base);
@@ -463,11 +461,11 @@ impl<'t> Lowerer<'_, 't> {
     #[inline(never)]
     fn place_of_reference(
         &mut self,
-        base: Node<'t>,
-        al: Node<'t>,
-        call: Node<'t>,
+        base: FNode<'t>,
+        al: FNode<'t>,
+        call: FNode<'t>,
         kind: ParenKind,
-        sels: &[(Sel<'t>, Node<'t>)],
+        sels: &[(Sel<'t>, FNode<'t>)],
     ) -> Desig {
         let span = self.cx.span_bytes(base.start_byte(), al.end_byte());
         let v = self.reference(base, al, call, kind, span);
@@ -479,7 +477,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// A name that is a value (named constant, procedure) with selectors.
     #[inline(never)]
-    fn place_of_value(&mut self, v: Val, sels: &[(Sel<'t>, Node<'t>)]) -> Desig {
+    fn place_of_value(&mut self, v: Val, sels: &[(Sel<'t>, FNode<'t>)]) -> Desig {
         for (s, _) in sels {
             self.eval_sel(*s);
         }
@@ -577,7 +575,7 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     /// What `name(...)` is, from the declarations.
-    fn classify_paren(&mut self, base: Node<'t>) -> ParenKind {
+    fn classify_paren(&mut self, base: FNode<'t>) -> ParenKind {
         let name = self.cx.lname(base);
         if is_builtin_name(&name) {
             return ParenKind::Builtin;
@@ -644,13 +642,13 @@ impl<'t> Lowerer<'_, 't> {
     /// A procedure reference `name(args)` in an expression.
     fn reference(
         &mut self,
-        base: Node<'t>,
-        al: Node<'t>,
-        call: Node<'t>,
+        base: FNode<'t>,
+        al: FNode<'t>,
+        call: FNode<'t>,
         kind: ParenKind,
         span: Span,
     ) -> Val {
-        let args: Vec<Node<'t>> = named_kids(al)
+        let args: Vec<FNode<'t>> = named_kids(al)
             .into_iter()
             .filter(|a| a.node_kind() != "comment")
             .collect();
@@ -704,7 +702,7 @@ impl<'t> Lowerer<'_, 't> {
     /// Actual arguments of a call: variables (and elements, sections,
     /// components) are passed by reference and escape; other expressions are
     /// evaluated into temporaries.
-    pub fn call_args(&mut self, al: Node<'t>, escapes: &mut Vec<VarId>) {
+    pub fn call_args(&mut self, al: FNode<'t>, escapes: &mut Vec<VarId>) {
         for a in named_kids(al) {
             if a.node_kind() == "comment" {
                 continue;
@@ -714,7 +712,7 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     /// One actual argument (see [`Self::call_args`]).
-    pub fn actual_arg(&mut self, e: Node<'t>, escapes: Option<&mut Vec<VarId>>) {
+    pub fn actual_arg(&mut self, e: FNode<'t>, escapes: Option<&mut Vec<VarId>>) {
         if is_designator(e.node_kind()) {
             if !self.enter(e) {
                 return;
@@ -734,7 +732,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// The place an associate name stands for, when the selector is a
     /// variable (subscripts evaluated now).
-    pub fn alias_place(&mut self, sel: Node<'t>) -> Option<Place> {
+    pub fn alias_place(&mut self, sel: FNode<'t>) -> Option<Place> {
         if !is_designator(sel.node_kind()) {
             return None;
         }
@@ -749,7 +747,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// A call to `builtin_csa_*`: recorded as a builtin (never also as a
     /// call). `span` is the whole CALL statement or function reference.
-    pub fn builtin(&mut self, name: Node<'t>, al: Option<Node<'t>>, span: Span) -> BuiltinId {
+    pub fn builtin(&mut self, name: FNode<'t>, al: Option<FNode<'t>>, span: Span) -> BuiltinId {
         let mut args = Vec::new();
         for a in al.map(named_kids).unwrap_or_default() {
             if a.node_kind() == "comment" {
@@ -777,7 +775,7 @@ impl<'t> Lowerer<'_, 't> {
         })
     }
 
-    fn builtin_arg(&mut self, e: Node<'t>) -> ArgValue {
+    fn builtin_arg(&mut self, e: FNode<'t>) -> ArgValue {
         let lookup = |s: &str| self.const_of(s);
         if let Some(c) = scope::fold(self.cx, e, &lookup) {
             return ArgValue::Int(c);

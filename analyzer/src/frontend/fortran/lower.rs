@@ -19,7 +19,7 @@ use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use tree_sitter::Node;
+use crate::frontend::flat::FNode;
 
 /// Nesting depth (statements and expressions together) beyond which a
 /// subtree is lowered as one opaque call and the function is marked with a
@@ -113,8 +113,8 @@ pub(super) struct UnitInput<'u, 't> {
     pub name: String,
     pub span: Span,
     pub name_span: Span,
-    pub header: Option<Node<'t>>,
-    pub items: &'u [Node<'t>],
+    pub header: Option<FNode<'t>>,
+    pub items: &'u [FNode<'t>],
 }
 
 /// Lowers one program unit. Also returns the names of host variables it
@@ -170,7 +170,7 @@ pub(super) struct Lowerer<'a, 't> {
     pub host_refs: HashSet<String>,
     /// The terminal statement of a shared-label DO nest, handed from an
     /// outer DO to the inner DO that executes it.
-    shared_terminal: Option<Node<'t>>,
+    shared_terminal: Option<FNode<'t>>,
     /// A subtree too deep to lower.
     pub error: Option<Span>,
     /// Variables read while evaluating subscripts (address dependencies).
@@ -189,7 +189,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // -----------------------------------------------------------------
     // Helpers
 
-    pub fn span(&self, n: Node) -> Span {
+    pub fn span(&self, n: FNode) -> Span {
         self.cx.span(n)
     }
 
@@ -199,7 +199,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Enters a nesting level; past `MAX_DEPTH` lowers `n` as an opaque call
     /// and returns false.
-    pub fn enter(&mut self, n: Node) -> bool {
+    pub fn enter(&mut self, n: FNode) -> bool {
         if self.depth >= MAX_DEPTH {
             let s = self.span(n);
             self.b.push(
@@ -360,7 +360,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Declares the entities of a BLOCK construct's specification part in a
     /// new innermost binding scope; locals get a `Decl` at the current point.
-    fn declare_block(&mut self, spec: &[Node<'t>], stmts: &[Node<'t>]) {
+    fn declare_block(&mut self, spec: &[FNode<'t>], stmts: &[FNode<'t>]) {
         let mut bs = Scope::new(ScopeKind::Block, None);
         {
             let outer = |n: &str| self.const_of(n);
@@ -441,7 +441,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// What a plain name means, creating the variable on first use for
     /// host/module entities and implicitly typed names.
-    pub fn resolve(&mut self, ident: Node) -> Binding {
+    pub fn resolve(&mut self, ident: FNode) -> Binding {
         let name = self.cx.lname(ident);
         if let Some(b) = self.lookup(&name) {
             return b.clone();
@@ -522,7 +522,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // -----------------------------------------------------------------
     // Labels and constructs
 
-    fn label_value(&self, n: Node) -> Option<u64> {
+    fn label_value(&self, n: FNode) -> Option<u64> {
         let t = self.cx.text(n).trim();
         if t.is_empty() {
             return None;
@@ -540,7 +540,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// A statement label: starts a new block entered by fallthrough.
-    fn define_label(&mut self, n: Node) {
+    fn define_label(&mut self, n: FNode) {
         let Some(value) = self.label_value(n) else {
             return;
         };
@@ -558,7 +558,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.b.enter(b);
     }
 
-    fn construct_name(&self, n: Node) -> Option<String> {
+    fn construct_name(&self, n: FNode) -> Option<String> {
         named_kids(n)
             .into_iter()
             .find(|k| k.node_kind() == "block_label_start_expression")
@@ -569,7 +569,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // -----------------------------------------------------------------
     // Statement lists
 
-    pub fn lower_items(&mut self, items: &[Node<'t>]) {
+    pub fn lower_items(&mut self, items: &[FNode<'t>]) {
         let mut i = 0;
         while i < items.len() {
             let n = items[i];
@@ -597,7 +597,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    fn lower_stmt(&mut self, n: Node<'t>) {
+    fn lower_stmt(&mut self, n: FNode<'t>) {
         if !self.enter(n) {
             return;
         }
@@ -643,7 +643,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     #[inline(never)]
-    fn nullify(&mut self, n: Node<'t>) {
+    fn nullify(&mut self, n: FNode<'t>) {
         for k in named_kids(n) {
             if k.node_kind() != "comment" {
                 self.store_pointer(k);
@@ -652,7 +652,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     #[inline(never)]
-    fn coarray_stmt(&mut self, n: Node<'t>) {
+    fn coarray_stmt(&mut self, n: FNode<'t>) {
         for k in named_kids(n) {
             self.eval_children(k);
         }
@@ -663,7 +663,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// ASSIGN 10 TO k
     #[inline(never)]
-    fn assign_stmt(&mut self, n: Node<'t>) {
+    fn assign_stmt(&mut self, n: FNode<'t>) {
         if let Some(id) = named_kids(n)
             .into_iter()
             .find(|k| k.node_kind() == "identifier")
@@ -674,7 +674,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Lowers what can be recognised inside an ERROR node: complete
     /// statements and labels, up to a nested program unit.
-    fn error_node(&mut self, n: Node<'t>) {
+    fn error_node(&mut self, n: FNode<'t>) {
         for k in named_kids(n) {
             let kind = k.node_kind();
             if super::is_unit_header(kind) || super::is_unit_node(kind) {
@@ -714,7 +714,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // -----------------------------------------------------------------
     // Simple statements
 
-    fn assignment(&mut self, n: Node<'t>) {
+    fn assignment(&mut self, n: FNode<'t>) {
         let (Some(left), Some(right)) = (n.field(F::Left), n.field(F::Right)) else {
             self.eval_children(n);
             return;
@@ -733,7 +733,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    fn is_statement_function_def(&self, left: Node) -> bool {
+    fn is_statement_function_def(&self, left: FNode) -> bool {
         if left.node_kind() != "call_expression" {
             return false;
         }
@@ -750,8 +750,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    fn pointer_assoc(&mut self, n: Node<'t>) {
-        let kids: Vec<Node> = named_kids(n)
+    fn pointer_assoc(&mut self, n: FNode<'t>) {
+        let kids: Vec<FNode> = named_kids(n)
             .into_iter()
             .filter(|k| k.node_kind() != "comment")
             .collect();
@@ -775,7 +775,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// Writes a pointer itself (`p => x`, `nullify(p)`), not its target.
-    fn store_pointer(&mut self, lhs: Node<'t>) {
+    fn store_pointer(&mut self, lhs: FNode<'t>) {
         let span = self.span(lhs);
         if lhs.node_kind() == "identifier" {
             if let Binding::Var(v) = self.resolve(lhs) {
@@ -810,7 +810,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    fn call_stmt(&mut self, n: Node<'t>) {
+    fn call_stmt(&mut self, n: FNode<'t>) {
         let span = self.span(n);
         let arglist = named_kids(n)
             .into_iter()
@@ -881,7 +881,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         );
     }
 
-    fn keyword_stmt(&mut self, n: Node<'t>) {
+    fn keyword_stmt(&mut self, n: FNode<'t>) {
         let span = self.span(n);
         let word = n
             .child(0)
@@ -942,12 +942,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    fn goto_stmt(&mut self, n: Node<'t>, span: Span) {
-        let kids: Vec<Node> = named_kids(n)
+    fn goto_stmt(&mut self, n: FNode<'t>, span: Span) {
+        let kids: Vec<FNode> = named_kids(n)
             .into_iter()
             .filter(|k| k.node_kind() != "comment")
             .collect();
-        let refs: Vec<Node> = kids
+        let refs: Vec<FNode> = kids
             .iter()
             .copied()
             .filter(|k| k.node_kind() == "statement_label_reference")
@@ -987,7 +987,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    fn stop_stmt(&mut self, n: Node<'t>) {
+    fn stop_stmt(&mut self, n: FNode<'t>) {
         let span = self.span(n);
         for k in named_kids(n) {
             if k.node_kind() != "comment" {
@@ -1002,7 +1002,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.b.terminate(TermKind::Unreachable, Some(span));
     }
 
-    fn io_stmt(&mut self, n: Node<'t>) {
+    fn io_stmt(&mut self, n: FNode<'t>) {
         let span = self.span(n);
         let kw = n.child(0);
         let callee = kw
@@ -1012,7 +1012,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let name_span = kw.map_or(span, |k| self.span(k));
         let is_read = n.node_kind() == "read_statement";
         let mut escapes = Vec::new();
-        let mut written: Vec<Node<'t>> = Vec::new();
+        let mut written: Vec<FNode<'t>> = Vec::new();
         for k in named_kids(n) {
             match k.node_kind() {
                 "unit_identifier" | "format_identifier" => {
@@ -1058,9 +1058,9 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// written by the library).
     fn implied_do_items(
         &mut self,
-        n: Node<'t>,
+        n: FNode<'t>,
         escapes: &mut Vec<VarId>,
-        written: &mut Vec<Node<'t>>,
+        written: &mut Vec<FNode<'t>>,
     ) {
         if !self.enter(n) {
             return;
@@ -1092,7 +1092,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.leave();
     }
 
-    fn alloc_stmt(&mut self, n: Node<'t>) {
+    fn alloc_stmt(&mut self, n: FNode<'t>) {
         let span = self.span(n);
         let mut escapes = Vec::new();
         for k in named_kids(n) {
@@ -1135,7 +1135,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // -----------------------------------------------------------------
     // IF
 
-    fn if_stmt(&mut self, n: Node<'t>) {
+    fn if_stmt(&mut self, n: FNode<'t>) {
         let p = self.if_parts(n);
         let Some(cond) = p.cond else {
             self.eval_children(n);
@@ -1150,7 +1150,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Splits an IF statement or construct into its parts.
     #[inline(never)]
-    fn if_parts(&mut self, n: Node<'t>) -> Box<IfParts<'t>> {
+    fn if_parts(&mut self, n: FNode<'t>) -> Box<IfParts<'t>> {
         let kids = all_kids(n);
         let mut p = Box::new(IfParts {
             origin: self.span(n),
@@ -1246,7 +1246,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// current) or to `else_` (a new `if.else` when `has_else`, else the
     /// join). Returns (else block, join block).
     #[inline(never)]
-    fn if_branch(&mut self, cond: Option<Node<'t>>, origin: Span, has_else: bool) -> [BlockId; 2] {
+    fn if_branch(&mut self, cond: Option<FNode<'t>>, origin: Span, has_else: bool) -> [BlockId; 2] {
         let cspan = match cond {
             Some(c) => {
                 self.eval(c);
@@ -1269,7 +1269,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         [else_target, end_b]
     }
 
-    fn logical_if(&mut self, p: &IfParts<'t>, cond: Node<'t>) {
+    fn logical_if(&mut self, p: &IfParts<'t>, cond: FNode<'t>) {
         let [_, end_b] = self.if_branch(Some(cond), p.origin, false);
         if let Some(s) = p.then_items.first() {
             self.lower_stmt(*s);
@@ -1278,7 +1278,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.b.set_current(Some(end_b));
     }
 
-    fn block_if(&mut self, p: &IfParts<'t>, cond: Node<'t>) {
+    fn block_if(&mut self, p: &IfParts<'t>, cond: FNode<'t>) {
         let has_else = !p.elseifs.is_empty() || p.else_items.is_some();
         let [mut cur_else, end_b] = self.if_branch(Some(cond), p.origin, has_else);
         self.constructs.push(Construct {
@@ -1319,7 +1319,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    fn arith_if(&mut self, n: Node<'t>) {
+    fn arith_if(&mut self, n: FNode<'t>) {
         let kids = named_kids(n);
         let paren = kids
             .iter()
@@ -1346,7 +1346,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // -----------------------------------------------------------------
     // SELECT
 
-    fn select(&mut self, n: Node<'t>) {
+    fn select(&mut self, n: FNode<'t>) {
         let p = self.select_parts(n);
         let [epilog] = self.select_switch(&p);
         self.constructs.push(Construct {
@@ -1376,7 +1376,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Splits a SELECT construct into its cases and evaluates the selector.
     #[inline(never)]
-    fn select_parts(&mut self, n: Node<'t>) -> Box<SelectParts<'t>> {
+    fn select_parts(&mut self, n: FNode<'t>) -> Box<SelectParts<'t>> {
         let origin = self.span(n);
         let kids = named_kids(n);
         let mut p = Box::new(SelectParts {
@@ -1397,7 +1397,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             {
                 Some(pa) if pa.node_kind() == "pointer_association_statement" => {
                     // SELECT TYPE (a => obj): `a` names the selector
-                    let parts: Vec<Node> = named_kids(pa)
+                    let parts: Vec<FNode> = named_kids(pa)
                         .into_iter()
                         .filter(|k| k.node_kind() != "comment")
                         .collect();
@@ -1422,7 +1422,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 None => {}
             }
         }
-        let mut stack: Vec<Node<'t>> = kids.iter().rev().copied().collect();
+        let mut stack: Vec<FNode<'t>> = kids.iter().rev().copied().collect();
         while let Some(k) = stack.pop() {
             match k.node_kind() {
                 "case_statement" | "type_statement" | "rank_statement" => {
@@ -1467,7 +1467,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // -----------------------------------------------------------------
     // DO
 
-    fn do_loop(&mut self, n: Node<'t>) {
+    fn do_loop(&mut self, n: FNode<'t>) {
         let parts = self.do_parts(n);
         if parts.ds.is_none() {
             self.lower_items(&parts.body);
@@ -1490,7 +1490,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// slot (source loops are listed outer first). Kept out of the
     /// recursive path so that deep nests use little stack.
     #[inline(never)]
-    fn do_parts(&mut self, n: Node<'t>) -> Box<DoParts<'t>> {
+    fn do_parts(&mut self, n: FNode<'t>) -> Box<DoParts<'t>> {
         let inherited = self.shared_terminal.take();
         let mut parts = Box::new(DoParts {
             name: None,
@@ -1594,7 +1594,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// the header (which only tests the trip count) and leaves the body
     /// current.
     #[inline(never)]
-    fn counted_blocks(&mut self, span: Span, ds: Option<Node>) -> [BlockId; 4] {
+    fn counted_blocks(&mut self, span: Span, ds: Option<FNode>) -> [BlockId; 4] {
         let cond = self.b.new_block("do.cond", Some(span));
         let body = self.b.new_block("do.body", Some(span));
         let inc = self.b.new_block("do.inc", Some(span));
@@ -1615,8 +1615,8 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// Preheader of a counted DO: bounds and step, then the loop variable's
     /// initial value. Returns the loop variable.
     #[inline(never)]
-    fn counted_init(&mut self, control: Option<Node<'t>>) -> Option<Node<'t>> {
-        let parts: Vec<Node> = control
+    fn counted_init(&mut self, control: Option<FNode<'t>>) -> Option<FNode<'t>> {
+        let parts: Vec<FNode> = control
             .map(named_kids)
             .unwrap_or_default()
             .into_iter()
@@ -1638,7 +1638,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// The latch of a counted DO: the loop variable's update.
     #[inline(never)]
-    fn counted_latch(&mut self, inc: BlockId, cond: BlockId, var: Option<Node<'t>>) {
+    fn counted_latch(&mut self, inc: BlockId, cond: BlockId, var: Option<FNode<'t>>) {
         self.b.goto_if_open(inc);
         self.b.set_current(Some(inc));
         if let Some(v) = var {
@@ -1749,7 +1749,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 .into_iter()
                 .find(|k| k.node_kind() == "concurrent_header")
         });
-        let controls: Vec<Node> = header
+        let controls: Vec<FNode> = header
             .map(named_kids)
             .unwrap_or_default()
             .into_iter()
@@ -1849,7 +1849,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// OpenMP and ivdep directive comments right before a DO (only blank
     /// lines and other comments in between), found in the text.
-    fn directives_before(&self, n: Node) -> (Option<Span>, Option<Span>) {
+    fn directives_before(&self, n: FNode) -> (Option<Span>, Option<Span>) {
         let text = self.cx.text;
         let start = n.start_byte().min(text.len());
         let Some(before) = text.get(..start) else {
@@ -1897,7 +1897,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     // -----------------------------------------------------------------
     // Other constructs
 
-    fn block_construct(&mut self, n: Node<'t>) {
+    fn block_construct(&mut self, n: FNode<'t>) {
         let name = self.construct_name(n);
         let origin = self.span(n);
         let mut spec = Vec::new();
@@ -1930,10 +1930,10 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// CRITICAL, CHANGE TEAM: straight-line bodies.
-    fn simple_construct(&mut self, n: Node<'t>) {
+    fn simple_construct(&mut self, n: FNode<'t>) {
         let name = self.construct_name(n);
         let origin = self.span(n);
-        let items: Vec<Node> = named_kids(n)
+        let items: Vec<FNode> = named_kids(n)
             .into_iter()
             .filter(|k| {
                 !matches!(
@@ -1954,7 +1954,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.finish_simple_construct();
     }
 
-    fn associate(&mut self, n: Node<'t>) {
+    fn associate(&mut self, n: FNode<'t>) {
         let name = self.construct_name(n);
         let origin = self.span(n);
         let mut bindings = HashMap::default();
@@ -2008,7 +2008,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// WHERE: masked array assignments (the element loops the compiler
     /// generates are not modelled; the accesses are).
-    fn where_stmt(&mut self, n: Node<'t>) {
+    fn where_stmt(&mut self, n: FNode<'t>) {
         for k in named_kids(n) {
             match k.node_kind() {
                 "parenthesized_expression" => {
@@ -2036,7 +2036,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// FORALL: index bounds, mask and the assignments (no loop modelled).
-    fn forall_stmt(&mut self, n: Node<'t>) {
+    fn forall_stmt(&mut self, n: FNode<'t>) {
         self.names.push(HashMap::default());
         let mut body = Vec::new();
         for k in named_kids(n) {
@@ -2113,18 +2113,18 @@ struct IfParts<'t> {
     name: Option<String>,
     /// `if (c) stmt` (the statement is the only `then_items` entry).
     logical: bool,
-    cond: Option<Node<'t>>,
-    then_items: Vec<Node<'t>>,
+    cond: Option<FNode<'t>>,
+    then_items: Vec<FNode<'t>>,
     elseifs: Vec<ElseIf<'t>>,
-    else_items: Option<Vec<Node<'t>>>,
+    else_items: Option<Vec<FNode<'t>>>,
     /// A label on END IF: defined at the join.
-    end_label: Option<Node<'t>>,
+    end_label: Option<FNode<'t>>,
 }
 
 struct ElseIf<'t> {
     origin: Span,
-    cond: Option<Node<'t>>,
-    items: Vec<Node<'t>>,
+    cond: Option<FNode<'t>>,
+    items: Vec<FNode<'t>>,
 }
 
 /// The parts of a SELECT construct.
@@ -2135,20 +2135,18 @@ struct SelectParts<'t> {
     /// SELECT TYPE (a => obj).
     alias: Option<(String, Place)>,
     /// Statements of each case, in source order.
-    cases: Vec<Vec<Node<'t>>>,
+    cases: Vec<Vec<FNode<'t>>>,
     defaults: Vec<bool>,
     blocks: Vec<BlockId>,
-    end_label: Option<Node<'t>>,
+    end_label: Option<FNode<'t>>,
 }
 
 /// The statements of a CASE / TYPE IS / RANK block.
-fn case_items(c: Node) -> Vec<Node> {
-    let mut cursor = c.walk();
-    c.children(&mut cursor)
-        .enumerate()
-        .filter(|(i, k)| {
+fn case_items(c: FNode) -> Vec<FNode> {
+    c.children()
+        .filter(|k| {
             k.is_named()
-                && c.field_name_for_child(*i as u32).is_none()
+                && k.field_id() == 0
                 && !matches!(
                     k.node_kind(),
                     "case_value_range_list"
@@ -2158,20 +2156,19 @@ fn case_items(c: Node) -> Vec<Node> {
                         | "assumed_size"
                 )
         })
-        .map(|(_, k)| k)
         .collect()
 }
 
 /// The parts of a DO construct.
 struct DoParts<'t> {
     name: Option<String>,
-    ds: Option<Node<'t>>,
-    control: Option<Node<'t>>,
-    body: Vec<Node<'t>>,
+    ds: Option<FNode<'t>>,
+    control: Option<FNode<'t>>,
+    body: Vec<FNode<'t>>,
     /// The terminal statement to hand to the last (inner, shared-label) DO.
-    pass_down: Option<Node<'t>>,
+    pass_down: Option<FNode<'t>>,
     /// (label, statement) this DO executes last in its body.
-    terminal: Option<(Option<Node<'t>>, Option<Node<'t>>)>,
+    terminal: Option<(Option<FNode<'t>>, Option<FNode<'t>>)>,
     span: Span,
     slot: usize,
 }
@@ -2202,7 +2199,7 @@ fn implicit_entry(name: &str, span: Span, decl_span: Span) -> DeclEntry {
 }
 
 /// The expression inside parentheses.
-pub(super) fn first_expr(n: Node) -> Option<Node> {
+pub(super) fn first_expr(n: FNode) -> Option<FNode> {
     named_kids(n)
         .into_iter()
         .find(|k| k.node_kind() != "comment")
@@ -2210,7 +2207,7 @@ pub(super) fn first_expr(n: Node) -> Option<Node> {
 
 /// Whether a DO construct ends on a shared label that an enclosing DO's
 /// terminal statement closes.
-fn ends_virtually(n: Node) -> bool {
+fn ends_virtually(n: FNode) -> bool {
     if n.node_kind() != "do_loop" {
         return false;
     }
@@ -2221,26 +2218,17 @@ fn ends_virtually(n: Node) -> bool {
         .is_some_and(ends_virtually_end)
 }
 
-fn ends_virtually_end(e: Node) -> bool {
+fn ends_virtually_end(e: FNode) -> bool {
     e.node_kind() == "end_do_label_loop_statement"
         && e.field(F::DoLabel)
             .is_some_and(|l| l.node_kind() == "do_label_virtual")
 }
 
 /// The statement of a labelled DO's terminal line (None for `END DO`).
-fn terminal_statement(e: Node) -> Option<Node> {
-    let mut cursor = e.walk();
-    let kids: Vec<(Option<&str>, Node)> = e
-        .children(&mut cursor)
-        .enumerate()
-        .map(|(i, k)| (e.field_name_for_child(i as u32), k))
-        .collect();
-    kids.into_iter()
-        .filter(|(f, k)| {
-            f.is_none() && k.is_named() && !matches!(k.node_kind(), "comment" | "block_label")
-        })
-        .map(|(_, k)| k)
-        .next()
+fn terminal_statement(e: FNode) -> Option<FNode> {
+    e.children().find(|k| {
+        k.field_id() == 0 && k.is_named() && !matches!(k.node_kind(), "comment" | "block_label")
+    })
 }
 
 /// `!$omp parallel do ...` / `!$omp do ...` (lower-cased comment text).

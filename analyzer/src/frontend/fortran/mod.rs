@@ -31,10 +31,11 @@ mod tests;
 
 use super::{relevance, FrontendOptions, LoweredFile, PosMap};
 use crate::frontend::fields::{FortranFields, F};
+use crate::frontend::flat::{FNode, FlatTree};
 use crate::ir::Function;
 use crate::source::Span;
+use rustc_hash::FxHashMap as HashMap;
 use scope::{Collector, Scope, ScopeKind, Scopes};
-use tree_sitter::Node;
 
 /// The text the parser saw and the map back to the original.
 pub(crate) struct Cx<'a> {
@@ -44,7 +45,7 @@ pub(crate) struct Cx<'a> {
 
 impl<'a> Cx<'a> {
     /// A node's span in original-source coordinates.
-    pub fn span(&self, n: Node) -> Span {
+    pub fn span(&self, n: FNode) -> Span {
         self.span_bytes(n.start_byte(), n.end_byte())
     }
 
@@ -54,26 +55,24 @@ impl<'a> Cx<'a> {
     }
 
     /// A node's text (empty when the range is not valid UTF-8 boundaries).
-    pub fn text(&self, n: Node) -> &'a str {
+    pub fn text(&self, n: FNode) -> &'a str {
         self.text.get(n.byte_range()).unwrap_or("")
     }
 
     /// A node's text in lower case (Fortran names are case-insensitive).
-    pub fn lname(&self, n: Node) -> String {
+    pub fn lname(&self, n: FNode) -> String {
         self.text(n).trim().to_ascii_lowercase()
     }
 }
 
 /// The named children of a node.
-pub(crate) fn named_kids(n: Node) -> Vec<Node> {
-    let mut cursor = n.walk();
-    n.named_children(&mut cursor).collect()
+pub(crate) fn named_kids(n: FNode) -> Vec<FNode> {
+    n.named_children().collect()
 }
 
 /// All children of a node (named and anonymous).
-pub(crate) fn all_kids(n: Node) -> Vec<Node> {
-    let mut cursor = n.walk();
-    n.children(&mut cursor).collect()
+pub(crate) fn all_kids(n: FNode) -> Vec<FNode> {
+    n.children().collect()
 }
 
 /// Preprocessor conditionals whose content belongs to the enclosing context.
@@ -87,14 +86,13 @@ pub(crate) fn is_preproc_container(kind: &str) -> bool {
 /// The content of a preprocessor conditional: its children without the
 /// condition, the directive tokens and preprocessor comments (inactive
 /// branches arrive blanked, so their content is empty).
-pub(crate) fn preproc_body(n: Node) -> Vec<Node> {
+pub(crate) fn preproc_body(n: FNode) -> Vec<FNode> {
     let mut out = Vec::new();
-    let mut cursor = n.walk();
-    for (i, c) in n.children(&mut cursor).enumerate() {
+    for c in n.children() {
         if !c.is_named() {
             continue;
         }
-        if matches!(n.field_name_for_child(i as u32), Some("name" | "condition")) {
+        if c.is_fortran_field(F::Name) || c.is_fortran_field(F::Condition) {
             continue;
         }
         if matches!(
@@ -142,10 +140,10 @@ fn is_unit_end(kind: &str) -> bool {
 struct Unit<'t> {
     kind: ScopeKind,
     /// The `*_statement` that opens the unit.
-    header: Option<Node<'t>>,
+    header: Option<FNode<'t>>,
     /// The unit's children after the header (specification and executable
     /// parts, `contains`), without the end statement.
-    items: Vec<Node<'t>>,
+    items: Vec<FNode<'t>>,
     host: Option<usize>,
     /// Byte range in the parser's text.
     start: usize,
@@ -161,9 +159,11 @@ struct Unit<'t> {
     lowered: bool,
     /// `submodule (ancestor)`: the ancestor module name.
     ancestor: Option<String>,
+    /// The copy of the tree lacks some of it (see [`CopyPlan`]).
+    pruned: bool,
 }
 
-fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
+fn make_unit<'t>(cx: &Cx, n: FNode<'t>, host: Option<usize>) -> Unit<'t> {
     let kind = match n.node_kind() {
         "module" | "submodule" => ScopeKind::Module,
         "program" => ScopeKind::Program,
@@ -175,7 +175,7 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
         .first()
         .copied()
         .filter(|k| k.node_kind().ends_with("_statement") && !is_unit_end(k.node_kind()));
-    let items: Vec<Node> = kids
+    let items: Vec<FNode> = kids
         .iter()
         .copied()
         .filter(|k| Some(*k) != header && !is_unit_end(k.node_kind()))
@@ -204,6 +204,7 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
         && items
             .iter()
             .all(|k| k.is_error() || k.is_missing() || k.node_kind() == "comment");
+    let pruned = n.is_pruned() || items.iter().any(|k| k.is_pruned());
     Unit {
         kind,
         header,
@@ -218,14 +219,15 @@ fn make_unit<'t>(cx: &Cx, n: Node<'t>, host: Option<usize>) -> Unit<'t> {
         wrapper: None,
         lowered: kind != ScopeKind::Module && !phantom,
         ancestor,
+        pruned,
     }
 }
 
 /// Finds every program unit, hosts before their internal procedures, in
 /// source order. Iterative: the tree may be arbitrarily deep.
-fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
+fn discover<'t>(cx: &Cx, roots: &[FNode<'t>]) -> Vec<Unit<'t>> {
     let mut units: Vec<Unit<'t>> = Vec::new();
-    let mut stack: Vec<(Node<'t>, Option<usize>)> =
+    let mut stack: Vec<(FNode<'t>, Option<usize>)> =
         roots.iter().rev().map(|r| (*r, None)).collect();
     let mut guard = 0usize;
     while let Some((n, host)) = stack.pop() {
@@ -234,7 +236,7 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
             break;
         }
         let kind = n.node_kind();
-        let mut push: Vec<(Node<'t>, Option<usize>)> = Vec::new();
+        let mut push: Vec<(FNode<'t>, Option<usize>)> = Vec::new();
         if is_unit_node(kind) {
             let idx = units.len();
             units.push(make_unit(cx, n, host));
@@ -295,6 +297,7 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
                             ))
                     });
                     let error_span = broke.map_or(cx.span(n), |b| cx.span(*b));
+                    let pruned = items.iter().any(|k| k.is_pruned());
                     let name_node = k.field(F::Name);
                     let (name, name_span) = match name_node {
                         Some(nn) => (cx.text(nn).trim().to_string(), cx.span(nn)),
@@ -321,6 +324,7 @@ fn discover<'t>(cx: &Cx, roots: &[Node<'t>]) -> Vec<Unit<'t>> {
                         wrapper: Some((n.start_byte(), n.end_byte())),
                         lowered: true,
                         ancestor: None,
+                        pruned,
                     });
                     i = j;
                     continue;
@@ -391,7 +395,7 @@ fn build_scopes(cx: &Cx, units: &[Unit], outline: &[bool]) -> (Scopes, Vec<usize
                 outer: &none,
                 outer_is_array: &no,
             };
-            let uses: Vec<Node> = u
+            let uses: Vec<FNode> = u
                 .items
                 .iter()
                 .copied()
@@ -428,13 +432,8 @@ fn build_scopes(cx: &Cx, units: &[Unit], outline: &[bool]) -> (Scopes, Vec<usize
 
 /// Records names referenced as `name(...)` and `call name` in the unit's
 /// own statements (not in contained procedures). Iterative.
-fn prepass(cx: &Cx, items: &[Node], scope: &mut Scope) {
-    let mut stack: Vec<Node> = items.to_vec();
-    // One cursor for the whole walk (`named_children` resets it to each
-    // node): this walk visits every node of the unit's statements.
-    let Some(mut cursor) = items.first().map(|n| n.walk()) else {
-        return;
-    };
+fn prepass(cx: &Cx, items: &[FNode], scope: &mut Scope) {
+    let mut stack: Vec<FNode> = items.to_vec();
     let mut guard = 0usize;
     while let Some(n) = stack.pop() {
         guard += 1;
@@ -461,37 +460,13 @@ fn prepass(cx: &Cx, items: &[Node], scope: &mut Scope) {
             _ => {}
         }
         // leaves (names, literals, operators) hold no call
-        stack.extend(
-            n.named_children(&mut cursor)
-                .filter(|c| c.child_count() > 0),
-        );
+        stack.extend(n.named_children().filter(|c| c.child_count() > 0));
     }
 }
 
-/// Every ERROR and MISSING node, in document order. Iterative.
-fn collect_errors(root: Node) -> Vec<Node> {
-    let mut out = Vec::new();
-    if !root.has_error() {
-        return out;
-    }
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        if n.is_error() || n.is_missing() {
-            out.push(n);
-        }
-        let mut cursor = n.walk();
-        let kids: Vec<Node> = n
-            .children(&mut cursor)
-            .filter(|c| c.has_error() || c.is_missing())
-            .collect();
-        for c in kids.into_iter().rev() {
-            stack.push(c);
-        }
-        if out.len() > 100_000 {
-            break;
-        }
-    }
-    out
+/// Every ERROR and MISSING node, in document order.
+fn collect_errors<'t>(tree: &'t FlatTree) -> impl Iterator<Item = FNode<'t>> + 't {
+    tree.errors().take(100_001)
 }
 
 /// Lowers every program unit of a Fortran file. `text` is the parser's input
@@ -514,6 +489,12 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
 /// Lowers the program units of an already parsed `tree` of `text`: all of
 /// them, or (for incremental analysis) only those whose span overlaps
 /// `only`. Every unit still contributes its declarations to the scopes.
+///
+/// The tree is copied once into a [`FlatTree`] that the rest of the front
+/// end reads. A tree without syntax errors is copied pruned (see
+/// [`CopyPlan`]): the statements of outlines and, with `only`, the
+/// top-level units outside it that are not modules are not copied, as
+/// nothing reads them.
 pub fn lower_tree(
     text: &str,
     tree: tree_sitter::Tree,
@@ -521,9 +502,166 @@ pub fn lower_tree(
     only: Option<Span>,
     opts: &FrontendOptions,
 ) -> LoweredFile {
-    let mut out = LoweredFile::default();
     let trees = recover_units(text, tree);
-    let roots: Vec<Node> = trees.iter().map(|t| t.root_node()).collect();
+    if let [tree] = trees.as_slice() {
+        if let Some(out) = lower_pruned(text, tree, map, only, opts) {
+            return out;
+        }
+    }
+    let flats: Vec<FlatTree> = trees.iter().map(|t| FlatTree::new(t.root_node())).collect();
+    lower_flat(text, &flats, map, only, opts, &HashMap::default()).unwrap_or_default()
+}
+
+/// [`lower_tree`] over a pruned copy of `tree`; None when `tree` has a
+/// syntax error or the copy lacks something to lower.
+fn lower_pruned(
+    text: &str,
+    tree: &tree_sitter::Tree,
+    map: &dyn PosMap,
+    only: Option<Span>,
+    opts: &FrontendOptions,
+) -> Option<LoweredFile> {
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    let mut plan = CopyPlan::new(text, only, !opts.every_body);
+    let flat = FlatTree::pruned(root, |n, depth| plan.descend(n, depth));
+    lower_flat(text, &[flat], map, only, opts, &plan.needs_lowering)
+}
+
+/// What a node is to [`CopyPlan`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Inside a statement or a declaration: nothing to decide.
+    Inside,
+    /// The translation unit, `internal_procedures` or a preprocessor
+    /// conditional among them: its unit children are program units that
+    /// `discover` finds, with this host.
+    Units(Host),
+    /// A program unit (as a host) whose first named child was (`true`) or
+    /// was not yet copied.
+    Unit(Host, bool),
+}
+
+/// A program unit as the host of the units in it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Host {
+    /// Top level: no host.
+    None,
+    Module,
+    /// An outline: its statements are not copied.
+    Outline,
+    Lowered,
+}
+
+/// Decides, during the copy of a tree without syntax errors, which nodes'
+/// children are not copied: those of an outline (all but its header and its
+/// internal procedures; the same outlines as `lower_flat` decides, which
+/// checks that it lowers nothing pruned) and, with `only`, every top-level
+/// unit but modules outside it. Also remembers
+/// `relevance::fortran_needs_lowering` of the units it saw.
+struct CopyPlan<'a> {
+    text: &'a str,
+    only: Option<Span>,
+    outlines: bool,
+    /// What the node at each depth of the current path is.
+    path: Vec<Walk>,
+    /// `fortran_needs_lowering` of units by byte range.
+    needs_lowering: HashMap<(usize, usize), bool>,
+}
+
+impl<'a> CopyPlan<'a> {
+    fn new(text: &'a str, only: Option<Span>, outlines: bool) -> CopyPlan<'a> {
+        CopyPlan {
+            text,
+            only,
+            outlines,
+            path: Vec::new(),
+            needs_lowering: HashMap::default(),
+        }
+    }
+
+    /// Whether the children of `n` (at `depth` below the root) are copied.
+    fn descend(&mut self, n: tree_sitter::Node<'_>, depth: usize) -> bool {
+        self.path.truncate(depth);
+        let parent = match depth.checked_sub(1).and_then(|d| self.path.get_mut(d)) {
+            Some(p) => p,
+            None => {
+                self.path.push(Walk::Units(Host::None));
+                return true;
+            }
+        };
+        let (walk, descend) = match *parent {
+            Walk::Inside => (Walk::Inside, true),
+            Walk::Units(host) => {
+                let kind = FortranFields::node_kind(&n);
+                if kind == "module" || kind == "submodule" {
+                    (Walk::Unit(Host::Module, false), true)
+                } else if is_unit_node(kind) {
+                    let (start, end) = (n.start_byte(), n.end_byte());
+                    let outside = self
+                        .only
+                        .is_some_and(|o| !(start < o.end as usize && o.start as usize <= end));
+                    if outside && host == Host::None {
+                        (Walk::Inside, false)
+                    } else {
+                        let host_ok = matches!(host, Host::None | Host::Module | Host::Outline);
+                        let outline = self.outlines && host_ok && !self.needs_lowering(start, end);
+                        let as_host = if outline {
+                            Host::Outline
+                        } else {
+                            Host::Lowered
+                        };
+                        (Walk::Unit(as_host, false), true)
+                    }
+                } else if is_preproc_container(kind) {
+                    (Walk::Units(host), true)
+                } else {
+                    (Walk::Inside, true)
+                }
+            }
+            Walk::Unit(host, ref mut first_named_seen) => {
+                let kind = FortranFields::node_kind(&n);
+                if kind == "internal_procedures" {
+                    (Walk::Units(host), true)
+                } else if host != Host::Outline {
+                    (Walk::Inside, true)
+                } else if n.is_named() && !*first_named_seen {
+                    // the header, if any
+                    *first_named_seen = true;
+                    (Walk::Inside, true)
+                } else {
+                    (Walk::Inside, false)
+                }
+            }
+        };
+        self.path.push(walk);
+        descend
+    }
+
+    fn needs_lowering(&mut self, start: usize, end: usize) -> bool {
+        let text = self.text;
+        *self.needs_lowering.entry((start, end)).or_insert_with(|| {
+            relevance::fortran_needs_lowering(text.get(start..end).unwrap_or(""), false)
+        })
+    }
+}
+
+/// [`lower_tree`] over the flat copies of its trees (one per top-level unit
+/// after error recovery). `needs_lowering`: `relevance::fortran_needs_lowering`
+/// of units already known (by byte range). None when a unit to lower or
+/// the host of one was pruned from the copy.
+fn lower_flat(
+    text: &str,
+    flats: &[FlatTree],
+    map: &dyn PosMap,
+    only: Option<Span>,
+    opts: &FrontendOptions,
+    needs_lowering: &HashMap<(usize, usize), bool>,
+) -> Option<LoweredFile> {
+    let mut out = LoweredFile::default();
+    let roots: Vec<FNode> = flats.iter().map(|t| t.root()).collect();
     let cx = Cx { text, map };
     // units of each tree (one tree per top-level unit after recovery)
     let mut units = Vec::new();
@@ -546,9 +684,9 @@ pub fn lower_tree(
     let outline: Vec<bool> = if opts.every_body || roots.len() > 1 {
         vec![false; units.len()]
     } else {
-        let errors: Vec<usize> = roots
+        let errors: Vec<usize> = flats
             .iter()
-            .flat_map(|r| collect_errors(*r))
+            .flat_map(collect_errors)
             .map(|e| e.start_byte())
             .collect();
         let mut outline = vec![false; units.len()];
@@ -557,18 +695,21 @@ pub fn lower_tree(
                 None => true,
                 Some(h) => units[h].kind == ScopeKind::Module || (h < i && outline[h]),
             };
+            let has_error = errors.iter().any(|&p| u.start <= p && p <= u.end);
             outline[i] = u.lowered
                 && u.kind != ScopeKind::Module
                 && u.recovered_error.is_none()
                 && host_ok
-                && !relevance::fortran_needs_lowering(
-                    text.get(u.start..u.end).unwrap_or(""),
-                    errors.iter().any(|&p| u.start <= p && p <= u.end),
-                );
+                && !match needs_lowering.get(&(u.start, u.end)) {
+                    Some(&needs) if !has_error => needs,
+                    _ => relevance::fortran_needs_lowering(
+                        text.get(u.start..u.end).unwrap_or(""),
+                        has_error,
+                    ),
+                };
         }
         outline
     };
-    let (scopes, scope_of) = build_scopes(&cx, &units, &outline);
     if let Some(o) = only {
         for u in &mut units {
             if !(u.start < o.end as usize && o.start as usize <= u.end) {
@@ -576,6 +717,24 @@ pub fn lower_tree(
             }
         }
     }
+    // What is lowered and the scopes it reads (its own, its hosts', the
+    // modules') must be whole in the copy.
+    for (i, u) in units.iter().enumerate() {
+        if u.kind == ScopeKind::Module && u.pruned {
+            return None;
+        }
+        if u.lowered && !outline[i] {
+            let mut at = Some(i);
+            while let Some(k) = at {
+                if units[k].pruned {
+                    return None;
+                }
+                // hosts come first
+                at = units[k].host.filter(|&h| h < k);
+            }
+        }
+    }
+    let (scopes, scope_of) = build_scopes(&cx, &units, &outline);
 
     let mut func_of: Vec<Option<usize>> = vec![None; units.len()];
     for (i, u) in units.iter().enumerate() {
@@ -626,10 +785,10 @@ pub fn lower_tree(
 
     // syntax errors: the innermost unit containing the error's start
     let mut toplevel: Vec<Span> = Vec::new();
-    let errors = roots
+    let errors = flats
         .iter()
         .enumerate()
-        .flat_map(|(ri, r)| collect_errors(*r).into_iter().map(move |e| (ri, e)));
+        .flat_map(|(ri, t)| collect_errors(t).map(move |e| (ri, e)));
     for (ri, e) in errors {
         let pos = e.start_byte();
         let range = (e.start_byte(), e.end_byte());
@@ -668,7 +827,7 @@ pub fn lower_tree(
         }
     }
     out.toplevel_errors = toplevel;
-    out
+    Some(out)
 }
 
 /// When the parse has errors, parses every top-level unit on its own (with

@@ -12,7 +12,7 @@ use crate::frontend::fields::{FortranFields, F};
 use crate::ir::ScalarTy;
 use crate::source::Span;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use tree_sitter::Node;
+use crate::frontend::flat::FNode;
 
 /// Nesting depth beyond which constant folding gives up.
 const FOLD_DEPTH: usize = 64;
@@ -523,15 +523,15 @@ pub fn int_literal(text: &str) -> Option<i64> {
 
 /// Folds an integer constant expression. `lookup` gives the value of a named
 /// constant (lower-case name).
-pub fn fold(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+pub fn fold(cx: &Cx, n: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
     fold_depth(cx, n, lookup, 0)
 }
 
-fn fold_depth(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usize) -> Option<i64> {
+fn fold_depth(cx: &Cx, n: FNode, lookup: &dyn Fn(&str) -> Option<i64>, depth: usize) -> Option<i64> {
     if depth > FOLD_DEPTH {
         return None;
     }
-    let rec = |m: Node| fold_depth(cx, m, lookup, depth + 1);
+    let rec = |m: FNode| fold_depth(cx, m, lookup, depth + 1);
     match n.node_kind() {
         "number_literal" => int_literal(cx.text(n)),
         "identifier" => lookup(&cx.lname(n)),
@@ -566,13 +566,13 @@ fn fold_depth(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usi
 
 /// Folds `kind(...)`, `selected_real_kind(...)`, `max(...)` and friends.
 #[inline(never)]
-fn fold_call(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usize) -> Option<i64> {
-    let rec = |m: Node| fold_depth(cx, m, lookup, depth + 1);
+fn fold_call(cx: &Cx, n: FNode, lookup: &dyn Fn(&str) -> Option<i64>, depth: usize) -> Option<i64> {
+    let rec = |m: FNode| fold_depth(cx, m, lookup, depth + 1);
     let f = n.named_child(0)?;
     if f.node_kind() != "identifier" || n.named_child_count() != 2 {
         return None;
     }
-    let args: Vec<Node> = super::named_kids(n.named_child(1)?)
+    let args: Vec<FNode> = super::named_kids(n.named_child(1)?)
         .into_iter()
         .filter(|c| c.node_kind() != "comment")
         .collect();
@@ -621,7 +621,7 @@ fn fold_call(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>, depth: usiz
     }
 }
 
-fn keyword_value(n: Node) -> Node {
+fn keyword_value(n: FNode) -> FNode {
     if n.node_kind() == "keyword_argument" {
         n.field(F::Value).unwrap_or(n)
     } else {
@@ -630,7 +630,7 @@ fn keyword_value(n: Node) -> Node {
 }
 
 /// The kind of a literal (`kind(1.0d0)` = 8, `kind(1.0)` = 4, `kind(0)` = 4).
-fn literal_kind(cx: &Cx, n: Node) -> Option<i64> {
+fn literal_kind(cx: &Cx, n: FNode) -> Option<i64> {
     let n = keyword_value(n);
     let t = cx.text(n).to_ascii_lowercase();
     match n.node_kind() {
@@ -655,7 +655,7 @@ fn literal_kind(cx: &Cx, n: Node) -> Option<i64> {
 // Collection
 
 /// Reads a type (`intrinsic_type`, `derived_type`) node.
-pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> TypeSpec {
+pub fn type_spec(cx: &Cx, n: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> TypeSpec {
     match n.node_kind() {
         "intrinsic_type" => {
             let text = cx.text(n).to_ascii_lowercase();
@@ -708,10 +708,8 @@ pub fn type_spec(cx: &Cx, n: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Type
 }
 
 /// The value of a `kind` node: `(8)`, `(kind=8)`, `*8`, `(dp)`.
-fn kind_value(cx: &Cx, k: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
-    let mut cursor = k.walk();
-    let kids: Vec<Node> = k.named_children(&mut cursor).collect();
-    let first = kids.iter().find(|c| c.node_kind() != "comment")?;
+fn kind_value(cx: &Cx, k: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+    let first = &k.named_children().find(|c| c.node_kind() != "comment")?;
     match first.node_kind() {
         "keyword_argument" => {
             let name = first.field(F::Name).map(|n| cx.lname(n));
@@ -725,7 +723,7 @@ fn kind_value(cx: &Cx, k: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<
 }
 
 /// Dimensions from an array spec (`size` / `argument_list` node).
-pub fn dims_of(cx: &Cx, spec: Node, lookup: &dyn Fn(&str) -> Option<i64>) -> Dims {
+pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Dims {
     let mut constant = true;
     for d in super::named_kids(spec) {
         match d.node_kind() {
@@ -772,7 +770,7 @@ impl Collector<'_, '_> {
     }
 
     /// Reads the header statement of a unit: dummies, function result.
-    pub fn header(&self, scope: &mut Scope, stmt: Node) {
+    pub fn header(&self, scope: &mut Scope, stmt: FNode) {
         let cx = self.cx;
         if let Some(params) = stmt.field(F::Parameters) {
             for p in super::named_kids(params) {
@@ -809,9 +807,9 @@ impl Collector<'_, '_> {
     /// Collects the specification statements among `items` (DATA
     /// statements anywhere; statement functions only before the first
     /// executable statement).
-    pub fn collect(&self, scope: &mut Scope, items: &[Node]) {
+    pub fn collect(&self, scope: &mut Scope, items: &[FNode]) {
         let mut spec_region = true;
-        let mut stack: Vec<Node> = items.iter().rev().copied().collect();
+        let mut stack: Vec<FNode> = items.iter().rev().copied().collect();
         let mut guard = 0usize;
         while let Some(n) = stack.pop() {
             guard += 1;
@@ -859,7 +857,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn implicit(&self, scope: &mut Scope, n: Node) {
+    fn implicit(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let imp = scope.implicit.get_or_insert_with(Implicit::default_rules);
         let kids = super::named_kids(n);
@@ -896,7 +894,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn use_stmt(&self, scope: &mut Scope, n: Node) {
+    fn use_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let mut module = String::new();
         let mut only = false;
@@ -935,7 +933,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn var_decl(&self, scope: &mut Scope, n: Node) {
+    fn var_decl(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let stmt_span = cx.span(n);
         let ty_node = n.field(F::Type);
@@ -944,15 +942,15 @@ impl Collector<'_, '_> {
             let lookup = |s: &str| self.lookup_in(scope, s);
             ty_node.map(|t| type_spec(cx, t, &lookup))
         };
-        let mut attr_dims: Option<Node> = None;
+        let mut attr_dims: Option<FNode> = None;
         let mut flags = AttrFlags::default();
-        let attrs: Vec<Node> = n.fields(F::Attribute).into_iter().collect();
+        let attrs: Vec<FNode> = n.fields(F::Attribute).into_iter().collect();
         for a in attrs {
             if a.node_kind() == "type_qualifier" {
                 flags.apply(cx, a, &mut attr_dims);
             }
         }
-        let decls: Vec<Node> = n.fields(F::Declarator).into_iter().collect();
+        let decls: Vec<FNode> = n.fields(F::Declarator).into_iter().collect();
         for d in decls {
             let (ident, size, init) = split_declarator(d);
             let Some(ident) = ident else { continue };
@@ -995,17 +993,17 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn var_mod(&self, scope: &mut Scope, n: Node) {
+    fn var_mod(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let stmt_span = cx.span(n);
-        let mut attr_dims: Option<Node> = None;
+        let mut attr_dims: Option<FNode> = None;
         let mut flags = AttrFlags::default();
         for k in super::named_kids(n) {
             if k.node_kind() == "type_qualifier" {
                 flags.apply(cx, k, &mut attr_dims);
             }
         }
-        let decls: Vec<Node> = n.fields(F::Declarator).into_iter().collect();
+        let decls: Vec<FNode> = n.fields(F::Declarator).into_iter().collect();
         for d in decls {
             let (ident, size, _) = split_declarator(d);
             let Some(ident) = ident else { continue };
@@ -1021,14 +1019,14 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn parameter_stmt(&self, scope: &mut Scope, n: Node) {
+    fn parameter_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let stmt_span = cx.span(n);
         for pa in super::named_kids(n) {
             if pa.node_kind() != "parameter_assignment" {
                 continue;
             }
-            let kids: Vec<Node> = super::named_kids(pa)
+            let kids: Vec<FNode> = super::named_kids(pa)
                 .into_iter()
                 .filter(|k| k.node_kind() != "comment")
                 .collect();
@@ -1045,7 +1043,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn common_stmt(&self, scope: &mut Scope, n: Node) {
+    fn common_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let stmt_span = cx.span(n);
         let mut decls = Vec::new();
@@ -1076,9 +1074,9 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn save_stmt(&self, scope: &mut Scope, n: Node) {
+    fn save_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
-        let ids: Vec<Node> = super::named_kids(n)
+        let ids: Vec<FNode> = super::named_kids(n)
             .into_iter()
             .filter(|k| k.node_kind() == "identifier" || k.node_kind() == "common_block")
             .collect();
@@ -1092,7 +1090,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn data_stmt(&self, scope: &mut Scope, n: Node) {
+    fn data_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         for set in super::named_kids(n) {
             if set.node_kind() != "data_set" {
@@ -1108,7 +1106,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn equivalence_stmt(&self, scope: &mut Scope, n: Node) {
+    fn equivalence_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         for set in super::named_kids(n) {
             for obj in super::named_kids(set) {
@@ -1121,7 +1119,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn cray_stmt(&self, scope: &mut Scope, n: Node) {
+    fn cray_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         for pair in super::named_kids(n) {
             if pair.node_kind() != "cray_pointer_pair" {
@@ -1146,7 +1144,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn interface(&self, scope: &mut Scope, n: Node) {
+    fn interface(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         for k in super::named_kids(n) {
             match k.node_kind() {
@@ -1172,7 +1170,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn type_def(&self, scope: &mut Scope, n: Node) {
+    fn type_def(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let mut name = None;
         let mut def = TypeDef::default();
@@ -1193,13 +1191,13 @@ impl Collector<'_, '_> {
                     };
                     let mut flags = AttrFlags::default();
                     let mut attr_dims = None;
-                    let attrs: Vec<Node> = k.fields(F::Attribute).into_iter().collect();
+                    let attrs: Vec<FNode> = k.fields(F::Attribute).into_iter().collect();
                     for a in attrs {
                         if a.node_kind() == "type_qualifier" {
                             flags.apply(cx, a, &mut attr_dims);
                         }
                     }
-                    let decls: Vec<Node> = k.fields(F::Declarator).into_iter().collect();
+                    let decls: Vec<FNode> = k.fields(F::Declarator).into_iter().collect();
                     for d in decls {
                         let (ident, size, _) = split_declarator(d);
                         let Some(ident) = ident else { continue };
@@ -1222,14 +1220,14 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn enum_def(&self, scope: &mut Scope, n: Node) {
+    fn enum_def(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let mut next: Option<i64> = Some(0);
         for st in super::named_kids(n) {
             if st.node_kind() != "enumerator_statement" {
                 continue;
             }
-            let decls: Vec<Node> = st.fields(F::Declarator).into_iter().collect();
+            let decls: Vec<FNode> = st.fields(F::Declarator).into_iter().collect();
             for d in decls {
                 let (ident, _, init) = split_declarator(d);
                 let Some(ident) = ident else { continue };
@@ -1249,7 +1247,7 @@ impl Collector<'_, '_> {
         }
     }
 
-    fn internal_procs(&self, scope: &mut Scope, n: Node) {
+    fn internal_procs(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
         let mut stack = super::named_kids(n);
         let mut guard = 0;
@@ -1275,7 +1273,7 @@ impl Collector<'_, '_> {
 
     /// `f(x, y) = expr` in the specification part, where `f` is not an
     /// array: a statement function. Returns whether it was one.
-    fn statement_function(&self, scope: &mut Scope, n: Node) -> bool {
+    fn statement_function(&self, scope: &mut Scope, n: FNode) -> bool {
         let cx = self.cx;
         let Some(left) = n.field(F::Left) else {
             return false;
@@ -1359,7 +1357,7 @@ impl Collector<'_, '_> {
     }
 }
 
-fn alias_pair(cx: &Cx, n: Node) -> Option<(String, String)> {
+fn alias_pair(cx: &Cx, n: FNode) -> Option<(String, String)> {
     let kids = super::named_kids(n);
     let local = kids.iter().find(|k| k.node_kind() == "local_name")?;
     let remote = kids.iter().find(|k| k.node_kind() == "identifier")?;
@@ -1379,7 +1377,7 @@ struct AttrFlags {
 }
 
 impl AttrFlags {
-    fn apply<'t>(&mut self, cx: &Cx, q: Node<'t>, dims: &mut Option<Node<'t>>) {
+    fn apply<'t>(&mut self, cx: &Cx, q: FNode<'t>, dims: &mut Option<FNode<'t>>) {
         let word = q
             .child(0)
             .map(|c| c.node_kind().to_ascii_lowercase())
@@ -1418,7 +1416,7 @@ impl AttrFlags {
 }
 
 /// (identifier, array spec, initialiser) of a declarator.
-pub fn split_declarator(d: Node) -> (Option<Node>, Option<Node>, Option<Node>) {
+pub fn split_declarator(d: FNode) -> (Option<FNode>, Option<FNode>, Option<FNode>) {
     match d.node_kind() {
         "identifier" => (Some(d), None, None),
         "sized_declarator" => {
@@ -1449,7 +1447,7 @@ pub fn split_declarator(d: Node) -> (Option<Node>, Option<Node>, Option<Node>) {
 
 /// The base identifier of a designator (`a`, `a(i)`, `t%x`, `a(i)%y(2)`),
 /// found iteratively.
-pub fn designator_base(n: Node) -> Option<Node> {
+pub fn designator_base(n: FNode) -> Option<FNode> {
     let mut cur = n;
     for _ in 0..10_000 {
         match cur.node_kind() {
@@ -1464,7 +1462,7 @@ pub fn designator_base(n: Node) -> Option<Node> {
 }
 
 /// The name node of a program unit node.
-pub fn unit_name(n: Node) -> Option<Node> {
+pub fn unit_name(n: FNode) -> Option<FNode> {
     let stmt = n.named_child(0)?;
     stmt.field(F::Name)
 }

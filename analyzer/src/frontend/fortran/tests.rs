@@ -2169,3 +2169,63 @@ fn every_body() -> FrontendOptions {
         ..FrontendOptions::default()
     }
 }
+
+/// The pruned copy of a tree (`CopyPlan`) lowers what the whole copy
+/// lowers, on every Fortran fixture, the whole file and each top-level
+/// unit alone (`only`), with and without outlines; and it is enough (the
+/// whole copy is never needed).
+#[test]
+fn pruned_copy_lowers_like_the_whole_copy() {
+    use csa_grammars::SourceKind;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fortran");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    let mut checked = 0;
+    let mut pruned_nodes = 0;
+    for path in paths {
+        let Some(kind) = csa_grammars::detect(&path) else {
+            continue;
+        };
+        let raw = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        let pre = csa_grammars::preproc::preprocess(&raw, &[], true);
+        let norm = (kind == SourceKind::FortranFixed)
+            .then(|| csa_grammars::fixed_form::normalize(&pre.text));
+        let text = norm.as_ref().map_or(pre.text.as_str(), |n| n.text.as_str());
+        let map: &dyn PosMap = match &norm {
+            Some(n) => n,
+            None => &Identity,
+        };
+        let mut p = tree_sitter::Parser::new();
+        p.set_language(&csa_grammars::fortran_language()).unwrap();
+        let tree = p.parse(text, None).unwrap();
+        if tree.root_node().has_error() {
+            continue;
+        }
+        let mut onlys = vec![None];
+        let mut c = tree.root_node().walk();
+        for n in tree.root_node().children(&mut c) {
+            onlys.push(Some(Span::new(n.start_byte(), n.end_byte())));
+        }
+        for opts in [FrontendOptions::default(), every_body()] {
+            for only in &onlys {
+                let what = format!("{} {only:?} {}", path.display(), opts.every_body);
+                let whole = FlatTree::new(tree.root_node());
+                let want = lower_flat(text, &[whole], map, *only, &opts, &HashMap::default())
+                    .expect("a whole copy lowers");
+                let got = lower_pruned(text, &tree, map, *only, &opts)
+                    .unwrap_or_else(|| panic!("{what}: the pruned copy is not enough"));
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "{what}");
+                let mut plan = CopyPlan::new(text, *only, !opts.every_body);
+                let pruned = FlatTree::pruned(tree.root_node(), |n, d| plan.descend(n, d));
+                pruned_nodes += FlatTree::new(tree.root_node()).len() - pruned.len();
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 30, "{checked} fixtures");
+    assert!(pruned_nodes > 0);
+}
