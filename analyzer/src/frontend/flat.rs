@@ -365,11 +365,15 @@ impl<'t> FNode<'t> {
             .filter(move |c| id != 0 && c.data().field == id)
     }
 
-    /// Every node of the subtree in pre-order, `self` first.
-    pub(crate) fn descendants(&self) -> impl Iterator<Item = FNode<'t>> + use<'t> {
-        let tree = self.tree;
-        let end = self.subtree_end();
-        (self.idx..end).map(move |idx| FNode { tree, idx })
+    /// Every node of the subtree in pre-order, `self` first: a run of the
+    /// copy's array. [`Descendants::skip_below`] leaves a node's
+    /// descendants out.
+    pub(crate) fn descendants(&self) -> Descendants<'t> {
+        Descendants {
+            tree: self.tree,
+            next: self.idx,
+            end: self.subtree_end(),
+        }
     }
 
     /// One past the last node index of this subtree: the next sibling of
@@ -385,6 +389,37 @@ impl<'t> FNode<'t> {
                 None => return self.tree.nodes.len() as u32,
             }
         }
+    }
+}
+
+/// The nodes of a subtree in pre-order ([`FNode::descendants`]).
+pub(crate) struct Descendants<'t> {
+    tree: &'t FlatTree,
+    next: u32,
+    end: u32,
+}
+
+impl<'t> Descendants<'t> {
+    /// Leaves out the descendants of `n`, the node last returned.
+    pub(crate) fn skip_below(&mut self, n: FNode<'t>) {
+        if n.child_count() > 0 {
+            self.next = self.next.max(n.subtree_end()).min(self.end);
+        }
+    }
+}
+
+impl<'t> Iterator for Descendants<'t> {
+    type Item = FNode<'t>;
+    fn next(&mut self) -> Option<FNode<'t>> {
+        if self.next >= self.end {
+            return None;
+        }
+        let idx = self.next;
+        self.next += 1;
+        Some(FNode {
+            tree: self.tree,
+            idx,
+        })
     }
 }
 
@@ -543,6 +578,18 @@ mod tests {
             expect,
             "{at}"
         );
+        // skipping below every child: the node and its children
+        let mut walk = f.descendants();
+        let mut seen = Vec::new();
+        while let Some(d) = walk.next() {
+            seen.push(d.id());
+            if d != f {
+                walk.skip_below(d);
+            }
+        }
+        let mut expect = vec![f.id()];
+        expect.extend(fkids.iter().map(|k| k.id()));
+        assert_eq!(seen, expect, "{at}");
     }
 
     /// Checks a pruned copy `f` against `n`: what was copied is the same,

@@ -2211,10 +2211,9 @@ fn ends_virtually(n: FNode) -> bool {
     if n.node_kind() != "do_loop" {
         return false;
     }
-    named_kids(n)
-        .into_iter()
-        .rev()
-        .find(|k| k.node_kind() != "comment")
+    n.named_children()
+        .filter(|k| k.node_kind() != "comment")
+        .last()
         .is_some_and(ends_virtually_end)
 }
 

@@ -431,36 +431,39 @@ fn build_scopes(cx: &Cx, units: &[Unit], outline: &[bool]) -> (Scopes, Vec<usize
 }
 
 /// Records names referenced as `name(...)` and `call name` in the unit's
-/// own statements (not in contained procedures). Iterative.
+/// own statements (not in contained procedures, interfaces or type
+/// definitions). One pass over each item's run of the flat copy; like a
+/// walk through named children, it does not enter anonymous nodes.
 fn prepass(cx: &Cx, items: &[FNode], scope: &mut Scope) {
-    let mut stack: Vec<FNode> = items.to_vec();
-    let mut guard = 0usize;
-    while let Some(n) = stack.pop() {
-        guard += 1;
-        if guard > 5_000_000 {
-            break;
-        }
-        match n.node_kind() {
-            "internal_procedures" | "interface" | "derived_type_definition" => continue,
-            k if is_unit_node(k) => continue,
-            "call_expression" => {
-                if let Some(f) = n.named_child(0) {
-                    if f.node_kind() == "identifier" {
-                        scope.paren_used.insert(cx.lname(f));
+    for item in items {
+        let mut walk = item.descendants();
+        while let Some(n) = walk.next() {
+            if n != *item && !n.is_named() {
+                walk.skip_below(n);
+                continue;
+            }
+            match n.node_kind() {
+                "internal_procedures" | "interface" | "derived_type_definition" => {
+                    walk.skip_below(n)
+                }
+                k if is_unit_node(k) => walk.skip_below(n),
+                "call_expression" => {
+                    if let Some(f) = n.named_child(0) {
+                        if f.node_kind() == "identifier" {
+                            scope.paren_used.insert(cx.lname(f));
+                        }
                     }
                 }
-            }
-            "subroutine_call" => {
-                if let Some(s) = n.field(F::Subroutine) {
-                    if s.node_kind() == "identifier" {
-                        scope.called.insert(cx.lname(s));
+                "subroutine_call" => {
+                    if let Some(s) = n.field(F::Subroutine) {
+                        if s.node_kind() == "identifier" {
+                            scope.called.insert(cx.lname(s));
+                        }
                     }
                 }
+                _ => {}
             }
-            _ => {}
         }
-        // leaves (names, literals, operators) hold no call
-        stack.extend(n.named_children().filter(|c| c.child_count() > 0));
     }
 }
 
