@@ -11,16 +11,16 @@
 //! names and meaning, over that array.
 //!
 //! Invariants:
-//! * node `i`'s first child is `i + 1` (when it has children); siblings are
-//!   linked by `next`; every node records its parent and the field it has
-//!   in its parent (`TreeCursor::field_id`);
+//! * node `i`'s first child is `i + 1` (when it has children), so a subtree
+//!   is a contiguous run of the array ([`FNode::descendants`]); siblings
+//!   are linked by `next`; every node records its parent and the field it
+//!   has in its parent (`TreeCursor::field_id`);
 //! * what an [`FNode`] answers is what the `tree_sitter::Node` it was copied
 //!   from answers (kind, byte range, flags, children, fields), tested over
-//!   every fixture in `tests`. The only difference: the copy's root has no
-//!   parent and no field even when the original had them.
-
-// Used by the Fortran front end once it is ported (in progress).
-#![allow(dead_code)]
+//!   every fixture in `tests`. The differences: the copy's root has no
+//!   parent and no field even when the original had them, and a node
+//!   [`FlatTree::pruned`] copied without its children ([`FNode::is_pruned`])
+//!   has none.
 
 use std::fmt;
 use tree_sitter::Node;
@@ -30,10 +30,8 @@ const NONE: u32 = u32::MAX;
 const NAMED: u8 = 1;
 const ERROR: u8 = 2;
 const MISSING: u8 = 4;
-const HAS_ERROR: u8 = 8;
-const EXTRA: u8 = 16;
 /// Has children in the tree that were not copied.
-const PRUNED: u8 = 32;
+const PRUNED: u8 = 8;
 
 #[derive(Clone, Copy)]
 struct Data {
@@ -69,8 +67,9 @@ impl FlatTree {
     /// Copies `root` and what is below it, except the children of nodes
     /// for which `descend(node, depth)` is false (the root has depth 0):
     /// those are copied as leaves ([`FNode::is_pruned`] when they had
-    /// children), keeping their own kind, range and flags (`has_error`
-    /// included). `descend` is asked about every node copied, in pre-order.
+    /// children), keeping their own kind, range and flags; the ERROR and
+    /// MISSING nodes below them are not in [`FlatTree::errors`]. `descend`
+    /// is asked about every node copied, in pre-order.
     pub(crate) fn pruned(
         root: Node<'_>,
         mut descend: impl FnMut(Node<'_>, usize) -> bool,
@@ -95,15 +94,12 @@ impl FlatTree {
                 flags |= NAMED;
             }
             if kind == u16::MAX {
-                flags |= ERROR | HAS_ERROR;
+                flags |= ERROR;
             }
             if n.is_missing() {
-                flags |= MISSING | HAS_ERROR;
+                flags |= MISSING;
             }
-            if n.is_extra() {
-                flags |= EXTRA;
-            }
-            if flags & HAS_ERROR != 0 {
+            if flags & (ERROR | MISSING) != 0 {
                 errors.push(idx);
             }
             let field = if at_root {
@@ -140,9 +136,6 @@ impl FlatTree {
             } else if n.child_count() > 0 {
                 if let Some(d) = nodes.last_mut() {
                     d.flags |= PRUNED;
-                    if n.has_error() {
-                        d.flags |= HAS_ERROR;
-                    }
                 }
             }
             loop {
@@ -150,14 +143,6 @@ impl FlatTree {
                     break;
                 }
                 if last.len() == 1 || !cursor.goto_parent() {
-                    // has_error: the node or a descendant is an error or
-                    // missing (children come after their parent)
-                    for i in (1..nodes.len()).rev() {
-                        if nodes[i].flags & HAS_ERROR != 0 {
-                            let p = nodes[i].parent as usize;
-                            nodes[p].flags |= HAS_ERROR;
-                        }
-                    }
                     return FlatTree {
                         nodes,
                         errors,
@@ -177,10 +162,13 @@ impl FlatTree {
 
     /// The ERROR and MISSING nodes, in document order.
     pub(crate) fn errors(&self) -> impl Iterator<Item = FNode<'_>> + '_ {
-        self.errors.iter().map(move |&idx| FNode { tree: self, idx })
+        self.errors
+            .iter()
+            .map(move |&idx| FNode { tree: self, idx })
     }
 
     /// Number of nodes.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.nodes.len()
     }
@@ -235,11 +223,6 @@ impl<'t> FNode<'t> {
         })
     }
 
-    /// A number unique among the nodes of this tree (its index).
-    pub(crate) fn id(&self) -> usize {
-        self.idx as usize
-    }
-
     pub(crate) fn kind_id(&self) -> u16 {
         self.data().kind
     }
@@ -276,14 +259,6 @@ impl<'t> FNode<'t> {
         self.data().flags & MISSING != 0
     }
 
-    pub(crate) fn is_extra(&self) -> bool {
-        self.data().flags & EXTRA != 0
-    }
-
-    pub(crate) fn has_error(&self) -> bool {
-        self.data().flags & HAS_ERROR != 0
-    }
-
     /// Whether the node has children in the tree that were not copied
     /// (see [`FlatTree::pruned`]).
     pub(crate) fn is_pruned(&self) -> bool {
@@ -301,17 +276,6 @@ impl<'t> FNode<'t> {
 
     pub(crate) fn next_sibling(&self) -> Option<FNode<'t>> {
         self.at(self.data().next)
-    }
-
-    pub(crate) fn next_named_sibling(&self) -> Option<FNode<'t>> {
-        let mut n = self.next_sibling();
-        while let Some(s) = n {
-            if s.is_named() {
-                return Some(s);
-            }
-            n = s.next_sibling();
-        }
-        None
     }
 
     pub(crate) fn child_count(&self) -> usize {
@@ -494,8 +458,6 @@ mod tests {
         assert_eq!(f.is_named(), n.is_named(), "{at}");
         assert_eq!(f.is_error(), n.is_error(), "{at}");
         assert_eq!(f.is_missing(), n.is_missing(), "{at}");
-        assert_eq!(f.is_extra(), n.is_extra(), "{at}");
-        assert_eq!(f.has_error(), n.has_error(), "{at}");
         assert_eq!(f.child_count(), n.child_count(), "{at}");
         assert_eq!(f.named_child_count(), n.named_child_count(), "{at}");
         let (fk, nk) = if c {
@@ -561,34 +523,25 @@ mod tests {
                 "{at}: field of child {i}"
             );
             assert_eq!(fc.parent(), Some(f), "{at}: parent of child {i}");
-            assert_eq!(
-                fc.next_named_sibling().map(|x| x.byte_range()),
-                nc.next_named_sibling().map(|x| x.byte_range()),
-                "{at}: next named sibling of child {i}"
-            );
             check(*fc, *nc, c, what);
         }
         // pre-order: the descendants are the node and its children's
-        let mut expect = vec![f.id()];
+        let mut expect = vec![f];
         for fc in &fkids {
-            expect.extend(fc.descendants().map(|d| d.id()));
+            expect.extend(fc.descendants());
         }
-        assert_eq!(
-            f.descendants().map(|d| d.id()).collect::<Vec<_>>(),
-            expect,
-            "{at}"
-        );
+        assert_eq!(f.descendants().collect::<Vec<_>>(), expect, "{at}");
         // skipping below every child: the node and its children
         let mut walk = f.descendants();
         let mut seen = Vec::new();
         while let Some(d) = walk.next() {
-            seen.push(d.id());
+            seen.push(d);
             if d != f {
                 walk.skip_below(d);
             }
         }
-        let mut expect = vec![f.id()];
-        expect.extend(fkids.iter().map(|k| k.id()));
+        let mut expect = vec![f];
+        expect.extend(fkids.iter().copied());
         assert_eq!(seen, expect, "{at}");
     }
 
@@ -597,7 +550,6 @@ mod tests {
     fn check_pruned(f: FNode<'_>, n: Node<'_>, pruned: &dyn Fn(Node<'_>) -> bool) {
         let at = format!("{} at {:?}", n.kind(), n.byte_range());
         assert!(same(f, n), "{at}: {f:?}");
-        assert_eq!(f.has_error(), n.has_error(), "{at}");
         assert_eq!(f.is_pruned(), pruned(n) && n.child_count() > 0, "{at}");
         if pruned(n) {
             assert_eq!(f.child_count(), 0, "{at}");

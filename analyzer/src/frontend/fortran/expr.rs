@@ -12,9 +12,9 @@ use super::lower::{Binding, Lowerer, Place};
 use super::named_kids;
 use super::scope::{self, ProcKind};
 use crate::frontend::fields::{FortranFields, F};
+use crate::frontend::flat::FNode;
 use crate::ir::*;
 use crate::source::Span;
-use crate::frontend::flat::FNode;
 
 /// What an evaluated expression is, for value tracking of scalar writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,11 +15,11 @@
 use super::scope::{DeclEntry, Implicit, ProcKind, Scope, ScopeKind, Scopes, TypeSpec};
 use super::{all_kids, is_preproc_container, named_kids, preproc_body, Cx};
 use crate::frontend::fields::{FortranFields, F};
+use crate::frontend::flat::FNode;
 use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use crate::frontend::flat::FNode;
 
 /// Nesting depth (statements and expressions together) beyond which a
 /// subtree is lowered as one opaque call and the function is marked with a

@@ -11,6 +11,10 @@
 //! turns statements into blocks and `expr` turns expressions into accesses,
 //! calls and builtins.
 //!
+//! Everything reads a flat copy of the tree (`FNode`, see
+//! `frontend::flat`), made once per tree by [`lower_tree`]; the statements
+//! of outlines are not copied (see `CopyPlan`).
+//!
 //! Every position stored in the IR goes through [`Cx::span`], which maps the
 //! parser's offsets (for fixed form: offsets in the normalised text) back to
 //! the original text.
@@ -491,11 +495,12 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
 
 /// Lowers the program units of an already parsed `tree` of `text`: all of
 /// them, or (for incremental analysis) only those whose span overlaps
-/// `only`. Every unit still contributes its declarations to the scopes.
+/// `only`. The declarations those read (their own, their hosts', every
+/// module's) are collected whatever `only` is.
 ///
-/// The tree is copied once into a [`FlatTree`] that the rest of the front
+/// The tree is copied once into a `FlatTree` that the rest of the front
 /// end reads. A tree without syntax errors is copied pruned (see
-/// [`CopyPlan`]): the statements of outlines and, with `only`, the
+/// `CopyPlan`): the statements of outlines and, with `only`, the
 /// top-level units outside it that are not modules are not copied, as
 /// nothing reads them.
 pub fn lower_tree(

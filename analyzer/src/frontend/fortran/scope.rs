@@ -9,10 +9,10 @@
 use super::intrinsics::{intrinsic_function, intrinsic_module_constant};
 use super::{is_preproc_container, Cx};
 use crate::frontend::fields::{FortranFields, F};
+use crate::frontend::flat::FNode;
 use crate::ir::ScalarTy;
 use crate::source::Span;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use crate::frontend::flat::FNode;
 
 /// Nesting depth beyond which constant folding gives up.
 const FOLD_DEPTH: usize = 64;
@@ -527,7 +527,12 @@ pub fn fold(cx: &Cx, n: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<i
     fold_depth(cx, n, lookup, 0)
 }
 
-fn fold_depth(cx: &Cx, n: FNode, lookup: &dyn Fn(&str) -> Option<i64>, depth: usize) -> Option<i64> {
+fn fold_depth(
+    cx: &Cx,
+    n: FNode,
+    lookup: &dyn Fn(&str) -> Option<i64>,
+    depth: usize,
+) -> Option<i64> {
     if depth > FOLD_DEPTH {
         return None;
     }
