@@ -10,6 +10,7 @@ use crate::frontend::{self, FrontendOptions, Identity, LoweredFile};
 use crate::graph::dom::DomTree;
 use crate::graph::loops::{self, LoopForest, LoopId};
 use crate::graph::simplify::loop_simplify_with;
+use crate::graph::Csr;
 use crate::ir::{BlockId, Function, Lang};
 use crate::memory::{self, MemoryInfo, MemoryOptions};
 use crate::regions::events::{self, EventInput, MemopCfg};
@@ -54,10 +55,11 @@ impl AnalysisOptions {
 pub struct FunctionAnalysis {
     /// The IR after LoopSimplify.
     pub func: Function,
-    pub succs: Vec<Vec<u32>>,
+    /// Successor lists of the blocks of `func`.
+    pub succs: Csr,
     /// Predecessor lists with one entry per edge (a block reached twice
-    /// from one `switch` lists it twice, as LLVM does).
-    pub preds: Vec<Vec<u32>>,
+    /// from one `switch` lists it twice, as LLVM does), each ascending.
+    pub preds: Csr,
     pub reachable: Vec<bool>,
     pub dom: DomTree,
     pub forest: LoopForest,
@@ -259,38 +261,40 @@ pub(crate) fn finish_diagnostics(
     crate::suppress::with_suppression_fixes(diagnostics, source, lang)
 }
 
-/// Predecessor lists with one entry per edge.
-pub fn predecessors(succs: &[Vec<u32>]) -> Vec<Vec<u32>> {
-    let mut preds = vec![Vec::new(); succs.len()];
-    for (b, s) in succs.iter().enumerate() {
-        for &t in s {
-            if let Some(p) = preds.get_mut(t as usize) {
-                p.push(b as u32);
-            }
-        }
-    }
-    preds
+/// Predecessor lists with one entry per edge, each ascending.
+pub fn predecessors(succs: &Csr) -> Csr {
+    Csr::reversed(succs)
+}
+
+/// The successor lists of the blocks of `func`.
+fn successor_graph(func: &Function) -> Csr {
+    Csr::from_lists(
+        func.blocks
+            .iter()
+            .map(|b| b.term.kind.successors().map(|s| s.0)),
+    )
 }
 
 pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalysis {
     // Irreducibility is a property of the CFG the front end built.
-    let succs0 = func.successors();
-    let dom0 = DomTree::dominators(&succs0, 0);
+    let succs0 = successor_graph(&func);
+    let preds0 = predecessors(&succs0);
+    let dom0 = DomTree::dominators_with_preds(&succs0, &preds0, 0);
     let irreducible_edges = loops::find_irreducible(&succs0, 0, &dom0);
-    let forest0 = loops::find_loops(&succs0, &dom0);
+    let forest0 = loops::find_loops_with_preds(&succs0, &preds0, &dom0);
 
     loop_simplify_with(&mut func, &succs0, &forest0);
 
-    let succs = func.successors();
-    let preds = predecessors(&succs);
+    let succs = successor_graph(&func);
     // Dominators and loops depend on the CFG alone: most functions leave
     // LoopSimplify unchanged and keep the ones computed before it.
-    let (dom, forest) = if succs == succs0 {
-        (dom0, forest0)
+    let (preds, dom, forest) = if succs == succs0 {
+        (preds0, dom0, forest0)
     } else {
-        let dom = DomTree::dominators(&succs, 0);
-        let forest = loops::find_loops(&succs, &dom);
-        (dom, forest)
+        let preds = predecessors(&succs);
+        let dom = DomTree::dominators_with_preds(&succs, &preds, 0);
+        let forest = loops::find_loops_with_preds(&succs, &preds, &dom);
+        (preds, dom, forest)
     };
     let reachable: Vec<bool> = (0..succs.len()).map(|b| dom.contains(b as u32)).collect();
     let preheaders: Vec<Option<BlockId>> = forest
@@ -306,7 +310,7 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
         })
         .collect();
     let memory = memory::analyze(&func, &forest, &preheaders, &reachable, mopts);
-    let tokens = TokenInfo::compute(&func, &memory);
+    let tokens = TokenInfo::compute(&func, &succs, &memory);
     let clie = clie::run(&ClieInput {
         func: &func,
         succs: &succs,

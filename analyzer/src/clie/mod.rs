@@ -176,8 +176,8 @@ pub fn spmdization_chunk(kind: &str) -> Option<i64> {
 /// The per-function inputs CLIE needs.
 pub struct ClieInput<'a> {
     pub func: &'a Function,
-    pub succs: &'a [Vec<u32>],
-    pub preds: &'a [Vec<u32>],
+    pub succs: &'a crate::graph::Csr,
+    pub preds: &'a crate::graph::Csr,
     pub dom: &'a DomTree,
     pub forest: &'a LoopForest,
     pub preheaders: &'a [Option<BlockId>],
@@ -622,7 +622,7 @@ mod tests {
     fn global_ncd_in_loop(fa: &FunctionAnalysis, l: LoopId, a: u32, b: u32) -> Option<u32> {
         let data = &fa.forest.loops[l.0 as usize];
         let n = fa.succs.len() as u32;
-        let mut succs = fa.succs.clone();
+        let mut succs = fa.succs.to_lists();
         for &latch in &data.latches {
             for t in succs[latch as usize].iter_mut() {
                 if *t == data.header {

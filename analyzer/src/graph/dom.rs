@@ -15,7 +15,7 @@
 //!
 //! Only blocks reachable from the entry take part in either tree.
 
-use super::{predecessors, reachable, reverse_post_order, valid_succs, NONE};
+use super::{predecessors, reachable, reverse_post_order, valid_succs, Csr, Graph, NONE};
 
 /// A dominator or post-dominator tree over dense `u32` block ids.
 #[derive(Clone, Debug, Default)]
@@ -27,7 +27,8 @@ pub struct DomTree {
     /// Pre-order entry / exit numbers of the tree, for O(1) `dominates`.
     tin: Vec<u32>,
     tout: Vec<u32>,
-    children: Vec<Vec<u32>>,
+    /// The children of every node, in the order of `rpo`.
+    children: Csr,
     root: u32,
     virtual_exit: Option<u32>,
     rpo: Vec<u32>,
@@ -38,10 +39,19 @@ pub struct DomTree {
 impl DomTree {
     /// The dominator tree of the blocks reachable from `entry`. An `entry`
     /// out of range gives an empty tree.
-    pub fn dominators(succs: &[Vec<u32>], entry: u32) -> DomTree {
+    pub fn dominators<G: Graph + ?Sized>(succs: &G, entry: u32) -> DomTree {
+        DomTree::dominators_with_preds(succs, &Csr::reversed(succs), entry)
+    }
+
+    /// [`DomTree::dominators`] for a caller that has the predecessor lists
+    /// of `succs` (with or without repeated edges: the tree is the same).
+    pub fn dominators_with_preds<G: Graph + ?Sized, P: Graph + ?Sized>(
+        succs: &G,
+        preds: &P,
+        entry: u32,
+    ) -> DomTree {
         let rpo = reverse_post_order(succs, entry);
-        let preds = predecessors(succs);
-        build(succs.len(), entry, rpo, &preds, None)
+        build(succs.num_blocks(), entry, rpo, preds, None)
     }
 
     /// The post-dominator tree of the blocks reachable from block 0, rooted
@@ -55,20 +65,15 @@ impl DomTree {
     /// connect the last block that DFS *discovers* — LLVM's "furthest away"
     /// node, which is the highest DFS number in LLVM's `runDFS` — to the
     /// virtual exit ([`DomTree::extra_exit_edges`]).
-    pub fn post_dominators(succs: &[Vec<u32>]) -> DomTree {
-        let n = succs.len();
+    pub fn post_dominators<G: Graph + ?Sized>(succs: &G) -> DomTree {
+        let n = succs.num_blocks();
         let exit = n as u32;
         let reach = reachable(succs, 0);
         // The reachable subgraph, out-of-range successors dropped.
-        let fwd: Vec<Vec<u32>> = (0..n)
-            .map(|b| {
-                if reach[b] {
-                    valid_succs(succs, b as u32).collect()
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
+        let fwd = Csr::from_lists((0..n).map(|b| {
+            let keep = reach[b];
+            valid_succs(succs, b as u32).filter(move |_| keep)
+        }));
         let fpreds = predecessors(&fwd);
 
         let mut exit_edges: Vec<u32> = (0..n)
@@ -115,14 +120,26 @@ impl DomTree {
             mark_reaching(furthest, &fpreds, &mut reaches, &mut work);
         }
 
-        // The reversed graph with the virtual exit as node `n`.
-        let mut rsuccs = fpreds;
-        rsuccs.push(exit_edges.clone());
-        let mut rpreds = fwd;
+        // The reversed graph with the virtual exit as node `n`. A block has
+        // at most one edge to the exit (`reaches` is set once per block).
+        let rsuccs = Csr::from_lists(
+            fpreds
+                .iter()
+                .chain(std::iter::once(&exit_edges[..]))
+                .map(|l| l.iter().copied()),
+        );
+        let mut to_exit = stamp;
+        to_exit.fill(0);
         for &e in &exit_edges {
-            rpreds[e as usize].push(exit);
+            to_exit[e as usize] = 1;
         }
-        rpreds.push(Vec::new());
+        let rpreds = Csr::from_lists(
+            fwd.iter()
+                .zip(&to_exit)
+                .map(|(l, &x)| (l, x))
+                .chain(std::iter::once((&[][..], 0)))
+                .map(|(l, x)| l.iter().copied().chain((x != 0).then_some(exit))),
+        );
         let rpo = reverse_post_order(&rsuccs, exit);
         let mut tree = build(n + 1, exit, rpo, &rpreds, Some(exit));
         tree.exit_edges = exit_edges;
@@ -208,7 +225,7 @@ impl DomTree {
     /// The children of `b` in the tree, in the order of [`DomTree::rpo`].
     /// Empty for leaves and for blocks not in the tree.
     pub fn children(&self, b: u32) -> &[u32] {
-        self.children.get(b as usize).map_or(&[], |c| c.as_slice())
+        self.children.get(b as usize).unwrap_or(&[])
     }
 
     /// Reverse post-order of the graph the tree was computed on: for a
@@ -242,7 +259,7 @@ impl DomTree {
 
 /// Marks `from` and every block that reaches it (through `preds`) as
 /// reaching the exit; stops at blocks already marked.
-fn mark_reaching(from: u32, preds: &[Vec<u32>], reaches: &mut [bool], work: &mut Vec<u32>) {
+fn mark_reaching(from: u32, preds: &Csr, reaches: &mut [bool], work: &mut Vec<u32>) {
     if reaches[from as usize] {
         return;
     }
@@ -261,13 +278,19 @@ fn mark_reaching(from: u32, preds: &[Vec<u32>], reaches: &mut [bool], work: &mut
 
 /// Cooper–Harvey–Kennedy on a graph with `num` nodes given by its reverse
 /// post-order from `root` (`rpo[0] == root`) and in-range predecessor lists.
-fn build(num: usize, root: u32, rpo: Vec<u32>, preds: &[Vec<u32>], vexit: Option<u32>) -> DomTree {
+fn build<P: Graph + ?Sized>(
+    num: usize,
+    root: u32,
+    rpo: Vec<u32>,
+    preds: &P,
+    vexit: Option<u32>,
+) -> DomTree {
     let mut tree = DomTree {
         idom: vec![NONE; num],
         depth: vec![NONE; num],
         tin: vec![NONE; num],
         tout: vec![NONE; num],
-        children: vec![Vec::new(); num],
+        children: Csr::default(),
         root,
         virtual_exit: vexit,
         rpo: Vec::new(),
@@ -277,7 +300,8 @@ fn build(num: usize, root: u32, rpo: Vec<u32>, preds: &[Vec<u32>], vexit: Option
     if rpo.first() != Some(&root) {
         return tree;
     }
-    let mut order = vec![NONE; num];
+    // RPO numbers, kept in `tout` until the tree numbering overwrites it.
+    let mut order = std::mem::take(&mut tree.tout);
     for (i, &b) in rpo.iter().enumerate() {
         order[b as usize] = i as u32;
     }
@@ -302,8 +326,8 @@ fn build(num: usize, root: u32, rpo: Vec<u32>, preds: &[Vec<u32>], vexit: Option
         changed = false;
         for &b in &rpo[1..] {
             let mut new = NONE;
-            for &p in &preds[b as usize] {
-                if idom[p as usize] == NONE {
+            for &p in preds.succs_of(b) {
+                if idom.get(p as usize).is_none_or(|&d| d == NONE) {
                     continue; // unreachable, or not processed yet
                 }
                 new = if new == NONE {
@@ -320,12 +344,32 @@ fn build(num: usize, root: u32, rpo: Vec<u32>, preds: &[Vec<u32>], vexit: Option
     }
     idom[root as usize] = NONE;
 
+    // Children lists by a counting sort of the nodes on their idom, in
+    // RPO.
     tree.depth[root as usize] = 0;
+    let mut start = vec![0u32; num + 1];
     for &b in &rpo[1..] {
         let d = tree.idom[b as usize];
         tree.depth[b as usize] = tree.depth[d as usize] + 1;
-        tree.children[d as usize].push(b);
+        start[d as usize + 1] += 1;
     }
+    for i in 0..num {
+        start[i + 1] += start[i];
+    }
+    let mut list = vec![0u32; rpo.len() - 1];
+    // `order` is free again: it becomes the fill cursor.
+    order[..num].copy_from_slice(&start[..num]);
+    for &b in &rpo[1..] {
+        let d = tree.idom[b as usize] as usize;
+        list[order[d] as usize] = b;
+        order[d] += 1;
+    }
+    tree.children = Csr {
+        start,
+        targets: list,
+    };
+    order.fill(NONE);
+    tree.tout = order;
     // Pre-order interval numbering of the tree.
     let mut clock = 0u32;
     let mut stack: Vec<(u32, usize)> = vec![(root, 0)];

@@ -23,7 +23,7 @@ use std::ops::Index;
 use serde::Serialize;
 
 use super::dom::DomTree;
-use super::{predecessors, reverse_post_order, valid_succs, NONE};
+use super::{reverse_post_order, valid_succs, Csr, Graph, NONE};
 
 /// Index of a loop in [`LoopForest::loops`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -84,8 +84,18 @@ impl Index<LoopId> for LoopForest {
 /// Finds the natural loops of `succs`. `dom` must be the dominator tree of
 /// `succs` (its root is taken as the entry); a post-dominator tree or a
 /// tree of another graph gives meaningless (but well-formed) results.
-pub fn find_loops(succs: &[Vec<u32>], dom: &DomTree) -> LoopForest {
-    let n = succs.len();
+pub fn find_loops<G: Graph + ?Sized>(succs: &G, dom: &DomTree) -> LoopForest {
+    find_loops_with_preds(succs, &Csr::reversed(succs), dom)
+}
+
+/// [`find_loops`] for a caller that has the predecessor lists of `succs`
+/// (with or without repeated edges: the forest is the same).
+pub fn find_loops_with_preds<G: Graph + ?Sized, P: Graph + ?Sized>(
+    succs: &G,
+    preds: &P,
+    dom: &DomTree,
+) -> LoopForest {
+    let n = succs.num_blocks();
     let entry = dom.root();
     let rpo: Vec<u32> = reverse_post_order(succs, entry)
         .into_iter()
@@ -95,17 +105,21 @@ pub fn find_loops(succs: &[Vec<u32>], dom: &DomTree) -> LoopForest {
     for &b in &rpo {
         reachable[b as usize] = true;
     }
-    let preds = predecessors(succs);
 
     // Headers and their latches, in RPO.
     let mut headers: Vec<u32> = Vec::new();
     let mut latches: Vec<Vec<u32>> = Vec::new();
     for &h in &rpo {
-        let l: Vec<u32> = preds[h as usize]
-            .iter()
-            .copied()
-            .filter(|&p| reachable[p as usize] && dom.dominates(h, p))
-            .collect();
+        let mut l: Vec<u32> = Vec::new();
+        for &p in preds.succs_of(h) {
+            // Predecessor lists are ascending: a repeated edge is adjacent.
+            if l.last() != Some(&p)
+                && reachable.get(p as usize) == Some(&true)
+                && dom.dominates(h, p)
+            {
+                l.push(p);
+            }
+        }
         if !l.is_empty() {
             headers.push(h);
             latches.push(l);
@@ -130,7 +144,7 @@ pub fn find_loops(succs: &[Vec<u32>], dom: &DomTree) -> LoopForest {
                 }
                 block_loop[b as usize] = l;
                 if b != h {
-                    work.extend_from_slice(&preds[b as usize]);
+                    work.extend_from_slice(preds.succs_of(b));
                 }
             } else {
                 let mut sub = sub;
@@ -142,7 +156,7 @@ pub fn find_loops(succs: &[Vec<u32>], dom: &DomTree) -> LoopForest {
                 }
                 parent[sub as usize] = l;
                 let sh = headers[sub as usize];
-                for &p in &preds[sh as usize] {
+                for &p in preds.succs_of(sh) {
                     if block_loop[p as usize] != sub {
                         work.push(p);
                     }
@@ -221,15 +235,19 @@ pub fn find_loops(succs: &[Vec<u32>], dom: &DomTree) -> LoopForest {
         irreducible_loops: vec![false; num],
     };
     forest.irreducible_edges = find_irreducible(succs, entry, dom);
-    forest.find_irreducible_regions(succs, &preds);
+    forest.find_irreducible_regions(succs, preds);
     forest
 }
 
 /// Retreating edges `(source, target)` of a DFS from `entry` (successors in
 /// listed order) whose target does not dominate their source: the edges
 /// that make the CFG irreducible. Each edge once, in DFS order.
-pub fn find_irreducible(succs: &[Vec<u32>], entry: u32, dom: &DomTree) -> Vec<(u32, u32)> {
-    let n = succs.len();
+pub fn find_irreducible<G: Graph + ?Sized>(
+    succs: &G,
+    entry: u32,
+    dom: &DomTree,
+) -> Vec<(u32, u32)> {
+    let n = succs.num_blocks();
     let mut out = Vec::new();
     if entry as usize >= n {
         return out;
@@ -242,7 +260,7 @@ pub fn find_irreducible(succs: &[Vec<u32>], entry: u32, dom: &DomTree) -> Vec<(u
     on_stack[entry as usize] = true;
     while let Some(top) = stack.last_mut() {
         let (b, i) = *top;
-        let ss = &succs[b as usize];
+        let ss = succs.succs_of(b);
         if i < ss.len() {
             top.1 += 1;
             let s = ss[i];
@@ -333,10 +351,15 @@ impl LoopForest {
     /// header. Unreachable predecessors are ignored. `succs`/`preds` are the
     /// current successor and predecessor lists (see
     /// [`super::predecessors`]).
-    pub fn preheader(&self, lp: LoopId, succs: &[Vec<u32>], preds: &[Vec<u32>]) -> Option<u32> {
+    pub fn preheader<G: Graph + ?Sized, P: Graph + ?Sized>(
+        &self,
+        lp: LoopId,
+        succs: &G,
+        preds: &P,
+    ) -> Option<u32> {
         let h = self.get(lp)?.header;
         let mut out = None;
-        for &p in preds.get(h as usize)? {
+        for &p in preds.succs_of(h) {
             if !self.is_reachable(p) || self.contains(lp, p) {
                 continue;
             }
@@ -401,11 +424,15 @@ impl LoopForest {
         out
     }
 
-    fn find_irreducible_regions(&mut self, succs: &[Vec<u32>], preds: &[Vec<u32>]) {
+    fn find_irreducible_regions<G: Graph + ?Sized, P: Graph + ?Sized>(
+        &mut self,
+        succs: &G,
+        preds: &P,
+    ) {
         if self.irreducible_edges.is_empty() {
             return;
         }
-        let n = succs.len();
+        let n = succs.num_blocks();
         // Group edge targets by the innermost loop containing both ends.
         let mut groups: Vec<(u32, u32)> = Vec::new();
         for &(u, v) in &self.irreducible_edges {
@@ -476,7 +503,7 @@ impl LoopForest {
                 bmark[v as usize] = token;
                 work.push(v);
                 while let Some(x) = work.pop() {
-                    for &p in &preds[x as usize] {
+                    for &p in preds.succs_of(x) {
                         if bmark[p as usize] != token && in_set(p, &member, &self.reachable) {
                             bmark[p as usize] = token;
                             work.push(p);
@@ -520,7 +547,7 @@ impl LoopForest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::reachable;
+    use crate::graph::{predecessors, reachable};
     use proptest::prelude::*;
 
     fn forest(succs: &[Vec<u32>]) -> LoopForest {

@@ -8,38 +8,231 @@
 //! * successor ids that are out of range (`>= succs.len()`) are ignored;
 //! * blocks unreachable from the entry are normal and take part in nothing;
 //! * nothing recurses (CFGs can have 100k blocks) and nothing panics.
+//!
+//! The algorithms take any [`Graph`]: a [`Csr`] (what the analysis builds:
+//! two allocations per graph instead of one per block) or plain
+//! `Vec<Vec<u32>>` lists (tests, small local graphs).
 
 pub mod dom;
 pub mod loops;
 pub mod simplify;
 
+use std::ops::Index;
+
 /// "No value" marker in dense `u32` tables.
 pub(crate) const NONE: u32 = u32::MAX;
+
+/// Successor lists indexed by dense block ids.
+pub trait Graph {
+    /// Number of blocks (`succs.len()`).
+    fn num_blocks(&self) -> usize;
+    /// The successors of `b` as listed (out-of-range ids included); empty
+    /// when `b` itself is out of range.
+    fn succs_of(&self, b: u32) -> &[u32];
+}
+
+impl Graph for [Vec<u32>] {
+    fn num_blocks(&self) -> usize {
+        self.len()
+    }
+    fn succs_of(&self, b: u32) -> &[u32] {
+        self.get(b as usize).map_or(&[], |v| v.as_slice())
+    }
+}
+
+impl Graph for Vec<Vec<u32>> {
+    fn num_blocks(&self) -> usize {
+        self.len()
+    }
+    fn succs_of(&self, b: u32) -> &[u32] {
+        self.get(b as usize).map_or(&[], |v| v.as_slice())
+    }
+}
+
+impl<const N: usize> Graph for [Vec<u32>; N] {
+    fn num_blocks(&self) -> usize {
+        N
+    }
+    fn succs_of(&self, b: u32) -> &[u32] {
+        self.get(b as usize).map_or(&[], |v| v.as_slice())
+    }
+}
+
+impl Graph for Csr {
+    fn num_blocks(&self) -> usize {
+        self.len()
+    }
+    fn succs_of(&self, b: u32) -> &[u32] {
+        self.get(b as usize).unwrap_or(&[])
+    }
+}
+
+/// The first blocks of a graph: blocks from the given count on, and edges
+/// to them, are out of range (like slicing `succs[..n]`).
+pub struct Prefix<'a, G: ?Sized>(pub &'a G, pub usize);
+
+impl<G: Graph + ?Sized> Graph for Prefix<'_, G> {
+    fn num_blocks(&self) -> usize {
+        self.1.min(self.0.num_blocks())
+    }
+    fn succs_of(&self, b: u32) -> &[u32] {
+        if (b as usize) < self.1 {
+            self.0.succs_of(b)
+        } else {
+            &[]
+        }
+    }
+}
+
+/// Adjacency lists in compressed sparse row form: the lists of all blocks
+/// one after the other in one vector, and where each starts. Indexing
+/// (`csr[b]`) gives block `b`'s list as a slice, like `Vec<Vec<u32>>`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Csr {
+    /// `targets[start[b]..start[b + 1]]` is the list of block `b`; one
+    /// more entry than blocks (empty for a graph with no block).
+    start: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl Csr {
+    /// The lists given one per block, in order.
+    pub fn from_lists<I, J>(lists: I) -> Csr
+    where
+        I: IntoIterator<Item = J>,
+        J: IntoIterator<Item = u32>,
+    {
+        let lists = lists.into_iter();
+        let mut start = Vec::with_capacity(lists.size_hint().0 + 1);
+        let mut targets = Vec::with_capacity(lists.size_hint().0 * 2);
+        start.push(0);
+        for l in lists {
+            targets.extend(l);
+            start.push(targets.len() as u32);
+        }
+        Csr { start, targets }
+    }
+
+    /// Number of blocks.
+    pub fn len(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The list of block `b`, `None` when `b` is out of range.
+    pub fn get(&self, b: usize) -> Option<&[u32]> {
+        let (&s, &e) = (self.start.get(b)?, self.start.get(b + 1)?);
+        self.targets.get(s as usize..e as usize)
+    }
+
+    /// The lists of all blocks, in block order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &[u32]> + ExactSizeIterator + '_ {
+        self.start.windows(2).map(|w| {
+            self.targets
+                .get(w[0] as usize..w[1] as usize)
+                .unwrap_or(&[])
+        })
+    }
+
+    /// Every list entry, block after block.
+    pub fn all_targets(&self) -> &[u32] {
+        &self.targets
+    }
+
+    /// The reversed graph with one entry per edge: a block reached twice
+    /// from one block lists it twice (as LLVM's predecessor lists do).
+    /// Each list is in ascending order. Out-of-range targets are ignored.
+    pub fn reversed<G: Graph + ?Sized>(g: &G) -> Csr {
+        reverse(g, false)
+    }
+
+    /// The reversed graph with each predecessor once per block (see
+    /// [`predecessors`]).
+    pub fn reversed_dedup<G: Graph + ?Sized>(g: &G) -> Csr {
+        reverse(g, true)
+    }
+
+    /// The lists as vectors.
+    pub fn to_lists(&self) -> Vec<Vec<u32>> {
+        self.iter().map(|l| l.to_vec()).collect()
+    }
+}
+
+impl Index<usize> for Csr {
+    type Output = [u32];
+    /// Panics when `b` is out of range, like indexing a `Vec<Vec<u32>>`.
+    fn index(&self, b: usize) -> &[u32] {
+        let (s, e) = (self.start[b] as usize, self.start[b + 1] as usize);
+        &self.targets[s..e]
+    }
+}
+
+/// Counting sort of the edges by target; sources come out ascending.
+fn reverse<G: Graph + ?Sized>(g: &G, dedup: bool) -> Csr {
+    let n = g.num_blocks();
+    let mut count = vec![0u32; n + 1];
+    for b in 0..n as u32 {
+        for &s in g.succs_of(b) {
+            if (s as usize) < n {
+                count[s as usize + 1] += 1;
+            }
+        }
+    }
+    for i in 0..n {
+        count[i + 1] += count[i];
+    }
+    let mut fill: Vec<u32> = count[..n].to_vec();
+    let mut targets = vec![0u32; count[n] as usize];
+    for b in 0..n as u32 {
+        for &s in g.succs_of(b) {
+            if let Some(f) = fill.get_mut(s as usize) {
+                targets[*f as usize] = b;
+                *f += 1;
+            }
+        }
+    }
+    let mut csr = Csr {
+        start: count,
+        targets,
+    };
+    if dedup {
+        // Blocks are visited in ascending order, so the duplicates of an
+        // edge are adjacent in its target's list: squeeze them out.
+        let mut w = 0usize;
+        let mut begin = 0usize;
+        for b in 0..n {
+            let end = csr.start[b + 1] as usize;
+            let mut last = NONE;
+            for r in begin..end {
+                let p = csr.targets[r];
+                if p != last {
+                    csr.targets[w] = p;
+                    w += 1;
+                    last = p;
+                }
+            }
+            begin = end;
+            csr.start[b + 1] = w as u32;
+        }
+        csr.targets.truncate(w);
+    }
+    csr
+}
 
 /// Predecessor lists of all blocks, indexed by block id. Each list is in
 /// ascending block order and holds each predecessor once, however many edges
 /// it has to the block. Out-of-range successor ids are ignored.
-pub fn predecessors(succs: &[Vec<u32>]) -> Vec<Vec<u32>> {
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); succs.len()];
-    for (b, ss) in succs.iter().enumerate() {
-        let b = b as u32;
-        for &s in ss {
-            if let Some(p) = preds.get_mut(s as usize) {
-                // Blocks are visited in ascending order, so a duplicate edge
-                // from `b` can only be the last entry.
-                if p.last() != Some(&b) {
-                    p.push(b);
-                }
-            }
-        }
-    }
-    preds
+pub fn predecessors<G: Graph + ?Sized>(succs: &G) -> Csr {
+    Csr::reversed_dedup(succs)
 }
 
 /// Depth-first post-order of the blocks reachable from `entry`, successors
 /// visited in listed order. Empty when `entry` is out of range. Iterative.
-pub fn post_order(succs: &[Vec<u32>], entry: u32) -> Vec<u32> {
-    let n = succs.len();
+pub fn post_order<G: Graph + ?Sized>(succs: &G, entry: u32) -> Vec<u32> {
+    let n = succs.num_blocks();
     let mut order = Vec::new();
     if entry as usize >= n {
         return order;
@@ -50,7 +243,7 @@ pub fn post_order(succs: &[Vec<u32>], entry: u32) -> Vec<u32> {
     visited[entry as usize] = true;
     while let Some(top) = stack.last_mut() {
         let (b, i) = *top;
-        let ss = &succs[b as usize];
+        let ss = succs.succs_of(b);
         if i < ss.len() {
             top.1 += 1;
             let s = ss[i];
@@ -71,15 +264,15 @@ pub fn post_order(succs: &[Vec<u32>], entry: u32) -> Vec<u32> {
 /// Reverse post-order of the blocks reachable from `entry` (successors
 /// visited in listed order). `entry` comes first; every block comes after
 /// its DFS-tree parent, and after each of its dominators.
-pub fn reverse_post_order(succs: &[Vec<u32>], entry: u32) -> Vec<u32> {
+pub fn reverse_post_order<G: Graph + ?Sized>(succs: &G, entry: u32) -> Vec<u32> {
     let mut order = post_order(succs, entry);
     order.reverse();
     order
 }
 
 /// `reachable[b]`: block `b` can be reached from `entry`.
-pub fn reachable(succs: &[Vec<u32>], entry: u32) -> Vec<bool> {
-    let n = succs.len();
+pub fn reachable<G: Graph + ?Sized>(succs: &G, entry: u32) -> Vec<bool> {
+    let n = succs.num_blocks();
     let mut seen = vec![false; n];
     if entry as usize >= n {
         return seen;
@@ -87,7 +280,7 @@ pub fn reachable(succs: &[Vec<u32>], entry: u32) -> Vec<bool> {
     seen[entry as usize] = true;
     let mut work = vec![entry];
     while let Some(b) = work.pop() {
-        for &s in &succs[b as usize] {
+        for &s in succs.succs_of(b) {
             if let Some(v) = seen.get_mut(s as usize) {
                 if !*v {
                     *v = true;
@@ -100,11 +293,10 @@ pub fn reachable(succs: &[Vec<u32>], entry: u32) -> Vec<bool> {
 }
 
 /// Successors of `b` that are in range, in listed order (duplicates kept).
-pub(crate) fn valid_succs(succs: &[Vec<u32>], b: u32) -> impl Iterator<Item = u32> + '_ {
-    let n = succs.len();
+pub(crate) fn valid_succs<G: Graph + ?Sized>(succs: &G, b: u32) -> impl Iterator<Item = u32> + '_ {
+    let n = succs.num_blocks();
     succs
-        .get(b as usize)
-        .map_or(&[][..], |v| v.as_slice())
+        .succs_of(b)
         .iter()
         .copied()
         .filter(move |&s| (s as usize) < n)
@@ -118,9 +310,20 @@ mod tests {
     fn preds_dedup_and_ignore_out_of_range() {
         let succs = vec![vec![1, 1, 2, 7], vec![2], vec![0, 2], vec![]];
         assert_eq!(
-            predecessors(&succs),
+            predecessors(&succs).to_lists(),
             vec![vec![2], vec![0], vec![0, 1, 2], vec![]]
         );
+        assert_eq!(
+            Csr::reversed(&succs).to_lists(),
+            vec![vec![2], vec![0, 0], vec![0, 1, 2], vec![]]
+        );
+        let csr = Csr::from_lists(succs.iter().map(|l| l.iter().copied()));
+        assert_eq!(csr.to_lists(), succs);
+        assert_eq!(csr.len(), 4);
+        assert_eq!(&csr[2], &[0, 2]);
+        assert_eq!(csr.get(4), None);
+        assert_eq!(Csr::default().len(), 0);
+        assert!(Csr::default().get(0).is_none());
     }
 
     #[test]

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use super::dom::DomTree;
 use super::loops::{find_loops, LoopForest};
-use super::{predecessors, NONE};
+use super::{predecessors, Csr, Graph, NONE};
 use crate::ir::{Block, BlockId, Function, TermKind, Terminator};
 
 /// Why a block was added.
@@ -88,17 +88,17 @@ pub fn loop_simplify(func: &mut Function) -> SimplifyReport {
     loop_simplify_with(func, &succs, &forest)
 }
 
-fn has_invalid_targets(succs: &[Vec<u32>]) -> bool {
-    let n = succs.len();
-    succs.iter().flatten().any(|&s| s as usize >= n)
+fn has_invalid_targets<G: Graph + ?Sized>(succs: &G) -> bool {
+    let n = succs.num_blocks();
+    (0..n as u32).any(|b| succs.succs_of(b).iter().any(|&s| s as usize >= n))
 }
 
 /// [`loop_simplify`] with the successor lists and the loop nest of `func`
 /// as it is (`find_loops` on the dominator tree of `succs` from block 0),
 /// for a caller that already has them.
-pub fn loop_simplify_with(
+pub fn loop_simplify_with<G: Graph + ?Sized>(
     func: &mut Function,
-    succs: &[Vec<u32>],
+    succs: &G,
     forest: &LoopForest,
 ) -> SimplifyReport {
     if has_invalid_targets(succs) {
@@ -139,20 +139,25 @@ struct State {
     /// Blocks of each loop (subloops included): the forest's order, then
     /// added blocks in creation order, like LLVM's `addBasicBlockToLoop`.
     blocks: Vec<Vec<u32>>,
-    /// Reachable predecessors of every block, each once.
-    preds: Vec<Vec<u32>>,
+    /// Reachable predecessors of every block, each once, before any block
+    /// was added...
+    preds: Csr,
+    /// ...and those of the blocks whose list changed since, or that were
+    /// added.
+    changed_preds: rustc_hash::FxHashMap<u32, Vec<u32>>,
 }
 
 impl State {
-    fn new(forest: &LoopForest, succs: &[Vec<u32>]) -> State {
-        let n = succs.len();
+    fn new<G: Graph + ?Sized>(forest: &LoopForest, succs: &G) -> State {
+        let n = succs.num_blocks();
         let loop_of = (0..n as u32)
             .map(|b| forest.loop_for(b).map_or(NONE, |l| l.0))
             .collect();
-        let mut preds = predecessors(succs);
-        for p in &mut preds {
-            p.retain(|&x| forest.is_reachable(x));
-        }
+        let all = predecessors(succs);
+        let preds = Csr::from_lists(
+            all.iter()
+                .map(|p| p.iter().copied().filter(|&x| forest.is_reachable(x))),
+        );
         State {
             loop_of,
             parent: forest
@@ -164,6 +169,7 @@ impl State {
             header: forest.loops.iter().map(|l| l.header).collect(),
             blocks: forest.loops.iter().map(|l| l.blocks.clone()).collect(),
             preds,
+            changed_preds: Default::default(),
         }
     }
 
@@ -214,8 +220,8 @@ impl State {
         }
         let mut keep = keep;
         keep.push(new);
-        self.preds[target as usize] = keep;
-        self.preds.push(redirect.to_vec());
+        self.changed_preds.insert(target, keep);
+        self.changed_preds.insert(new, redirect.to_vec());
         self.loop_of.resize(new as usize, NONE);
         self.loop_of.push(in_loop);
         let mut c = in_loop;
@@ -315,9 +321,9 @@ impl State {
 
     /// Reachable predecessors of `b`: (inside loop `l`, outside).
     fn partition(&self, l: u32, b: u32) -> (Vec<u32>, Vec<u32>) {
-        self.preds
-            .get(b as usize)
-            .map_or(&[][..], |p| p.as_slice())
+        self.changed_preds
+            .get(&b)
+            .map_or_else(|| self.preds.succs_of(b), |p| p.as_slice())
             .iter()
             .partition(|&&p| self.contains(l, p))
     }

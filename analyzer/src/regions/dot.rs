@@ -38,7 +38,7 @@ use std::fmt::Write;
 /// What the graph is drawn from.
 pub struct DotInput<'a> {
     pub func: &'a Function,
-    pub succs: &'a [Vec<u32>],
+    pub succs: &'a crate::graph::Csr,
     pub reachable: &'a [bool],
     pub forest: &'a LoopForest,
     pub memory: &'a MemoryInfo,
@@ -104,7 +104,7 @@ fn snippet(src: &SourceText, span: crate::source::Span) -> String {
 pub fn memop_graph(inp: &DotInput) -> String {
     let n = inp.func.blocks.len().min(inp.succs.len());
     let live = |b: u32| (b as usize) < n && inp.reachable.get(b as usize).copied().unwrap_or(false);
-    let rpo: Vec<u32> = crate::graph::reverse_post_order(&inp.succs[..n], 0)
+    let rpo: Vec<u32> = crate::graph::reverse_post_order(&crate::graph::Prefix(inp.succs, n), 0)
         .into_iter()
         .filter(|&b| live(b))
         .collect();

@@ -203,8 +203,8 @@ fn step(
 /// Solves membership for every region of `cfg`.
 pub fn analyze(
     func: &Function,
-    succs: &[Vec<u32>],
-    preds: &[Vec<u32>],
+    succs: &crate::graph::Csr,
+    preds: &crate::graph::Csr,
     reachable: &[bool],
     cfg: &MemopCfg,
 ) -> MembershipInfo {
@@ -276,8 +276,8 @@ impl<'c> BlockEvents<'c> {
 
 fn solve(
     n: usize,
-    succs: &[Vec<u32>],
-    preds: &[Vec<u32>],
+    succs: &crate::graph::Csr,
+    preds: &crate::graph::Csr,
     reachable: &[bool],
     events: &BlockEvents,
     region: RegionKey,
@@ -304,7 +304,7 @@ fn solve(
         }
         if s != fwd_out[b] {
             fwd_out[b] = s;
-            for &t in succs.get(b).map(|v| v.as_slice()).unwrap_or(&[]) {
+            for &t in succs.get(b).unwrap_or(&[]) {
                 let t = t as usize;
                 if t >= n || !live(t) {
                     continue;
@@ -342,7 +342,7 @@ fn solve(
         }
         if s != bwd_in[b] {
             bwd_in[b] = s;
-            for &p in preds.get(b).map(|v| v.as_slice()).unwrap_or(&[]) {
+            for &p in preds.get(b).unwrap_or(&[]) {
                 let p = p as usize;
                 if p >= n || !live(p) {
                     continue;
@@ -365,8 +365,8 @@ fn solve(
 #[allow(clippy::too_many_arguments)]
 fn find_problem(
     func: &Function,
-    succs: &[Vec<u32>],
-    preds: &[Vec<u32>],
+    succs: &crate::graph::Csr,
+    preds: &crate::graph::Csr,
     reachable: &[bool],
     events: &BlockEvents,
     region: RegionKey,
@@ -457,7 +457,7 @@ fn find_problem(
                     // Witnesses: where the disagreeing states come from.
                     let mut witnesses = Vec::new();
                     if f == State::Mixed && k == 0 {
-                        for &p in preds.get(b).map(|v| v.as_slice()).unwrap_or(&[]) {
+                        for &p in preds.get(b).unwrap_or(&[]) {
                             let p = p as usize;
                             if live(p) {
                                 let mut s = sol.fwd_in[p];
@@ -468,7 +468,7 @@ fn find_problem(
                             }
                         }
                     } else if w == State::Mixed && k == items.len() {
-                        for &t in succs.get(b).map(|v| v.as_slice()).unwrap_or(&[]) {
+                        for &t in succs.get(b).unwrap_or(&[]) {
                             let t = t as usize;
                             if live(t) {
                                 let mut s = sol.bwd_out[t];
@@ -496,6 +496,7 @@ fn find_problem(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Csr;
     use crate::ir::builder::FunctionBuilder;
     use crate::regions::events::{EventKind, EventOrigin, RegionEvent};
     use crate::source::Span;
@@ -506,11 +507,7 @@ mod tests {
     /// events of block `b` in order (`E`/`X` region entry/exit, `e`/`x`
     /// section entry/exit) and `M` memory placeholders (events of another
     /// region, which membership of R ignores).
-    fn build(
-        n: usize,
-        edges: &[(u32, u32)],
-        events: &[&str],
-    ) -> (Function, Vec<Vec<u32>>, Vec<Vec<u32>>, MemopCfg) {
+    fn build(n: usize, edges: &[(u32, u32)], events: &[&str]) -> (Function, Csr, Csr, MemopCfg) {
         let mut b = FunctionBuilder::new("t".into(), Lang::C, Span::default(), Span::default());
         for _ in 1..n {
             b.new_block("b", None);
@@ -530,6 +527,7 @@ mod tests {
                 },
             };
         }
+        let succs = Csr::from_lists(succs.iter().map(|l| l.iter().copied()));
         let preds = crate::analysis::predecessors(&succs);
         let mut cfg = MemopCfg {
             events: Vec::new(),

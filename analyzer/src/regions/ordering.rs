@@ -292,9 +292,9 @@ impl OrderingInfo {
 /// What the ordering analysis reads.
 pub struct OrderingInput<'a> {
     pub func: &'a Function,
-    pub succs: &'a [Vec<u32>],
+    pub succs: &'a crate::graph::Csr,
     /// Predecessor lists (duplicates allowed).
-    pub preds: &'a [Vec<u32>],
+    pub preds: &'a crate::graph::Csr,
     pub reachable: &'a [bool],
     pub forest: &'a LoopForest,
     pub memory: &'a MemoryInfo,
@@ -457,10 +457,11 @@ impl<'a> Ctx<'a> {
     fn new(inp: &'a OrderingInput<'a>) -> Ctx<'a> {
         let n = inp.func.blocks.len().min(inp.succs.len());
         let live = |b: u32| inp.reachable.get(b as usize).copied().unwrap_or(false);
-        let rpo: Vec<u32> = crate::graph::reverse_post_order(&inp.succs[..n], 0)
-            .into_iter()
-            .filter(|&b| live(b))
-            .collect();
+        let rpo: Vec<u32> =
+            crate::graph::reverse_post_order(&crate::graph::Prefix(inp.succs, n), 0)
+                .into_iter()
+                .filter(|&b| live(b))
+                .collect();
         let mut rpo_num = vec![NONE; n];
         for (i, &b) in rpo.iter().enumerate() {
             rpo_num[b as usize] = i as u32;
@@ -542,10 +543,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn preds(&self, b: u32) -> &'a [u32] {
-        self.inp
-            .preds
-            .get(b as usize)
-            .map_or(&[][..], |v| v.as_slice())
+        self.inp.preds.get(b as usize).unwrap_or(&[])
     }
 
     fn ordering_memop(&self, item: Item) -> Option<usize> {
@@ -1383,7 +1381,7 @@ fn open_regions(
                 }
             }
             while let Some(b) = work.pop() {
-                for &s in inp.succs.get(b).map_or(&[][..], |v| v.as_slice()) {
+                for &s in inp.succs.get(b).unwrap_or(&[]) {
                     let s = s as usize;
                     if !live(s) || stamp[s] == cur {
                         continue;

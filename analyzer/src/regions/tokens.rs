@@ -186,12 +186,16 @@ impl TokenInfo {
     }
 
     /// Resolves every region/section intrinsic of `func` (after
-    /// LoopSimplify) with the storage decisions of `memory`.
-    pub fn compute(func: &Function, memory: &MemoryInfo) -> TokenInfo {
-        if func.lang != Lang::C || func.blocks.is_empty() {
+    /// LoopSimplify, with successor lists `succs`) with the storage
+    /// decisions of `memory`.
+    pub fn compute(func: &Function, succs: &crate::graph::Csr, memory: &MemoryInfo) -> TokenInfo {
+        if func.lang != Lang::C
+            || func.blocks.is_empty()
+            || !func.builtins.iter().any(|c| c.kind.is_region_intrinsic())
+        {
             return TokenInfo::default();
         }
-        let positions = builtin_positions(func);
+        let positions = builtin_positions(func, succs);
         let ids: Vec<BuiltinId> = (0..func.builtins.len())
             .map(|i| BuiltinId(i as u32))
             .filter(|&b| {
@@ -202,7 +206,7 @@ impl TokenInfo {
         if ids.is_empty() {
             return TokenInfo::default();
         }
-        let mut r = Resolver::new(func, &memory.vars.storage);
+        let mut r = Resolver::new(func, succs, &memory.vars.storage);
 
         // Stage 1: the leaves of every token.
         let mut by_builtin = vec![None; func.builtins.len()];
@@ -421,8 +425,8 @@ pub fn expected_source(kind: BuiltinKind) -> Option<BuiltinKind> {
 
 /// (block, instruction index) of every builtin call in a block reachable
 /// from the entry.
-fn builtin_positions(func: &Function) -> Vec<Option<(u32, u32)>> {
-    let reachable = reachable_blocks(&func.successors());
+fn builtin_positions(func: &Function, succs: &crate::graph::Csr) -> Vec<Option<(u32, u32)>> {
+    let reachable = reachable_blocks(succs);
     let mut pos = vec![None; func.builtins.len()];
     for (bi, block) in func.blocks.iter().enumerate() {
         if !reachable.get(bi).copied().unwrap_or(false) {
@@ -439,7 +443,7 @@ fn builtin_positions(func: &Function) -> Vec<Option<(u32, u32)>> {
     pos
 }
 
-fn reachable_blocks(succs: &[Vec<u32>]) -> Vec<bool> {
+fn reachable_blocks(succs: &crate::graph::Csr) -> Vec<bool> {
     let mut seen = vec![false; succs.len()];
     if succs.is_empty() {
         return seen;
@@ -447,7 +451,7 @@ fn reachable_blocks(succs: &[Vec<u32>]) -> Vec<bool> {
     seen[0] = true;
     let mut stack = vec![0u32];
     while let Some(b) = stack.pop() {
-        for &s in succs.get(b as usize).map(|v| v.as_slice()).unwrap_or(&[]) {
+        for &s in succs.get(b as usize).unwrap_or(&[]) {
             if let Some(f) = seen.get_mut(s as usize) {
                 if !*f {
                     *f = true;
@@ -460,7 +464,7 @@ fn reachable_blocks(succs: &[Vec<u32>]) -> Vec<bool> {
 }
 
 /// Reverse post-order of the blocks reachable from the entry (iterative).
-fn reverse_postorder(succs: &[Vec<u32>]) -> Vec<u32> {
+fn reverse_postorder(succs: &crate::graph::Csr) -> Vec<u32> {
     let n = succs.len();
     let mut order = Vec::with_capacity(n);
     if n == 0 {
@@ -471,7 +475,7 @@ fn reverse_postorder(succs: &[Vec<u32>]) -> Vec<u32> {
     visited[0] = true;
     while let Some(top) = stack.last_mut() {
         let (b, next) = *top;
-        let s = succs.get(b as usize).map(|v| v.as_slice()).unwrap_or(&[]);
+        let s = succs.get(b as usize).unwrap_or(&[]);
         if let Some(&t) = s.get(next) {
             top.1 += 1;
             if (t as usize) < n && !visited[t as usize] {
@@ -545,7 +549,7 @@ impl VarDefs {
     /// then instruction order (see [`writes_by_var`]).
     fn build(
         func: &Function,
-        succs: &[Vec<u32>],
+        succs: &crate::graph::Csr,
         rpo: &[u32],
         reachable: &[bool],
         v: VarId,
@@ -607,7 +611,7 @@ impl VarDefs {
                     out.copy_from_slice(&live_in[at..at + words]);
                 }
             }
-            for &s in succs.get(b as usize).map(|v| v.as_slice()).unwrap_or(&[]) {
+            for &s in succs.get(b as usize).unwrap_or(&[]) {
                 if !reachable.get(s as usize).copied().unwrap_or(false) {
                     continue;
                 }
@@ -682,7 +686,7 @@ struct Stage1 {
 struct Resolver<'a> {
     func: &'a Function,
     storage: &'a [Storage],
-    succs: Vec<Vec<u32>>,
+    succs: &'a crate::graph::Csr,
     rpo: Vec<u32>,
     reachable: Vec<bool>,
     defs: HashMap<VarId, VarDefs>,
@@ -718,10 +722,13 @@ fn writes_by_var(func: &Function, rpo: &[u32]) -> Vec<Vec<Def>> {
 }
 
 impl<'a> Resolver<'a> {
-    fn new(func: &'a Function, storage: &'a [Storage]) -> Resolver<'a> {
-        let succs = func.successors();
-        let rpo = reverse_postorder(&succs);
-        let reachable = reachable_blocks(&succs);
+    fn new(
+        func: &'a Function,
+        succs: &'a crate::graph::Csr,
+        storage: &'a [Storage],
+    ) -> Resolver<'a> {
+        let rpo = reverse_postorder(succs);
+        let reachable = reachable_blocks(succs);
         Resolver {
             func,
             storage,
@@ -751,7 +758,7 @@ impl<'a> Resolver<'a> {
                 .writes
                 .get_or_insert_with(|| writes_by_var(self.func, &self.rpo));
             let w = writes.get(v.index()).map_or(&[][..], |w| w.as_slice());
-            let d = VarDefs::build(self.func, &self.succs, &self.rpo, &self.reachable, v, w);
+            let d = VarDefs::build(self.func, self.succs, &self.rpo, &self.reachable, v, w);
             self.defs.insert(v, d);
         }
         self.defs

@@ -163,7 +163,7 @@ pub fn reference_markdown() -> String {
 /// Everything a rule may look at for one function.
 pub struct FunctionContext<'a> {
     pub func: &'a Function,
-    pub succs: &'a [Vec<u32>],
+    pub succs: &'a crate::graph::Csr,
     pub src: &'a SourceText,
     pub forest: &'a LoopForest,
     pub preheaders: &'a [Option<BlockId>],
