@@ -310,7 +310,7 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
         })
         .collect();
     let memory = memory::analyze(&func, &forest, &preheaders, &reachable, mopts);
-    let tokens = TokenInfo::compute(&func, &succs, &memory);
+    let tokens = TokenInfo::compute(&func, &succs, dom.rpo(), &reachable, &memory);
     let clie = clie::run(&ClieInput {
         func: &func,
         succs: &succs,
@@ -337,6 +337,7 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
         succs: &succs,
         preds: &preds,
         reachable: &reachable,
+        rpo: dom.rpo(),
         forest: &forest,
         memory: &memory,
         events: &events,
@@ -375,6 +376,7 @@ impl FunctionAnalysis {
                 succs: &self.succs,
                 preds: &self.preds,
                 reachable: &self.reachable,
+                rpo: self.dom.rpo(),
                 forest: &self.forest,
                 memory: &self.memory,
                 events: &self.events,

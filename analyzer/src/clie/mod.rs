@@ -492,28 +492,28 @@ impl LocalPostDom {
             .collect();
         let sink = blocks.len() as u32;
         let dummy = sink + 1;
-        let mut succs: Vec<Vec<u32>> = Vec::with_capacity(blocks.len() + 2);
-        for &b in &blocks {
+        let inner = blocks.iter().map(|&b| {
             let is_latch = data.latches.contains(&b);
-            let out = inp
-                .succs
+            let local = &local;
+            inp.succs
                 .get(b as usize)
-                .map(|ss| {
-                    ss.iter()
-                        .map(|&s| {
-                            if is_latch && s == data.header {
-                                dummy
-                            } else {
-                                local.get(&s).copied().unwrap_or(sink)
-                            }
-                        })
-                        .collect()
+                .unwrap_or(&[])
+                .iter()
+                .map(move |&s| {
+                    if is_latch && s == data.header {
+                        dummy
+                    } else {
+                        local.get(&s).copied().unwrap_or(sink)
+                    }
                 })
-                .unwrap_or_default();
-            succs.push(out);
-        }
-        succs.push(Vec::new());
-        succs.push(Vec::new());
+        });
+        // Then the sink and the dummy, without successors.
+        let succs = crate::graph::Csr::from_lists(
+            inner
+                .map(Some)
+                .chain([None, None])
+                .map(|it| it.into_iter().flatten()),
+        );
         LocalPostDom {
             tree: DomTree::post_dominators(&succs),
             local,

@@ -97,10 +97,19 @@ pub fn find_loops_with_preds<G: Graph + ?Sized, P: Graph + ?Sized>(
 ) -> LoopForest {
     let n = succs.num_blocks();
     let entry = dom.root();
-    let rpo: Vec<u32> = reverse_post_order(succs, entry)
-        .into_iter()
-        .filter(|&b| dom.contains(b))
-        .collect();
+    // A dominator tree holds the reverse post-order this needs.
+    let rpo: Vec<u32> = if dom.is_post_dom() {
+        reverse_post_order(succs, entry)
+            .into_iter()
+            .filter(|&b| dom.contains(b))
+            .collect()
+    } else {
+        dom.rpo()
+            .iter()
+            .copied()
+            .filter(|&b| (b as usize) < n)
+            .collect()
+    };
     let mut reachable = vec![false; n];
     for &b in &rpo {
         reachable[b as usize] = true;
@@ -137,7 +146,9 @@ pub fn find_loops_with_preds<G: Graph + ?Sized, P: Graph + ?Sized>(
         work.clear();
         work.extend_from_slice(&latches[l as usize]);
         while let Some(b) = work.pop() {
-            let sub = block_loop[b as usize];
+            let Some(&sub) = block_loop.get(b as usize) else {
+                continue; // predecessor lists of another graph
+            };
             if sub == NONE {
                 if !reachable[b as usize] {
                     continue;
@@ -157,7 +168,7 @@ pub fn find_loops_with_preds<G: Graph + ?Sized, P: Graph + ?Sized>(
                 parent[sub as usize] = l;
                 let sh = headers[sub as usize];
                 for &p in preds.succs_of(sh) {
-                    if block_loop[p as usize] != sub {
+                    if block_loop.get(p as usize) != Some(&sub) {
                         work.push(p);
                     }
                 }

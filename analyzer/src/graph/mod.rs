@@ -113,6 +113,29 @@ impl Csr {
         Csr { start, targets }
     }
 
+    /// `n` lists from `(block, entry)` pairs: each block's list holds its
+    /// entries in the order given. Pairs with `block >= n` are ignored.
+    pub fn from_pairs(n: usize, pairs: &[(u32, u32)]) -> Csr {
+        let mut start = vec![0u32; n + 1];
+        for &(b, _) in pairs {
+            if let Some(c) = start.get_mut(b as usize + 1).filter(|_| (b as usize) < n) {
+                *c += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill: Vec<u32> = start[..n].to_vec();
+        let mut targets = vec![0u32; start[n] as usize];
+        for &(b, t) in pairs {
+            if let Some(f) = fill.get_mut(b as usize) {
+                targets[*f as usize] = t;
+                *f += 1;
+            }
+        }
+        Csr { start, targets }
+    }
+
     /// Number of blocks.
     pub fn len(&self) -> usize {
         self.start.len().saturating_sub(1)
@@ -323,6 +346,8 @@ mod tests {
         assert_eq!(&csr[2], &[0, 2]);
         assert_eq!(csr.get(4), None);
         assert_eq!(Csr::default().len(), 0);
+        let pairs = Csr::from_pairs(3, &[(2, 7), (0, 1), (2, 5), (9, 9), (0, 4)]);
+        assert_eq!(pairs.to_lists(), vec![vec![1, 4], vec![], vec![7, 5]]);
         assert!(Csr::default().get(0).is_none());
     }
 

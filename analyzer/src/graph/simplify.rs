@@ -271,10 +271,15 @@ impl State {
 
         // (b) Dedicated exits.
         let mut visited: Vec<u32> = Vec::new();
-        let body = self.blocks[l as usize].clone();
-        for b in body {
-            let ss: Vec<u32> = valid_succs(func, b).collect();
-            for s in ss {
+        // The loop's own block list does not change while its exits are
+        // split (new blocks go to the loops around it), but it is put back
+        // with anything added to it behind it anyway.
+        let body = std::mem::take(&mut self.blocks[l as usize]);
+        let mut ss: Vec<u32> = Vec::new();
+        for &b in &body {
+            ss.clear();
+            ss.extend(valid_succs(func, b));
+            for &s in &ss {
                 if self.contains(l, s) || visited.contains(&s) {
                     continue;
                 }
@@ -301,6 +306,9 @@ impl State {
                 );
             }
         }
+
+        let added = std::mem::replace(&mut self.blocks[l as usize], body);
+        self.blocks[l as usize].extend(added);
 
         // (c) Single latch.
         let (latches, others) = self.partition(l, h);

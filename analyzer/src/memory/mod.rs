@@ -20,7 +20,7 @@ use crate::graph::loops::{LoopForest, LoopId};
 use crate::ir::*;
 use crate::source::Span;
 use alias::{Loc, LocBase};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 
 /// Options of the memory model.
 #[derive(Clone, Debug, Default)]
@@ -312,7 +312,9 @@ pub fn analyze(
 ) -> MemoryInfo {
     let facts = compute_storage(func);
     let storage = &facts.storage;
-    let mut ops: Vec<MemOp> = Vec::new();
+    // At most one operation per instruction: one allocation up front, the
+    // unused part given back at the end.
+    let mut ops: Vec<MemOp> = Vec::with_capacity(func.blocks.iter().map(|b| b.insts.len()).sum());
     for (bi, block) in func.blocks.iter().enumerate() {
         if !reachable.get(bi).copied().unwrap_or(false) {
             continue;
@@ -369,6 +371,7 @@ pub fn analyze(
         }
     }
 
+    ops.shrink_to_fit();
     licm(func, &facts, forest, preheaders, &mut ops);
 
     // Order per block: ops that stayed come in program order; loads hoisted
@@ -501,27 +504,18 @@ fn licm(
         summaries[l] = child;
     }
 
-    // Address variables of every read, looked up once.
-    let addr_vars: HashMap<(BlockId, u32), &Access> = func
-        .blocks
-        .iter()
-        .enumerate()
-        .flat_map(|(bi, b)| {
-            b.insts
-                .iter()
-                .enumerate()
-                .filter_map(move |(ii, inst)| match &inst.kind {
-                    InstKind::Access(a) if !a.write => Some(((BlockId(bi as u32), ii as u32), a)),
-                    _ => None,
-                })
-        })
-        .collect();
+    // The access behind a read (its address variables).
+    let access_of =
+        |b: BlockId, i: u32| match &func.blocks.get(b.index())?.insts.get(i as usize)?.kind {
+            InstKind::Access(a) if !a.write => Some(a),
+            _ => None,
+        };
 
     for op in ops.iter_mut() {
         if op.kind != MemOpKind::Read {
             continue;
         }
-        let (Some(loc), Some(access)) = (op.loc, addr_vars.get(&(op.orig_block, op.inst))) else {
+        let (Some(loc), Some(access)) = (op.loc, access_of(op.orig_block, op.inst)) else {
             continue;
         };
         let mut cur = forest.loop_for(op.orig_block.0);

@@ -247,23 +247,18 @@ pub fn analyze(
 /// The positions of the region/section events among each block's items.
 struct BlockEvents<'c> {
     cfg: &'c MemopCfg,
-    at: Vec<Vec<u32>>,
+    at: crate::graph::Csr,
 }
 
 impl<'c> BlockEvents<'c> {
     fn new(cfg: &'c MemopCfg) -> BlockEvents<'c> {
-        let at = cfg
-            .items
-            .iter()
-            .map(|items| {
-                items
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, i)| matches!(i, Item::Event(_)))
-                    .map(|(k, _)| k as u32)
-                    .collect()
-            })
-            .collect();
+        let at = crate::graph::Csr::from_lists(cfg.items.iter().map(|items| {
+            items
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| matches!(i, Item::Event(_)))
+                .map(|(k, _)| k as u32)
+        }));
         BlockEvents { cfg, at }
     }
 
@@ -419,35 +414,13 @@ fn find_problem(
                     continue;
                 }
                 let items = &cfg.items[b];
-                // The states change only across events: the points to look
-                // at are the block's start and the point after each event
-                // (`points[j]`), with the forward state there and the
-                // backward one.
-                let at = &events.at[b];
-                points.clear();
-                points.push(0);
-                points.extend(at.iter().map(|&e| e as usize + 1));
-                fwd.clear();
-                let mut s = sol.fwd_in[b];
-                fwd.push(s);
-                for &e in at {
-                    s = step(cfg, region, section, items[e as usize], s, true);
-                    fwd.push(s);
-                }
-                bwd.clear();
-                bwd.resize(points.len(), State::Unreached);
-                let mut s = sol.bwd_out[b];
-                bwd[at.len()] = s;
-                for (j, &e) in at.iter().enumerate().rev() {
-                    s = step(cfg, region, section, items[e as usize], s, false);
-                    bwd[j] = s;
-                }
-                for (j, &k) in points.iter().enumerate() {
-                    let (f, w) = (fwd[j], bwd[j]);
+                // The problem at point `k` (before item `k`) of `b`, with
+                // the forward state `f` and the backward one `w` there.
+                let at_point = |k: usize, f: State, w: State| -> Option<Problem> {
                     if classify(f, w) != Membership::Ambiguous
                         || (pass == Pass::ForwardJoin && f != State::Mixed)
                     {
-                        continue;
+                        return None;
                     }
                     let broken = if section {
                         Broken::AmbiguousSection
@@ -479,13 +452,48 @@ fn find_problem(
                             }
                         }
                     }
-                    return Some(Problem {
+                    Some(Problem {
                         region,
                         broken,
                         block: BlockId(b as u32),
                         before: items.get(k).copied(),
                         witnesses,
-                    });
+                    })
+                };
+                // The states change only across events: the points to look
+                // at are the block's start and the point after each event
+                // (`points[j]`), with the forward state there and the
+                // backward one.
+                let at = &events.at[b];
+                if at.is_empty() {
+                    // Only the block's start.
+                    if let Some(p) = at_point(0, sol.fwd_in[b], sol.bwd_out[b]) {
+                        return Some(p);
+                    }
+                    continue;
+                }
+                points.clear();
+                points.push(0);
+                points.extend(at.iter().map(|&e| e as usize + 1));
+                fwd.clear();
+                let mut s = sol.fwd_in[b];
+                fwd.push(s);
+                for &e in at {
+                    s = step(cfg, region, section, items[e as usize], s, true);
+                    fwd.push(s);
+                }
+                bwd.clear();
+                bwd.resize(points.len(), State::Unreached);
+                let mut s = sol.bwd_out[b];
+                bwd[at.len()] = s;
+                for (j, &e) in at.iter().enumerate().rev() {
+                    s = step(cfg, region, section, items[e as usize], s, false);
+                    bwd[j] = s;
+                }
+                for (j, &k) in points.iter().enumerate() {
+                    if let Some(p) = at_point(k, fwd[j], bwd[j]) {
+                        return Some(p);
+                    }
                 }
             }
         }

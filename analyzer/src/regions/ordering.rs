@@ -107,10 +107,11 @@
 
 use super::events::{EventKind, Item, MemopCfg, RegionKey};
 use crate::graph::loops::{LoopForest, LoopId};
+use crate::graph::Csr;
 use crate::ir::{BlockId, Function};
 use crate::memory::alias;
 use crate::memory::{MemOp, MemOpKind, MemoryInfo, VarFacts};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -296,6 +297,10 @@ pub struct OrderingInput<'a> {
     /// Predecessor lists (duplicates allowed).
     pub preds: &'a crate::graph::Csr,
     pub reachable: &'a [bool],
+    /// Reverse post-order of the reachable blocks from the entry,
+    /// successors in listed order (the dominator tree's
+    /// [`crate::graph::dom::DomTree::rpo`]).
+    pub rpo: &'a [u32],
     pub forest: &'a LoopForest,
     pub memory: &'a MemoryInfo,
     pub events: &'a MemopCfg,
@@ -311,6 +316,20 @@ pub struct OrderingInput<'a> {
 
 /// Computes the ordering edges and inconsistencies of one function.
 pub fn analyze(inp: &OrderingInput) -> OrderingInfo {
+    if !inp.list_edges
+        && inp
+            .events
+            .regions
+            .iter()
+            .all(|r| inp.membership_problems.contains(r))
+    {
+        // No region is walked: no walk can find an inconsistency, and
+        // nothing is listed.
+        return OrderingInfo {
+            regions_ignored: !inp.membership_problems.is_empty(),
+            ..OrderingInfo::default()
+        };
+    }
     let mut cx = Ctx::new(inp);
     cx.run();
     cx.finish()
@@ -425,6 +444,43 @@ struct WalkOut {
     header_tops: Vec<(LoopId, Vec<RS>)>,
 }
 
+/// A set of `u32` strings stored one after the other in one vector (no
+/// allocation per key).
+#[derive(Default)]
+struct Memo {
+    /// Hash of a key -> the last key with that hash.
+    heads: HashMap<u64, u32>,
+    /// (start in `arena`, length, previous key with the same hash or NONE).
+    keys: Vec<(u32, u32, u32)>,
+    arena: Vec<u32>,
+}
+
+impl Memo {
+    /// Adds `key`; false when it was there already.
+    fn insert(&mut self, key: &[u32]) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        key.hash(&mut h);
+        let h = h.finish();
+        let mut i = self.heads.get(&h).copied().unwrap_or(NONE);
+        while let Some(&(start, len, prev)) = self.keys.get(i as usize) {
+            if self
+                .arena
+                .get(start as usize..start as usize + len as usize)
+                == Some(key)
+            {
+                return false;
+            }
+            i = prev;
+        }
+        let prev = self.heads.insert(h, self.keys.len() as u32).unwrap_or(NONE);
+        self.keys
+            .push((self.arena.len() as u32, key.len() as u32, prev));
+        self.arena.extend_from_slice(key);
+        true
+    }
+}
+
 struct Ctx<'a> {
     inp: &'a OrderingInput<'a>,
     facts: &'a VarFacts,
@@ -433,14 +489,16 @@ struct Ctx<'a> {
     event_region: Vec<u32>,
     skip: Vec<bool>,
     outermost: Vec<u32>,
-    open_at_start: Vec<Vec<u32>>,
+    open_at_start: Csr,
     full_listing: bool,
     // Walk scratch.
     slot_of: Vec<u32>,
     touched: Vec<u32>,
     arena: Vec<RS>,
     heap: BinaryHeap<(u32, u32)>,
-    memo: HashSet<Vec<u32>>,
+    memo: Memo,
+    /// Scratch for the memo's keys.
+    key: Vec<u32>,
     /// Conflicts recorded while merging, waiting for their A.
     conflicts: Vec<(usize, u32)>,
     // Results.
@@ -457,11 +515,12 @@ impl<'a> Ctx<'a> {
     fn new(inp: &'a OrderingInput<'a>) -> Ctx<'a> {
         let n = inp.func.blocks.len().min(inp.succs.len());
         let live = |b: u32| inp.reachable.get(b as usize).copied().unwrap_or(false);
-        let rpo: Vec<u32> =
-            crate::graph::reverse_post_order(&crate::graph::Prefix(inp.succs, n), 0)
-                .into_iter()
-                .filter(|&b| live(b))
-                .collect();
+        let rpo: Vec<u32> = inp
+            .rpo
+            .iter()
+            .copied()
+            .filter(|&b| (b as usize) < n && live(b))
+            .collect();
         let mut rpo_num = vec![NONE; n];
         for (i, &b) in rpo.iter().enumerate() {
             rpo_num[b as usize] = i as u32;
@@ -513,13 +572,14 @@ impl<'a> Ctx<'a> {
             event_region,
             skip,
             outermost,
-            open_at_start: vec![Vec::new(); n],
+            open_at_start: Csr::default(),
             full_listing: memops <= FULL_LISTING_LIMIT,
             slot_of: vec![NONE; n],
             touched: Vec::new(),
             arena: Vec::new(),
             heap: BinaryHeap::new(),
-            memo: HashSet::default(),
+            memo: Memo::default(),
+            key: Vec::new(),
             conflicts: Vec::new(),
             best: vec![None; cfg.regions.len()],
             next_id: 0,
@@ -591,7 +651,7 @@ impl<'a> Ctx<'a> {
 
     /// The regions live for B at item `upto` of block `x`.
     fn live_regions(&self, x: u32, upto: usize) -> Vec<u32> {
-        let mut rel: Vec<u32> = self.open_at_start[x as usize].clone();
+        let mut rel: Vec<u32> = self.open_at_start.get(x as usize).unwrap_or(&[]).to_vec();
         for &it in &self.items(x)[..upto] {
             if let Item::Event(e) = it {
                 let r = self.event_region[e];
@@ -980,14 +1040,15 @@ impl<'a> Ctx<'a> {
                 if cur.iter().all(settled) {
                     check_on = false;
                 } else {
-                    let mut key = Vec::with_capacity(2 + 2 * k);
+                    let key = &mut self.key;
+                    key.clear();
                     key.push(w.h.map_or(0, |h| h.0 + 1));
                     key.push(y);
                     for (i, rs) in cur.iter().enumerate() {
                         key.push(w.rel[i]);
                         key.push(u32::from(rs.comp) | (u32::from(rs.paths) << 8));
                     }
-                    if !self.memo.insert(key) {
+                    if !self.memo.insert(&self.key) {
                         check_on = false;
                     }
                 }
@@ -1328,29 +1389,23 @@ impl<'a> Ctx<'a> {
 /// start of each block: forward reachability from each region's entries,
 /// stopping at its exits of the same kind. Linear per region in the blocks
 /// it reaches.
-fn open_regions(
-    inp: &OrderingInput,
-    event_region: &[u32],
-    skip: &[bool],
-    rpo_num: &[u32],
-) -> Vec<Vec<u32>> {
+fn open_regions(inp: &OrderingInput, event_region: &[u32], skip: &[bool], rpo_num: &[u32]) -> Csr {
     let cfg = inp.events;
     let n = rpo_num.len();
-    let mut open_at_start: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // (block, region) in the order found: regions ascending per block.
+    let mut open: Vec<(u32, u32)> = Vec::new();
     let mut by_region: Vec<Vec<usize>> = vec![Vec::new(); cfg.regions.len()];
     for (e, &r) in event_region.iter().enumerate() {
         if let Some(v) = by_region.get_mut(r as usize) {
             v.push(e);
         }
     }
-    let mut block_events: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (b, items) in cfg.items.iter().enumerate().take(n) {
-        for &it in items {
-            if let Item::Event(e) = it {
-                block_events[b].push(e);
-            }
-        }
-    }
+    let block_events = Csr::from_lists(cfg.items.iter().take(n).map(|items| {
+        items.iter().filter_map(|&it| match it {
+            Item::Event(e) => Some(e as u32),
+            Item::Mem(_) => None,
+        })
+    }));
     let live = |b: usize| rpo_num.get(b).is_some_and(|&r| r != NONE);
     let mut stamp = vec![0u32; n];
     let mut added = vec![NONE; n];
@@ -1366,9 +1421,9 @@ fn open_regions(
             };
             // Open at the end of block b given its state at the start.
             let scan = |b: usize, mut open: bool| {
-                for &e in &block_events[b] {
-                    if kind_ok(e) {
-                        open = cfg.events[e].kind.is_entry();
+                for &e in block_events.get(b).unwrap_or(&[]) {
+                    if kind_ok(e as usize) {
+                        open = cfg.events[e as usize].kind.is_entry();
                     }
                 }
                 open
@@ -1389,7 +1444,7 @@ fn open_regions(
                     stamp[s] = cur;
                     if added[s] != r as u32 {
                         added[s] = r as u32;
-                        open_at_start[s].push(r as u32);
+                        open.push((s as u32, r as u32));
                     }
                     if scan(s, true) {
                         work.push(s);
@@ -1398,7 +1453,7 @@ fn open_regions(
             }
         }
     }
-    open_at_start
+    Csr::from_pairs(n, &open)
 }
 
 fn writes(k: MemOpKind) -> bool {
@@ -1482,6 +1537,7 @@ mod tests {
             succs: &f.succs,
             preds: &f.preds,
             reachable: &f.reachable,
+            rpo: f.dom.rpo(),
             forest: &f.forest,
             memory: &f.memory,
             events: &cfg,

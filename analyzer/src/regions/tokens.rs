@@ -186,16 +186,23 @@ impl TokenInfo {
     }
 
     /// Resolves every region/section intrinsic of `func` (after
-    /// LoopSimplify, with successor lists `succs`) with the storage
-    /// decisions of `memory`.
-    pub fn compute(func: &Function, succs: &crate::graph::Csr, memory: &MemoryInfo) -> TokenInfo {
+    /// LoopSimplify, with successor lists `succs`, `rpo` the reverse
+    /// post-order of the blocks reachable from the entry and `reachable`
+    /// that set) with the storage decisions of `memory`.
+    pub fn compute(
+        func: &Function,
+        succs: &crate::graph::Csr,
+        rpo: &[u32],
+        reachable: &[bool],
+        memory: &MemoryInfo,
+    ) -> TokenInfo {
         if func.lang != Lang::C
             || func.blocks.is_empty()
             || !func.builtins.iter().any(|c| c.kind.is_region_intrinsic())
         {
             return TokenInfo::default();
         }
-        let positions = builtin_positions(func, succs);
+        let positions = builtin_positions(func, reachable);
         let ids: Vec<BuiltinId> = (0..func.builtins.len())
             .map(|i| BuiltinId(i as u32))
             .filter(|&b| {
@@ -206,7 +213,15 @@ impl TokenInfo {
         if ids.is_empty() {
             return TokenInfo::default();
         }
-        let mut r = Resolver::new(func, succs, &memory.vars.storage);
+        let mut r = Resolver {
+            func,
+            storage: &memory.vars.storage,
+            succs,
+            rpo,
+            reachable,
+            defs: HashMap::default(),
+            writes: None,
+        };
 
         // Stage 1: the leaves of every token.
         let mut by_builtin = vec![None; func.builtins.len()];
@@ -425,8 +440,7 @@ pub fn expected_source(kind: BuiltinKind) -> Option<BuiltinKind> {
 
 /// (block, instruction index) of every builtin call in a block reachable
 /// from the entry.
-fn builtin_positions(func: &Function, succs: &crate::graph::Csr) -> Vec<Option<(u32, u32)>> {
-    let reachable = reachable_blocks(succs);
+fn builtin_positions(func: &Function, reachable: &[bool]) -> Vec<Option<(u32, u32)>> {
     let mut pos = vec![None; func.builtins.len()];
     for (bi, block) in func.blocks.iter().enumerate() {
         if !reachable.get(bi).copied().unwrap_or(false) {
@@ -441,54 +455,6 @@ fn builtin_positions(func: &Function, succs: &crate::graph::Csr) -> Vec<Option<(
         }
     }
     pos
-}
-
-fn reachable_blocks(succs: &crate::graph::Csr) -> Vec<bool> {
-    let mut seen = vec![false; succs.len()];
-    if succs.is_empty() {
-        return seen;
-    }
-    seen[0] = true;
-    let mut stack = vec![0u32];
-    while let Some(b) = stack.pop() {
-        for &s in succs.get(b as usize).unwrap_or(&[]) {
-            if let Some(f) = seen.get_mut(s as usize) {
-                if !*f {
-                    *f = true;
-                    stack.push(s);
-                }
-            }
-        }
-    }
-    seen
-}
-
-/// Reverse post-order of the blocks reachable from the entry (iterative).
-fn reverse_postorder(succs: &crate::graph::Csr) -> Vec<u32> {
-    let n = succs.len();
-    let mut order = Vec::with_capacity(n);
-    if n == 0 {
-        return order;
-    }
-    let mut visited = vec![false; n];
-    let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
-    visited[0] = true;
-    while let Some(top) = stack.last_mut() {
-        let (b, next) = *top;
-        let s = succs.get(b as usize).unwrap_or(&[]);
-        if let Some(&t) = s.get(next) {
-            top.1 += 1;
-            if (t as usize) < n && !visited[t as usize] {
-                visited[t as usize] = true;
-                stack.push((t, 0));
-            }
-        } else {
-            order.push(b);
-            stack.pop();
-        }
-    }
-    order.reverse();
-    order
 }
 
 struct UnionFind {
@@ -687,8 +653,8 @@ struct Resolver<'a> {
     func: &'a Function,
     storage: &'a [Storage],
     succs: &'a crate::graph::Csr,
-    rpo: Vec<u32>,
-    reachable: Vec<bool>,
+    rpo: &'a [u32],
+    reachable: &'a [bool],
     defs: HashMap<VarId, VarDefs>,
     /// Whole-variable writes per variable, built on first use (one pass
     /// over the function instead of one per token variable).
@@ -722,24 +688,6 @@ fn writes_by_var(func: &Function, rpo: &[u32]) -> Vec<Vec<Def>> {
 }
 
 impl<'a> Resolver<'a> {
-    fn new(
-        func: &'a Function,
-        succs: &'a crate::graph::Csr,
-        storage: &'a [Storage],
-    ) -> Resolver<'a> {
-        let rpo = reverse_postorder(succs);
-        let reachable = reachable_blocks(succs);
-        Resolver {
-            func,
-            storage,
-            succs,
-            rpo,
-            reachable,
-            defs: HashMap::default(),
-            writes: None,
-        }
-    }
-
     fn storage(&self, v: VarId) -> Option<Storage> {
         self.storage.get(v.index()).copied()
     }
@@ -756,9 +704,9 @@ impl<'a> Resolver<'a> {
         if !self.defs.contains_key(&v) {
             let writes = self
                 .writes
-                .get_or_insert_with(|| writes_by_var(self.func, &self.rpo));
+                .get_or_insert_with(|| writes_by_var(self.func, self.rpo));
             let w = writes.get(v.index()).map_or(&[][..], |w| w.as_slice());
-            let d = VarDefs::build(self.func, self.succs, &self.rpo, &self.reachable, v, w);
+            let d = VarDefs::build(self.func, self.succs, self.rpo, self.reachable, v, w);
             self.defs.insert(v, d);
         }
         self.defs
