@@ -135,6 +135,11 @@ impl MembershipInfo {
             return vec![Membership::Outside; items.len() + 1];
         };
         let sol = &self.solutions[r][section as usize];
+        if !items.iter().any(|i| matches!(i, Item::Event(_))) {
+            // Nothing in the block changes the states.
+            let m = classify(sol.fwd_in[block.index()], sol.bwd_out[block.index()]);
+            return vec![m; items.len() + 1];
+        }
         let mut bwd = vec![State::Unreached; items.len() + 1];
         let mut s = sol.bwd_out[block.index()];
         bwd[items.len()] = s;

@@ -540,16 +540,19 @@ impl VarDefs {
                 });
             }
         }
+        let n = func.blocks.len();
         let mut bits = vec![0usize];
-        let mut out_bit: HashMap<u32, usize> = HashMap::default();
+        // The bit of the definition leaving each block, if the block has one.
+        let mut out_bit: Vec<usize> = vec![usize::MAX; n];
         for &b in rpo {
             if let Some(&(_, d)) = in_block.get(&b).and_then(|l| l.last()) {
-                out_bit.insert(b, bits.len());
+                if let Some(o) = out_bit.get_mut(b as usize) {
+                    *o = bits.len();
+                }
                 bits.push(d);
             }
         }
         let words = bits.len().div_ceil(64);
-        let n = func.blocks.len();
         // One flat bit matrix (blocks x words): unreachable blocks keep no
         // definition.
         let mut live_in = vec![0u64; n * words];
@@ -567,7 +570,7 @@ impl VarDefs {
         let mut out = vec![0u64; words];
         while let Some(b) = work.pop_front() {
             queued[b as usize] = false;
-            match out_bit.get(&b) {
+            match out_bit.get(b as usize).filter(|&&bit| bit != usize::MAX) {
                 Some(&bit) => {
                     out.iter_mut().for_each(|w| *w = 0);
                     out[bit / 64] |= 1u64 << (bit % 64);

@@ -284,9 +284,12 @@ fn hoist_bound_fix(cx: &FunctionContext, l: LoopId) -> Option<Fix> {
             }
         })
         .find(|c| {
-            !func_text
-                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
-                .any(|w| w == c)
+            // A word equal to `c` needs `c` in the text: most functions
+            // settle on the first candidate without splitting their text.
+            !func_text.contains(c.as_str())
+                || !func_text
+                    .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                    .any(|w| w == c)
         })?;
     let start = base + bound.start_byte();
     let end = base + bound.end_byte();
