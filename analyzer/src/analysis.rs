@@ -280,21 +280,24 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
     let succs0 = successor_graph(&func);
     let preds0 = predecessors(&succs0);
     let dom0 = DomTree::dominators_with_preds(&succs0, &preds0, 0);
-    let irreducible_edges = loops::find_irreducible(&succs0, 0, &dom0);
     let forest0 = loops::find_loops_with_preds(&succs0, &preds0, &dom0);
+    // `find_irreducible` on this CFG from block 0, which the loop forest
+    // holds.
+    let irreducible_edges = forest0.irreducible_edges().to_vec();
 
-    loop_simplify_with(&mut func, &succs0, &forest0);
+    let report = loop_simplify_with(&mut func, &succs0, &forest0);
 
-    let succs = successor_graph(&func);
-    // Dominators and loops depend on the CFG alone: most functions leave
+    // LoopSimplify changes edges only to reach the blocks it adds, and
+    // dominators and loops depend on the CFG alone: most functions leave
     // LoopSimplify unchanged and keep the ones computed before it.
-    let (preds, dom, forest) = if succs == succs0 {
-        (preds0, dom0, forest0)
+    let (succs, preds, dom, forest) = if report.added.is_empty() {
+        (succs0, preds0, dom0, forest0)
     } else {
+        let succs = successor_graph(&func);
         let preds = predecessors(&succs);
         let dom = DomTree::dominators_with_preds(&succs, &preds, 0);
         let forest = loops::find_loops_with_preds(&succs, &preds, &dom);
-        (preds, dom, forest)
+        (succs, preds, dom, forest)
     };
     let reachable: Vec<bool> = (0..succs.len()).map(|b| dom.contains(b as u32)).collect();
     let preheaders: Vec<Option<BlockId>> = forest

@@ -122,12 +122,10 @@ impl DomTree {
 
         // The reversed graph with the virtual exit as node `n`. A block has
         // at most one edge to the exit (`reaches` is set once per block).
-        let rsuccs = Csr::from_lists(
-            fpreds
-                .iter()
-                .chain(std::iter::once(&exit_edges[..]))
-                .map(|l| l.iter().copied()),
-        );
+        let rsuccs = WithExit {
+            preds: &fpreds,
+            exit_edges: &exit_edges,
+        };
         let mut to_exit = stamp;
         to_exit.fill(0);
         for &e in &exit_edges {
@@ -254,6 +252,26 @@ impl DomTree {
     /// the order they were chosen. Empty for dominator trees.
     pub fn extra_exit_edges(&self) -> &[u32] {
         &self.extra_exit_edges
+    }
+}
+
+/// The reversed CFG with the virtual exit as its last node, whose
+/// successors are the blocks with an edge to it.
+struct WithExit<'a> {
+    preds: &'a Csr,
+    exit_edges: &'a [u32],
+}
+
+impl Graph for WithExit<'_> {
+    fn num_blocks(&self) -> usize {
+        self.preds.len() + 1
+    }
+    fn succs_of(&self, b: u32) -> &[u32] {
+        if b as usize == self.preds.len() {
+            self.exit_edges
+        } else {
+            self.preds.succs_of(b)
+        }
     }
 }
 
