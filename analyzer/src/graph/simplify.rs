@@ -129,7 +129,8 @@ pub fn loop_simplify_with<G: Graph + ?Sized>(
 
 /// The loop nest and predecessor lists, kept up to date while blocks are
 /// added.
-struct State {
+struct State<'f> {
+    forest: &'f LoopForest,
     /// Innermost loop of every block (`NONE` outside loops), new blocks
     /// included.
     loop_of: Vec<u32>,
@@ -139,26 +140,23 @@ struct State {
     /// Blocks of each loop (subloops included): the forest's order, then
     /// added blocks in creation order, like LLVM's `addBasicBlockToLoop`.
     blocks: Vec<Vec<u32>>,
-    /// Reachable predecessors of every block, each once, before any block
-    /// was added...
+    /// Predecessors of every block, each once, before any block was added
+    /// (the reachable ones count)...
     preds: Csr,
-    /// ...and those of the blocks whose list changed since, or that were
-    /// added.
+    /// ...and the reachable predecessors of the blocks whose list changed
+    /// since, or that were added.
     changed_preds: rustc_hash::FxHashMap<u32, Vec<u32>>,
 }
 
-impl State {
-    fn new<G: Graph + ?Sized>(forest: &LoopForest, succs: &G) -> State {
+impl<'f> State<'f> {
+    fn new<G: Graph + ?Sized>(forest: &'f LoopForest, succs: &G) -> State<'f> {
         let n = succs.num_blocks();
         let loop_of = (0..n as u32)
             .map(|b| forest.loop_for(b).map_or(NONE, |l| l.0))
             .collect();
-        let all = predecessors(succs);
-        let preds = Csr::from_lists(
-            all.iter()
-                .map(|p| p.iter().copied().filter(|&x| forest.is_reachable(x))),
-        );
+        let preds = predecessors(succs);
         State {
+            forest,
             loop_of,
             parent: forest
                 .loops
@@ -329,11 +327,15 @@ impl State {
 
     /// Reachable predecessors of `b`: (inside loop `l`, outside).
     fn partition(&self, l: u32, b: u32) -> (Vec<u32>, Vec<u32>) {
-        self.changed_preds
-            .get(&b)
-            .map_or_else(|| self.preds.succs_of(b), |p| p.as_slice())
-            .iter()
-            .partition(|&&p| self.contains(l, p))
+        match self.changed_preds.get(&b) {
+            Some(p) => p.iter().partition(|&&p| self.contains(l, p)),
+            None => self
+                .preds
+                .succs_of(b)
+                .iter()
+                .filter(|&&p| self.forest.is_reachable(p))
+                .partition(|&&p| self.contains(l, p)),
+        }
     }
 }
 

@@ -190,7 +190,9 @@ pub fn is_pure_function(name: &str, extra: &[String]) -> bool {
         return true;
     }
     let base = name.strip_prefix("__builtin_").unwrap_or(name);
-    let matches = |n: &str| PURE_MATH.contains(&n);
+    static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
+    let set = SET.get_or_init(|| PURE_MATH.iter().copied().collect());
+    let matches = |n: &str| set.contains(n);
     if matches(base) {
         return true;
     }
