@@ -10,9 +10,6 @@
 //!   threaded (thread CPU time, interleaved, best of `REPS` per file, so a
 //!   noisy neighbour hurts both sides alike) and on all cores (rayon over
 //!   files, best of `REPS` wall times);
-//! * the large file also with 5% of its functions marked instead of a
-//!   quarter (`large C, 5%`), as in code bases where a few hot loops carry
-//!   markers;
 //! * single-threaded, also the parse followed by one tree-cursor walk over
 //!   every node (`walk/parse`): what any analysis that reads the whole tree
 //!   pays at least, for comparison with `full/parse`;
@@ -41,7 +38,7 @@ const MB: f64 = 1_000_000.0;
 
 mod corpus;
 
-use corpus::{corpus, large_c, large_c_marked, File};
+use corpus::{corpus, large_c, File};
 
 // ---------------------------------------------------------------------
 // Measurement
@@ -387,7 +384,6 @@ fn main() {
         "input", "threads", "MB", "parse MB/s", "full MB/s", "full/parse", "walk/parse"
     );
     single(&[&large], reps).print("large C file", "1");
-    single(&[&large_c_marked(5)], reps).print("large C, 5%", "1");
     let rc = single(&c, reps);
     rc.print("corpus C", "1");
     let rf = single(&f90, reps);

@@ -477,20 +477,13 @@ pub fn corpus(total: usize) -> Vec<File> {
 }
 
 /// One large C file shaped like a real code base's biggest file: 2 MB,
-/// many functions, a third of them long, a quarter with CSA builtins.
+/// many functions, a third of them long, few with CSA builtins.
 pub fn large_c() -> File {
-    large_c_marked(25)
-}
-
-/// [`large_c`] with `csa_pct` percent of the functions marked instead of
-/// a quarter.
-#[allow(dead_code)] // the outlines test shares this module
-pub fn large_c_marked(csa_pct: u64) -> File {
     let mut g = CGen::new(
         0x1a7e,
         CShape {
             stmts: (2, 10),
-            csa_pct,
+            csa_pct: 25,
         },
     );
     g.header(0);
