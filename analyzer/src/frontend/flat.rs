@@ -79,6 +79,11 @@ impl FlatTree {
             (root.end_byte().saturating_sub(root.start_byte()) / 4).max(16),
         );
         let language = root.language().to_owned();
+        // whether a kind is named, by symbol id (ERROR, u16::MAX, is):
+        // asking the node is an FFI call per node
+        let named: Vec<bool> = (0..language.node_kind_count())
+            .map(|id| u16::try_from(id).is_ok_and(|id| language.node_kind_is_named(id)))
+            .collect();
         let mut cursor = root.walk();
         // the previous sibling at each depth of the path (NONE: none yet)
         let mut last: Vec<u32> = vec![NONE];
@@ -89,14 +94,16 @@ impl FlatTree {
             let n = cursor.node();
             let idx = nodes.len() as u32;
             let kind = n.kind_id();
+            let (start, end) = (n.start_byte(), n.end_byte());
             let mut flags = 0u8;
-            if n.is_named() {
+            if named.get(usize::from(kind)).copied().unwrap_or(true) {
                 flags |= NAMED;
             }
             if kind == u16::MAX {
                 flags |= ERROR;
             }
-            if n.is_missing() {
+            // a MISSING node is always empty
+            if start == end && n.is_missing() {
                 flags |= MISSING;
             }
             if flags & (ERROR | MISSING) != 0 {
@@ -110,8 +117,8 @@ impl FlatTree {
             let depth = last.len() - 1;
             let parent = parents[depth];
             nodes.push(Data {
-                start: clamp(n.start_byte()),
-                end: clamp(n.end_byte()),
+                start: clamp(start),
+                end: clamp(end),
                 parent,
                 next: NONE,
                 count: 0,
