@@ -75,8 +75,8 @@ impl FlatTree {
         mut descend: impl FnMut(Node<'_>, usize) -> bool,
     ) -> FlatTree {
         let mut nodes: Vec<Data> = Vec::with_capacity(
-            // a C or Fortran tree has about one node per 4 bytes
-            (root.end_byte().saturating_sub(root.start_byte()) / 4).max(16),
+            // C and Fortran trees have about one node per 2 bytes
+            (root.end_byte().saturating_sub(root.start_byte()) / 2).max(16),
         );
         let language = root.language().to_owned();
         // whether a kind is named, by symbol id (ERROR, u16::MAX, is):
