@@ -95,23 +95,6 @@ fn fortran_kinds() -> &'static [&'static str] {
     KINDS.get_or_init(|| kind_names(&csa_grammars::fortran_language()))
 }
 
-/// `n.kind()` through `table`; the built-in ERROR symbols (outside the
-/// table) and anything unexpected fall back to `kind()` itself.
-fn kind_of(n: &Node<'_>, table: &[&'static str]) -> &'static str {
-    match table.get(usize::from(n.kind_id())) {
-        Some(&k) if !k.is_empty() => k,
-        _ => n.kind(),
-    }
-}
-
-/// [`kind_of`] for a flat node.
-fn flat_kind(n: &FNode<'_>, table: &[&'static str]) -> &'static str {
-    match table.get(usize::from(n.kind_id())) {
-        Some(&k) if !k.is_empty() => k,
-        _ => n.kind(),
-    }
-}
-
 fn c_ids() -> &'static [u16] {
     static IDS: OnceLock<Vec<u16>> = OnceLock::new();
     IDS.get_or_init(|| resolve(&csa_grammars::c_language()))
@@ -126,91 +109,108 @@ fn id_of(ids: &[u16], f: F) -> u16 {
     ids.get(f as usize).copied().unwrap_or(0)
 }
 
-fn child<'t>(n: &Node<'t>, ids: &[u16], f: F) -> Option<Node<'t>> {
-    n.child_by_field_id(id_of(ids, f))
+/// What the field traits read of a node: a tree's `Node` and its flat
+/// copy's `FNode` alike.
+pub(crate) trait NodeAccess: Sized {
+    fn symbol(&self) -> u16;
+    /// The kind's name, asked of the node itself.
+    fn own_kind(&self) -> &'static str;
+    /// The first child with field id `id` (0: none).
+    fn by_field_id(&self, id: u16) -> Option<Self>;
+    /// Every child with field id `id` (0: none).
+    fn all_by_field_id(&self, id: u16) -> Vec<Self>;
 }
 
-fn all<'t>(n: &Node<'t>, ids: &[u16], f: F) -> Vec<Node<'t>> {
-    let id = ids.get(f as usize).copied().unwrap_or(0);
-    let Some(id) = std::num::NonZeroU16::new(id) else {
-        return Vec::new();
+impl NodeAccess for Node<'_> {
+    fn symbol(&self) -> u16 {
+        self.kind_id()
+    }
+    fn own_kind(&self) -> &'static str {
+        self.kind()
+    }
+    fn by_field_id(&self, id: u16) -> Option<Self> {
+        self.child_by_field_id(id)
+    }
+    fn all_by_field_id(&self, id: u16) -> Vec<Self> {
+        let Some(id) = std::num::NonZeroU16::new(id) else {
+            return Vec::new();
+        };
+        let mut c = self.walk();
+        self.children_by_field_id(id, &mut c).collect()
+    }
+}
+
+impl NodeAccess for FNode<'_> {
+    fn symbol(&self) -> u16 {
+        self.kind_id()
+    }
+    fn own_kind(&self) -> &'static str {
+        self.kind()
+    }
+    fn by_field_id(&self, id: u16) -> Option<Self> {
+        self.child_by_field_id(id)
+    }
+    fn all_by_field_id(&self, id: u16) -> Vec<Self> {
+        self.children_by_field_id(id).collect()
+    }
+}
+
+/// `n.kind()` through `table`; the built-in ERROR symbols (outside the
+/// table) and anything unexpected fall back to asking the node.
+fn kind_of<N: NodeAccess>(n: &N, table: &[&'static str]) -> &'static str {
+    match table.get(usize::from(n.symbol())) {
+        Some(&k) if !k.is_empty() => k,
+        _ => n.own_kind(),
+    }
+}
+
+/// A field trait for one grammar, for every [`NodeAccess`] node.
+macro_rules! language_fields {
+    ($(#[$doc:meta])* $name:ident, $kinds:ident, $ids:ident $(, { $($extra:tt)* })?) => {
+        $(#[$doc])*
+        pub(crate) trait $name: Sized {
+            /// The first child in field `f`.
+            fn field(&self, f: F) -> Option<Self>;
+            $($($extra)*)?
+            /// Every child in field `f`.
+            fn fields(&self, f: F) -> Vec<Self>;
+            /// `Node::kind`, from a table.
+            fn node_kind(&self) -> &'static str;
+        }
+
+        impl<N: NodeAccess> $name for N {
+            fn field(&self, f: F) -> Option<Self> {
+                self.by_field_id(id_of($ids(), f))
+            }
+            fn fields(&self, f: F) -> Vec<Self> {
+                self.all_by_field_id(id_of($ids(), f))
+            }
+            fn node_kind(&self) -> &'static str {
+                kind_of(self, $kinds())
+            }
+        }
     };
-    let mut c = n.walk();
-    n.children_by_field_id(id, &mut c).collect()
 }
 
-/// Fields of tree-sitter-c nodes (of the tree or of its flat copy).
-pub(crate) trait CFields: Sized {
-    /// The first child in field `f`.
-    fn field(&self, f: F) -> Option<Self>;
-    /// The first child in each of the fields `fs` (`field` for each: one
-    /// cursor pass over the children measured slower than this).
-    fn fields_of<const N: usize>(&self, fs: [F; N]) -> [Option<Self>; N] {
-        fs.map(|f| self.field(f))
+language_fields!(
+    /// Fields of tree-sitter-c nodes (of the tree or of its flat copy).
+    CFields,
+    c_kinds,
+    c_ids,
+    {
+        /// The first child in each of the fields `fs` (`field` for each:
+        /// one cursor pass over the children measured slower).
+        fn fields_of<const N: usize>(&self, fs: [F; N]) -> [Option<Self>; N] {
+            fs.map(|f| self.field(f))
+        }
     }
-    /// Every child in field `f`.
-    fn fields(&self, f: F) -> Vec<Self>;
-    /// `Node::kind`, from a table.
-    fn node_kind(&self) -> &'static str;
-}
-
-impl CFields for Node<'_> {
-    fn node_kind(&self) -> &'static str {
-        kind_of(self, c_kinds())
-    }
-    fn field(&self, f: F) -> Option<Self> {
-        child(self, c_ids(), f)
-    }
-    fn fields(&self, f: F) -> Vec<Self> {
-        all(self, c_ids(), f)
-    }
-}
-
-impl CFields for FNode<'_> {
-    fn node_kind(&self) -> &'static str {
-        flat_kind(self, c_kinds())
-    }
-    fn field(&self, f: F) -> Option<Self> {
-        self.child_by_field_id(id_of(c_ids(), f))
-    }
-    fn fields(&self, f: F) -> Vec<Self> {
-        self.children_by_field_id(id_of(c_ids(), f)).collect()
-    }
-}
-
-/// Fields of tree-sitter-fortran nodes (of the tree or of its flat copy).
-pub(crate) trait FortranFields: Sized {
-    /// The first child in field `f`.
-    fn field(&self, f: F) -> Option<Self>;
-    /// Every child in field `f`.
-    fn fields(&self, f: F) -> Vec<Self>;
-    /// `Node::kind`, from a table.
-    fn node_kind(&self) -> &'static str;
-}
-
-impl FortranFields for Node<'_> {
-    fn node_kind(&self) -> &'static str {
-        kind_of(self, fortran_kinds())
-    }
-    fn field(&self, f: F) -> Option<Self> {
-        child(self, fortran_ids(), f)
-    }
-    fn fields(&self, f: F) -> Vec<Self> {
-        all(self, fortran_ids(), f)
-    }
-}
-
-impl FortranFields for FNode<'_> {
-    fn node_kind(&self) -> &'static str {
-        flat_kind(self, fortran_kinds())
-    }
-    fn field(&self, f: F) -> Option<Self> {
-        self.child_by_field_id(id_of(fortran_ids(), f))
-    }
-    fn fields(&self, f: F) -> Vec<Self> {
-        self.children_by_field_id(id_of(fortran_ids(), f)).collect()
-    }
-}
+);
+language_fields!(
+    /// Fields of tree-sitter-fortran nodes (of the tree or of its flat copy).
+    FortranFields,
+    fortran_kinds,
+    fortran_ids
+);
 
 impl FNode<'_> {
     /// Whether this node is in field `f` of its parent (tree-sitter-fortran;
