@@ -44,17 +44,20 @@ use corpus::{corpus, large_c, File};
 // Measurement
 // ---------------------------------------------------------------------
 
-fn parse(kind: SourceKind, text: &str) -> usize {
+/// tree-sitter's parse of `text` with the grammar of `kind`.
+fn parse_tree(kind: SourceKind, text: &str) -> Option<tree_sitter::Tree> {
     let lang = if kind == SourceKind::C {
         csa_grammars::c_language()
     } else {
         csa_grammars::fortran_language()
     };
     let mut p = tree_sitter::Parser::new();
-    if p.set_language(&lang).is_err() {
-        return 0;
-    }
+    p.set_language(&lang).ok()?;
     p.parse(text, None)
+}
+
+fn parse(kind: SourceKind, text: &str) -> usize {
+    parse_tree(kind, text)
         .map(|t| t.root_node().child_count())
         .unwrap_or(0)
 }
@@ -63,16 +66,7 @@ fn parse(kind: SourceKind, text: &str) -> usize {
 /// kind, byte range and field: the least any analysis that looks at every
 /// node of the tree pays on top of the parse.
 fn parse_walk(kind: SourceKind, text: &str) -> usize {
-    let lang = if kind == SourceKind::C {
-        csa_grammars::c_language()
-    } else {
-        csa_grammars::fortran_language()
-    };
-    let mut p = tree_sitter::Parser::new();
-    if p.set_language(&lang).is_err() {
-        return 0;
-    }
-    let Some(tree) = p.parse(text, None) else {
+    let Some(tree) = parse_tree(kind, text) else {
         return 0;
     };
     let mut c = tree.walk();
@@ -228,10 +222,7 @@ fn phases(f: &File, reps: usize) {
     // walk, with no function lowered
     let scan_only = || {
         let pre = csa_grammars::preproc::preprocess(&f.text, &opts.defines, false);
-        let mut p = tree_sitter::Parser::new();
-        p.set_language(&csa_grammars::c_language()).ok();
-        let tree = p.parse(&pre.text, None);
-        tree.map(|t| {
+        parse_tree(SourceKind::C, &pre.text).map(|t| {
             analyzer::frontend::c::lower_tree(
                 &pre.text,
                 &t,
