@@ -38,22 +38,21 @@ const MB: f64 = 1_000_000.0;
 
 mod corpus;
 
-use corpus::{corpus, large_c, File};
+use corpus::{corpus, large_c, Density, File};
 
 // ---------------------------------------------------------------------
 // Measurement
 // ---------------------------------------------------------------------
 
-/// tree-sitter's parse of `text` with the grammar of `kind`.
+/// tree-sitter's parse of `text` with the grammar of `kind`, with this
+/// thread's parser, as the analysis parses.
 fn parse_tree(kind: SourceKind, text: &str) -> Option<tree_sitter::Tree> {
-    let lang = if kind == SourceKind::C {
-        csa_grammars::c_language()
+    let grammar = if kind == SourceKind::C {
+        csa_grammars::Grammar::C
     } else {
-        csa_grammars::fortran_language()
+        csa_grammars::Grammar::Fortran
     };
-    let mut p = tree_sitter::Parser::new();
-    p.set_language(&lang).ok()?;
-    p.parse(text, None)
+    csa_grammars::parse(grammar, text)
 }
 
 fn parse(kind: SourceKind, text: &str) -> usize {
@@ -105,9 +104,20 @@ fn thread_cpu() -> Duration {
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
+/// Makes glibc merge the small blocks freed so far, outside any timing.
+/// glibc defers that work to the next allocation too large for its small
+/// bins, so without this the first large allocation of a step (the
+/// analysis's copy of the source) paid for the syntax tree the step
+/// before it freed: 3-4% of a full analysis was the parse's garbage.
+fn settle_heap() {
+    std::hint::black_box(Vec::<u8>::with_capacity(100_000));
+}
+
 /// The CPU time `f` takes on this thread: unlike wall time, it does not
 /// count the time other processes on a shared machine hold the core.
+/// Starts from a settled heap ([`settle_heap`]).
 fn cpu_timed<T>(f: impl FnOnce() -> T) -> Duration {
+    settle_heap();
     let t = thread_cpu();
     std::hint::black_box(f());
     thread_cpu().saturating_sub(t)
@@ -135,7 +145,7 @@ impl Row {
             )
         };
         println!(
-            "{:<14} {:<10} {:>9.2} {:>11.2} {:>11.2} {:>8.2}x{walk}",
+            "{:<24} {:<7} {:>6.1} {:>11.2} {:>10.2} {:>9.2}x{walk}",
             name,
             mode,
             self.bytes as f64 / MB,
@@ -164,6 +174,28 @@ fn single(files: &[&File], reps: usize) -> Row {
         walk: best.iter().map(|b| b.2).sum(),
     }
 }
+
+/// The corpus rows of one density: C, Fortran and both, single-threaded,
+/// and both on all cores.
+fn report(c: &[&File], f90: &[&File], reps: usize, label: &str, threads: usize) {
+    let rc = single(c, reps);
+    rc.print(&format!("corpus C ({label})"), "1");
+    let rf = single(f90, reps);
+    rf.print(&format!("corpus Fortran ({label})"), "1");
+    let both = Row {
+        bytes: rc.bytes + rf.bytes,
+        parse: rc.parse + rf.parse,
+        full: rc.full + rf.full,
+        walk: rc.walk + rf.walk,
+    };
+    both.print(&format!("corpus all ({label})"), "1");
+    let all: Vec<&File> = c.iter().chain(f90).copied().collect();
+    parallel(&all, reps).print(&format!("corpus all ({label})"), &threads.to_string());
+}
+
+/// The headline corpus's density: a quarter of the C functions and of the
+/// Fortran subroutines carry CSA builtins, as in the large file.
+const TYPICAL: Density = Density::Percent(25);
 
 /// All cores: rayon over files, best wall time of `reps`, alternating.
 fn parallel(files: &[&File], reps: usize) -> Row {
@@ -292,6 +324,7 @@ fn main() {
     let mut want_phases = false;
     let mut write_dir = None;
     let mut only: Option<String> = None;
+    let mut density = TYPICAL;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -299,6 +332,15 @@ fn main() {
             "--phases" => want_phases = true,
             "--write" => write_dir = it.next().cloned(),
             "--only" => only = it.next().cloned(),
+            "--density" => {
+                density = match it.next().map(String::as_str) {
+                    Some("dense") => Density::Dense,
+                    Some(p) => p
+                        .parse()
+                        .map_or(TYPICAL, |p: u64| Density::Percent(p.min(100))),
+                    None => TYPICAL,
+                }
+            }
             _ => {
                 if let Ok(n) = a.parse() {
                     corpus_mb = n;
@@ -309,7 +351,7 @@ fn main() {
     let reps = reps.max(1);
 
     let t = Instant::now();
-    let files = corpus(corpus_mb * 1_000_000);
+    let files = corpus(corpus_mb * 1_000_000, density);
     let large = large_c();
     let c: Vec<&File> = files.iter().filter(|f| f.kind == SourceKind::C).collect();
     let f90: Vec<&File> = files.iter().filter(|f| f.kind != SourceKind::C).collect();
@@ -371,22 +413,22 @@ fn main() {
     }
 
     println!(
-        "{:<14} {:<10} {:>9} {:>11} {:>11} {:>9} {:>10}",
+        "{:<24} {:<7} {:>6} {:>11} {:>10} {:>10} {:>10}",
         "input", "threads", "MB", "parse MB/s", "full MB/s", "full/parse", "walk/parse"
     );
-    single(&[&large], reps).print("large C file", "1");
-    let rc = single(&c, reps);
-    rc.print("corpus C", "1");
-    let rf = single(&f90, reps);
-    rf.print("corpus Fortran", "1");
-    Row {
-        bytes: rc.bytes + rf.bytes,
-        parse: rc.parse + rf.parse,
-        full: rc.full + rf.full,
-        walk: rc.walk + rf.walk,
-    }
-    .print("corpus all", "1");
-    parallel(&all, reps).print("corpus all", &threads.to_string());
+    // one file: three times the repetitions, against the noise the many
+    // files of the corpus rows average out
+    single(&[&large], reps * 3).print("large C file (25% CSA)", "1");
+    report(&c, &f90, reps, &density.label(), threads);
+    // The stress case: the same shapes with markers in half the C functions
+    // and every Fortran subroutine.
+    drop((c, f90, all));
+    let dense = corpus(corpus_mb * 1_000_000, Density::Dense);
+    let c: Vec<&File> = dense.iter().filter(|f| f.kind == SourceKind::C).collect();
+    let f90: Vec<&File> = dense.iter().filter(|f| f.kind != SourceKind::C).collect();
+    report(&c, &f90, reps, &Density::Dense.label(), threads);
+    drop((c, f90));
+    let all: Vec<&File> = files.iter().chain(&dense).collect();
 
     // Peak heap while analysing the large file (Rust allocations).
     let base = HEAP.current_usage();

@@ -88,10 +88,14 @@ fn outlines_keep_every_fixtures_diagnostics() {
 fn outlines_keep_generated_codes_diagnostics() {
     let mut functions = 0;
     let mut outlines = 0;
-    for (i, file) in corpus::corpus(600_000).iter().enumerate() {
-        let (f, o) = compare(&format!("corpus file {i}"), file.kind, &file.text);
-        functions += f;
-        outlines += o;
+    // dense: half the C functions annotated, every Fortran subroutine;
+    // a quarter: outlines in both languages
+    for density in [corpus::Density::Dense, corpus::Density::Percent(25)] {
+        for (i, file) in corpus::corpus(600_000, density).iter().enumerate() {
+            let (f, o) = compare(&format!("corpus file {i}"), file.kind, &file.text);
+            functions += f;
+            outlines += o;
+        }
     }
     assert!(
         outlines * 4 > functions,

@@ -27,6 +27,47 @@ pub fn fortran_language() -> tree_sitter::Language {
     tree_sitter_fortran::LANGUAGE.into()
 }
 
+/// The grammars [`parse`] knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grammar {
+    /// tree-sitter-c ([`c_language`]).
+    C,
+    /// tree-sitter-fortran ([`fortran_language`]), free form.
+    Fortran,
+}
+
+thread_local! {
+    /// One parser per grammar and thread, kept between files: creating a
+    /// parser and freeing its parse stack costs about as much as parsing a
+    /// small file.
+    static PARSERS: std::cell::RefCell<[Option<tree_sitter::Parser>; 2]> =
+        const { std::cell::RefCell::new([None, None]) };
+}
+
+/// Parses the whole of `text` with this thread's parser for `grammar`
+/// (made on first use). `None` only if the grammar cannot be loaded, or on
+/// a reentrant call from inside another parse on this thread, which
+/// nothing does. Each call starts from a reset parser, whatever an earlier
+/// one left behind.
+pub fn parse(grammar: Grammar, text: &str) -> Option<tree_sitter::Tree> {
+    PARSERS.with(|cell| {
+        let mut parsers = cell.try_borrow_mut().ok()?;
+        let slot = &mut parsers[grammar as usize];
+        if slot.is_none() {
+            let mut parser = tree_sitter::Parser::new();
+            let language = match grammar {
+                Grammar::C => c_language(),
+                Grammar::Fortran => fortran_language(),
+            };
+            parser.set_language(&language).ok()?;
+            *slot = Some(parser);
+        }
+        let parser = slot.as_mut()?;
+        parser.reset();
+        parser.parse(text, None)
+    })
+}
+
 /// Byte ranges of the syntax errors under `root`: every `ERROR` node (its
 /// descendants are not searched further) and every `MISSING` node, in
 /// document order. Iterative, so deep trees are fine.
@@ -76,6 +117,27 @@ mod tests {
         assert!(syntax_errors(t.root_node()).is_empty());
         let t = parse(fortran_language(), "program p\nend program p\n");
         assert!(syntax_errors(t.root_node()).is_empty());
+    }
+
+    #[test]
+    fn shared_parsers_parse_like_fresh_ones() {
+        let c = "int f(int *a) { for (int i = 0; i < 4; i++) a[i] = 0; }\n";
+        let f = "subroutine s\n  call builtin_csa_parallel_loop()\nend subroutine\n";
+        for _ in 0..2 {
+            for (g, lang, text) in [
+                (Grammar::C, c_language(), c),
+                (Grammar::Fortran, fortran_language(), f),
+                (Grammar::C, c_language(), "int x = (;\n"),
+            ] {
+                let shared = super::parse(g, text).unwrap();
+                let fresh = parse(lang, text);
+                assert_eq!(
+                    shared.root_node().to_sexp(),
+                    fresh.root_node().to_sexp(),
+                    "{text}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -303,6 +303,10 @@ struct FGen {
     rng: Rng,
     out: String,
     units: usize,
+    /// Percentage of subroutines with CSA builtins.
+    csa_pct: u64,
+    /// Whether the subroutine being written gets markers.
+    csa: bool,
 }
 
 impl FGen {
@@ -342,8 +346,8 @@ impl FGen {
     fn nest(&mut self, d: usize, depth: usize, vars: &mut Vec<&'static str>) {
         let v = ["j", "i", "k"][vars.len().min(2)];
         match self.rng.range(0, 9) {
-            0..=4 => self.line(d, "call builtin_csa_parallel_loop()"),
-            5 => self.line(d, "call builtin_csa_spmd(4, 0)"),
+            0..=4 if self.csa => self.line(d, "call builtin_csa_parallel_loop()"),
+            5 if self.csa => self.line(d, "call builtin_csa_spmd(4, 0)"),
             6 => self.line(d, "! plain loop, no marker"),
             _ => {}
         }
@@ -389,6 +393,9 @@ impl FGen {
     fn subroutine(&mut self, d: usize) {
         self.units += 1;
         let u = self.units;
+        // (no draw when every subroutine is annotated: the dense corpus keeps
+        // the bytes it had before densities existed)
+        self.csa = self.csa_pct >= 100 || self.rng.chance(self.csa_pct);
         self.line(d, &format!("subroutine sweep_{u}(a, b, c, n, m, mode)"));
         if d == 0 {
             self.line(d + 1, "implicit none");
@@ -425,11 +432,13 @@ impl FGen {
 }
 
 /// One free-form Fortran file of about `bytes` bytes.
-fn gen_f90(seed: u64, file_no: usize, bytes: usize) -> String {
+fn gen_f90(seed: u64, file_no: usize, bytes: usize, csa_pct: u64) -> String {
     let mut g = FGen {
         rng: Rng(seed),
         out: format!("! Generated solver file {file_no}\n"),
         units: 0,
+        csa_pct,
+        csa: false,
     };
     while g.out.len() < bytes {
         if g.rng.chance(40) {
@@ -446,15 +455,40 @@ pub struct File {
     pub text: String,
 }
 
+/// How many functions (C) and subroutines (Fortran) of the corpus carry
+/// CSA builtins.
+#[derive(Clone, Copy)]
+pub enum Density {
+    /// Half the C functions and every Fortran subroutine: a stress case.
+    Dense,
+    /// This percentage of the C functions and of the Fortran subroutines.
+    Percent(u64),
+}
+
+impl Density {
+    /// For the benchmark's tables: `dense` or `25% CSA`.
+    pub fn label(self) -> String {
+        match self {
+            Density::Dense => "dense".to_string(),
+            Density::Percent(p) => format!("{p}% CSA"),
+        }
+    }
+}
+
 /// The corpus: about `total` bytes, 70% C, 30% free-form Fortran, files
-/// of 100 KB to 1 MB.
-pub fn corpus(total: usize) -> Vec<File> {
+/// of 100 KB to 1 MB. `density` decides which functions carry markers;
+/// the files have the same shapes and sizes at every density.
+pub fn corpus(total: usize, density: Density) -> Vec<File> {
     let mut rng = Rng(0x5eed);
     let mut files = Vec::new();
     let mut size = 0;
+    let (c_pct, f_pct) = match density {
+        Density::Dense => (50, 100),
+        Density::Percent(p) => (p, p),
+    };
     let shape = CShape {
         stmts: (3, 14),
-        csa_pct: 50,
+        csa_pct: c_pct,
     };
     while size < total {
         let bytes = rng.range(100_000, 1_000_000);
@@ -467,7 +501,7 @@ pub fn corpus(total: usize) -> Vec<File> {
         } else {
             File {
                 kind: SourceKind::FortranFree,
-                text: gen_f90(seed, files.len(), bytes),
+                text: gen_f90(seed, files.len(), bytes, f_pct),
             }
         };
         size += file.text.len();

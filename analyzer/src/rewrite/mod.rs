@@ -25,7 +25,7 @@ use crate::ir::{BuiltinCall, BuiltinId, SourceLoop};
 use crate::source::Span;
 use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Tree};
 
 pub use ivdep::IvdepStyle;
 
@@ -86,14 +86,12 @@ pub(crate) fn refused(marker: Span, what: &str, reason: &str) -> MarkerRewrite {
 
 /// Parses the preprocessed text of a file for the rewrites.
 pub(crate) fn parse(fa: &FileAnalysis) -> Option<Tree> {
-    let lang = match fa.kind {
-        SourceKind::C => csa_grammars::c_language(),
-        SourceKind::FortranFree => csa_grammars::fortran_language(),
+    let grammar = match fa.kind {
+        SourceKind::C => csa_grammars::Grammar::C,
+        SourceKind::FortranFree => csa_grammars::Grammar::Fortran,
         SourceKind::FortranFixed => return None,
     };
-    let mut p = Parser::new();
-    p.set_language(&lang).ok()?;
-    p.parse(&fa.preprocessed.text, None)
+    csa_grammars::parse(grammar, &fa.preprocessed.text)
 }
 
 /// The edits that remove a marker statement, and its `#ifdef __CSA__`

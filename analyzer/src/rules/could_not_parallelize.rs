@@ -184,28 +184,6 @@ fn failure(
     .with_fix(fix)
 }
 
-thread_local! {
-    /// A C parser per thread, made on first use: making one (and setting
-    /// its language) costs more than parsing a loop header.
-    static C_PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Parses a small piece of C with this thread's parser.
-fn parse_c(text: &str) -> Option<tree_sitter::Tree> {
-    C_PARSER.with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            let mut parser = tree_sitter::Parser::new();
-            parser.set_language(&csa_grammars::c_language()).ok()?;
-            *slot = Some(parser);
-        }
-        let parser = slot.as_mut()?;
-        parser.reset();
-        parser.parse(text, None)
-    })
-}
-
 /// `for (...; i < EXPR; ...)` where `EXPR` reads memory: copy it into a
 /// `const` local before the loop and compare with that. Unsafe: asserts the
 /// loop does not change the bound.
@@ -223,7 +201,7 @@ fn hoist_bound_fix(cx: &FunctionContext, l: LoopId) -> Option<Fix> {
     let base = sl.span.start as usize;
     let stmt = format!("{};", for_header(pre.get(base..sl.span.end as usize)?)?);
     let stmt = stmt.as_str();
-    let tree = parse_c(stmt)?;
+    let tree = csa_grammars::parse(csa_grammars::Grammar::C, stmt)?;
     let mut n = tree.root_node().named_child(0)?;
     if n.kind() != "for_statement" {
         n = n.named_child(0).filter(|c| c.kind() == "for_statement")?;

@@ -43,18 +43,14 @@ use crate::source::Span;
 use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::{Cell, RefCell};
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 use types::{Base, CType, Layer, StructDef, StructRef};
 
 /// Lowers every function definition of a C file. `text` is the parser's
 /// input (inactive preprocessor branches blanked, same byte offsets as the
 /// original).
 pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
-    let mut parser = Parser::new();
-    if parser.set_language(&csa_grammars::c_language()).is_err() {
-        return LoweredFile::default();
-    }
-    let Some(tree) = parser.parse(text, None) else {
+    let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::C, text) else {
         return LoweredFile::default();
     };
     lower_tree(text, &tree, None, &[], opts)

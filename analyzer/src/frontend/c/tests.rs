@@ -2002,7 +2002,7 @@ fn deep_nesting_shapes_do_not_overflow() {
 #[test]
 fn scan_finds_definitions_inside_function_statements() {
     let src = "void f(int x) {\n  switch (x) { case 1: typedef int t1; break; }\n  int n = sizeof((struct s1 { int a; }){1}.a);\n  return (void)({ typedef int t2; 0; });\n}\nint g(int x) {\n#define M1 3\n  h(({ enum { E1 = 4 }; E1; }));\n  lbl: typedef long t3;\n  if (x) { typedef short t4; }\n  struct s2 { int b; } v;\n  for (int i = 0; i < (int)sizeof(struct s3 { int c; }); i++) x += i;\n  if (x) x = ({ typedef int t5; (t5)1; });\n  return M1;\n}\n";
-    let mut parser = Parser::new();
+    let mut parser = tree_sitter::Parser::new();
     parser.set_language(&csa_grammars::c_language()).unwrap();
     let tree = parser.parse(src, None).unwrap();
     let mut file = FileCtx::new(src);

@@ -480,14 +480,7 @@ fn collect_errors<'t>(tree: &'t FlatTree) -> impl Iterator<Item = FNode<'t>> + '
 /// (for fixed form: the normalised text); `map` maps its offsets back to the
 /// original text.
 pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFile {
-    let mut parser = tree_sitter::Parser::new();
-    if parser
-        .set_language(&csa_grammars::fortran_language())
-        .is_err()
-    {
-        return LoweredFile::default();
-    }
-    let Some(tree) = parser.parse(text, None) else {
+    let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::Fortran, text) else {
         return LoweredFile::default();
     };
     lower_tree(text, tree, map, None, opts)
