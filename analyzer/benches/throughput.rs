@@ -126,24 +126,23 @@ fn cpu_timed<T>(f: impl FnOnce() -> T) -> Duration {
 #[derive(Default, Clone, Copy)]
 struct Row {
     bytes: usize,
+    /// best time of the parse (summed over files), for MB/s
     parse: Duration,
+    /// best time of the full analysis, for MB/s
     full: Duration,
-    /// parse and one walk over every node ([`parse_walk`]); zero: not
-    /// measured
-    walk: Duration,
+    /// full / parse, from times taken side by side (see [`single`])
+    ratio: f64,
+    /// (parse and one walk over every node ([`parse_walk`])) / parse;
+    /// `None`: not measured
+    walk_ratio: Option<f64>,
 }
 
 impl Row {
     fn print(&self, name: &str, mode: &str) {
         let mbs = |d: Duration| self.bytes as f64 / MB / d.as_secs_f64();
-        let walk = if self.walk.is_zero() {
-            String::new()
-        } else {
-            format!(
-                " {:>9.2}x",
-                self.walk.as_secs_f64() / self.parse.as_secs_f64()
-            )
-        };
+        let walk = self
+            .walk_ratio
+            .map_or(String::new(), |w| format!(" {w:>9.2}x"));
         println!(
             "{:<24} {:<7} {:>6.1} {:>11.2} {:>10.2} {:>9.2}x{walk}",
             name,
@@ -151,27 +150,74 @@ impl Row {
             self.bytes as f64 / MB,
             mbs(self.parse),
             mbs(self.full),
-            self.full.as_secs_f64() / self.parse.as_secs_f64()
+            self.ratio
         );
+    }
+
+    /// Two rows as one: times summed, ratios weighted by parse time.
+    fn and(&self, other: &Row) -> Row {
+        let (a, b) = (self.parse.as_secs_f64(), other.parse.as_secs_f64());
+        let mix = |x: f64, y: f64| (x * a + y * b) / (a + b);
+        Row {
+            bytes: self.bytes + other.bytes,
+            parse: self.parse + other.parse,
+            full: self.full + other.full,
+            ratio: mix(self.ratio, other.ratio),
+            walk_ratio: self
+                .walk_ratio
+                .zip(other.walk_ratio)
+                .map(|(x, y)| mix(x, y)),
+        }
     }
 }
 
-/// Single-threaded: per file, parse, analyse, and parse and walk, `reps`
-/// times; the best thread CPU time per file and side is kept.
+/// The median of `xs` (not empty).
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// Single-threaded: per file, parse, analyse, and parse and walk, back to
+/// back, `reps` times (thread CPU time). MB/s come from the best time per
+/// file and side. The ratios come from the three times of the same file
+/// and repetition, taken within a second of each other: per file, the
+/// median over the repetitions of full / parse (and walk / parse), then
+/// the mean over the files weighted by parse time. This machine's speed
+/// for memory-bound code drifts by 10-30% over seconds to minutes (other
+/// tenants), which best-of times taken minutes apart do not cancel.
 fn single(files: &[&File], reps: usize) -> Row {
-    let mut best = vec![(Duration::MAX, Duration::MAX, Duration::MAX); files.len()];
+    let mut times = vec![Vec::with_capacity(reps); files.len()];
     for _ in 0..reps {
-        for (f, b) in files.iter().zip(best.iter_mut()) {
-            b.0 = b.0.min(cpu_timed(|| parse(f.kind, &f.text)));
-            b.1 = b.1.min(cpu_timed(|| full(f.kind, &f.text)));
-            b.2 = b.2.min(cpu_timed(|| parse_walk(f.kind, &f.text)));
+        for (f, t) in files.iter().zip(times.iter_mut()) {
+            let p = cpu_timed(|| parse(f.kind, &f.text));
+            let a = cpu_timed(|| full(f.kind, &f.text));
+            let w = cpu_timed(|| parse_walk(f.kind, &f.text));
+            t.push([p, a, w]);
         }
     }
+    let secs = |d: Duration| d.as_secs_f64().max(1e-9);
+    let best = |t: &Vec<[Duration; 3]>, i: usize| t.iter().map(|x| x[i]).min().unwrap_or_default();
+    let weight: Vec<f64> = times.iter().map(|t| secs(best(t, 0))).collect();
+    let total: f64 = weight.iter().sum();
+    let ratio = |i: usize| {
+        times
+            .iter()
+            .zip(&weight)
+            .map(|(t, w)| w * median(t.iter().map(|x| secs(x[i]) / secs(x[0])).collect()))
+            .sum::<f64>()
+            / total
+    };
     Row {
         bytes: files.iter().map(|f| f.text.len()).sum(),
-        parse: best.iter().map(|b| b.0).sum(),
-        full: best.iter().map(|b| b.1).sum(),
-        walk: best.iter().map(|b| b.2).sum(),
+        parse: times.iter().map(|t| best(t, 0)).sum(),
+        full: times.iter().map(|t| best(t, 1)).sum(),
+        ratio: ratio(1),
+        walk_ratio: Some(ratio(2)),
     }
 }
 
@@ -182,12 +228,7 @@ fn report(c: &[&File], f90: &[&File], reps: usize, label: &str, threads: usize) 
     rc.print(&format!("corpus C ({label})"), "1");
     let rf = single(f90, reps);
     rf.print(&format!("corpus Fortran ({label})"), "1");
-    let both = Row {
-        bytes: rc.bytes + rf.bytes,
-        parse: rc.parse + rf.parse,
-        full: rc.full + rf.full,
-        walk: rc.walk + rf.walk,
-    };
+    let both = rc.and(&rf);
     both.print(&format!("corpus all ({label})"), "1");
     let all: Vec<&File> = c.iter().chain(f90).copied().collect();
     parallel(&all, reps).print(&format!("corpus all ({label})"), &threads.to_string());
@@ -203,7 +244,8 @@ fn parallel(files: &[&File], reps: usize) -> Row {
         bytes: files.iter().map(|f| f.text.len()).sum(),
         parse: Duration::MAX,
         full: Duration::MAX,
-        walk: Duration::ZERO,
+        ratio: 0.0,
+        walk_ratio: None,
     };
     for _ in 0..reps {
         row.parse = row.parse.min(timed(|| {
@@ -219,6 +261,7 @@ fn parallel(files: &[&File], reps: usize) -> Row {
                 .sum::<usize>()
         }));
     }
+    row.ratio = row.full.as_secs_f64() / row.parse.as_secs_f64();
     row
 }
 
