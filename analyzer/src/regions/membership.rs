@@ -419,10 +419,24 @@ fn solve(
             .rev()
             .fold(s, |s, item| step(cfg, region, section, item, s, false))
     };
-    let seeds: Vec<u32> = event_blocks
-        .iter()
-        .copied()
-        .filter(|&b| has_event.get(b as usize).copied().unwrap_or(false))
+    // A live block holding an event passes on a state fixed by its events
+    // alone: forwards, inside after an entry, outside (the state with no
+    // event) after an exit; backwards, inside before an exit and outside
+    // before an entry, where an exit is reachable at all. Only the blocks
+    // that pass on "inside" start a spread.
+    let live_events = || {
+        event_blocks
+            .iter()
+            .map(|&b| b as usize)
+            .filter(|&b| has_event.get(b).copied().unwrap_or(false))
+    };
+    let fwd_seeds: Vec<u32> = live_events()
+        .filter(|&b| forward(b, State::Outside) == State::Inside)
+        .map(|b| b as u32)
+        .collect();
+    let bwd_seeds: Vec<u32> = live_events()
+        .filter(|&b| g.reaches_exit[b] && backward(b, State::Outside) == State::Inside)
+        .map(|b| b as u32)
         .collect();
 
     // Forward: with no event, every live block starts outside.
@@ -435,7 +449,7 @@ fn solve(
             }
         })
         .collect();
-    let (after, is_after) = g.spread(&seeds, &has_event, succs);
+    let (after, is_after) = g.spread(&fwd_seeds, &has_event, succs);
     for &t in &after {
         fwd_in[t] = if t == 0 {
             State::Outside
@@ -492,7 +506,7 @@ fn solve(
             }
         })
         .collect();
-    let (before, is_before) = g.spread(&seeds, &has_event, preds);
+    let (before, is_before) = g.spread(&bwd_seeds, &has_event, preds);
     for &t in &before {
         bwd_out[t] = if g.is_exit(t) {
             State::Outside
