@@ -2,14 +2,18 @@
 //!
 //! `cargo bench -p csa-analyzer --bench throughput [-- MB]` generates a
 //! deterministic corpus of annotated C and free-form Fortran (`MB`
-//! megabytes, default 50) and one large real-world-shaped C file, then
-//! reports, per language and for the large file:
+//! megabytes, default 50) twice, at two densities of CSA markers (a
+//! quarter of the C functions and Fortran subroutines, the headline, and
+//! the dense stress case: half the C functions, every subroutine), and one
+//! large real-world-shaped C file, then reports, per language and for the
+//! large file:
 //!
 //! * tree-sitter parse alone (what the target compares against) and the
 //!   full analysis (`analysis::analyze`), in MB/s, and their ratio, single
-//!   threaded (thread CPU time, interleaved, best of `REPS` per file, so a
-//!   noisy neighbour hurts both sides alike) and on all cores (rayon over
-//!   files, best of `REPS` wall times);
+//!   threaded (thread CPU time, best of `REPS` per file for MB/s; the
+//!   ratio from the times of the same file and repetition taken side by
+//!   side, see `single`) and on all cores (rayon over files, best of
+//!   `REPS` wall times);
 //! * single-threaded, also the parse followed by one tree-cursor walk over
 //!   every node (`walk/parse`): what any analysis that reads the whole tree
 //!   pays at least, for comparison with `full/parse`;
@@ -18,12 +22,18 @@
 //!   RSS growth of a fresh process analysing it (which also sees
 //!   tree-sitter's C allocations), and this process's max RSS.
 //!
+//! Both sides parse with the same per-thread parser
+//! (`csa_grammars::parse`), and every timed step starts from a settled
+//! heap (`settle_heap`).
+//!
 //! Options: a number (corpus MB), `--reps N`, `--phases` (time the
 //! pipeline's phases on the large file, via `analysis::lower`), `--write
 //! DIR` (write the corpus and the large file to DIR for profiling the
 //! command line, then stop), `--only parse|full` (run one side `--reps`
 //! times on the large file, for `perf stat`/`perf record`; `parse-c`,
-//! `full-c`, `parse-fortran` and `full-fortran` on a part of the corpus).
+//! `full-c`, `parse-fortran` and `full-fortran` on a part of the corpus),
+//! `--density P|dense` (the corpus `--only` and `--write` use, and the
+//! headline rows' density: P% of the functions annotated; default 25).
 
 use analyzer::analysis::{self, AnalysisOptions};
 use csa_grammars::SourceKind;
@@ -191,12 +201,23 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// for memory-bound code drifts by 10-30% over seconds to minutes (other
 /// tenants), which best-of times taken minutes apart do not cancel.
 fn single(files: &[&File], reps: usize) -> Row {
+    // CSA_BENCH_TRACE=1: every measurement on stderr
+    let trace = std::env::var_os("CSA_BENCH_TRACE").is_some();
     let mut times = vec![Vec::with_capacity(reps); files.len()];
     for _ in 0..reps {
         for (f, t) in files.iter().zip(times.iter_mut()) {
             let p = cpu_timed(|| parse(f.kind, &f.text));
             let a = cpu_timed(|| full(f.kind, &f.text));
             let w = cpu_timed(|| parse_walk(f.kind, &f.text));
+            if trace {
+                eprintln!(
+                    "{:>9} bytes: parse {:>7.1} ms, full {:>7.1} ms, walk {:>7.1} ms",
+                    f.text.len(),
+                    p.as_secs_f64() * 1e3,
+                    a.as_secs_f64() * 1e3,
+                    w.as_secs_f64() * 1e3
+                );
+            }
             t.push([p, a, w]);
         }
     }
@@ -459,9 +480,10 @@ fn main() {
         "{:<24} {:<7} {:>6} {:>11} {:>10} {:>10} {:>10}",
         "input", "threads", "MB", "parse MB/s", "full MB/s", "full/parse", "walk/parse"
     );
-    // one file: three times the repetitions, against the noise the many
-    // files of the corpus rows average out
-    single(&[&large], reps * 3).print("large C file (25% CSA)", "1");
+    // One file: ten times the repetitions. The same parse of it measured
+    // 534-902 ms in 15 runs in a row here; the corpus rows average that
+    // out over their many files.
+    single(&[&large], reps * 10).print("large C file (25% CSA)", "1");
     report(&c, &f90, reps, &density.label(), threads);
     // The stress case: the same shapes with markers in half the C functions
     // and every Fortran subroutine.
