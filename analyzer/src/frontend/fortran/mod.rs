@@ -69,13 +69,16 @@ impl<'a> Cx<'a> {
     }
 }
 
+/// A node's children, on the stack when there are few (most nodes).
+pub(crate) type Kids<'t> = smallvec::SmallVec<[FNode<'t>; 6]>;
+
 /// The named children of a node.
-pub(crate) fn named_kids(n: FNode) -> Vec<FNode> {
+pub(crate) fn named_kids(n: FNode) -> Kids {
     n.named_children().collect()
 }
 
 /// All children of a node (named and anonymous).
-pub(crate) fn all_kids(n: FNode) -> Vec<FNode> {
+pub(crate) fn all_kids(n: FNode) -> Kids {
     n.children().collect()
 }
 
