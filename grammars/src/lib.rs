@@ -38,8 +38,8 @@ pub enum Grammar {
 
 thread_local! {
     /// One parser per grammar and thread, kept between files: creating a
-    /// parser and freeing its parse stack costs about as much as parsing a
-    /// small file.
+    /// parser and releasing its parse stack (which makes glibc merge the
+    /// blocks freed so far) was about 1% of the analysis of a 100 KB file.
     static PARSERS: std::cell::RefCell<[Option<tree_sitter::Parser>; 2]> =
         const { std::cell::RefCell::new([None, None]) };
 }
