@@ -400,7 +400,7 @@ fn solve(
     section: bool,
     event_blocks: &[u32],
 ) -> (Solution, Vec<bool>) {
-    let (n, succs, preds) = (g.n, g.succs, g.preds);
+    let n = g.n;
     let cfg = events.cfg;
     let mut has_event = vec![false; n];
     for &b in event_blocks {
@@ -439,120 +439,96 @@ fn solve(
         .map(|b| b as u32)
         .collect();
 
-    // Forward: with no event, every live block starts outside.
-    let mut fwd_in: Vec<State> = (0..n)
-        .map(|b| {
-            if g.live(b) {
-                State::Outside
-            } else {
-                State::Unreached
-            }
-        })
-        .collect();
-    let (after, is_after) = g.spread(&fwd_seeds, &has_event, succs);
-    for &t in &after {
-        fwd_in[t] = if t == 0 {
-            State::Outside
-        } else {
-            State::Unreached
-        };
-    }
-    // What comes in from the blocks the events do not reach (final).
-    for &t in &after {
-        for &p in preds.get(t).unwrap_or(&[]) {
-            let p = p as usize;
-            if p < n && g.live(p) && !is_after[p] {
-                fwd_in[t] = fwd_in[t].join(forward(p, fwd_in[p]));
-            }
-        }
-    }
-    let mut fwd_out = vec![State::Unreached; n];
-    let mut queued = vec![false; n];
-    let mut work: Vec<usize> = after.iter().rev().copied().collect();
-    for &b in &work {
-        queued[b] = true;
-    }
-    while let Some(b) = work.pop() {
-        queued[b] = false;
-        let s = forward(b, fwd_in[b]);
-        if s != fwd_out[b] {
-            fwd_out[b] = s;
-            for &t in succs.get(b).unwrap_or(&[]) {
-                let t = t as usize;
-                if t >= n || !is_after[t] {
-                    continue;
-                }
-                let joined = fwd_in[t].join(s);
-                if joined != fwd_in[t] {
-                    fwd_in[t] = joined;
-                    if !queued[t] {
-                        queued[t] = true;
-                        work.push(t);
-                    }
-                }
-            }
-        }
-    }
-
-    // Backward: at a function exit nothing comes next (outside); with no
-    // event, every block from which an exit is reachable is outside, the
-    // others (endless loops) unreached.
-    let mut bwd_out: Vec<State> = (0..n)
-        .map(|b| {
-            if g.reaches_exit[b] {
-                State::Outside
-            } else {
-                State::Unreached
-            }
-        })
-        .collect();
-    let (before, is_before) = g.spread(&bwd_seeds, &has_event, preds);
-    for &t in &before {
-        bwd_out[t] = if g.is_exit(t) {
-            State::Outside
-        } else {
-            State::Unreached
-        };
-    }
-    for &t in &before {
-        for &u in succs.get(t).unwrap_or(&[]) {
-            let u = u as usize;
-            if u < n && g.live(u) && !is_before[u] {
-                bwd_out[t] = bwd_out[t].join(backward(u, bwd_out[u]));
-            }
-        }
-    }
-    let mut bwd_in = vec![State::Unreached; n];
-    let mut work: Vec<usize> = before.iter().rev().copied().collect();
-    for &b in &work {
-        queued[b] = true;
-    }
-    while let Some(b) = work.pop() {
-        queued[b] = false;
-        let s = backward(b, bwd_out[b]);
-        if s != bwd_in[b] {
-            bwd_in[b] = s;
-            for &p in preds.get(b).unwrap_or(&[]) {
-                let p = p as usize;
-                if p >= n || !is_before[p] {
-                    continue;
-                }
-                let joined = bwd_out[p].join(s);
-                if joined != bwd_out[p] {
-                    bwd_out[p] = joined;
-                    if !queued[p] {
-                        queued[p] = true;
-                        work.push(p);
-                    }
-                }
-            }
-        }
-    }
+    let (fwd_in, after) = propagate(g, true, &fwd_seeds, &has_event, forward);
+    let (bwd_out, before) = propagate(g, false, &bwd_seeds, &has_event, backward);
     let mut affected = has_event;
     for b in after.into_iter().chain(before) {
         affected[b] = true;
     }
     (Solution { fwd_in, bwd_out }, affected)
+}
+
+/// One direction of a problem: the state where the direction enters each
+/// block (forwards the block's start, backwards its end), and the blocks
+/// `seeds` can influence. `through` is a block's effect in the direction.
+/// With no event, the entering state is outside wherever the direction can
+/// come from (forwards: a live block; backwards: one from which a function
+/// exit is reachable; the others, endless loops, are unreached), so only
+/// the blocks `seeds` spread to (stopping at the other event blocks) are
+/// solved, from unreached, with what the other blocks pass on as fixed
+/// inputs, and the graph's own boundary (forwards the entry, backwards a
+/// function exit: nothing comes next) as outside.
+fn propagate(
+    g: &Scratch,
+    forwards: bool,
+    seeds: &[u32],
+    has_event: &[bool],
+    through: impl Fn(usize, State) -> State,
+) -> (Vec<State>, Vec<usize>) {
+    let n = g.n;
+    let (ahead, behind) = if forwards {
+        (g.succs, g.preds)
+    } else {
+        (g.preds, g.succs)
+    };
+    let outside_or_unreached = |yes: bool| {
+        if yes {
+            State::Outside
+        } else {
+            State::Unreached
+        }
+    };
+    let mut entering: Vec<State> = (0..n)
+        .map(|b| {
+            outside_or_unreached(if forwards {
+                g.live(b)
+            } else {
+                g.reaches_exit[b]
+            })
+        })
+        .collect();
+    let (spread, solved) = g.spread(seeds, has_event, ahead);
+    for &t in &spread {
+        entering[t] = outside_or_unreached(if forwards { t == 0 } else { g.is_exit(t) });
+    }
+    // What comes in from the blocks the seeds do not reach (final).
+    for &t in &spread {
+        for &p in behind.get(t).unwrap_or(&[]) {
+            let p = p as usize;
+            if p < n && g.live(p) && !solved[p] {
+                entering[t] = entering[t].join(through(p, entering[p]));
+            }
+        }
+    }
+    let mut leaving = vec![State::Unreached; n];
+    let mut queued = vec![false; n];
+    let mut work: Vec<usize> = spread.iter().rev().copied().collect();
+    for &b in &work {
+        queued[b] = true;
+    }
+    while let Some(b) = work.pop() {
+        queued[b] = false;
+        let s = through(b, entering[b]);
+        if s == leaving[b] {
+            continue;
+        }
+        leaving[b] = s;
+        for &t in ahead.get(b).unwrap_or(&[]) {
+            let t = t as usize;
+            if t >= n || !solved[t] {
+                continue;
+            }
+            let joined = entering[t].join(s);
+            if joined != entering[t] {
+                entering[t] = joined;
+                if !queued[t] {
+                    queued[t] = true;
+                    work.push(t);
+                }
+            }
+        }
+    }
+    (entering, spread)
 }
 
 #[allow(clippy::too_many_arguments)]
