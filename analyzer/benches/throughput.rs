@@ -198,8 +198,9 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// and repetition, taken within a second of each other: per file, the
 /// median over the repetitions of full / parse (and walk / parse), then
 /// the mean over the files weighted by parse time. This machine's speed
-/// for memory-bound code drifts by 10-30% over seconds to minutes (other
-/// tenants), which best-of times taken minutes apart do not cancel.
+/// for memory-bound code varies by up to a third from one run to the next
+/// and drifts over minutes (other tenants), which best-of times taken
+/// minutes apart do not cancel.
 fn single(files: &[&File], reps: usize) -> Row {
     // CSA_BENCH_TRACE=1: every measurement on stderr
     let trace = std::env::var_os("CSA_BENCH_TRACE").is_some();
@@ -253,6 +254,11 @@ fn report(c: &[&File], f90: &[&File], reps: usize, label: &str, threads: usize) 
     both.print(&format!("corpus all ({label})"), "1");
     let all: Vec<&File> = c.iter().chain(f90).copied().collect();
     parallel(&all, reps).print(&format!("corpus all ({label})"), &threads.to_string());
+}
+
+/// The C files and the Fortran files of `files`.
+fn by_language(files: &[File]) -> (Vec<&File>, Vec<&File>) {
+    files.iter().partition(|f| f.kind == SourceKind::C)
 }
 
 /// The headline corpus's density: a quarter of the C functions and of the
@@ -417,8 +423,7 @@ fn main() {
     let t = Instant::now();
     let files = corpus(corpus_mb * 1_000_000, density);
     let large = large_c();
-    let c: Vec<&File> = files.iter().filter(|f| f.kind == SourceKind::C).collect();
-    let f90: Vec<&File> = files.iter().filter(|f| f.kind != SourceKind::C).collect();
+    let (c, f90) = by_language(&files);
     let all: Vec<&File> = files.iter().collect();
     let bytes = |fs: &[&File]| fs.iter().map(|f| f.text.len()).sum::<usize>() as f64 / MB;
     println!(
@@ -486,13 +491,17 @@ fn main() {
     single(&[&large], reps * 10).print("large C file (25% CSA)", "1");
     report(&c, &f90, reps, &density.label(), threads);
     // The stress case: the same shapes with markers in half the C functions
-    // and every Fortran subroutine.
+    // and every Fortran subroutine (unless the headline rows were that).
     drop((c, f90, all));
-    let dense = corpus(corpus_mb * 1_000_000, Density::Dense);
-    let c: Vec<&File> = dense.iter().filter(|f| f.kind == SourceKind::C).collect();
-    let f90: Vec<&File> = dense.iter().filter(|f| f.kind != SourceKind::C).collect();
-    report(&c, &f90, reps, &Density::Dense.label(), threads);
-    drop((c, f90));
+    let dense = if matches!(density, Density::Dense) {
+        Vec::new()
+    } else {
+        corpus(corpus_mb * 1_000_000, Density::Dense)
+    };
+    if !dense.is_empty() {
+        let (c, f90) = by_language(&dense);
+        report(&c, &f90, reps, &Density::Dense.label(), threads);
+    }
     let all: Vec<&File> = files.iter().chain(&dense).collect();
 
     // Peak heap while analysing the large file (Rust allocations).
