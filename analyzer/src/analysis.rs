@@ -261,11 +261,6 @@ pub(crate) fn finish_diagnostics(
     crate::suppress::with_suppression_fixes(diagnostics, source, lang)
 }
 
-/// Predecessor lists with one entry per edge, each ascending.
-pub fn predecessors(succs: &Csr) -> Csr {
-    Csr::reversed(succs)
-}
-
 /// The successor lists of the blocks of `func`.
 fn successor_graph(func: &Function) -> Csr {
     Csr::from_lists(
@@ -278,7 +273,7 @@ fn successor_graph(func: &Function) -> Csr {
 pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalysis {
     // Irreducibility is a property of the CFG the front end built.
     let succs0 = successor_graph(&func);
-    let preds0 = predecessors(&succs0);
+    let preds0 = Csr::reversed(&succs0);
     let dom0 = DomTree::dominators_with_preds(&succs0, &preds0, 0);
     let forest0 = loops::find_loops_with_preds(&succs0, &preds0, &dom0);
     // `find_irreducible` on this CFG from block 0, which the loop forest
@@ -294,7 +289,7 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
         (succs0, preds0, dom0, forest0)
     } else {
         let succs = successor_graph(&func);
-        let preds = predecessors(&succs);
+        let preds = Csr::reversed(&succs);
         let dom = DomTree::dominators_with_preds(&succs, &preds, 0);
         let forest = loops::find_loops_with_preds(&succs, &preds, &dom);
         (succs, preds, dom, forest)
@@ -396,6 +391,7 @@ impl FunctionAnalysis {
             func: &self.func,
             succs: &self.succs,
             reachable: &self.reachable,
+            rpo: self.dom.rpo(),
             forest: &self.forest,
             memory: &self.memory,
             events: &self.events,

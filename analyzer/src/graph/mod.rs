@@ -42,19 +42,19 @@ impl Graph for [Vec<u32>] {
 
 impl Graph for Vec<Vec<u32>> {
     fn num_blocks(&self) -> usize {
-        self.len()
+        self.as_slice().num_blocks()
     }
     fn succs_of(&self, b: u32) -> &[u32] {
-        self.get(b as usize).map_or(&[], |v| v.as_slice())
+        self.as_slice().succs_of(b)
     }
 }
 
 impl<const N: usize> Graph for [Vec<u32>; N] {
     fn num_blocks(&self) -> usize {
-        N
+        self.as_slice().num_blocks()
     }
     fn succs_of(&self, b: u32) -> &[u32] {
-        self.get(b as usize).map_or(&[], |v| v.as_slice())
+        self.as_slice().succs_of(b)
     }
 }
 
@@ -64,23 +64,6 @@ impl Graph for Csr {
     }
     fn succs_of(&self, b: u32) -> &[u32] {
         self.get(b as usize).unwrap_or(&[])
-    }
-}
-
-/// The first blocks of a graph: blocks from the given count on, and edges
-/// to them, are out of range (like slicing `succs[..n]`).
-pub struct Prefix<'a, G: ?Sized>(pub &'a G, pub usize);
-
-impl<G: Graph + ?Sized> Graph for Prefix<'_, G> {
-    fn num_blocks(&self) -> usize {
-        self.1.min(self.0.num_blocks())
-    }
-    fn succs_of(&self, b: u32) -> &[u32] {
-        if (b as usize) < self.1 {
-            self.0.succs_of(b)
-        } else {
-            &[]
-        }
     }
 }
 
@@ -158,11 +141,6 @@ impl Csr {
                 .get(w[0] as usize..w[1] as usize)
                 .unwrap_or(&[])
         })
-    }
-
-    /// Every list entry, block after block.
-    pub fn all_targets(&self) -> &[u32] {
-        &self.targets
     }
 
     /// The reversed graph with one entry per edge: a block reached twice

@@ -40,6 +40,8 @@ pub struct DotInput<'a> {
     pub func: &'a Function,
     pub succs: &'a crate::graph::Csr,
     pub reachable: &'a [bool],
+    /// The reachable blocks in reverse post-order ([`crate::graph::dom::DomTree::rpo`]).
+    pub rpo: &'a [u32],
     pub forest: &'a LoopForest,
     pub memory: &'a MemoryInfo,
     pub events: &'a MemopCfg,
@@ -104,10 +106,7 @@ fn snippet(src: &SourceText, span: crate::source::Span) -> String {
 pub fn memop_graph(inp: &DotInput) -> String {
     let n = inp.func.blocks.len().min(inp.succs.len());
     let live = |b: u32| (b as usize) < n && inp.reachable.get(b as usize).copied().unwrap_or(false);
-    let rpo: Vec<u32> = crate::graph::reverse_post_order(&crate::graph::Prefix(inp.succs, n), 0)
-        .into_iter()
-        .filter(|&b| live(b))
-        .collect();
+    let rpo: Vec<u32> = inp.rpo.iter().copied().filter(|&b| live(b)).collect();
     let mut num = vec![u32::MAX; n];
     for (i, &b) in rpo.iter().enumerate() {
         num[b as usize] = i as u32;

@@ -723,7 +723,7 @@ mod tests {
             };
         }
         let succs = Csr::from_lists(succs.iter().map(|l| l.iter().copied()));
-        let preds = crate::analysis::predecessors(&succs);
+        let preds = Csr::reversed(&succs);
         let mut cfg = MemopCfg {
             events: Vec::new(),
             items: vec![Vec::new(); n],
