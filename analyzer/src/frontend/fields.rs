@@ -95,6 +95,25 @@ fn fortran_kinds() -> &'static [&'static str] {
     KINDS.get_or_init(|| kind_names(&csa_grammars::fortran_language()))
 }
 
+/// Whether each kind of `language` is named, by symbol id: made once for
+/// tree-sitter-c and tree-sitter-fortran, per copy for any other grammar.
+pub(crate) fn named_kinds(language: &tree_sitter::Language) -> std::borrow::Cow<'static, [bool]> {
+    fn table(language: &tree_sitter::Language) -> Vec<bool> {
+        (0..language.node_kind_count())
+            .map(|id| u16::try_from(id).is_ok_and(|id| language.node_kind_is_named(id)))
+            .collect()
+    }
+    static C: OnceLock<Vec<bool>> = OnceLock::new();
+    static FORTRAN: OnceLock<Vec<bool>> = OnceLock::new();
+    if *language == csa_grammars::fortran_language() {
+        FORTRAN.get_or_init(|| table(language)).as_slice().into()
+    } else if *language == csa_grammars::c_language() {
+        C.get_or_init(|| table(language)).as_slice().into()
+    } else {
+        table(language).into()
+    }
+}
+
 fn c_ids() -> &'static [u16] {
     static IDS: OnceLock<Vec<u16>> = OnceLock::new();
     IDS.get_or_init(|| resolve(&csa_grammars::c_language()))

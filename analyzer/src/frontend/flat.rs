@@ -58,26 +58,6 @@ pub(crate) struct FlatTree {
     language: tree_sitter::Language,
 }
 
-/// Whether each kind of `language` is named, by symbol id: made once for
-/// tree-sitter-c and tree-sitter-fortran, per copy for any other grammar.
-fn named_kinds(language: &tree_sitter::Language) -> std::borrow::Cow<'static, [bool]> {
-    use std::sync::OnceLock;
-    fn table(language: &tree_sitter::Language) -> Vec<bool> {
-        (0..language.node_kind_count())
-            .map(|id| u16::try_from(id).is_ok_and(|id| language.node_kind_is_named(id)))
-            .collect()
-    }
-    static C: OnceLock<Vec<bool>> = OnceLock::new();
-    static FORTRAN: OnceLock<Vec<bool>> = OnceLock::new();
-    if *language == csa_grammars::fortran_language() {
-        FORTRAN.get_or_init(|| table(language)).as_slice().into()
-    } else if *language == csa_grammars::c_language() {
-        C.get_or_init(|| table(language)).as_slice().into()
-    } else {
-        table(language).into()
-    }
-}
-
 impl FlatTree {
     /// Copies `root` and everything below it.
     pub(crate) fn new(root: Node<'_>) -> FlatTree {
@@ -101,7 +81,7 @@ impl FlatTree {
         let language = root.language().to_owned();
         // whether a kind is named, by symbol id (ERROR, u16::MAX, is):
         // asking the node is an FFI call per node
-        let named = named_kinds(&language);
+        let named = crate::frontend::fields::named_kinds(&language);
         let mut cursor = root.walk();
         // the previous sibling at each depth of the path (NONE: none yet)
         let mut last: Vec<u32> = vec![NONE];
@@ -616,9 +596,6 @@ mod tests {
         out
     }
 
-    /// A flat copy answers what the tree answers, on every fixture (the
-    /// whole tree and every function or program unit by itself), with
-    /// syntax errors, missing nodes, aliases and comments among them.
     #[test]
     fn named_kinds_are_cached_for_our_grammars() {
         for (grammar, text) in [
@@ -627,7 +604,7 @@ mod tests {
         ] {
             let tree = csa_grammars::parse(grammar, text).unwrap();
             let language = tree.root_node().language().to_owned();
-            let named = super::named_kinds(&language);
+            let named = crate::frontend::fields::named_kinds(&language);
             assert!(
                 matches!(named, std::borrow::Cow::Borrowed(_)),
                 "{grammar:?}"
@@ -637,6 +614,9 @@ mod tests {
         }
     }
 
+    /// A flat copy answers what the tree answers, on every fixture (the
+    /// whole tree and every function or program unit by itself), with
+    /// syntax errors, missing nodes, aliases and comments among them.
     #[test]
     fn copy_answers_like_the_tree() {
         use csa_grammars::SourceKind;

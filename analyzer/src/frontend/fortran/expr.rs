@@ -74,8 +74,8 @@ fn decompose(n: FNode) -> (FNode, Vec<(Sel, FNode)>) {
     for _ in 0..1_000_000 {
         match cur.node_kind() {
             "call_expression" => {
-                let kids: Vec<FNode> = named_kids(cur)
-                    .into_iter()
+                let kids: Vec<FNode> = cur
+                    .named_children()
                     .filter(|k| k.node_kind() != "comment")
                     .collect();
                 let Some(first) = kids.first().copied() else {
@@ -89,8 +89,8 @@ fn decompose(n: FNode) -> (FNode, Vec<(Sel, FNode)>) {
                 cur = first;
             }
             "derived_type_member_expression" => {
-                let kids: Vec<FNode> = named_kids(cur)
-                    .into_iter()
+                let kids: Vec<FNode> = cur
+                    .named_children()
                     .filter(|k| k.node_kind() != "comment")
                     .collect();
                 if kids.len() < 2 {
@@ -648,8 +648,8 @@ impl<'t> Lowerer<'_, 't> {
         kind: ParenKind,
         span: Span,
     ) -> Val {
-        let args: Vec<FNode<'t>> = named_kids(al)
-            .into_iter()
+        let args: Vec<FNode<'t>> = al
+            .named_children()
             .filter(|a| a.node_kind() != "comment")
             .collect();
         match kind {

@@ -559,8 +559,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn construct_name(&self, n: FNode) -> Option<String> {
-        named_kids(n)
-            .into_iter()
+        n.named_children()
             .find(|k| k.node_kind() == "block_label_start_expression")
             .and_then(|k| k.child(0))
             .map(|k| self.cx.lname(k))
@@ -664,10 +663,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// ASSIGN 10 TO k
     #[inline(never)]
     fn assign_stmt(&mut self, n: FNode<'t>) {
-        if let Some(id) = named_kids(n)
-            .into_iter()
-            .find(|k| k.node_kind() == "identifier")
-        {
+        if let Some(id) = n.named_children().find(|k| k.node_kind() == "identifier") {
             self.store(id, super::expr::Val::Other);
         }
     }
@@ -751,8 +747,8 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn pointer_assoc(&mut self, n: FNode<'t>) {
-        let kids: Vec<FNode> = named_kids(n)
-            .into_iter()
+        let kids: Vec<FNode> = n
+            .named_children()
             .filter(|k| k.node_kind() != "comment")
             .collect();
         let (Some(&lhs), Some(&rhs)) = (kids.first(), kids.get(1)) else {
@@ -812,8 +808,8 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn call_stmt(&mut self, n: FNode<'t>) {
         let span = self.span(n);
-        let arglist = named_kids(n)
-            .into_iter()
+        let arglist = n
+            .named_children()
             .find(|k| k.node_kind() == "argument_list");
         let Some(sub) = n.field(F::Subroutine) else {
             self.eval_children(n);
@@ -841,8 +837,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                 if let Some(al) = arglist {
                     self.call_args(al, &mut escapes);
                 }
-                let name_span = named_kids(sub)
-                    .into_iter()
+                let name_span = sub
+                    .named_children()
                     .find(|k| k.node_kind() == "type_member")
                     .map_or(self.span(sub), |m| self.span(m));
                 self.push_call(None, name_span, escapes, span);
@@ -890,8 +886,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         match word.as_str() {
             "continue" => {}
             "exit" | "cycle" => {
-                let name = named_kids(n)
-                    .into_iter()
+                let name = n
+                    .named_children()
                     .find(|k| k.node_kind() == "identifier")
                     .map(|k| self.cx.lname(k));
                 let exit = word == "exit";
@@ -943,8 +939,8 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn goto_stmt(&mut self, n: FNode<'t>, span: Span) {
-        let kids: Vec<FNode> = named_kids(n)
-            .into_iter()
+        let kids: Vec<FNode> = n
+            .named_children()
             .filter(|k| k.node_kind() != "comment")
             .collect();
         let refs: Vec<FNode> = kids
@@ -994,8 +990,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.eval(k);
             }
         }
-        let name_span = all_kids(n)
-            .into_iter()
+        let name_span = n
+            .children()
             .find(|k| k.node_kind() == "stop")
             .map_or(span, |k| self.span(k));
         self.push_call(Some("stop".into()), name_span, Vec::new(), span);
@@ -1216,8 +1212,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 "else_clause" => {
                     has_else = true;
                     p.else_items = Some(
-                        named_kids(k)
-                            .into_iter()
+                        k.named_children()
                             .filter(|x| !matches!(x.node_kind(), "comment" | "block_label"))
                             .collect(),
                     );
@@ -1391,14 +1386,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         });
         if let Some(s) = kids.iter().copied().find(|k| k.node_kind() == "selector") {
             p.sel_span = self.span(s);
-            match named_kids(s)
-                .into_iter()
-                .find(|k| k.node_kind() != "comment")
-            {
+            match s.named_children().find(|k| k.node_kind() != "comment") {
                 Some(pa) if pa.node_kind() == "pointer_association_statement" => {
                     // SELECT TYPE (a => obj): `a` names the selector
-                    let parts: Vec<FNode> = named_kids(pa)
-                        .into_iter()
+                    let parts: Vec<FNode> = pa
+                        .named_children()
                         .filter(|k| k.node_kind() != "comment")
                         .collect();
                     if let (Some(an), Some(obj)) = (parts.first(), parts.get(1)) {
@@ -1546,7 +1538,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .filter(|c| c.node_kind() == "do")
             .map_or(self.span(ds), |c| self.span(c));
         let (omp, ivdep) = self.directives_before(n);
-        parts.control = named_kids(ds).into_iter().find(|k| {
+        parts.control = ds.named_children().find(|k| {
             matches!(
                 k.node_kind(),
                 "loop_control_expression" | "while_statement" | "concurrent_statement"
@@ -1665,8 +1657,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let cond = self.b.new_block("do.cond", Some(p.span));
         self.b.enter(cond);
         let paren = p.control.and_then(|c| {
-            named_kids(c)
-                .into_iter()
+            c.named_children()
                 .find(|k| k.node_kind() == "parenthesized_expression")
         });
         let expr = paren.map(|e| first_expr(e).unwrap_or(e));
@@ -1745,8 +1736,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     #[inline(never)]
     fn concurrent_open(&mut self, p: &DoParts<'t>) -> Vec<Level> {
         let header = p.control.and_then(|c| {
-            named_kids(c)
-                .into_iter()
+            c.named_children()
                 .find(|k| k.node_kind() == "concurrent_header")
         });
         let controls: Vec<FNode> = header
@@ -1766,8 +1756,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             firsts.push(first.unwrap_or(super::expr::Val::Other));
-            let id = named_kids(*ctl)
-                .into_iter()
+            let id = (*ctl)
+                .named_children()
                 .find(|k| k.node_kind() == "identifier");
             let v = id.map(|id| {
                 let sp = self.span(id);
@@ -1809,13 +1799,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mask = p
             .control
             .and_then(|c| {
-                named_kids(c)
-                    .into_iter()
+                c.named_children()
                     .find(|k| k.node_kind() == "concurrent_header")
             })
             .and_then(|h| {
-                named_kids(h)
-                    .into_iter()
+                h.named_children()
                     .find(|k| k.node_kind() == "concurrent_mask")
             });
         if let Some(m) = mask {
@@ -1933,8 +1921,8 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn simple_construct(&mut self, n: FNode<'t>) {
         let name = self.construct_name(n);
         let origin = self.span(n);
-        let items: Vec<FNode> = named_kids(n)
-            .into_iter()
+        let items: Vec<FNode> = n
+            .named_children()
             .filter(|k| {
                 !matches!(
                     k.node_kind(),
@@ -2200,9 +2188,7 @@ fn implicit_entry(name: &str, span: Span, decl_span: Span) -> DeclEntry {
 
 /// The expression inside parentheses.
 pub(super) fn first_expr(n: FNode) -> Option<FNode> {
-    named_kids(n)
-        .into_iter()
-        .find(|k| k.node_kind() != "comment")
+    n.named_children().find(|k| k.node_kind() != "comment")
 }
 
 /// Whether a DO construct ends on a shared label that an enclosing DO's

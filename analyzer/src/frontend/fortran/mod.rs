@@ -187,9 +187,9 @@ fn make_unit<'t>(cx: &Cx, n: FNode<'t>, host: Option<usize>) -> Unit<'t> {
         .copied()
         .filter(|k| Some(*k) != header && !is_unit_end(k.node_kind()))
         .collect();
-    let name_node = header.and_then(|h| h.field(F::Name)).or_else(|| {
-        header.and_then(|h| named_kids(h).into_iter().find(|c| c.node_kind() == "name"))
-    });
+    let name_node = header
+        .and_then(|h| h.field(F::Name))
+        .or_else(|| header.and_then(|h| h.named_children().find(|c| c.node_kind() == "name")));
     let (name, name_span) = match name_node {
         Some(nn) => (cx.text(nn).trim().to_string(), cx.span(nn)),
         None => (

@@ -577,8 +577,9 @@ fn fold_call(cx: &Cx, n: FNode, lookup: &dyn Fn(&str) -> Option<i64>, depth: usi
     if f.node_kind() != "identifier" || n.named_child_count() != 2 {
         return None;
     }
-    let args: Vec<FNode> = super::named_kids(n.named_child(1)?)
-        .into_iter()
+    let args: Vec<FNode> = n
+        .named_child(1)?
+        .named_children()
         .filter(|c| c.node_kind() != "comment")
         .collect();
     let name = cx.lname(f);
@@ -795,10 +796,7 @@ impl Collector<'_, '_> {
             let mut result = (cx.lname(name), cx.text(name).to_string(), cx.span(name));
             for c in super::named_kids(stmt) {
                 if c.node_kind() == "function_result" {
-                    if let Some(id) = super::named_kids(c)
-                        .into_iter()
-                        .find(|x| x.node_kind() == "identifier")
-                    {
+                    if let Some(id) = c.named_children().find(|x| x.node_kind() == "identifier") {
                         result = (cx.lname(id), cx.text(id).to_string(), cx.span(id));
                         // the function name itself is then a procedure
                         scope.procs.insert(cx.lname(name), ProcKind::External);
@@ -1031,8 +1029,8 @@ impl Collector<'_, '_> {
             if pa.node_kind() != "parameter_assignment" {
                 continue;
             }
-            let kids: Vec<FNode> = super::named_kids(pa)
-                .into_iter()
+            let kids: Vec<FNode> = pa
+                .named_children()
                 .filter(|k| k.node_kind() != "comment")
                 .collect();
             let (Some(id), Some(e)) = (kids.first(), kids.get(1)) else {
@@ -1081,8 +1079,8 @@ impl Collector<'_, '_> {
 
     fn save_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
-        let ids: Vec<FNode> = super::named_kids(n)
-            .into_iter()
+        let ids: Vec<FNode> = n
+            .named_children()
             .filter(|k| k.node_kind() == "identifier" || k.node_kind() == "common_block")
             .collect();
         if ids.is_empty() {
@@ -1182,8 +1180,8 @@ impl Collector<'_, '_> {
         for k in super::named_kids(n) {
             match k.node_kind() {
                 "derived_type_statement" => {
-                    name = super::named_kids(k)
-                        .into_iter()
+                    name = k
+                        .named_children()
                         .find(|c| c.node_kind() == "type_name")
                         .map(|c| cx.lname(c));
                 }
@@ -1401,8 +1399,8 @@ impl AttrFlags {
             "external" => self.external = true,
             "intrinsic" => self.intrinsic = true,
             "dimension" => {
-                *dims = super::named_kids(q)
-                    .into_iter()
+                *dims = q
+                    .named_children()
                     .find(|c| c.node_kind() == "argument_list");
             }
             _ => {}
