@@ -388,6 +388,7 @@ mod tests {
             vars: Vec::new(),
             builtins: Vec::new(),
             source_loops: Vec::new(),
+            exprs: Vec::new(),
             syntax_error: None,
             outline: false,
         }

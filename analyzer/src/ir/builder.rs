@@ -22,6 +22,7 @@ impl FunctionBuilder {
             vars: Vec::new(),
             builtins: Vec::new(),
             source_loops: Vec::new(),
+            exprs: vec![Expr::Unknown],
             syntax_error: None,
             outline: false,
         };
@@ -80,9 +81,33 @@ impl FunctionBuilder {
     }
 
     pub fn push(&mut self, kind: InstKind, span: Span) {
-        let b = self.ensure_block();
-        self.func.blocks[b.index()].insts.push(Inst { kind, span });
+        self.push_at(kind, span);
     }
+
+    /// Pushes an instruction and returns where it went.
+    pub fn push_at(&mut self, kind: InstKind, span: Span) -> InstRef {
+        let b = self.ensure_block();
+        let insts = &mut self.func.blocks[b.index()].insts;
+        insts.push(Inst { kind, span });
+        InstRef {
+            block: b,
+            index: (insts.len() - 1) as u32,
+        }
+    }
+
+    /// Adds a symbolic expression to the arena. `Unknown` is the shared
+    /// [`FunctionBuilder::UNKNOWN`].
+    pub fn expr(&mut self, e: Expr) -> ExprId {
+        if e == Expr::Unknown {
+            return Self::UNKNOWN;
+        }
+        let id = ExprId(self.func.exprs.len() as u32);
+        self.func.exprs.push(e);
+        id
+    }
+
+    /// The expression every function's arena starts with: `Unknown`.
+    pub const UNKNOWN: ExprId = ExprId(0);
 
     /// Ends the current block with `kind`. Afterwards there is no current block.
     pub fn terminate(&mut self, kind: TermKind, span: Option<Span>) {
@@ -149,6 +174,7 @@ impl FunctionBuilder {
         for b in &mut self.func.blocks {
             b.insts.shrink_to_fit();
         }
+        self.func.exprs.shrink_to_fit();
         self.func
     }
 }

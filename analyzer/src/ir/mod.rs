@@ -17,6 +17,9 @@
 
 pub mod builder;
 pub mod dump;
+pub mod expr;
+
+pub use expr::{BinOp, Cmp, Expr, ExprId, InstRef, LoopControl, Path, Sel};
 
 use crate::source::Span;
 use serde::Serialize;
@@ -70,6 +73,9 @@ pub struct Function {
     pub builtins: Vec<BuiltinCall>,
     /// Loop statements as written in the source, in source order.
     pub source_loops: Vec<SourceLoop>,
+    /// Symbolic expressions (subscripts, assigned values, loop bounds):
+    /// see [`expr`].
+    pub exprs: Vec<Expr>,
     /// Byte span of the first ERROR/MISSING node inside the function, if any.
     pub syntax_error: Option<Span>,
     /// The body was not lowered: it holds nothing any rule looks at (no CSA
@@ -96,6 +102,7 @@ impl Function {
             vars: Vec::new(),
             builtins: Vec::new(),
             source_loops: Vec::new(),
+            exprs: Vec::new(),
             syntax_error: None,
             outline: true,
         }
@@ -247,6 +254,14 @@ pub struct Access {
     /// For a write of a whole scalar variable: where the value comes from
     /// (used to follow region/section tokens through locals).
     pub value: Option<ValueSrc>,
+    /// How the element is selected within the root (see [`Sel`]); empty
+    /// for a whole variable or a plain `*p`-less whole access. A front end
+    /// that cannot describe a selector puts [`Sel::Unknown`] there, so an
+    /// empty path on a non-`Whole` access means "not described".
+    pub path: Path,
+    /// For a write of a whole scalar variable: the value written, as a
+    /// symbolic expression (`k = i + 1`, `s += a[i]` is `s + a[i]`).
+    pub rhs: Option<ExprId>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -370,6 +385,18 @@ pub struct VarType {
     /// Integer value of a constant (`Constant` vars, C `const` with a literal
     /// initialiser, Fortran PARAMETER).
     pub const_value: Option<i64>,
+    /// Array dimensions in declaration order (C: outermost first; Fortran:
+    /// the first varies fastest), where the front end knows them.
+    pub dims: Vec<Dim>,
+}
+
+/// One array dimension's bounds, when they are compile-time constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
+pub struct Dim {
+    /// The lowest index (C: 0; Fortran: 1 unless declared).
+    pub lower: Option<i64>,
+    /// The number of elements.
+    pub extent: Option<i64>,
 }
 
 impl Default for VarType {
@@ -384,6 +411,7 @@ impl Default for VarType {
             is_aggregate: false,
             pointer_or_target: false,
             const_value: None,
+            dims: Vec::new(),
         }
     }
 }
@@ -528,6 +556,8 @@ pub struct SourceLoop {
     pub omp: Option<Span>,
     /// An ivdep assertion attached to this loop.
     pub ivdep: Option<Span>,
+    /// The counted-loop control as written, when the loop has that shape.
+    pub control: Option<LoopControl>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -227,6 +227,8 @@ impl<'t> FnLowerer<'_, 't> {
                 addr_vars,
                 ty,
                 value,
+                path: Vec::new(),
+                rhs: None,
             }),
             sp,
         );

@@ -977,6 +977,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             unrolled: false,
             omp: None,
             ivdep,
+            control: None,
         });
         let csp = cond.map(span).unwrap_or(sp);
         self.cond_as_value(cond, body_b, end_b, csp);
@@ -1011,6 +1012,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             unrolled: false,
             omp: None,
             ivdep,
+            control: None,
         });
         self.jumps.push(Jump {
             brk: end_b,
@@ -1060,6 +1062,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             unrolled: iv.is_some(),
             omp,
             ivdep,
+            control: None,
         });
         self.jumps.push(Jump {
             brk: end_b,

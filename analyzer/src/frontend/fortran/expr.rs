@@ -348,6 +348,8 @@ impl<'t> Lowerer<'_, 't> {
                 addr_vars: p.addr_vars.clone(),
                 ty: p.ty,
                 value,
+                path: Vec::new(),
+                rhs: None,
             }),
             span,
         );

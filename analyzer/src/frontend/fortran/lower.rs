@@ -784,6 +784,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                         addr_vars: Vec::new(),
                         ty,
                         value: Some(ValueSrc::Other),
+                        path: Vec::new(),
+                        rhs: None,
                     }),
                     span,
                 );
@@ -1553,6 +1555,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             unrolled: false,
             omp,
             ivdep,
+            control: None,
         });
         parts
     }
@@ -2074,6 +2077,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                 addr_vars: Vec::new(),
                 ty,
                 value: Some(val.to_value_src()),
+                path: Vec::new(),
+                rhs: None,
             }),
             span,
         );
@@ -2089,6 +2094,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                 addr_vars: Vec::new(),
                 ty,
                 value: None,
+                path: Vec::new(),
+                rhs: None,
             }),
             span,
         );

@@ -1,0 +1,161 @@
+//! Symbolic integer expressions: the values of subscripts, of scalar
+//! assignments and of loop bounds, as the front ends saw them.
+//!
+//! Front ends record *what an expression computes* in a per-function arena
+//! ([`Function::exprs`](super::Function::exprs)); they decide nothing. The
+//! dependence analysis (`crate::dependence`) turns these trees into affine
+//! forms in the loop indices, following scalar values through their
+//! definitions with reaching definitions on the CFG.
+//!
+//! Leaves that read a variable name the *read instruction* ([`InstRef`]),
+//! not just the variable: `a[i++]` reads `i` before it is incremented, and
+//! only the instruction's position says which definition the read sees.
+//! Positions are stable: blocks are only appended (LoopSimplify) and
+//! instructions never move.
+
+use super::{BlockId, Function, InstKind, VarId};
+use serde::Serialize;
+
+/// Index of an expression in [`Function::exprs`](super::Function::exprs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ExprId(pub u32);
+
+impl ExprId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The position of an instruction: its block and its index in the block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct InstRef {
+    pub block: BlockId,
+    pub index: u32,
+}
+
+/// Integer operators the analysis understands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// Integer division (truncating, C and Fortran alike).
+    Div,
+    /// C `%`, Fortran `MOD`.
+    Rem,
+    /// Fortran `MIN`, C `fmin`-like calls are not integers: only `MIN`.
+    Min,
+    Max,
+}
+
+/// One node of a symbolic expression.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Expr {
+    /// An integer constant (literals, enumerators, `#define`s, PARAMETERs
+    /// the front end folded).
+    Int(i64),
+    /// The value produced by the read access at `at`: a whole scalar
+    /// variable, or an element or field of memory (an indirect value such
+    /// as `idx[i]`).
+    Read(InstRef),
+    /// The address of a named object (an array name decaying, `&x`), for
+    /// pointer arithmetic (`p = a + 1`).
+    AddrOf(VarId),
+    Bin(BinOp, ExprId, ExprId),
+    Neg(ExprId),
+    /// Anything else: a call's result, a floating-point or logical value,
+    /// a comparison, a value the front end did not follow.
+    Unknown,
+}
+
+/// How an access selects what it touches within its root object (a named
+/// variable, or the memory a pointer points to).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Sel {
+    /// One subscript. C: one per `[]` (and the offset of `*(p + k)`, `*p`
+    /// is index 0); Fortran: one per dimension, in source order (the first
+    /// varies fastest in memory).
+    Index(ExprId),
+    /// A Fortran section subscript `lo:hi:step` (missing parts are the
+    /// dimension's bounds and 1).
+    Range {
+        lo: Option<ExprId>,
+        hi: Option<ExprId>,
+        step: Option<ExprId>,
+    },
+    /// A named field or component (`.f`, `->f`, `%c`).
+    Field(Box<str>),
+    /// A selector the front end could not describe (a coarray index, a
+    /// subscript it gave up on).
+    Unknown,
+}
+
+/// The selection of an access: root outwards.
+pub type Path = Vec<Sel>;
+
+/// The control of a counted loop, as written (`for (i = a; i < b; i += s)`,
+/// Fortran `DO i = a, b, s`). The analysis checks that `var` really is an
+/// induction variable of the loop before using any of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoopControl {
+    pub var: VarId,
+    /// The first value.
+    pub init: ExprId,
+    /// The bound the variable is compared with.
+    pub limit: ExprId,
+    /// How the variable compares with `limit` while the loop runs (`i <
+    /// n`: `Lt`). Fortran DO: `Le` for a positive step, `Ge` for a
+    /// negative one (the last value is `limit`).
+    pub cmp: Cmp,
+    /// The step added each iteration.
+    pub step: ExprId,
+    /// The bounds are evaluated once before the loop (Fortran DO), not on
+    /// every iteration.
+    pub bounds_once: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Ne,
+}
+
+impl Cmp {
+    /// `a op b` turned around as `b op' a`.
+    pub fn swapped(self) -> Cmp {
+        match self {
+            Cmp::Lt => Cmp::Gt,
+            Cmp::Le => Cmp::Ge,
+            Cmp::Gt => Cmp::Lt,
+            Cmp::Ge => Cmp::Le,
+            Cmp::Ne => Cmp::Ne,
+        }
+    }
+}
+
+impl Function {
+    pub fn expr(&self, id: ExprId) -> &Expr {
+        self.exprs.get(id.index()).unwrap_or(&Expr::Unknown)
+    }
+
+    /// The instruction at `at`, if it exists.
+    pub fn inst_at(&self, at: InstRef) -> Option<&super::Inst> {
+        self.blocks
+            .get(at.block.index())
+            .and_then(|b| b.insts.get(at.index as usize))
+    }
+
+    /// The variable a `Read` leaf reads as a whole scalar, if it does.
+    pub fn read_var(&self, at: InstRef) -> Option<VarId> {
+        match &self.inst_at(at)?.kind {
+            InstKind::Access(a) if !a.write && a.path.is_empty() => match a.target {
+                super::AccessTarget::Var(v) if a.index == super::IndexKind::Whole => Some(v),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
