@@ -33,7 +33,9 @@ pub struct InstRef {
     pub index: u32,
 }
 
-/// Integer operators the analysis understands.
+/// Operators of the expressions the front ends record. The dependence
+/// analysis reads the integer ones; the others are kept for recognising
+/// reductions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum BinOp {
     Add,
@@ -43,9 +45,52 @@ pub enum BinOp {
     Div,
     /// C `%`, Fortran `MOD`.
     Rem,
-    /// Fortran `MIN`, C `fmin`-like calls are not integers: only `MIN`.
+    /// Fortran `MIN`/`MAX` (any type), C `fmin`/`fmax`.
     Min,
     Max,
+    /// Bitwise `&`, `|`, `^` (Fortran `IAND`, `IOR`, `IEOR`).
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// Logical `&&`, `||` (Fortran `.AND.`, `.OR.`).
+    LogAnd,
+    LogOr,
+    /// A comparison (its value is 0 or 1).
+    Cmp(Cmp),
+    Eq,
+}
+
+impl BinOp {
+    /// The operator of a C binary or compound-assignment operator
+    /// (`+`, `+=`).
+    pub fn from_c(op: &str) -> Option<BinOp> {
+        Some(match op.strip_suffix('=').unwrap_or(op) {
+            "+" => BinOp::Add,
+            "-" => BinOp::Sub,
+            "*" => BinOp::Mul,
+            "/" => BinOp::Div,
+            "%" => BinOp::Rem,
+            "&" => BinOp::BitAnd,
+            "|" => BinOp::BitOr,
+            "^" => BinOp::BitXor,
+            "&&" => BinOp::LogAnd,
+            "||" => BinOp::LogOr,
+            _ => return None,
+        })
+    }
+
+    /// A C comparison operator.
+    pub fn from_c_cmp(op: &str) -> Option<BinOp> {
+        Some(match op {
+            "<" => BinOp::Cmp(Cmp::Lt),
+            "<=" => BinOp::Cmp(Cmp::Le),
+            ">" => BinOp::Cmp(Cmp::Gt),
+            ">=" => BinOp::Cmp(Cmp::Ge),
+            "!=" => BinOp::Cmp(Cmp::Ne),
+            "==" => BinOp::Eq,
+            _ => return None,
+        })
+    }
 }
 
 /// One node of a symbolic expression.

@@ -8,6 +8,7 @@ use super::lower::{is_expression_kind, is_noreturn, FnLowerer, Ident};
 use super::types::{CType, Layer};
 use super::{named_children, span, MacroKind};
 use crate::frontend::fields::{CFields, F};
+use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
 use tree_sitter::Node;
@@ -20,6 +21,8 @@ pub(crate) struct Place {
     pub addr_vars: Vec<VarId>,
     /// The type of the designated object.
     pub ctype: CType,
+    /// The selectors from the root (`Access::path`).
+    pub path: Path,
 }
 
 impl Place {
@@ -29,6 +32,7 @@ impl Place {
             index: IndexKind::Whole,
             addr_vars: Vec::new(),
             ctype,
+            path: Vec::new(),
         }
     }
 }
@@ -59,6 +63,12 @@ pub(crate) struct Rv {
     /// Every offset applied so far is a compile-time constant.
     pub off_static: bool,
     pub has_offset: bool,
+    /// The value as a symbolic expression (an integer, or for a pointer
+    /// its address: `AddrOf(a) + k`, `Read(p) + k`).
+    pub expr: ExprId,
+    /// For a pointer derived from `ptr_root` or an address of `addr_of`:
+    /// the element offset added so far (`None`: nothing added).
+    pub off_expr: Option<ExprId>,
 }
 
 impl Rv {
@@ -67,9 +77,16 @@ impl Rv {
     pub fn pointer_into(place: &Place, ptr: Option<VarId>, ty: CType) -> Rv {
         let mut off_vars = place.addr_vars.clone();
         off_vars.retain(|v| Some(*v) != ptr);
+        // `&p[k]`: the offset is the place's one subscript
+        let off_expr = match place.path.as_slice() {
+            [Sel::Index(k)] => Some(*k),
+            [] => None,
+            _ => Some(FunctionBuilder::UNKNOWN),
+        };
         Rv {
             ptr_root: ptr,
             off_vars,
+            off_expr,
             off_static: place.index != IndexKind::Dynamic,
             has_offset: place.index != IndexKind::Whole,
             ..Rv::new(Val::Other, Some(ty))
@@ -85,6 +102,16 @@ impl Rv {
             off_vars: Vec::new(),
             off_static: true,
             has_offset: false,
+            expr: FunctionBuilder::UNKNOWN,
+            off_expr: None,
+        }
+    }
+
+    /// An integer constant.
+    pub fn int(c: i64, ty: Option<CType>, expr: ExprId) -> Rv {
+        Rv {
+            expr,
+            ..Rv::new(Val::Const(c), ty)
         }
     }
 
@@ -130,6 +157,15 @@ fn dedup(v: &mut Vec<VarId>) {
     }
     let mut seen = std::collections::HashSet::new();
     v.retain(|x| seen.insert(*x));
+}
+
+/// An evaluated subscript or pointer offset.
+pub(crate) struct Index {
+    /// Constant, or an unrolled induction variable.
+    pub is_static: bool,
+    /// The variables it reads.
+    pub vars: Vec<VarId>,
+    pub expr: ExprId,
 }
 
 /// Builtins that only pass their first argument through.
@@ -178,23 +214,37 @@ impl<'t> FnLowerer<'_, 't> {
         if place.ctype.is_array() {
             let elem = place.ctype.clone().peel();
             let ty = elem.clone().wrap(Layer::Ptr { restrict: false });
+            // the array decays to the address of its element 0
+            let zero = self.b.expr(Expr::Int(0));
             return match place.target {
-                AccessTarget::Var(_) => {
+                AccessTarget::Var(v) => {
                     let mut p = place;
                     p.index = combine(p.index, true);
                     p.ctype = elem;
+                    p.path.push(Sel::Index(zero));
+                    let expr = if p.path.len() == 1 {
+                        self.b.expr(Expr::AddrOf(v))
+                    } else {
+                        FunctionBuilder::UNKNOWN
+                    };
                     Rv {
                         addr_of: Some(p),
+                        expr,
                         ..Rv::new(Val::Other, Some(ty))
                     }
                 }
-                AccessTarget::Deref { ptr } => Rv::pointer_into(&place, ptr, ty),
+                AccessTarget::Deref { ptr } => {
+                    let mut p = place;
+                    p.path.push(Sel::Index(zero));
+                    Rv::pointer_into(&p, ptr, ty)
+                }
             };
         }
         if place.ctype.is_func() {
             return Rv::new(Val::Other, Some(place.ctype));
         }
-        self.emit_access(false, &place, None, span(at));
+        let at_ref = self.emit_access(false, &place, None, span(at));
+        let expr = self.b.expr(Expr::Read(at_ref));
         let (val, ptr_root) = match (&place.target, place.index) {
             (AccessTarget::Var(v), IndexKind::Whole) => {
                 let ptr = (place.ctype.is_pointer() || place.ctype.is_unknown()).then_some(*v);
@@ -204,11 +254,31 @@ impl<'t> FnLowerer<'_, 't> {
         };
         Rv {
             ptr_root,
+            expr,
             ..Rv::new(val, Some(place.ctype))
         }
     }
 
-    pub fn emit_access(&mut self, write: bool, place: &Place, value: Option<ValueSrc>, sp: Span) {
+    /// Emits an access; returns where it went.
+    pub fn emit_access(
+        &mut self,
+        write: bool,
+        place: &Place,
+        value: Option<ValueSrc>,
+        sp: Span,
+    ) -> InstRef {
+        self.emit_access_rhs(write, place, value, None, sp)
+    }
+
+    /// Emits an access with the value a whole-variable write stores.
+    pub fn emit_access_rhs(
+        &mut self,
+        write: bool,
+        place: &Place,
+        value: Option<ValueSrc>,
+        rhs: Option<ExprId>,
+        sp: Span,
+    ) -> InstRef {
         let mut addr_vars = place.addr_vars.clone();
         dedup(&mut addr_vars);
         let whole_var =
@@ -219,7 +289,12 @@ impl<'t> FnLowerer<'_, 't> {
             None
         };
         let ty = place.ctype.class();
-        self.b.push(
+        let rhs = if write && whole_var {
+            Some(rhs.unwrap_or(FunctionBuilder::UNKNOWN))
+        } else {
+            None
+        };
+        let at = self.b.push_at(
             InstKind::Access(Access {
                 write,
                 target: place.target.clone(),
@@ -227,8 +302,8 @@ impl<'t> FnLowerer<'_, 't> {
                 addr_vars,
                 ty,
                 value,
-                path: Vec::new(),
-                rhs: None,
+                path: place.path.clone(),
+                rhs,
             }),
             sp,
         );
@@ -237,17 +312,19 @@ impl<'t> FnLowerer<'_, 't> {
                 self.read_log.push(v);
             }
         }
+        at
     }
 
-    /// A whole-place store of a value (with its source for token flow).
-    pub fn store_whole(&mut self, place: &Place, val: Val, sp: Span) {
+    /// A whole-place store of a value (with its source for token flow and
+    /// its symbolic value).
+    pub fn store_whole(&mut self, place: &Place, val: Val, rhs: ExprId, sp: Span) {
         let src = match val {
             Val::Const(c) => ValueSrc::Const(c),
             Val::Var(u) => ValueSrc::Copy(u),
             Val::Builtin(id) => ValueSrc::Builtin(id),
             Val::Other => ValueSrc::Other,
         };
-        self.emit_access(true, place, Some(src), sp);
+        self.emit_access_rhs(true, place, Some(src), Some(rhs), sp);
         if let (Val::Builtin(id), AccessTarget::Var(v), IndexKind::Whole) =
             (val, &place.target, place.index)
         {
@@ -325,7 +402,10 @@ impl<'t> FnLowerer<'_, 't> {
         let name = self.text(e);
         match self.resolve_ident(name, e) {
             Ident::Var(v) => Operand::Lv(Place::whole(v, self.ctype(v))),
-            Ident::Const(c) => Operand::Rv(Rv::new(Val::Const(c), Some(CType::int()))),
+            Ident::Const(c) => {
+                let expr = self.b.expr(Expr::Int(c));
+                Operand::Rv(Rv::int(c, Some(CType::int()), expr))
+            }
             Ident::Func => {
                 let ty = self.file.functions.get(name).cloned();
                 Operand::Rv(Rv::new(Val::Other, ty))
@@ -338,16 +418,25 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn literal(&mut self, e: Node<'_>) -> Rv {
-        let int = |c: i64| Rv::new(Val::Const(c), Some(CType::int()));
-        match e.node_kind() {
+        let c = match e.node_kind() {
             "number_literal" => match parse_int_literal(self.text(e)) {
-                Some(c) => int(c),
-                None => Rv::new(Val::Other, Some(CType::scalar(ScalarTy::Double))),
+                Some(c) => Some(c),
+                None => return Rv::new(Val::Other, Some(CType::scalar(ScalarTy::Double))),
             },
-            "char_literal" => parse_char_literal(self.text(e)).map_or_else(Rv::other, int),
-            "true" => int(1),
-            "false" | "null" => int(0),
-            _ => Rv::new(
+            "char_literal" => match parse_char_literal(self.text(e)) {
+                Some(c) => Some(c),
+                None => return Rv::other(),
+            },
+            "true" => Some(1),
+            "false" | "null" => Some(0),
+            _ => None,
+        };
+        match c {
+            Some(c) => {
+                let expr = self.b.expr(Expr::Int(c));
+                Rv::int(c, Some(CType::int()), expr)
+            }
+            None => Rv::new(
                 Val::Other,
                 Some(CType::scalar(ScalarTy::Char).wrap(Layer::Ptr { restrict: false })),
             ),
@@ -395,12 +484,30 @@ impl<'t> FnLowerer<'_, 't> {
         let Some(arg) = e.field(F::Argument) else {
             return Rv::other();
         };
-        match self.value(arg) {
+        let rv = self.rvalue(arg);
+        let (ty, aexpr) = (rv.ty.clone(), rv.expr);
+        match self.consume(rv) {
             Val::Const(c) => match unop(op, c) {
-                Some(r) => Rv::new(Val::Const(r), Some(CType::int())),
+                Some(r) => {
+                    let expr = self.b.expr(Expr::Int(r));
+                    Rv::int(r, Some(CType::int()), expr)
+                }
                 None => Rv::other(),
             },
-            _ => Rv::other(),
+            _ => match op {
+                "-" => {
+                    let expr = self.b.expr(Expr::Neg(aexpr));
+                    Rv {
+                        expr,
+                        ..Rv::new(Val::Other, ty)
+                    }
+                }
+                "+" => Rv {
+                    expr: aexpr,
+                    ..Rv::new(Val::Other, ty)
+                },
+                _ => Rv::other(),
+            },
         }
     }
 
@@ -412,13 +519,18 @@ impl<'t> FnLowerer<'_, 't> {
         };
         let mut r = self.rvalue(v);
         if let Some(ty) = ty {
-            if matches!(r.val, Val::Const(_))
-                && !matches!(
-                    ty.class(),
-                    ScalarTy::Int | ScalarTy::Char | ScalarTy::Pointer
-                )
-            {
-                r.val = Val::Other;
+            if !matches!(
+                ty.class(),
+                ScalarTy::Int | ScalarTy::Char | ScalarTy::Pointer
+            ) {
+                if matches!(r.val, Val::Const(_)) {
+                    r.val = Val::Other;
+                }
+                // a conversion to floating point: not an integer any more
+                // (the value still matters to reductions: keep reads)
+                if !matches!(self.b.func().expr(r.expr), Expr::Read(_)) {
+                    r.expr = FunctionBuilder::UNKNOWN;
+                }
             }
             r.ty = Some(ty);
         }
@@ -499,13 +611,45 @@ impl<'t> FnLowerer<'_, 't> {
 
     /// Evaluates an index expression: whether it is static (constant or an
     /// unrolled induction variable) and the variables it reads.
-    fn index_expr(&mut self, idx: Node<'_>) -> (bool, Vec<VarId>) {
+    fn index_expr(&mut self, idx: Node<'_>) -> Index {
         let is_static = self.is_static_index(idx, 0);
         let mark = self.read_log.len();
-        let _ = self.value(idx);
+        let rv = self.rvalue(idx);
+        let expr = rv.expr;
+        let _ = self.consume(rv);
         let mut vars = self.read_log[mark.min(self.read_log.len())..].to_vec();
         dedup(&mut vars);
-        (is_static, vars)
+        Index {
+            is_static,
+            vars,
+            expr,
+        }
+    }
+
+    /// `a + b` (or `a - b`) as an expression, folding zeros.
+    pub fn add_expr(&mut self, a: ExprId, b: ExprId, sub: bool) -> ExprId {
+        if self.b.func().expr(b) == &Expr::Int(0) {
+            return a;
+        }
+        if !sub && self.b.func().expr(a) == &Expr::Int(0) {
+            return b;
+        }
+        let op = if sub { BinOp::Sub } else { BinOp::Add };
+        self.b.expr(Expr::Bin(op, a, b))
+    }
+
+    /// Adds `off` to the last subscript of a path (pointer arithmetic on
+    /// the address of an element).
+    fn offset_path(&mut self, path: &mut Path, off: ExprId, sub: bool) {
+        match path.last().cloned() {
+            Some(Sel::Index(e)) => {
+                let n = self.add_expr(e, off, sub);
+                if let Some(last) = path.last_mut() {
+                    *last = Sel::Index(n);
+                }
+            }
+            _ => path.push(Sel::Unknown),
+        }
     }
 
     /// Whether an index is known at compile time after full unrolling.
@@ -556,20 +700,27 @@ impl<'t> FnLowerer<'_, 't> {
 
     /// Dereferences a pointer value, optionally at an index.
     #[inline(never)]
-    fn deref(&mut self, rv: Rv, index: Option<(bool, Vec<VarId>)>) -> Place {
+    fn deref(&mut self, rv: Rv, index: Option<Index>) -> Place {
         let pointee = match &rv.ty {
             Some(t) if t.is_pointer() || t.is_array() => t.clone().peel(),
             _ => CType::unknown(),
         };
-        let (has_index, idx_static, idx_vars) = match index {
-            Some((s, v)) => (true, s, v),
-            None => (false, true, Vec::new()),
+        let (has_index, idx_static, idx_vars, idx_expr) = match index {
+            Some(ix) => (true, ix.is_static, ix.vars, Some(ix.expr)),
+            None => (false, true, Vec::new(), None),
         };
         let has_offset = rv.has_offset || has_index;
         let off_static = rv.off_static && idx_static;
         if let Some(mut p) = rv.addr_of {
             if has_offset {
                 p.index = combine(p.index, off_static);
+            }
+            if let Some(ix) = idx_expr {
+                if p.path.is_empty() {
+                    p.path.push(Sel::Index(ix));
+                } else {
+                    self.offset_path(&mut p.path, ix, false);
+                }
             }
             p.addr_vars.extend(rv.off_vars);
             p.addr_vars.extend(idx_vars);
@@ -583,7 +734,15 @@ impl<'t> FnLowerer<'_, 't> {
         addr_vars.extend(rv.off_vars);
         addr_vars.extend(idx_vars);
         dedup(&mut addr_vars);
+        let zero = self.b.expr(Expr::Int(0));
+        let sub = match (rv.off_expr, idx_expr) {
+            (Some(o), Some(i)) => self.add_expr(o, i, false),
+            (Some(o), None) => o,
+            (None, Some(i)) => i,
+            (None, None) => zero,
+        };
         Place {
+            path: vec![Sel::Index(sub)],
             target: AccessTarget::Deref { ptr: rv.ptr_root },
             index: if !has_offset {
                 IndexKind::Whole
@@ -607,9 +766,10 @@ impl<'t> FnLowerer<'_, 't> {
         };
         match self.operand(base_e) {
             Operand::Lv(mut place) if place.ctype.is_array() || place.ctype.is_unknown() => {
-                let (st, vars) = self.index_expr(idx_e);
-                place.index = combine(place.index, st);
-                place.addr_vars.extend(vars);
+                let ix = self.index_expr(idx_e);
+                place.index = combine(place.index, ix.is_static);
+                place.addr_vars.extend(ix.vars);
+                place.path.push(Sel::Index(ix.expr));
                 place.ctype = if place.ctype.is_array() {
                     place.ctype.peel()
                 } else {
@@ -646,6 +806,7 @@ impl<'t> FnLowerer<'_, 't> {
             }
         };
         place.index = combine(place.index, true);
+        place.path.push(Sel::Field(fname.into()));
         place.ctype = self
             .file
             .field_type(&place.ctype, fname)
@@ -730,8 +891,10 @@ impl<'t> FnLowerer<'_, 't> {
             let (lp, rp) = (lv.is_ptrish(), rv.is_ptrish());
             if lp && !rp {
                 let st = self.is_static_index(r, 0);
+                let off = rv.expr;
                 let _ = self.consume(rv);
                 let mut out = lv;
+                self.offset_pointer(&mut out, off, op == "-");
                 out.val = Val::Other;
                 out.has_offset = true;
                 out.off_static &= st;
@@ -743,8 +906,10 @@ impl<'t> FnLowerer<'_, 't> {
             }
             if rp && !lp && op == "+" {
                 let st = self.is_static_index(l, 0);
+                let off = lv.expr;
                 let _ = self.consume(lv);
                 let mut out = rv;
+                self.offset_pointer(&mut out, off, false);
                 out.val = Val::Other;
                 out.has_offset = true;
                 out.off_static &= st;
@@ -755,13 +920,41 @@ impl<'t> FnLowerer<'_, 't> {
                 return out;
             }
         }
+        let (le, re) = (lv.expr, rv.expr);
         let a = self.consume(lv);
         let b = self.consume(rv);
         let val = match (a, b) {
             (Val::Const(x), Val::Const(y)) => binop(op, x, y).map_or(Val::Other, Val::Const),
             _ => Val::Other,
         };
-        Rv::new(val, Some(CType::int()))
+        let expr = match (val, BinOp::from_c(op).or_else(|| BinOp::from_c_cmp(op))) {
+            (Val::Const(c), _) => self.b.expr(Expr::Int(c)),
+            (_, Some(bop)) => self.b.expr(Expr::Bin(bop, le, re)),
+            _ => FunctionBuilder::UNKNOWN,
+        };
+        Rv {
+            expr,
+            ..Rv::new(val, Some(CType::int()))
+        }
+    }
+
+    /// Pointer arithmetic `p + off` / `p - off`: the value, and the offset
+    /// into the object or from the root pointer.
+    fn offset_pointer(&mut self, out: &mut Rv, off: ExprId, sub: bool) {
+        out.expr = match self.b.func().expr(out.expr) {
+            Expr::Unknown => FunctionBuilder::UNKNOWN,
+            _ => self.add_expr(out.expr, off, sub),
+        };
+        if let Some(p) = out.addr_of.as_mut() {
+            let mut path = std::mem::take(&mut p.path);
+            self.offset_path(&mut path, off, sub);
+            if let Some(p) = out.addr_of.as_mut() {
+                p.path = path;
+            }
+        } else {
+            let base = out.off_expr.unwrap_or_else(|| self.b.expr(Expr::Int(0)));
+            out.off_expr = Some(self.add_expr(base, off, sub));
+        }
     }
 
     /// `a && b` / `a || b` as a value: `land.rhs`/`land.end`
@@ -872,7 +1065,10 @@ impl<'t> FnLowerer<'_, 't> {
 
     #[inline(never)]
     fn cond_value(&mut self, e: Node<'_>, t: BlockId, f: BlockId, sp: Span) {
-        let _ = self.value(e);
+        let rv = self.rvalue(e);
+        self.last_cond = Some(rv.expr);
+        self.cond_count += 1;
+        let _ = self.consume(rv);
         self.b
             .terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
     }
@@ -998,21 +1194,33 @@ impl<'t> FnLowerer<'_, 't> {
         // the right-hand side first, then the address of the left
         let rv = self.rvalue(r);
         let ptr_root = rv.ptr_root;
+        let rexpr = rv.expr;
         let val = self.consume(rv);
         let lhs = self.operand(l);
         let Operand::Lv(place) = lhs else {
             return Rv::other();
         };
         if op == "=" {
-            self.store_whole(&place, val, span(l));
+            self.store_whole(&place, val, rexpr, span(l));
             Rv {
                 ptr_root,
+                expr: rexpr,
                 ..Rv::new(val, Some(place.ctype))
             }
         } else {
-            self.emit_access(false, &place, None, span(l));
-            self.emit_access(true, &place, Some(ValueSrc::Other), span(l));
-            Rv::new(Val::Other, Some(place.ctype))
+            let old = self.emit_access(false, &place, None, span(l));
+            let expr = match BinOp::from_c(op) {
+                Some(bop) => {
+                    let old = self.b.expr(Expr::Read(old));
+                    self.b.expr(Expr::Bin(bop, old, rexpr))
+                }
+                None => FunctionBuilder::UNKNOWN,
+            };
+            self.emit_access_rhs(true, &place, Some(ValueSrc::Other), Some(expr), span(l));
+            Rv {
+                expr,
+                ..Rv::new(Val::Other, Some(place.ctype))
+            }
         }
     }
 
@@ -1021,10 +1229,17 @@ impl<'t> FnLowerer<'_, 't> {
         let Some(arg) = e.field(F::Argument) else {
             return Rv::other();
         };
+        let op = self.op_text(e);
+        let prefix = e.child(0).is_some_and(|c| !c.is_named());
         match self.operand(arg) {
             Operand::Lv(place) => {
-                self.emit_access(false, &place, None, span(arg));
-                self.emit_access(true, &place, Some(ValueSrc::Other), span(arg));
+                let at = self.emit_access(false, &place, None, span(arg));
+                let old = self.b.expr(Expr::Read(at));
+                let one = self.b.expr(Expr::Int(1));
+                let bop = if op == "--" { BinOp::Sub } else { BinOp::Add };
+                let new = self.b.expr(Expr::Bin(bop, old, one));
+                self.emit_access_rhs(true, &place, Some(ValueSrc::Other), Some(new), span(arg));
+                let expr = if prefix { new } else { old };
                 let ptr_root = match (&place.target, place.index) {
                     (AccessTarget::Var(v), IndexKind::Whole) if place.ctype.is_pointer() => {
                         Some(*v)
@@ -1033,6 +1248,7 @@ impl<'t> FnLowerer<'_, 't> {
                 };
                 Rv {
                     ptr_root,
+                    expr,
                     ..Rv::new(Val::Other, Some(place.ctype))
                 }
             }

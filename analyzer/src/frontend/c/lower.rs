@@ -106,6 +106,11 @@ pub(crate) struct FnLowerer<'f, 't> {
     /// with the statement's span.
     pub call_stmt: Option<(usize, Span)>,
     depth_error: Option<Span>,
+    /// The value of the last condition `cond_value` branched on (for a
+    /// `for` header's control).
+    pub last_cond: Option<ExprId>,
+    /// How many conditions `cond_value` branched on so far.
+    pub cond_count: u32,
 }
 
 /// Lowers one `function_definition`.
@@ -129,6 +134,8 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
         depth: 0,
         stack_base: stack_position(),
         call_stmt: None,
+        last_cond: None,
+        cond_count: 0,
         depth_error: None,
     };
     l.push_scope();
@@ -577,8 +584,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 self.emit_access(true, &p, None, span(d));
             } else {
                 let rv = self.rvalue(init);
+                let expr = rv.expr;
                 let val = self.consume(rv);
-                self.store_whole(&place, val, span(d));
+                self.store_whole(&place, val, expr, span(d));
             }
         }
     }
@@ -1036,6 +1044,10 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let [init, cond, update, body] =
             n.fields_of([F::Initializer, F::Condition, F::Update, F::Body]);
         let (body, body_pragmas, rest) = self.body_or_chain(body, chain);
+        let init_from = self
+            .b
+            .current()
+            .map(|b| (b, self.b.func().block(b).insts.len()));
         if let Some(i) = init {
             if i.node_kind() == "declaration" {
                 self.declaration(i);
@@ -1043,17 +1055,31 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 let _ = self.value(i);
             }
         }
+        let init_at = self.b.current().and_then(|b| {
+            let start = match init_from {
+                Some((ib, n)) if ib == b => n,
+                _ => 0,
+            };
+            Some((b, start, self.b.func().block(b).insts.len()))
+        });
         let cond_b = self.b.new_block("for.cond", Some(sp));
         self.b.enter(cond_b);
         let body_b = self.b.new_block("for.body", Some(sp));
         let inc_b = update.map(|_| self.b.new_block("for.inc", Some(sp)));
         let end_b = self.b.new_block("for.end", Some(sp));
+        self.last_cond = None;
+        let conds_before = self.cond_count;
         match cond {
             Some(c) => self.cond(Some(c), body_b, end_b, span(c), true),
             None => self.b.terminate(TermKind::Goto(body_b), None),
         }
+        // one comparison, not a chain of `&&`/`||` operands
+        let cond_expr = self
+            .last_cond
+            .take()
+            .filter(|_| self.cond_count == conds_before + 1);
         let iv = unroll.and_then(|u| self.unrolled_iv(init, cond, update, u));
-        self.b.add_source_loop(SourceLoop {
+        let slot = self.b.add_source_loop(SourceLoop {
             kind: LoopKind::For,
             span: sp,
             keyword_span: Self::keyword_span(n),
@@ -1083,9 +1109,74 @@ impl<'f, 't> FnLowerer<'f, 't> {
             self.b.enter(inc);
             let _ = self.value(u);
         }
+        let control = self.for_control(init_at, cond_expr, inc_b);
+        if let Some(sl) = self.b.func_mut().source_loops.get_mut(slot) {
+            sl.control = control;
+        }
         self.b.goto_if_open(cond_b);
         self.b.set_current(Some(end_b));
         self.pop_scope();
+    }
+
+    /// The control of a `for (v = a; v CMP b; v += s)`, from what its
+    /// lowering emitted: the header condition's value, the last whole
+    /// write of `v` in the init, and the increment block's write of `v`.
+    fn for_control(
+        &mut self,
+        init_at: Option<(BlockId, usize, usize)>,
+        cond: Option<ExprId>,
+        inc: Option<BlockId>,
+    ) -> Option<LoopControl> {
+        let f = self.b.func();
+        let read_var = |e: ExprId| match f.expr(e) {
+            Expr::Read(at) => f.read_var(*at),
+            _ => None,
+        };
+        let (cmp, var, limit) = match f.expr(cond?) {
+            Expr::Bin(BinOp::Cmp(c), l, r) => match (read_var(*l), read_var(*r)) {
+                (Some(v), _) => (*c, v, *r),
+                (None, Some(v)) => (c.swapped(), v, *l),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let whole_write = |b: BlockId, range: std::ops::Range<usize>| {
+            f.block(b).insts[range]
+                .iter()
+                .rev()
+                .find_map(|i| match &i.kind {
+                    InstKind::Access(a)
+                        if a.write && a.target == AccessTarget::Var(var) && a.path.is_empty() =>
+                    {
+                        Some(a.rhs)
+                    }
+                    _ => None,
+                })
+        };
+        let (ib, from, to) = init_at?;
+        let init = whole_write(ib, from..to)??;
+        let inc = inc?;
+        let n = f.block(inc).insts.len();
+        let next = whole_write(inc, 0..n)??;
+        let step = match f.expr(next) {
+            Expr::Bin(op @ (BinOp::Add | BinOp::Sub), l, r) if read_var(*l) == Some(var) => {
+                (*op, *r)
+            }
+            Expr::Bin(BinOp::Add, l, r) if read_var(*r) == Some(var) => (BinOp::Add, *l),
+            _ => return None,
+        };
+        let step = match step {
+            (BinOp::Sub, r) => self.b.expr(Expr::Neg(r)),
+            (_, r) => r,
+        };
+        Some(LoopControl {
+            var,
+            init,
+            limit,
+            cmp,
+            step,
+            bounds_once: false,
+        })
     }
 
     /// The induction variable of a `for` that a pragma fully unrolls: a
