@@ -84,6 +84,8 @@ pub struct FunctionAnalysis {
     /// [`FunctionAnalysis::ordering_listing`] computes it on first use.
     pub ordering: OrderingInfo,
     ordering_listing: OnceLock<OrderingInfo>,
+    /// Dependence facts of the loops asserted parallel (CSA5xx).
+    pub deps: Vec<crate::dependence::LoopDeps>,
 }
 
 impl FunctionAnalysis {
@@ -168,7 +170,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
     let mut diagnostics = Vec::new();
     let mut functions = Vec::with_capacity(lowered.functions.len());
     for func in lowered.functions {
-        let fa = analyze_function(func, &mopts);
+        let fa = analyze_function(func, &mopts, text);
         function_diagnostics(&fa, &source, &preprocessed, opts, &mut diagnostics);
         functions.push(Arc::new(fa));
     }
@@ -219,6 +221,7 @@ pub(crate) fn function_diagnostics(
         events: &fa.events,
         membership: &fa.membership,
         ordering: &fa.ordering,
+        deps: &fa.deps,
         disable_loop_storage_check: opts.disable_loop_storage_check,
         pre,
     };
@@ -270,7 +273,13 @@ fn successor_graph(func: &Function) -> Csr {
     )
 }
 
-pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> FunctionAnalysis {
+/// Analyses one lowered function; `src` is the file's original text (its
+/// spans point into it).
+pub(crate) fn analyze_function(
+    mut func: Function,
+    mopts: &MemoryOptions,
+    src: &str,
+) -> FunctionAnalysis {
     // Irreducibility is a property of the CFG the front end built.
     let succs0 = successor_graph(&func);
     let preds0 = Csr::reversed(&succs0);
@@ -342,6 +351,17 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
         membership_problems: &bad_regions,
         list_edges: false,
     });
+    let deps = crate::dependence::analyze(&crate::dependence::DepInput {
+        func: &func,
+        preds: &preds,
+        dom: &dom,
+        forest: &forest,
+        preheaders: &preheaders,
+        memory: &memory,
+        clie: &clie,
+        pure_functions: &mopts.pure_functions,
+        src,
+    });
     FunctionAnalysis {
         func,
         succs,
@@ -359,6 +379,7 @@ pub(crate) fn analyze_function(mut func: Function, mopts: &MemoryOptions) -> Fun
         membership,
         ordering,
         ordering_listing: OnceLock::new(),
+        deps,
     }
 }
 

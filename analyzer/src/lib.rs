@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod clie;
 pub mod config;
+pub mod dependence;
 pub mod diag;
 pub mod fix;
 pub mod frontend;

@@ -42,7 +42,13 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[test]
 fn clean_file_exits_zero() {
-    let f = fixtures().join("c/parallel_basic.c");
+    let dir = temp_dir("clean");
+    let f = dir.join("clean.c");
+    std::fs::write(
+        &f,
+        "#ifdef __CSA__\ndouble a[100];\nvoid twice(void) {\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < 100; ++i) a[i] = 2 * a[i];\n}\n#endif\n",
+    )
+    .unwrap();
     let o = run(&["--format", "concise", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "");

@@ -12,6 +12,7 @@ mod could_not_parallelize;
 mod could_not_pipeline;
 mod irreducible_control_flow;
 mod iteration_local_storage;
+mod loop_carried_conflict;
 mod memory_outside_section;
 mod no_memory_operations;
 mod non_constant_region_id;
@@ -26,6 +27,7 @@ mod syntax_error;
 mod token_not_connected;
 mod unattached_loop_marker;
 mod unguarded_builtin;
+mod unproven_independence;
 mod unused_suppression;
 mod worker_num_outside_spmd;
 
@@ -107,6 +109,8 @@ pub static RULES: &[Rule] = &[
     rule!(301, "iteration-local-storage", Warning, true, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
     rule!(401, "unguarded-builtin", Info, true, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
     rule!(402, "unused-suppression", Warning, true, "unused_suppression.rs", "A csa-lint suppression comment that suppresses nothing"),
+    rule!(501, "loop-carried-conflict", Error, false, "loop_carried_conflict.rs", "Two iterations of a loop asserted parallel access the same element, one writing it"),
+    rule!(502, "unproven-independence", Warning, false, "unproven_independence.rs", "The iterations of a loop asserted parallel cannot be proven independent"),
 ];
 
 /// The rule with this code.
@@ -177,6 +181,8 @@ pub struct FunctionContext<'a> {
     pub events: &'a crate::regions::events::MemopCfg,
     pub membership: &'a crate::regions::membership::MembershipInfo,
     pub ordering: &'a crate::regions::ordering::OrderingInfo,
+    /// Dependence facts of the loops asserted parallel.
+    pub deps: &'a [crate::dependence::LoopDeps],
     /// CSA301 is off (`disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
     /// The preprocessor's conditionals (for fixes that remove an
@@ -283,6 +289,8 @@ pub fn check_function(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     memory_outside_section::check(cx, out);
     redundant_parallel_loop::check(cx, out);
     iteration_local_storage::check(cx, out);
+    loop_carried_conflict::check(cx, out);
+    unproven_independence::check(cx, out);
 }
 
 /// Runs every file-level rule.

@@ -1055,12 +1055,12 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 let _ = self.value(i);
             }
         }
-        let init_at = self.b.current().and_then(|b| {
+        let init_at = self.b.current().map(|b| {
             let start = match init_from {
                 Some((ib, n)) if ib == b => n,
                 _ => 0,
             };
-            Some((b, start, self.b.func().block(b).insts.len()))
+            (b, start, self.b.func().block(b).insts.len())
         });
         let cond_b = self.b.new_block("for.cond", Some(sp));
         self.b.enter(cond_b);

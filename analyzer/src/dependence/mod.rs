@@ -1,0 +1,743 @@
+//! Dependence analysis of loops asserted parallel (DIAGNOSTICS.md, CSA5xx).
+//!
+//! A CSA `parallel_loop`/`spmd`/`spmdization` marker that CLIE acts on, and
+//! an OpenMP worksharing loop, assert that no two iterations touch the same
+//! memory location when one of them writes it. This module checks the
+//! assertion on the IR:
+//!
+//! 1. the accesses of the loop (inner loops included) are grouped by the
+//!    object they reach: a named variable, or the memory behind a pointer
+//!    variable. For a CSA marker only memory operations count: scalars and
+//!    constant-indexed arrays that live in registers may carry values from
+//!    one iteration to the next (SEMANTICS.md §4); for an OpenMP loop every
+//!    shared variable counts;
+//! 2. each subscript becomes a polynomial in the loops' iteration counters
+//!    ([`values`], [`poly`]);
+//! 3. each pair of accesses to one object, one of them a write, is tested
+//!    ([`pair`]): independent, a proven conflict between two iterations
+//!    (CSA501) or unproven with a reason (CSA502);
+//! 4. what cannot be reasoned about is unproven too: calls to functions
+//!    that are not known to be pure, inline assembly, pointers that may
+//!    point to the same memory, indirect and non-affine subscripts, the
+//!    work budget.
+//!
+//! A conflict is *proven* only when both accesses run on every iteration
+//! (their blocks are on every path through the loop body); otherwise the
+//! finding is unproven ("only on some iterations").
+
+pub mod pair;
+pub mod poly;
+pub mod values;
+
+use crate::clie::{ClieResult, Outcome};
+use crate::graph::dom::DomTree;
+use crate::graph::loops::{LoopForest, LoopId};
+use crate::graph::Csr;
+use crate::ir::*;
+use crate::memory::{self, MemoryInfo, Storage};
+use crate::source::Span;
+use pair::{prime, Bounds, PairResult, Reason};
+use poly::{Atom, Poly};
+use values::{Values, Why};
+
+/// What asserts that a loop's iterations are independent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Asserted {
+    /// A CSA marker that CLIE parallelizes the loop for.
+    Marker(BuiltinId),
+    /// An OpenMP worksharing directive (`Function::source_loops[i]`).
+    Omp { source_loop: usize, directive: Span },
+}
+
+/// One access, for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessRef {
+    pub span: Span,
+    pub write: bool,
+}
+
+/// A finding about one object (or one call) of an asserted loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// Two iterations touch the same element and one writes it.
+    Conflict {
+        /// The object's name as written (`a`, `*p`).
+        object: String,
+        first: AccessRef,
+        second: AccessRef,
+        /// Iterations of the witness (counted from 0).
+        x: i64,
+        x2: i64,
+        /// `x2 - x` for every conflicting pair, when fixed.
+        distance: Option<i64>,
+        /// The trip count the witness needs, when the trip count is not
+        /// known.
+        needs_trip: Option<i64>,
+    },
+    /// Independence cannot be proven.
+    Unproven {
+        object: String,
+        at: Span,
+        why: Unproven,
+    },
+}
+
+/// Why independence is not proven.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unproven {
+    /// A subscript reads memory (`a[idx[i]]`); the span is that read.
+    Indirect(Span),
+    NotAffine,
+    /// The subscript uses a variable the loop changes irregularly.
+    Varies(String),
+    SomePaths(String),
+    /// A memory variable a call or a pointer store may change.
+    Clobbered(String),
+    /// The distance depends on these variables' values.
+    SymbolicOffset(Vec<String>),
+    Coupled,
+    NonLinear,
+    SearchLimit,
+    /// Two different pointers (or a pointer and a named object) may point
+    /// to the same memory.
+    MayAlias {
+        other: String,
+        other_span: Span,
+    },
+    /// A call to a function with unknown effects.
+    UnknownCall(String),
+    Asm,
+    /// A conflict exists, but the accesses do not run on every iteration.
+    Conditional {
+        other: Span,
+        distance: Option<i64>,
+    },
+    /// The loop nest is too large to analyse within the budget.
+    Budget,
+}
+
+/// The dependence facts of one asserted loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopDeps {
+    pub loop_id: LoopId,
+    pub asserted: Asserted,
+    pub findings: Vec<Finding>,
+    /// Objects proven independent across iterations (for hover).
+    pub independent: Vec<String>,
+}
+
+/// Everything the analysis reads.
+pub struct DepInput<'a> {
+    pub func: &'a Function,
+    pub preds: &'a Csr,
+    pub dom: &'a DomTree,
+    pub forest: &'a LoopForest,
+    pub preheaders: &'a [Option<BlockId>],
+    pub memory: &'a MemoryInfo,
+    pub clie: &'a ClieResult,
+    /// Functions known to be pure besides the built-in list.
+    pub pure_functions: &'a [String],
+    /// The original source text (OpenMP clauses are read from it).
+    pub src: &'a str,
+}
+
+/// Most access pairs tested in one loop before giving up.
+const PAIR_BUDGET: usize = 4000;
+
+/// Analyses every asserted loop of a function.
+pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
+    let mut out = Vec::new();
+    if inp.func.lang == Lang::Fortran {
+        // FIXME(issue 14): the Fortran front end does not describe
+        // subscripts yet (`Access::path`); until it does, no Fortran loop
+        // is checked (tests/fixtures/fortran/fixme_dependence.f90).
+        return out;
+    }
+    for v in &inp.clie.verdicts {
+        if !matches!(v.outcome, Outcome::Parallelized(_)) {
+            continue;
+        }
+        let kind = inp.func.builtin(v.marker).kind;
+        if !matches!(
+            kind,
+            BuiltinKind::ParallelLoop | BuiltinKind::Spmd | BuiltinKind::Spmdization
+        ) {
+            continue;
+        }
+        if out.iter().any(|d: &LoopDeps| d.loop_id == v.loop_id) {
+            continue;
+        }
+        out.push(analyze_loop(inp, v.loop_id, Asserted::Marker(v.marker)));
+    }
+    for (i, sl) in inp.func.source_loops.iter().enumerate() {
+        let Some(directive) = sl.omp else { continue };
+        let Some(l) = inp.forest.loop_with_header(sl.header.0) else {
+            continue;
+        };
+        out.push(analyze_loop(
+            inp,
+            l,
+            Asserted::Omp {
+                source_loop: i,
+                directive,
+            },
+        ));
+    }
+    out
+}
+
+/// One access in the loop, with its evaluated subscripts.
+struct Acc {
+    at: InstRef,
+    span: Span,
+    write: bool,
+    root: Root,
+    path: Vec<Sub>,
+    /// Runs on every iteration of the asserted loop.
+    every: bool,
+    /// The scalar type accessed (type-based alias rule).
+    ty: ScalarTy,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Root {
+    Var(VarId),
+    /// Memory behind a pointer variable (or a computed pointer: `None`).
+    Ptr(Option<VarId>),
+}
+
+enum Sub {
+    Index(Result<Poly, Why>),
+    /// A section or an undescribed selector: any element.
+    Any,
+    Field(Box<str>),
+}
+
+fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
+    let func = inp.func;
+    let omp = matches!(asserted, Asserted::Omp { .. });
+    let privates = match &asserted {
+        Asserted::Omp { directive, .. } => omp_privates(inp, l, *directive),
+        Asserted::Marker(_) => Vec::new(),
+    };
+    let lp = &inp.forest.loops[l.index()];
+    let mut findings = Vec::new();
+    // what calls and pointer stores in the loop may change
+    let mut clobbered = vec![false; func.vars.len()];
+    let mut accs: Vec<Acc> = Vec::new();
+    let latch = lp.latches.first().copied();
+    let vals_clobber = {
+        let mut any_call = false;
+        for &b in &lp.blocks {
+            for inst in &func.block(BlockId(b)).insts {
+                match &inst.kind {
+                    InstKind::Call(c) => {
+                        let pure = c
+                            .callee
+                            .as_deref()
+                            .is_some_and(|n| memory::is_pure_function(n, inp.pure_functions));
+                        if !pure {
+                            any_call = true;
+                            let name = c
+                                .callee
+                                .clone()
+                                .unwrap_or_else(|| "a function pointer".into());
+                            if !findings.iter().any(|f| matches!(f, Finding::Unproven { why: Unproven::UnknownCall(n), .. } if *n == name)) {
+                                findings.push(Finding::Unproven {
+                                    object: name.clone(),
+                                    at: c.name_span,
+                                    why: Unproven::UnknownCall(name),
+                                });
+                            }
+                        }
+                    }
+                    InstKind::Asm => {
+                        any_call = true;
+                        findings.push(Finding::Unproven {
+                            object: "asm".into(),
+                            at: inst.span,
+                            why: Unproven::Asm,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        any_call
+    };
+    for (i, v) in func.vars.iter().enumerate() {
+        let mem = inp.memory.vars.storage(VarId(i as u32)) == Some(Storage::Memory);
+        if mem && vals_clobber && !matches!(v.kind, VarKind::Constant) {
+            clobbered[i] = true;
+        }
+    }
+    let vals = Values::new(
+        func,
+        inp.preds,
+        inp.dom,
+        inp.forest,
+        inp.preheaders,
+        inp.memory,
+        l,
+        clobbered,
+    );
+    // the loops' own induction variables: each iteration has its value
+    let ivs: Vec<Root> = func
+        .source_loops
+        .iter()
+        .filter(|sl| lp.blocks.contains(&sl.header.0))
+        .filter_map(|sl| sl.control.as_ref().map(|c| Root::Var(c.var)))
+        .collect();
+    for &b in &lp.blocks {
+        let bid = BlockId(b);
+        let every = every_iteration(inp, l, b, latch);
+        for (k, inst) in func.block(bid).insts.iter().enumerate() {
+            let InstKind::Access(a) = &inst.kind else {
+                continue;
+            };
+            let root = match a.target {
+                AccessTarget::Var(v) => Root::Var(v),
+                AccessTarget::Deref { ptr } => Root::Ptr(ptr),
+            };
+            if !counts(inp, omp, &privates, l, root, a) {
+                continue;
+            }
+            if ivs.contains(&root) {
+                continue;
+            }
+            let mut path: Vec<Sub> = a
+                .path
+                .iter()
+                .map(|s| match s {
+                    Sel::Index(e) => Sub::Index(vals.eval(*e)),
+                    Sel::Field(f) => Sub::Field(f.clone()),
+                    Sel::Range { .. } | Sel::Unknown => Sub::Any,
+                })
+                .collect();
+            if a.path.is_empty() && a.index != IndexKind::Whole {
+                // the front end did not describe the selection
+                path.push(Sub::Index(Err(Why::NotAffine(inst.span))));
+            }
+            accs.push(Acc {
+                at: InstRef {
+                    block: bid,
+                    index: k as u32,
+                },
+                span: inst.span,
+                write: a.write,
+                root,
+                path,
+                every,
+                ty: a.ty,
+            });
+        }
+    }
+    let bounds = loop_bounds(inp, &vals, l);
+    let _ = &ivs;
+    let mut independent: Vec<String> = Vec::new();
+    let mut pairs = 0usize;
+    // group by root, in order of first access
+    let mut roots: Vec<Root> = Vec::new();
+    for a in &accs {
+        if !roots.contains(&a.root) {
+            roots.push(a.root);
+        }
+    }
+    for &r in &roots {
+        let mine: Vec<&Acc> = accs.iter().filter(|a| a.root == r).collect();
+        if !mine.iter().any(|a| a.write) {
+            continue;
+        }
+        let name = root_name(func, r);
+        // a write through a pointer may reach other objects
+        if let Some(f) = alias_finding(inp, &accs, r, &name) {
+            findings.push(f);
+            continue;
+        }
+        let mut result: Option<Finding> = None;
+        'pairs: for (i, a) in mine.iter().enumerate() {
+            for b in &mine[i..] {
+                if !a.write && !b.write {
+                    continue;
+                }
+                pairs += 1;
+                if pairs > PAIR_BUDGET || vals.exhausted() {
+                    result = Some(Finding::Unproven {
+                        object: name.clone(),
+                        at: a.span,
+                        why: Unproven::Budget,
+                    });
+                    break 'pairs;
+                }
+                match test(a, b, l, &bounds) {
+                    Ok(PairResult::Independent) => {}
+                    Ok(PairResult::Conflict {
+                        x,
+                        x2,
+                        distance,
+                        needs_trip,
+                    }) => {
+                        let (first, second) = if b.write && !a.write {
+                            (*b, *a)
+                        } else {
+                            (*a, *b)
+                        };
+                        if a.every && b.every {
+                            result = Some(Finding::Conflict {
+                                object: name.clone(),
+                                first: AccessRef {
+                                    span: first.span,
+                                    write: first.write,
+                                },
+                                second: AccessRef {
+                                    span: second.span,
+                                    write: second.write,
+                                },
+                                x,
+                                x2,
+                                distance,
+                                needs_trip,
+                            });
+                            break 'pairs;
+                        }
+                        if result.is_none() {
+                            result = Some(Finding::Unproven {
+                                object: name.clone(),
+                                at: first.span,
+                                why: Unproven::Conditional {
+                                    other: second.span,
+                                    distance,
+                                },
+                            });
+                        }
+                    }
+                    Ok(PairResult::Unproven(reason)) => {
+                        if result.is_none() {
+                            result = Some(Finding::Unproven {
+                                object: name.clone(),
+                                at: a.span,
+                                why: reason_to_unproven(func, reason),
+                            });
+                        }
+                    }
+                    Err((at, why)) => {
+                        if result.is_none() {
+                            result = Some(Finding::Unproven {
+                                object: name.clone(),
+                                at,
+                                why: why_to_unproven(func, why),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        match result {
+            Some(f) => findings.push(f),
+            None => independent.push(name),
+        }
+    }
+    let _ = vals.in_memory(VarId(0));
+    LoopDeps {
+        loop_id: l,
+        asserted,
+        findings,
+        independent,
+    }
+}
+
+/// Tests one pair of accesses to the same root.
+fn test(a: &Acc, b: &Acc, l: LoopId, bounds: &Bounds) -> Result<PairResult, (Span, Why)> {
+    let mut diffs = Vec::new();
+    for (sa, sb) in a.path.iter().zip(b.path.iter()) {
+        match (sa, sb) {
+            (Sub::Field(x), Sub::Field(y)) if x != y => return Ok(PairResult::Independent),
+            (Sub::Field(_), Sub::Field(_)) => {}
+            (Sub::Index(pa), Sub::Index(pb)) => {
+                let pa = pa.clone().map_err(|w| (a.span, w))?;
+                let pb = pb.clone().map_err(|w| (b.span, w))?;
+                let pb = rename_all(&pb);
+                match pa.sub(&pb) {
+                    Some(d) => diffs.push(d),
+                    None => return Err((a.span, Why::NotAffine(a.span))),
+                }
+            }
+            // any element on one side, or mismatched shapes: no constraint
+            _ => {}
+        }
+    }
+    let _ = a.at;
+    Ok(pair::test_pair(&diffs, l, bounds))
+}
+
+/// Renames every iteration counter of the second access.
+fn rename_all(p: &Poly) -> Poly {
+    let mut out = p.clone();
+    for l in p.iters() {
+        out = out.rename_iter(l, prime(l));
+    }
+    out
+}
+
+/// Whether the access takes part in the check.
+fn counts(
+    inp: &DepInput,
+    omp: bool,
+    privates: &[VarId],
+    l: LoopId,
+    root: Root,
+    a: &Access,
+) -> bool {
+    match root {
+        Root::Var(v) => {
+            let var = inp.func.var(v);
+            if var.kind == VarKind::Constant {
+                return false;
+            }
+            if omp {
+                // scalars are CSA503's; private copies never conflict
+                let scalar = !var.ty.is_array && !var.ty.is_aggregate && a.path.is_empty();
+                !scalar && !privates.contains(&v) && !declared_inside(inp, l, v)
+            } else {
+                inp.memory.vars.storage(v) == Some(Storage::Memory) && !declared_inside(inp, l, v)
+            }
+        }
+        Root::Ptr(_) => true,
+    }
+}
+
+/// A variable whose declaration is inside the loop: each iteration has
+/// its own (for CSA, the storage is shared: CSA301 reports that).
+fn declared_inside(inp: &DepInput, l: LoopId, v: VarId) -> bool {
+    inp.forest.loops[l.index()].blocks.iter().any(|&b| {
+        inp.func
+            .block(BlockId(b))
+            .insts
+            .iter()
+            .any(|i| matches!(i.kind, InstKind::Decl(d) if d == v))
+    })
+}
+
+/// Whether block `b` runs on every iteration of loop `l`: it dominates the
+/// latch (so every completed iteration passes it), or it sits in an inner
+/// loop whose header does.
+fn every_iteration(inp: &DepInput, l: LoopId, b: u32, latch: Option<u32>) -> bool {
+    let Some(latch) = latch else { return false };
+    // climb to the block that represents `b` at `l`'s level
+    let mut rep = b;
+    let mut inner = inp.forest.loop_for(b);
+    while let Some(m) = inner {
+        if m == l {
+            break;
+        }
+        let ml = &inp.forest.loops[m.index()];
+        // inside the inner loop, `b` must run on each of its iterations too
+        if let Some(&ilatch) = ml.latches.first() {
+            if !inp.dom.dominates(rep, ilatch) {
+                return false;
+            }
+        }
+        rep = ml.header;
+        inner = ml.parent;
+    }
+    inp.dom.dominates(rep, latch)
+}
+
+/// The range of every iteration counter of `l` and its inner loops.
+fn loop_bounds(inp: &DepInput, vals: &Values, l: LoopId) -> Bounds {
+    let mut out = Bounds::new();
+    let mut stack = vec![l];
+    while let Some(m) = stack.pop() {
+        let max = trip_count(inp, vals, m).map(|t| t - 1);
+        out.insert(m, max);
+        out.insert(prime(m), max);
+        stack.extend(inp.forest.loops[m.index()].children.iter().copied());
+    }
+    out
+}
+
+/// The number of iterations of loop `m` when it is a constant.
+fn trip_count(inp: &DepInput, vals: &Values, m: LoopId) -> Option<i64> {
+    let header = inp.forest.loops[m.index()].header;
+    let sl = inp.func.source_loop_with_header(header)?;
+    let c = sl.control.as_ref()?;
+    let init = vals.eval(c.init).ok()?.as_constant()?;
+    let limit = vals.eval(c.limit).ok()?.as_constant()?;
+    let step = vals.eval(c.step).ok()?.as_constant()?;
+    if step == 0 {
+        return None;
+    }
+    let span = match c.cmp {
+        Cmp::Lt if step > 0 => limit - init,
+        Cmp::Le if step > 0 => limit - init + 1,
+        Cmp::Gt if step < 0 => init - limit,
+        Cmp::Ge if step < 0 => init - limit + 1,
+        _ => return None,
+    };
+    let s = step.abs();
+    Some(if span <= 0 { 0 } else { (span + s - 1) / s })
+}
+
+/// A write through one root that may reach another root of the loop.
+fn alias_finding(inp: &DepInput, accs: &[Acc], r: Root, name: &str) -> Option<Finding> {
+    let func = inp.func;
+    let restrict = |p: Option<VarId>| p.is_some_and(|p| func.var(p).ty.restrict);
+    for a in accs.iter().filter(|a| a.root == r) {
+        for b in accs.iter().filter(|b| b.root != r) {
+            if !a.write && !b.write || !memory::alias::types_compatible(a.ty, b.ty) {
+                continue;
+            }
+            let may = match (a.root, b.root) {
+                (Root::Ptr(p), Root::Ptr(q)) => !(restrict(p) || restrict(q)),
+                (Root::Ptr(p), Root::Var(v)) | (Root::Var(v), Root::Ptr(p)) => {
+                    !restrict(p) && reachable_by_pointer(func, v)
+                }
+                _ => false,
+            };
+            if may {
+                return Some(Finding::Unproven {
+                    object: name.to_string(),
+                    at: a.span,
+                    why: Unproven::MayAlias {
+                        other: root_name(func, b.root),
+                        other_span: b.span,
+                    },
+                });
+            }
+        }
+    }
+    None
+}
+
+fn reachable_by_pointer(func: &Function, v: VarId) -> bool {
+    let var = func.var(v);
+    match func.lang {
+        Lang::C => matches!(var.kind, VarKind::Global | VarKind::Static) || var.address_taken,
+        Lang::Fortran => var.ty.pointer_or_target,
+    }
+}
+
+fn root_name(func: &Function, r: Root) -> String {
+    match r {
+        Root::Var(v) => func.var(v).name.clone(),
+        Root::Ptr(Some(p)) => format!("*{}", func.var(p).name),
+        Root::Ptr(None) => "memory through a computed pointer".to_string(),
+    }
+}
+
+fn var_name(func: &Function, v: VarId) -> String {
+    func.vars
+        .get(v.index())
+        .map(|x| x.name.clone())
+        .unwrap_or_default()
+}
+
+fn why_to_unproven(func: &Function, w: Why) -> Unproven {
+    match w {
+        Why::Indirect(s) => Unproven::Indirect(s),
+        Why::NotAffine(_) => Unproven::NotAffine,
+        Why::Varies(v) => Unproven::Varies(var_name(func, v)),
+        Why::SomePaths(v) => Unproven::SomePaths(var_name(func, v)),
+        Why::Clobbered(v) => Unproven::Clobbered(var_name(func, v)),
+        Why::Budget => Unproven::Budget,
+    }
+}
+
+fn reason_to_unproven(func: &Function, r: Reason) -> Unproven {
+    match r {
+        Reason::SymbolicOffset(atoms) => Unproven::SymbolicOffset(
+            atoms
+                .iter()
+                .filter_map(|a| match a {
+                    Atom::Sym(v) => Some(var_name(func, *v)),
+                    Atom::Iter(_) => None,
+                })
+                .collect(),
+        ),
+        Reason::NonLinear => Unproven::NonLinear,
+        Reason::Coupled => Unproven::Coupled,
+        Reason::SearchLimit => Unproven::SearchLimit,
+    }
+}
+
+/// Variables an OpenMP directive makes private to each iteration or
+/// thread: its `private`, `firstprivate`, `lastprivate`, `reduction` and
+/// `linear` variables, the worksharing loop's index and (Fortran) the
+/// index of every sequential DO loop inside it.
+fn omp_privates(inp: &DepInput, l: LoopId, directive: Span) -> Vec<VarId> {
+    let func = inp.func;
+    let text = inp
+        .src
+        .get(directive.start as usize..directive.end as usize)
+        .unwrap_or("");
+    let names = clause_names(text);
+    let eq = |a: &str, b: &str| match func.lang {
+        Lang::C => a == b,
+        Lang::Fortran => a.eq_ignore_ascii_case(b),
+    };
+    let mut out: Vec<VarId> = func
+        .vars
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| names.iter().any(|n| eq(n, &v.name)))
+        .map(|(i, _)| VarId(i as u32))
+        .collect();
+    let lp = &inp.forest.loops[l.index()];
+    for sl in &func.source_loops {
+        if !lp.blocks.contains(&sl.header.0) {
+            continue;
+        }
+        let own = sl.header.0 == lp.header;
+        if let Some(c) = &sl.control {
+            if own || func.lang == Lang::Fortran {
+                out.push(c.var);
+            }
+        }
+    }
+    out
+}
+
+/// The variable names in data-sharing clauses that privatize.
+fn clause_names(text: &str) -> Vec<String> {
+    let lower = text.to_ascii_lowercase();
+    let mut out = Vec::new();
+    for kw in [
+        "private",
+        "firstprivate",
+        "lastprivate",
+        "reduction",
+        "linear",
+    ] {
+        let mut from = 0;
+        while let Some(p) = lower[from..].find(kw) {
+            let start = from + p;
+            from = start + kw.len();
+            let before_ok = start == 0
+                || !lower.as_bytes()[start - 1].is_ascii_alphanumeric()
+                    && lower.as_bytes()[start - 1] != b'_';
+            let rest = lower[from..].trim_start();
+            if !before_ok || !rest.starts_with('(') {
+                continue;
+            }
+            let open = lower.len() - rest.len();
+            let Some(close) = lower[open..].find(')') else {
+                continue;
+            };
+            let mut inner = &text[open + 1..open + close];
+            if kw == "reduction" {
+                inner = inner.rsplit(':').next().unwrap_or("");
+            }
+            if kw == "linear" {
+                inner = inner.split(':').next().unwrap_or("");
+            }
+            for n in inner.split(',') {
+                let n = n.trim().trim_start_matches('&').trim();
+                let n = n.split(['[', '(']).next().unwrap_or("").trim();
+                if !n.is_empty() {
+                    out.push(n.to_string());
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,103 @@
+//! # CSA502 unproven-independence
+//!
+//! ## What it does
+//! Reports an access in a loop asserted parallel (a CSA marker the compiler
+//! acts on, or an OpenMP worksharing loop) whose independence from the
+//! other iterations csa-lint cannot prove, and says why: an indirect
+//! subscript (`a[idx[i]]`), a subscript that is not an affine function of
+//! the loop indices, a distance that depends on a variable's value
+//! (`a[i + k]`), pointers that may point to the same memory, a call to a
+//! function whose effects are unknown, inline assembly, an access that
+//! conflicts only on some iterations, or a loop too large to analyse.
+//!
+//! ## Why it matters
+//! The compiler trusts the assertion. If the iterations do conflict, the
+//! parallel loop computes wrong results. This is not an error: the
+//! assertion may well be true (an index array holding a permutation, a
+//! callee that touches only its own data); it is the part of the assertion
+//! that only you can vouch for.
+//!
+//! ## Example
+//! ```c
+//! __builtin_csa_parallel_loop();
+//! for (int i = 0; i < n; i++)
+//!     x[idx[i]] += y[i];   // independent only if idx holds no repeats
+//! ```
+//!
+//! ## How to fix
+//! Check the reason given. Make what is unknown visible: `restrict` on
+//! pointer parameters that never overlap, a loop-invariant offset as a
+//! constant, a callee defined in the same file. When you know the loop is
+//! independent, suppress the diagnostic on that line with
+//! `// csa-lint: ignore[CSA502]` and a comment saying why.
+//!
+//! ## Fix safety
+//! No fix is offered.
+
+use super::FunctionContext;
+use crate::dependence::{Asserted, Finding, Unproven};
+use crate::diag::{Code, Diagnostic};
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    for d in cx.deps {
+        for f in &d.findings {
+            let Finding::Unproven { object, at, why } = f else {
+                continue;
+            };
+            let text = |s: crate::source::Span| {
+                cx.src
+                    .text()
+                    .get(s.start as usize..s.end as usize)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let mut related = Vec::new();
+            let reason = match why {
+                Unproven::Indirect(s) => {
+                    related.push((*s, "the subscript reads memory".to_string()));
+                    format!("its subscript depends on the value read from `{}`", text(*s))
+                }
+                Unproven::NotAffine => "its subscript is not an affine function of the loop indices".to_string(),
+                Unproven::Varies(v) => format!("its subscript uses `{v}`, which the loop changes by other than a constant step"),
+                Unproven::SomePaths(v) => format!("its subscript uses `{v}`, which is set on some paths only"),
+                Unproven::Clobbered(v) => format!("its subscript uses `{v}`, which a call or a store through a pointer in the loop may change"),
+                Unproven::SymbolicOffset(vs) => format!(
+                    "the distance between the iterations that touch the same element depends on the value of {}",
+                    vs.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+                ),
+                Unproven::Coupled => "its subscripts are coupled in a way the tests do not decide (an element may be reached from two different iterations)".to_string(),
+                Unproven::NonLinear => "its subscript multiplies a loop index by a variable".to_string(),
+                Unproven::SearchLimit => "no conflict was found in the first 256 iterations, and none can be excluded".to_string(),
+                Unproven::MayAlias { other, other_span } => {
+                    related.push((*other_span, format!("`{other}` may point to the same memory")));
+                    format!("`{object}` and `{other}` may be the same memory (add `restrict` to pointer parameters that never overlap)")
+                }
+                Unproven::UnknownCall(name) => format!("the call to `{name}` has effects csa-lint cannot see (define it in this file, or list it in `pure-functions` if it has none)"),
+                Unproven::Asm => "inline assembly may touch any memory".to_string(),
+                Unproven::Conditional { other, distance } => {
+                    related.push((*other, "the other access".to_string()));
+                    let d = distance.map(|d| format!(" at distance {}", d.abs())).unwrap_or_default();
+                    format!("two iterations may access the same element{d}, but the accesses run only on some iterations")
+                }
+                Unproven::Budget => "the loop nest is too large for the analysis budget".to_string(),
+            };
+            let subject = match why {
+                Unproven::UnknownCall(_) | Unproven::Asm => "this loop".to_string(),
+                _ => format!("the access `{}` to `{object}`", text(*at)),
+            };
+            let anchor = match &d.asserted {
+                Asserted::Marker(b) => cx.func.builtin(*b).span,
+                Asserted::Omp { directive, .. } => *directive,
+            };
+            let mut diag = Diagnostic::new(
+                Code(502),
+                *at,
+                format!("cannot prove that the iterations of {subject} are independent: {reason}"),
+            );
+            for (s, m) in related {
+                diag = diag.with_related(s, m);
+            }
+            out.push(diag.with_related(anchor, "the loop is asserted parallel here"));
+        }
+    }
+}
