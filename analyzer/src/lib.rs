@@ -21,6 +21,7 @@ pub mod ide;
 pub mod incremental;
 pub mod ir;
 pub mod memory;
+pub mod omp;
 pub mod regions;
 pub mod rewrite;
 pub mod rules;
