@@ -25,8 +25,10 @@
 //! (their blocks are on every path through the loop body); otherwise the
 //! finding is unproven ("only on some iterations").
 
+pub mod openmp;
 pub mod pair;
 pub mod poly;
+pub mod scalars;
 pub mod values;
 
 use crate::clie::{ClieResult, Outcome};
@@ -124,6 +126,11 @@ pub struct LoopDeps {
     pub findings: Vec<Finding>,
     /// Objects proven independent across iterations (for hover).
     pub independent: Vec<String>,
+    /// The whole scalar variables the loop accesses (not its index).
+    pub scalars: Vec<scalars::ScalarUse>,
+    /// OpenMP loops: what the directive makes of each of `scalars`
+    /// (same order); empty for CSA markers.
+    pub sharing: Vec<openmp::Sharing>,
 }
 
 /// Everything the analysis reads.
@@ -216,9 +223,18 @@ enum Sub {
 fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
     let func = inp.func;
     let omp = matches!(asserted, Asserted::Omp { .. });
-    let privates = match &asserted {
-        Asserted::Omp { directive, .. } => omp_privates(inp, l, *directive),
-        Asserted::Marker(_) => Vec::new(),
+    let omp_loop = match &asserted {
+        Asserted::Omp { directive, .. } => {
+            openmp::OmpLoop::new(func, inp.forest, inp.src, l, *directive)
+        }
+        Asserted::Marker(_) => None,
+    };
+    let privates: Vec<VarId> = match &omp_loop {
+        Some(o) => (0..func.vars.len())
+            .map(|i| VarId(i as u32))
+            .filter(|&v| o.sharing(func, inp.forest, v).is_private())
+            .collect(),
+        None => Vec::new(),
     };
     let lp = &inp.forest.loops[l.index()];
     let mut findings = Vec::new();
@@ -438,11 +454,25 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
         }
     }
     let _ = vals.in_memory(VarId(0));
+    let own_index = func
+        .source_loop_with_header(lp.header)
+        .and_then(|sl| sl.control.as_ref())
+        .map(|c| c.var);
+    let scalars = scalars::scalar_uses(func, inp.preds, inp.forest, l, own_index);
+    let sharing = match &omp_loop {
+        Some(o) => scalars
+            .iter()
+            .map(|u| o.sharing(func, inp.forest, u.var))
+            .collect(),
+        None => Vec::new(),
+    };
     LoopDeps {
         loop_id: l,
         asserted,
         findings,
         independent,
+        scalars,
+        sharing,
     }
 }
 
@@ -658,86 +688,4 @@ fn reason_to_unproven(func: &Function, r: Reason) -> Unproven {
         Reason::Coupled => Unproven::Coupled,
         Reason::SearchLimit => Unproven::SearchLimit,
     }
-}
-
-/// Variables an OpenMP directive makes private to each iteration or
-/// thread: its `private`, `firstprivate`, `lastprivate`, `reduction` and
-/// `linear` variables, the worksharing loop's index and (Fortran) the
-/// index of every sequential DO loop inside it.
-fn omp_privates(inp: &DepInput, l: LoopId, directive: Span) -> Vec<VarId> {
-    let func = inp.func;
-    let text = inp
-        .src
-        .get(directive.start as usize..directive.end as usize)
-        .unwrap_or("");
-    let names = clause_names(text);
-    let eq = |a: &str, b: &str| match func.lang {
-        Lang::C => a == b,
-        Lang::Fortran => a.eq_ignore_ascii_case(b),
-    };
-    let mut out: Vec<VarId> = func
-        .vars
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| names.iter().any(|n| eq(n, &v.name)))
-        .map(|(i, _)| VarId(i as u32))
-        .collect();
-    let lp = &inp.forest.loops[l.index()];
-    for sl in &func.source_loops {
-        if !lp.blocks.contains(&sl.header.0) {
-            continue;
-        }
-        let own = sl.header.0 == lp.header;
-        if let Some(c) = &sl.control {
-            if own || func.lang == Lang::Fortran {
-                out.push(c.var);
-            }
-        }
-    }
-    out
-}
-
-/// The variable names in data-sharing clauses that privatize.
-fn clause_names(text: &str) -> Vec<String> {
-    let lower = text.to_ascii_lowercase();
-    let mut out = Vec::new();
-    for kw in [
-        "private",
-        "firstprivate",
-        "lastprivate",
-        "reduction",
-        "linear",
-    ] {
-        let mut from = 0;
-        while let Some(p) = lower[from..].find(kw) {
-            let start = from + p;
-            from = start + kw.len();
-            let before_ok = start == 0
-                || !lower.as_bytes()[start - 1].is_ascii_alphanumeric()
-                    && lower.as_bytes()[start - 1] != b'_';
-            let rest = lower[from..].trim_start();
-            if !before_ok || !rest.starts_with('(') {
-                continue;
-            }
-            let open = lower.len() - rest.len();
-            let Some(close) = lower[open..].find(')') else {
-                continue;
-            };
-            let mut inner = &text[open + 1..open + close];
-            if kw == "reduction" {
-                inner = inner.rsplit(':').next().unwrap_or("");
-            }
-            if kw == "linear" {
-                inner = inner.split(':').next().unwrap_or("");
-            }
-            for n in inner.split(',') {
-                let n = n.trim().trim_start_matches('&').trim();
-                let n = n.split(['[', '(']).next().unwrap_or("").trim();
-                if !n.is_empty() {
-                    out.push(n.to_string());
-                }
-            }
-        }
-    }
-    out
 }

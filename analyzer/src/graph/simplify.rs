@@ -389,6 +389,7 @@ mod tests {
             builtins: Vec::new(),
             source_loops: Vec::new(),
             exprs: Vec::new(),
+            omp_regions: Vec::new(),
             syntax_error: None,
             outline: false,
         }

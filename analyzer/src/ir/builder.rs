@@ -23,6 +23,7 @@ impl FunctionBuilder {
             builtins: Vec::new(),
             source_loops: Vec::new(),
             exprs: vec![Expr::Unknown],
+            omp_regions: Vec::new(),
             syntax_error: None,
             outline: false,
         };

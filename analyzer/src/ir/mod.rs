@@ -76,6 +76,10 @@ pub struct Function {
     /// Symbolic expressions (subscripts, assigned values, loop bounds):
     /// see [`expr`].
     pub exprs: Vec<Expr>,
+    /// OpenMP `parallel` constructs that are not worksharing loops (their
+    /// directive and the code they enclose), for the data sharing of the
+    /// worksharing loops inside them.
+    pub omp_regions: Vec<OmpRegion>,
     /// Byte span of the first ERROR/MISSING node inside the function, if any.
     pub syntax_error: Option<Span>,
     /// The body was not lowered: it holds nothing any rule looks at (no CSA
@@ -103,6 +107,7 @@ impl Function {
             builtins: Vec::new(),
             source_loops: Vec::new(),
             exprs: Vec::new(),
+            omp_regions: Vec::new(),
             syntax_error: None,
             outline: true,
         }
@@ -558,6 +563,16 @@ pub struct SourceLoop {
     pub ivdep: Option<Span>,
     /// The counted-loop control as written, when the loop has that shape.
     pub control: Option<LoopControl>,
+}
+
+/// An OpenMP `parallel` construct (C `#pragma omp parallel` and the
+/// statement after it; Fortran `!$omp parallel` to `!$omp end parallel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OmpRegion {
+    /// The directive (continuation lines included).
+    pub directive: Span,
+    /// The enclosed code.
+    pub body: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -22,6 +22,7 @@ mod redundant_parallel_loop;
 mod reserved_region_id;
 mod reused_region_id;
 mod shadowed_loop_marker;
+mod shared_scalar_in_openmp_loop;
 mod single_worker_spmd;
 mod syntax_error;
 mod token_not_connected;
@@ -111,6 +112,7 @@ pub static RULES: &[Rule] = &[
     rule!(402, "unused-suppression", Warning, true, "unused_suppression.rs", "A csa-lint suppression comment that suppresses nothing"),
     rule!(501, "loop-carried-conflict", Error, false, "loop_carried_conflict.rs", "Two iterations of a loop asserted parallel access the same element, one writing it"),
     rule!(502, "unproven-independence", Warning, false, "unproven_independence.rs", "The iterations of a loop asserted parallel cannot be proven independent"),
+    rule!(503, "shared-scalar-in-openmp-loop", Warning, true, "shared_scalar_in_openmp_loop.rs", "A shared scalar written in an OpenMP loop, or a private/reduction clause that does not fit"),
 ];
 
 /// The rule with this code.
@@ -291,6 +293,7 @@ pub fn check_function(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     iteration_local_storage::check(cx, out);
     loop_carried_conflict::check(cx, out);
     unproven_independence::check(cx, out);
+    shared_scalar_in_openmp_loop::check(cx, out);
 }
 
 /// Runs every file-level rule.

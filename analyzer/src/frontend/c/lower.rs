@@ -713,6 +713,15 @@ impl<'f, 't> FnLowerer<'f, 't> {
             return;
         }
         self.depth += 1;
+        for p in &pragmas {
+            if let Pragma::OmpParallel(d) = p {
+                let body = span(n);
+                self.b.func_mut().omp_regions.push(OmpRegion {
+                    directive: *d,
+                    body,
+                });
+            }
+        }
         self.stmt_inner(n, pragmas, chain);
         self.depth -= 1;
     }
@@ -953,7 +962,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 Pragma::Omp(s) => omp = Some(*s),
                 Pragma::Ivdep(s) => ivdep = Some(*s),
                 Pragma::Unroll(c) => unroll = Some(*c),
-                Pragma::Other => {}
+                Pragma::Other | Pragma::OmpParallel(_) => {}
             }
         }
         (omp, ivdep, unroll)

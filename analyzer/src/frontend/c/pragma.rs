@@ -11,6 +11,9 @@ use tree_sitter::Node;
 pub(crate) enum Pragma {
     /// `omp parallel for`, `omp for`, `omp parallel for simd` (any clauses).
     Omp(Span),
+    /// `omp parallel` (any clauses): a parallel region around the statement
+    /// that follows.
+    OmpParallel(Span),
     /// `ivdep`, `GCC ivdep`.
     Ivdep(Span),
     /// `unroll`, `unroll N`, `unroll(N)`, `GCC unroll N`,
@@ -74,8 +77,12 @@ pub(crate) fn parse_text(arg: &str, sp: Span, file: &FileCtx<'_>, offset: usize)
     match w.as_slice() {
         ["omp", rest @ ..] => {
             let is_for = matches!(rest, ["parallel", "for", ..] | ["for", ..]);
+            let region = crate::omp::parse_directive(arg, crate::omp::OmpLang::C)
+                .is_some_and(|d| d.words == ["parallel"]);
             if is_for {
                 Pragma::Omp(sp)
+            } else if region {
+                Pragma::OmpParallel(sp)
             } else {
                 Pragma::Other
             }

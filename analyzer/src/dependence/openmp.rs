@@ -1,0 +1,240 @@
+//! The data sharing of an OpenMP worksharing loop: which variables each
+//! iteration (or thread) has its own copy of, and which are shared.
+//!
+//! Follows OpenMP 5.2 §5.1 (data-sharing attribute rules) for the cases a
+//! worksharing loop meets:
+//! * explicit clauses on the loop directive, then on the enclosing
+//!   `parallel` construct (a combined `parallel for` is one directive);
+//! * the loop's own index is private (with `collapse(n)`, the indices of
+//!   the `n` associated loops);
+//! * C: variables declared inside the loop, or inside the enclosing
+//!   `parallel` region, are private to the iteration or the thread;
+//! * Fortran: the index of every sequential `DO` inside the parallel
+//!   construct is private;
+//! * `default(private|firstprivate)` makes the unnamed variables private;
+//!   otherwise they are shared (`default(none)` requires a clause for each,
+//!   which the compiler checks; they are taken as shared here);
+//! * named constants are never variables.
+//!
+//! The directive's text is read with [`crate::omp::parse_directive`].
+
+use crate::graph::loops::{LoopForest, LoopId};
+use crate::ir::*;
+use crate::omp::{self, ClauseKind, DefaultKind, Directive, OmpLang, ReductionOp};
+use crate::source::Span;
+
+/// What a worksharing loop makes of one variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// One copy for all iterations (the default). `explicit`: a `shared`
+    /// clause names it.
+    Shared {
+        explicit: bool,
+    },
+    /// `private`: uninitialised in each thread.
+    Private,
+    /// `firstprivate` (and maybe `lastprivate`): starts with the value
+    /// before the loop.
+    Firstprivate,
+    /// `lastprivate`: uninitialised; the last iteration's value is kept.
+    Lastprivate,
+    Reduction(ReductionOp),
+    Linear,
+    /// Private without a clause; the reason (`the loop index`, ...).
+    Implicit(&'static str),
+}
+
+impl Sharing {
+    /// Each iteration or thread has its own copy.
+    pub fn is_private(&self) -> bool {
+        !matches!(self, Sharing::Shared { .. })
+    }
+}
+
+/// A worksharing loop's directives, parsed.
+pub struct OmpLoop {
+    /// The loop directive and where its text starts in the file.
+    pub directive: Directive,
+    pub directive_span: Span,
+    /// The enclosing `parallel` directive, when the loop directive is not
+    /// combined with it.
+    pub region: Option<(Directive, OmpRegion)>,
+    /// The loops the directive associates (`collapse`), outermost first.
+    pub loops: Vec<LoopId>,
+    lang: Lang,
+}
+
+impl OmpLoop {
+    /// Parses the directive of source loop `sl` (whose loop is `l`).
+    pub fn new(
+        func: &Function,
+        forest: &LoopForest,
+        src: &str,
+        l: LoopId,
+        directive_span: Span,
+    ) -> Option<OmpLoop> {
+        let lang = func.lang;
+        let ol = match lang {
+            Lang::C => OmpLang::C,
+            Lang::Fortran => OmpLang::Fortran,
+        };
+        let text = src.get(directive_span.start as usize..directive_span.end as usize)?;
+        let directive = omp::parse_directive(text, ol)?;
+        let combined = directive.words.first().is_some_and(|w| w == "parallel");
+        let region = if combined {
+            None
+        } else {
+            // the innermost parallel region around the directive
+            func.omp_regions
+                .iter()
+                .filter(|r| {
+                    r.body.start <= directive_span.start && directive_span.end <= r.body.end
+                })
+                .min_by_key(|r| r.body.end - r.body.start)
+                .and_then(|r| {
+                    let t = src.get(r.directive.start as usize..r.directive.end as usize)?;
+                    Some((omp::parse_directive(t, ol)?, *r))
+                })
+        };
+        let depth = directive.collapse().unwrap_or(1).max(1) as usize;
+        let mut loops = vec![l];
+        // collapse(n): the next n-1 loops, each the only loop directly inside
+        while loops.len() < depth {
+            let last = loops[loops.len() - 1];
+            match forest.loops[last.index()].children.as_slice() {
+                [only] => loops.push(*only),
+                _ => break,
+            }
+        }
+        Some(OmpLoop {
+            directive,
+            directive_span,
+            region,
+            loops,
+            lang,
+        })
+    }
+
+    fn same(&self, a: &str, b: &str) -> bool {
+        match self.lang {
+            Lang::C => a == b,
+            Lang::Fortran => a.eq_ignore_ascii_case(b),
+        }
+    }
+
+    /// The sharing of `v` given explicitly by a clause of `d`.
+    fn clause_sharing(&self, d: &Directive, name: &str) -> Option<Sharing> {
+        let mut first = false;
+        let mut last = false;
+        let mut out = None;
+        for (c, _) in d.clauses_for(name) {
+            match &c.kind {
+                ClauseKind::Private => out = Some(Sharing::Private),
+                ClauseKind::Firstprivate => first = true,
+                ClauseKind::Lastprivate => last = true,
+                ClauseKind::Shared => out = Some(Sharing::Shared { explicit: true }),
+                ClauseKind::Reduction(op) => out = Some(Sharing::Reduction(op.clone())),
+                ClauseKind::Linear { .. } => out = Some(Sharing::Linear),
+                _ => {}
+            }
+        }
+        if first {
+            return Some(Sharing::Firstprivate);
+        }
+        if last {
+            return Some(Sharing::Lastprivate);
+        }
+        out
+    }
+
+    /// What the loop makes of variable `v`.
+    pub fn sharing(&self, func: &Function, forest: &LoopForest, v: VarId) -> Sharing {
+        let var = func.var(v);
+        if let Some(s) = self.clause_sharing(&self.directive, &var.name) {
+            return s;
+        }
+        // the associated loops' indices
+        let outer = &forest.loops[self.loops[0].index()];
+        for sl in &func.source_loops {
+            let Some(c) = &sl.control else { continue };
+            if c.var != v {
+                continue;
+            }
+            if let Some(l) = forest.loop_with_header(sl.header.0) {
+                if self.loops.contains(&l) {
+                    return Sharing::Implicit("the index of the worksharing loop");
+                }
+            }
+            if func.lang == Lang::Fortran
+                && outer.blocks.contains(&sl.header.0)
+                && sl.kind == LoopKind::FortranDo
+            {
+                return Sharing::Implicit("the index of a DO loop inside the parallel construct");
+            }
+        }
+        if func.lang == Lang::C && matches!(var.kind, VarKind::Local) {
+            let loop_span = func
+                .source_loops
+                .iter()
+                .find(|sl| sl.header.0 == outer.header)
+                .map(|sl| sl.span);
+            if loop_span.is_some_and(|s| s.start <= var.span.start && var.span.end <= s.end) {
+                return Sharing::Implicit("declared inside the loop");
+            }
+            if let Some((_, r)) = &self.region {
+                if r.body.start <= var.span.start && var.span.end <= r.body.end {
+                    return Sharing::Implicit("declared inside the parallel region");
+                }
+            }
+        }
+        let region_default = match &self.region {
+            Some((d, _)) => {
+                if let Some(s) = self.clause_sharing(d, &var.name) {
+                    // reduction/lastprivate on `parallel`: private per thread
+                    return s;
+                }
+                d.default_kind()
+            }
+            None => None,
+        };
+        match self.directive.default_kind().or(region_default) {
+            Some(DefaultKind::Private) => Sharing::Private,
+            Some(DefaultKind::Firstprivate) => Sharing::Firstprivate,
+            _ => Sharing::Shared { explicit: false },
+        }
+    }
+
+    /// Whether a clause names `name` on the loop directive.
+    pub fn names(&self, name: &str) -> bool {
+        self.directive
+            .clauses
+            .iter()
+            .any(|c| c.vars.iter().any(|v| self.same(&v.name, name)))
+    }
+
+    /// Where to insert a clause: the end of the loop directive's text
+    /// (before trailing blanks and a Fortran comment is not handled: the
+    /// directive span ends at the last clause).
+    pub fn insert_at(&self) -> u32 {
+        self.directive_span.end
+    }
+}
+
+/// The reduction operator of a clause, as the update kinds of
+/// [`super::scalars::RedOp`].
+pub fn red_op(op: &ReductionOp) -> Option<super::scalars::RedOp> {
+    use super::scalars::RedOp as R;
+    Some(match op {
+        ReductionOp::Add => R::Add,
+        ReductionOp::Sub => R::Sub,
+        ReductionOp::Mul => R::Mul,
+        ReductionOp::And => R::BitAnd,
+        ReductionOp::Or => R::BitOr,
+        ReductionOp::Xor => R::BitXor,
+        ReductionOp::LogAnd => R::LogAnd,
+        ReductionOp::LogOr => R::LogOr,
+        ReductionOp::Min => R::Min,
+        ReductionOp::Max => R::Max,
+        ReductionOp::Eqv | ReductionOp::Neqv | ReductionOp::User(_) => return None,
+    })
+}

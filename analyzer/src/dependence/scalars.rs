@@ -1,0 +1,470 @@
+//! How the scalar variables of a loop carry values between iterations.
+//!
+//! For each whole scalar variable the loop body accesses (not the loop's
+//! own index), on the IR:
+//! * the *exposed reads*: reads that may see a value from before the
+//!   iteration, because on some path from the loop header to the read the
+//!   variable is not written (a forward must-analysis of "written since the
+//!   iteration began" over the loop's blocks; inner loops may run zero
+//!   times, so their writes do not count after them);
+//! * whether the variable is written on every path through an iteration
+//!   (it is in the must-set at every latch);
+//! * whether every access is one *reduction update* `x = x op e` (also
+//!   `x op= e`, `x++`, `x = e op x` for commutative `op`, Fortran
+//!   `x = max(x, e)`), all with the same operator and with `e` never
+//!   reading `x`;
+//! * whether the variable is *live after the loop*: read on some path from
+//!   a loop exit before being written (a forward search), or visible
+//!   outside the function (globals, statics, Fortran dummies and saved
+//!   variables, address-taken locals).
+//!
+//! The OpenMP data-sharing check (CSA503) and the OpenMP rewrite read these
+//! facts; for a CSA marker they say nothing about races (scalars in
+//! registers may carry values).
+
+use crate::graph::loops::{LoopForest, LoopId};
+use crate::graph::Csr;
+use crate::ir::*;
+use crate::source::Span;
+
+/// A reduction operator recognised in an update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RedOp {
+    Add,
+    /// `x = x - e`: combined with `+` (OpenMP's `-` reduction).
+    Sub,
+    Mul,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogAnd,
+    LogOr,
+    Min,
+    Max,
+}
+
+impl RedOp {
+    fn of(op: BinOp) -> Option<RedOp> {
+        Some(match op {
+            BinOp::Add => RedOp::Add,
+            BinOp::Sub => RedOp::Sub,
+            BinOp::Mul => RedOp::Mul,
+            BinOp::BitAnd => RedOp::BitAnd,
+            BinOp::BitOr => RedOp::BitOr,
+            BinOp::BitXor => RedOp::BitXor,
+            BinOp::LogAnd => RedOp::LogAnd,
+            BinOp::LogOr => RedOp::LogOr,
+            BinOp::Min => RedOp::Min,
+            BinOp::Max => RedOp::Max,
+            _ => return None,
+        })
+    }
+
+    /// The reduction identifier in a clause of `lang`.
+    pub fn spelling(self, lang: Lang) -> &'static str {
+        match (self, lang) {
+            (RedOp::Add, _) => "+",
+            (RedOp::Sub, _) => "-",
+            (RedOp::Mul, _) => "*",
+            (RedOp::Min, _) => "min",
+            (RedOp::Max, _) => "max",
+            (RedOp::BitAnd, Lang::C) => "&",
+            (RedOp::BitOr, Lang::C) => "|",
+            (RedOp::BitXor, Lang::C) => "^",
+            (RedOp::LogAnd, Lang::C) => "&&",
+            (RedOp::LogOr, Lang::C) => "||",
+            (RedOp::BitAnd, Lang::Fortran) => "iand",
+            (RedOp::BitOr, Lang::Fortran) => "ior",
+            (RedOp::BitXor, Lang::Fortran) => "ieor",
+            (RedOp::LogAnd, Lang::Fortran) => ".and.",
+            (RedOp::LogOr, Lang::Fortran) => ".or.",
+        }
+    }
+
+    /// Whether a clause operator combines partial results the way this
+    /// update does (`x = x - e` is a `+` or `-` reduction).
+    pub fn fits(self, clause: RedOp) -> bool {
+        self == clause
+            || matches!(
+                (self, clause),
+                (RedOp::Sub, RedOp::Add) | (RedOp::Add, RedOp::Sub)
+            )
+    }
+}
+
+/// The facts about one scalar variable of a loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScalarUse {
+    pub var: VarId,
+    /// The first write in the loop (by source position), if any.
+    pub first_write: Option<Span>,
+    /// The first read in the loop, if any.
+    pub first_read: Option<Span>,
+    /// The first read that may see a value from before the iteration.
+    pub exposed_read: Option<Span>,
+    /// Written on every path through an iteration.
+    pub written_every: bool,
+    /// Every access is an update with this operator (`Err`: the first
+    /// access that is not; `Ok(None)`: not written).
+    pub reduction: Result<Option<RedOp>, Span>,
+    /// Read after the loop, or visible outside the function.
+    pub live_after: bool,
+    /// The loop index of a loop inside this one (`control.var`).
+    pub inner_index: bool,
+}
+
+/// Most variables whose liveness after the loop is searched; the others
+/// are taken as live (the safe answer).
+const LIVE_BUDGET: usize = 64;
+
+/// The scalar facts of loop `l`, in order of first access. `own_index` is
+/// the loop's own index (left out).
+pub fn scalar_uses(
+    func: &Function,
+    preds: &Csr,
+    forest: &LoopForest,
+    l: LoopId,
+    own_index: Option<VarId>,
+) -> Vec<ScalarUse> {
+    let lp = &forest.loops[l.index()];
+    let in_loop = |b: u32| lp.blocks.contains(&b);
+    // the candidates, in order of first access
+    let mut cands: Vec<VarId> = Vec::new();
+    let mut slot = vec![usize::MAX; func.vars.len()];
+    let mut blocks: Vec<u32> = lp.blocks.clone();
+    blocks.sort_unstable();
+    for &b in &blocks {
+        for inst in &func.block(BlockId(b)).insts {
+            if let Some((v, _)) = whole_scalar(func, inst) {
+                if Some(v) != own_index && slot[v.index()] == usize::MAX {
+                    slot[v.index()] = cands.len();
+                    cands.push(v);
+                }
+            }
+        }
+    }
+    if cands.is_empty() {
+        return Vec::new();
+    }
+    let words = cands.len().div_ceil(64);
+    let full = vec![u64::MAX; words];
+    let empty = vec![0u64; words];
+    let set = |s: &mut [u64], i: usize| s[i / 64] |= 1 << (i % 64);
+    let has = |s: &[u64], i: usize| s[i / 64] & (1 << (i % 64)) != 0;
+    // must-written at block exit; the header starts each iteration empty
+    let index_of = |b: u32| blocks.binary_search(&b).ok();
+    let mut out: Vec<Vec<u64>> = vec![full.clone(); blocks.len()];
+    let block_in = |out: &Vec<Vec<u64>>, b: u32| -> Vec<u64> {
+        if b == lp.header {
+            return empty.clone();
+        }
+        let mut acc = full.clone();
+        let mut any = false;
+        for &p in preds.get(b as usize).unwrap_or(&[]) {
+            if let Some(pi) = index_of(p) {
+                any = true;
+                for (a, o) in acc.iter_mut().zip(&out[pi]) {
+                    *a &= o;
+                }
+            }
+        }
+        if any {
+            acc
+        } else {
+            empty.clone()
+        }
+    };
+    // iterate to the fixed point (blocks in id order approximate RPO;
+    // the must-sets only shrink, so this terminates)
+    for _round in 0..blocks.len() + 2 {
+        let mut changed = false;
+        for (bi, &b) in blocks.iter().enumerate() {
+            let mut cur = block_in(&out, b);
+            for inst in &func.block(BlockId(b)).insts {
+                if let Some((v, true)) = whole_scalar(func, inst) {
+                    if slot[v.index()] != usize::MAX {
+                        set(&mut cur, slot[v.index()]);
+                    }
+                }
+            }
+            if cur != out[bi] {
+                out[bi] = cur;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut uses: Vec<ScalarUse> = cands
+        .iter()
+        .map(|&v| ScalarUse {
+            var: v,
+            first_write: None,
+            first_read: None,
+            exposed_read: None,
+            written_every: false,
+            reduction: Ok(None),
+            live_after: false,
+            inner_index: false,
+        })
+        .collect();
+    let first = |cur: &mut Option<Span>, s: Span| {
+        if cur.is_none_or(|c| s.start < c.start) {
+            *cur = Some(s);
+        }
+    };
+    for &b in &blocks {
+        let mut cur = block_in(&out, b);
+        for inst in &func.block(BlockId(b)).insts {
+            let Some((v, write)) = whole_scalar(func, inst) else {
+                continue;
+            };
+            let i = slot[v.index()];
+            if i == usize::MAX {
+                continue;
+            }
+            let u = &mut uses[i];
+            if write {
+                first(&mut u.first_write, inst.span);
+                set(&mut cur, i);
+            } else {
+                first(&mut u.first_read, inst.span);
+                if !has(&cur, i) {
+                    first(&mut u.exposed_read, inst.span);
+                }
+            }
+        }
+    }
+    for u in uses.iter_mut() {
+        let i = slot[u.var.index()];
+        u.written_every = !lp.latches.is_empty()
+            && lp
+                .latches
+                .iter()
+                .all(|&lt| index_of(lt).is_some_and(|li| has(&out[li], i)));
+        u.reduction = reduction_form(func, &blocks, u.var);
+    }
+    // inner loop indices
+    for sl in &func.source_loops {
+        if sl.header.0 != lp.header && in_loop(sl.header.0) {
+            if let Some(c) = &sl.control {
+                if let Some(u) = uses.iter_mut().find(|u| u.var == c.var) {
+                    u.inner_index = true;
+                }
+            }
+        }
+    }
+    for (k, u) in uses.iter_mut().enumerate() {
+        let var = func.var(u.var);
+        u.live_after = k >= LIVE_BUDGET
+            || var.address_taken
+            || matches!(
+                var.kind,
+                VarKind::Global | VarKind::Static | VarKind::Dummy | VarKind::Saved
+            )
+            || live_after(func, &lp.blocks, u.var);
+    }
+    uses
+}
+
+/// The variable of a whole-scalar access, and whether it writes.
+fn whole_scalar(func: &Function, inst: &Inst) -> Option<(VarId, bool)> {
+    let InstKind::Access(a) = &inst.kind else {
+        return None;
+    };
+    let AccessTarget::Var(v) = a.target else {
+        return None;
+    };
+    let var = func.var(v);
+    if a.index != IndexKind::Whole
+        || !a.path.is_empty()
+        || var.ty.is_array
+        || var.ty.is_aggregate
+        || var.kind == VarKind::Constant
+    {
+        return None;
+    }
+    Some((v, a.write))
+}
+
+/// Whether some path from an exit of the loop reads `v` before writing it.
+fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {
+    let mut seen = vec![false; func.blocks.len()];
+    let mut stack: Vec<u32> = Vec::new();
+    for &b in loop_blocks {
+        for s in func.block(BlockId(b)).term.kind.successors() {
+            if !loop_blocks.contains(&s.0) && !seen[s.index()] {
+                seen[s.index()] = true;
+                stack.push(s.0);
+            }
+        }
+    }
+    while let Some(b) = stack.pop() {
+        let mut killed = false;
+        for inst in &func.block(BlockId(b)).insts {
+            match whole_scalar(func, inst) {
+                Some((w, false)) if w == v => return true,
+                Some((w, true)) if w == v => {
+                    killed = true;
+                    break;
+                }
+                _ => {}
+            }
+            // a partial or indirect read of the variable
+            if let InstKind::Access(a) = &inst.kind {
+                if a.target == AccessTarget::Var(v) && !a.write {
+                    return true;
+                }
+            }
+        }
+        if killed {
+            continue;
+        }
+        for s in func.block(BlockId(b)).term.kind.successors() {
+            if !seen[s.index()] {
+                seen[s.index()] = true;
+                stack.push(s.0);
+            }
+        }
+    }
+    false
+}
+
+/// Whether every access of `v` in the loop is a reduction update with one
+/// operator: `Ok(Some(op))`; `Ok(None)` when `v` is not written; `Err` with
+/// the first access that breaks the pattern.
+fn reduction_form(func: &Function, blocks: &[u32], v: VarId) -> Result<Option<RedOp>, Span> {
+    let mut op: Option<RedOp> = None;
+    let mut operands: Vec<InstRef> = Vec::new();
+    let mut reads: Vec<(InstRef, Span)> = Vec::new();
+    for &b in blocks {
+        for (k, inst) in func.block(BlockId(b)).insts.iter().enumerate() {
+            let InstKind::Access(a) = &inst.kind else {
+                continue;
+            };
+            if a.target != AccessTarget::Var(v) {
+                continue;
+            }
+            let at = InstRef {
+                block: BlockId(b),
+                index: k as u32,
+            };
+            if !a.write {
+                reads.push((at, inst.span));
+                continue;
+            }
+            let Some((this, operand)) = a.rhs.and_then(|e| update_of(func, e, v)) else {
+                return Err(inst.span);
+            };
+            match op {
+                Some(o) if !o.fits(this) => return Err(inst.span),
+                Some(RedOp::Add) if this == RedOp::Sub => {}
+                Some(RedOp::Sub) if this == RedOp::Add => op = Some(RedOp::Add),
+                _ => op = Some(this),
+            }
+            operands.push(operand);
+        }
+    }
+    if op.is_none() {
+        return Ok(None);
+    }
+    // every read of the variable is the operand of an update
+    for (at, span) in reads {
+        if !operands.contains(&at) {
+            return Err(span);
+        }
+    }
+    Ok(op)
+}
+
+/// `e` as an update of `v`: its operator and the read of `v` it combines.
+fn update_of(func: &Function, e: ExprId, v: VarId) -> Option<(RedOp, InstRef)> {
+    let reads_v = |x: ExprId| match func.expr(x) {
+        Expr::Read(at) if func.read_var(*at) == Some(v) => Some(*at),
+        _ => None,
+    };
+    match func.expr(e) {
+        Expr::Bin(BinOp::Sub, _, _) => {
+            // x - e1 - e2 ...: the left spine ends in `x`
+            let mut cur = e;
+            while let Expr::Bin(BinOp::Sub, l, r) = func.expr(cur) {
+                if mentions(func, *r, v) {
+                    return None;
+                }
+                cur = *l;
+            }
+            reads_v(cur).map(|at| (RedOp::Sub, at))
+        }
+        Expr::Bin(bop, _, _) => {
+            let op = RedOp::of(*bop)?;
+            // the operands of a chain of the same associative operator
+            let mut leaves = Vec::new();
+            let mut stack = vec![e];
+            while let Some(x) = stack.pop() {
+                match func.expr(x) {
+                    Expr::Bin(o, l, r) if o == bop => {
+                        stack.push(*r);
+                        stack.push(*l);
+                    }
+                    _ => leaves.push(x),
+                }
+                if leaves.len() + stack.len() > 4096 {
+                    return None;
+                }
+            }
+            let mut found = None;
+            for x in leaves {
+                match reads_v(x) {
+                    Some(at) if found.is_none() => found = Some(at),
+                    _ if mentions(func, x, v) => return None,
+                    _ => {}
+                }
+            }
+            found.map(|at| (op, at))
+        }
+        _ => None,
+    }
+}
+
+/// Whether expression `e` reads `v` anywhere.
+fn mentions(func: &Function, e: ExprId, v: VarId) -> bool {
+    let mut stack = vec![e];
+    let mut steps = 0usize;
+    while let Some(x) = stack.pop() {
+        steps += 1;
+        if steps > 100_000 {
+            return true;
+        }
+        match func.expr(x) {
+            Expr::Read(at) => {
+                if func.read_var(*at) == Some(v) {
+                    return true;
+                }
+                // an element read whose subscripts read `v`
+                if let Some(Inst {
+                    kind: InstKind::Access(a),
+                    ..
+                }) = func.inst_at(*at)
+                {
+                    for s in &a.path {
+                        match s {
+                            Sel::Index(i) => stack.push(*i),
+                            Sel::Range { lo, hi, step } => {
+                                stack.extend([lo, hi, step].into_iter().flatten().copied())
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            Expr::Bin(_, l, r) => {
+                stack.push(*l);
+                stack.push(*r);
+            }
+            Expr::Neg(x) => stack.push(*x),
+            Expr::Int(_) | Expr::AddrOf(_) | Expr::Unknown => {}
+        }
+    }
+    false
+}

@@ -1,0 +1,283 @@
+//! # CSA503 shared-scalar-in-openmp-loop
+//!
+//! ## What it does
+//! Checks the data sharing of the scalar variables of an OpenMP
+//! worksharing loop (C `#pragma omp parallel for` / `for`, Fortran
+//! `!$omp parallel do` / `do`) and reports:
+//! * a **shared** scalar written in the loop: no clause names it, so all
+//!   iterations use one copy and race on it. The message says which clause
+//!   fits, from how the variable is used: `private(x)` when every
+//!   iteration sets it before reading it, `lastprivate(x)` when it is also
+//!   read after the loop (and set on every path), `reduction(op:x)` when
+//!   every access is an update `x = x op e` with one operator; or that no
+//!   clause fits, when an iteration reads the value an earlier one left;
+//! * a **private** (or `lastprivate`) scalar read before the iteration
+//!   writes it: each thread's copy starts undefined;
+//! * a **reduction** variable accessed other than by its update, or
+//!   updated with another operator than the clause's: the value read is a
+//!   thread's partial result.
+//!
+//! Variables that are private without a clause are not reported: the loop
+//! index (all `collapse`d indices), in C a variable declared inside the
+//! loop or inside the enclosing `parallel` region, in Fortran the index of
+//! a sequential `DO` inside the construct.
+//!
+//! CSA markers are not checked here: under CSA semantics scalars in
+//! registers may carry values from one iteration to the next (SEMANTICS.md
+//! §4); memory scalars there are CSA501/CSA502's.
+//!
+//! ## Why it matters
+//! A data race on a scalar gives wrong, irreproducible results: two
+//! iterations on different threads overwrite each other's temporaries, or
+//! lose updates of a sum.
+//!
+//! ## Example
+//! ```c
+//! double t;
+//! #pragma omp parallel for          // t is shared: add private(t)
+//! for (int i = 0; i < n; i++) {
+//!     t = a[i] * 2;
+//!     b[i] = t + 1;
+//! }
+//! ```
+//!
+//! ## How to fix
+//! Add the clause the message names. When the variable carries a value
+//! from one iteration to the next, the loop is not parallel as written.
+//!
+//! ## Fix safety
+//! The fix adding the clause is unsafe: it changes which copy of the
+//! variable the code after the loop sees, and the analysis decides from the
+//! code it can see (a callee may read the variable).
+
+use super::FunctionContext;
+use crate::dependence::openmp::{red_op, Sharing};
+use crate::dependence::scalars::{RedOp, ScalarUse};
+use crate::dependence::Asserted;
+use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::ir::Lang;
+use crate::omp::{self, ClauseKind, OmpLang};
+use crate::source::Span;
+
+pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
+    for d in cx.deps {
+        let Asserted::Omp { directive, .. } = &d.asserted else {
+            continue;
+        };
+        for (u, sh) in d.scalars.iter().zip(&d.sharing) {
+            let name = &cx.func.var(u.var).name;
+            let diag = match sh {
+                Sharing::Shared { explicit } => shared(cx, *directive, u, name, *explicit),
+                Sharing::Private | Sharing::Lastprivate => undefined_read(cx, u, name, sh),
+                Sharing::Reduction(op) => bad_reduction(cx, u, name, red_op(op)),
+                _ => None,
+            };
+            if let Some(diag) = diag {
+                out.push(diag.with_related(*directive, "the OpenMP directive"));
+            }
+        }
+    }
+}
+
+/// The clause that fits a shared scalar written in the loop, or why none.
+enum Suggest {
+    Clause(&'static str, Option<RedOp>),
+    None(String),
+}
+
+fn suggestion(cx: &FunctionContext, u: &ScalarUse) -> Suggest {
+    if let Ok(Some(op)) = u.reduction {
+        return Suggest::Clause("reduction", Some(op));
+    }
+    if let Some(r) = u.exposed_read {
+        return Suggest::None(format!(
+            "it carries a value from one iteration to the next (read at {} before the iteration writes it), which no clause makes parallel",
+            cx.line(r)
+        ));
+    }
+    if cx.func.var(u.var).address_taken {
+        return Suggest::None(
+            "its address is taken, so code csa-lint cannot see may use it through a pointer"
+                .to_string(),
+        );
+    }
+    if !u.live_after {
+        return Suggest::Clause("private", None);
+    }
+    if u.written_every {
+        return Suggest::Clause("lastprivate", None);
+    }
+    Suggest::None(
+        "it is read after the loop but written on some iterations only, so no clause keeps the value the sequential loop leaves"
+            .to_string(),
+    )
+}
+
+fn shared(
+    cx: &FunctionContext,
+    directive: Span,
+    u: &ScalarUse,
+    name: &str,
+    explicit: bool,
+) -> Option<Diagnostic> {
+    let at = u.first_write?;
+    let how = if explicit {
+        "is `shared` by the OpenMP directive"
+    } else {
+        "is shared by the OpenMP loop (no clause names it)"
+    };
+    let what = if u.inner_index {
+        ", the index of an inner loop,"
+    } else {
+        ""
+    };
+    let (tail, fix) = match suggestion(cx, u) {
+        Suggest::Clause(kind, op) => {
+            let clause = match op {
+                Some(op) => format!("{kind}({}:{name})", op.spelling(cx.func.lang)),
+                None => format!("{kind}({name})"),
+            };
+            let why = match kind {
+                "reduction" => "every access is an update of one kind".to_string(),
+                "lastprivate" => {
+                    "each iteration sets it before reading it, and it is read after the loop"
+                        .to_string()
+                }
+                _ => "each iteration sets it before reading it".to_string(),
+            };
+            (
+                format!("; {why}, so it can be `{clause}`"),
+                add_clause_fix(cx, directive, kind, op, name, explicit),
+            )
+        }
+        Suggest::None(why) => (format!("; {why}"), None),
+    };
+    let diag = Diagnostic::new(
+        Code(503),
+        at,
+        format!("`{name}`{what} {how} and written in it: the iterations race on it{tail}"),
+    )
+    .with_help("Give the variable a data-sharing clause, or declare it inside the loop body.");
+    Some(match fix {
+        Some(f) => diag.with_fix(f),
+        None => diag,
+    })
+}
+
+fn undefined_read(
+    cx: &FunctionContext,
+    u: &ScalarUse,
+    name: &str,
+    sh: &Sharing,
+) -> Option<Diagnostic> {
+    let at = u.exposed_read?;
+    let clause = if *sh == Sharing::Private {
+        "private"
+    } else {
+        "lastprivate"
+    };
+    let help = if u.first_write.is_none() {
+        format!("The loop only reads `{name}`: make it `firstprivate({name})` or `shared`.")
+    } else {
+        "Set the variable before reading it in each iteration, or use `firstprivate` if the value from before the loop is meant.".to_string()
+    };
+    let _ = cx;
+    Some(
+        Diagnostic::new(
+            Code(503),
+            at,
+            format!(
+                "`{name}` is `{clause}`, but this read comes before any write in the iteration: each thread's copy starts undefined"
+            ),
+        )
+        .with_help(help),
+    )
+}
+
+fn bad_reduction(
+    cx: &FunctionContext,
+    u: &ScalarUse,
+    name: &str,
+    clause: Option<RedOp>,
+) -> Option<Diagnostic> {
+    let lang = cx.func.lang;
+    let (at, msg) = match u.reduction {
+        Err(at) => (
+            at,
+            format!("`{name}` is a reduction variable, but it is accessed here other than by its update `{name} = {name} op ...`: this sees a thread's partial result"),
+        ),
+        Ok(None) => (
+            u.first_read?,
+            format!("`{name}` is a reduction variable but the loop never updates it: this read sees the reduction's initial value, not `{name}`"),
+        ),
+        Ok(Some(op)) => {
+            let clause = clause?;
+            if op.fits(clause) {
+                return None;
+            }
+            (
+                u.first_write?,
+                format!(
+                    "`{name}` is updated with `{}` but the reduction clause combines with `{}`",
+                    op.spelling(lang),
+                    clause.spelling(lang)
+                ),
+            )
+        }
+    };
+    Some(Diagnostic::new(Code(503), at, msg).with_help(
+        "A reduction variable may only be updated with the clause's operator inside the loop; read it after the loop.",
+    ))
+}
+
+/// Adds `kind(name)` to the directive: into an existing clause of that
+/// kind (and operator), or as a new clause at the directive's end. An
+/// explicit `shared(name)` is left for the user to remove: no fix then.
+fn add_clause_fix(
+    cx: &FunctionContext,
+    directive: Span,
+    kind: &str,
+    op: Option<RedOp>,
+    name: &str,
+    explicit: bool,
+) -> Option<Fix> {
+    if explicit {
+        return None;
+    }
+    let lang = cx.func.lang;
+    let text = cx
+        .src
+        .text()
+        .get(directive.start as usize..directive.end as usize)?;
+    let ol = match lang {
+        Lang::C => OmpLang::C,
+        Lang::Fortran => OmpLang::Fortran,
+    };
+    let d = omp::parse_directive(text, ol)?;
+    let existing = d.clauses.iter().find(|c| match (&c.kind, kind) {
+        (ClauseKind::Private, "private") | (ClauseKind::Lastprivate, "lastprivate") => true,
+        (ClauseKind::Reduction(r), "reduction") => red_op(r) == op,
+        _ => false,
+    });
+    let (pos, new_text) = match existing {
+        Some(c) if text[..c.range.end].ends_with(')') => (
+            directive.start as usize + c.range.end - 1,
+            format!(", {name}"),
+        ),
+        _ => {
+            let clause = match op {
+                Some(op) => format!("{kind}({}:{name})", op.spelling(lang)),
+                None => format!("{kind}({name})"),
+            };
+            (directive.end as usize, format!(" {clause}"))
+        }
+    };
+    Some(Fix {
+        title: format!("Make `{name}` {kind}"),
+        applicability: Applicability::Unsafe,
+        edits: vec![Edit {
+            span: Span::new(pos, pos),
+            new_text,
+        }],
+    })
+}
