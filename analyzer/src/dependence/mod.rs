@@ -109,6 +109,9 @@ pub enum Unproven {
     /// A call to a function with unknown effects.
     UnknownCall(String),
     Asm,
+    /// The access goes through a pointer loaded from memory (the span is
+    /// the load, or the access).
+    LoadedPointer(Span),
     /// A conflict exists, but the accesses do not run on every iteration.
     Conditional {
         other: Span,
@@ -248,10 +251,9 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
             for inst in &func.block(BlockId(b)).insts {
                 match &inst.kind {
                     InstKind::Call(c) => {
-                        let pure = c
-                            .callee
-                            .as_deref()
-                            .is_some_and(|n| memory::is_pure_function(n, inp.pure_functions));
+                        let pure = c.callee.as_deref().is_some_and(|n| {
+                            memory::is_pure_function(n, inp.pure_functions) || output_only(n)
+                        });
                         if !pure {
                             any_call = true;
                             let name = c
@@ -311,9 +313,23 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
             let InstKind::Access(a) = &inst.kind else {
                 continue;
             };
-            let root = match a.target {
-                AccessTarget::Var(v) => Root::Var(v),
-                AccessTarget::Deref { ptr } => Root::Ptr(ptr),
+            let at = InstRef {
+                block: bid,
+                index: k as u32,
+            };
+            // where the pointer points, when the loop sets it
+            let (root, base) = match a.target {
+                AccessTarget::Var(v) => (Root::Var(v), Ok(Poly::default())),
+                AccessTarget::Deref { ptr: Some(p) } => match pointer_base(func, &vals, p, at) {
+                    Ok((r, off)) => (r, Ok(off)),
+                    Err(Why::Indirect(s)) => (Root::Ptr(Some(p)), Err(Why::LoadedPointer(s))),
+                    Err(w) => (Root::Ptr(Some(p)), Err(w)),
+                },
+                // a pointer computed from memory (`u[k][i]`, `s->next->x`):
+                // no two such accesses can be compared
+                AccessTarget::Deref { ptr: None } => {
+                    (Root::Ptr(None), Err(Why::LoadedPointer(inst.span)))
+                }
             };
             if !counts(inp, omp, &privates, l, root, a) {
                 continue;
@@ -334,11 +350,20 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
                 // the front end did not describe the selection
                 path.push(Sub::Index(Err(Why::NotAffine(inst.span))));
             }
-            accs.push(Acc {
-                at: InstRef {
-                    block: bid,
-                    index: k as u32,
+            match base {
+                Ok(off) if off.is_zero() => {}
+                Ok(off) => match path.first_mut() {
+                    Some(Sub::Index(r @ Ok(_))) => {
+                        let sum = r.as_ref().ok().and_then(|p| p.add(&off));
+                        *r = sum.ok_or(Why::NotAffine(inst.span));
+                    }
+                    Some(Sub::Index(Err(_))) | Some(Sub::Any) => {}
+                    _ => path.insert(0, Sub::Index(Err(Why::NotAffine(inst.span)))),
                 },
+                Err(w) => path.insert(0, Sub::Index(Err(w))),
+            }
+            accs.push(Acc {
+                at,
                 span: inst.span,
                 write: a.write,
                 root,
@@ -608,6 +633,112 @@ fn trip_count(inp: &DepInput, vals: &Values, m: LoopId) -> Option<i64> {
     Some(if span <= 0 { 0 } else { (span + s - 1) / s })
 }
 
+/// Where pointer `p` points at `at`: a named object or the value of a
+/// pointer variable on loop entry, plus an element offset. `p = &a[i]`
+/// gives `a` and `i`; a pointer stepped by a constant each iteration
+/// (`p++`) gives its entry value plus a multiple of the iteration.
+fn pointer_base(
+    func: &Function,
+    vals: &Values,
+    p: VarId,
+    at: InstRef,
+) -> Result<(Root, Poly), Why> {
+    let mut val = vals.value_at(p, at)?;
+    // a local pointer set once before the loop (`p = a + 1`): its value
+    for _ in 0..8 {
+        let Some((q, k)) = val.terms.iter().find_map(|(m, k)| match m.as_slice() {
+            [Atom::Sym(q)] if func.var(*q).ty.scalar == ScalarTy::Pointer => Some((*q, *k)),
+            _ => None,
+        }) else {
+            break;
+        };
+        let local = matches!(func.var(q).kind, VarKind::Local) && !func.var(q).address_taken;
+        match vals.single_def_value(q).filter(|_| local && k == 1) {
+            Some(def) => {
+                let rest = val.sub(&Poly::atom(Atom::Sym(q)));
+                match rest.and_then(|r| r.add(&def)) {
+                    Some(v) => val = v,
+                    None => break,
+                }
+            }
+            None => break,
+        }
+    }
+    let is_base = |a: &Atom| match a {
+        Atom::Addr(_) => true,
+        Atom::Sym(q) => func.var(*q).ty.scalar == ScalarTy::Pointer,
+        Atom::Iter(_) => false,
+    };
+    let mut base = None;
+    for (m, k) in &val.terms {
+        if m.iter().any(is_base) {
+            if m.len() != 1 || *k != 1 || base.is_some() {
+                return Err(Why::NotAffine(func.name_span));
+            }
+            base = Some(m[0]);
+        }
+    }
+    let base = base.ok_or(Why::NotAffine(func.name_span))?;
+    let off = val
+        .sub(&Poly::atom(base))
+        .ok_or(Why::NotAffine(func.name_span))?;
+    match base {
+        Atom::Addr(v) => Ok((Root::Var(v), off)),
+        Atom::Sym(q) => Ok((Root::Ptr(Some(q)), off)),
+        Atom::Iter(_) => Err(Why::NotAffine(func.name_span)),
+    }
+}
+
+/// C library output functions: they read their arguments and write only
+/// the stream, which the C library locks (POSIX: stdio functions are
+/// thread-safe), so calls from different iterations do not race on
+/// program memory. Only the order of the output changes.
+fn output_only(name: &str) -> bool {
+    matches!(
+        name,
+        "printf" | "fprintf" | "puts" | "fputs" | "putchar" | "fputc" | "putc" | "perror"
+    )
+}
+
+/// Allocation functions that return new memory no other pointer reaches.
+fn allocates(name: &str) -> bool {
+    matches!(
+        name,
+        "malloc" | "calloc" | "aligned_alloc" | "valloc" | "pvalloc" | "memalign" | "_mm_malloc"
+    )
+}
+
+/// A local pointer every assignment of which stores the result of an
+/// allocation call (`p = malloc(...)`, casts allowed): it points only to
+/// memory that it alone was given, so it aliases no other object or
+/// pointer of that kind.
+fn fresh_pointer(func: &Function, p: VarId) -> bool {
+    let var = func.var(p);
+    if var.kind != VarKind::Local || var.address_taken || var.ty.scalar != ScalarTy::Pointer {
+        return false;
+    }
+    let mut any = false;
+    for b in &func.blocks {
+        for (k, inst) in b.insts.iter().enumerate() {
+            let InstKind::Access(a) = &inst.kind else {
+                continue;
+            };
+            if !a.write || a.target != AccessTarget::Var(p) {
+                continue;
+            }
+            any = true;
+            let from_alloc = a.rhs.is_some_and(|e| func.expr(e) == &Expr::Unknown)
+                && k > 0
+                && matches!(&b.insts[k - 1].kind, InstKind::Call(c)
+                    if c.callee.as_deref().is_some_and(allocates));
+            if !from_alloc {
+                return false;
+            }
+        }
+    }
+    any
+}
+
 /// A write through one root that may reach another root of the loop.
 fn alias_finding(inp: &DepInput, accs: &[Acc], r: Root, name: &str) -> Option<Finding> {
     let func = inp.func;
@@ -617,10 +748,13 @@ fn alias_finding(inp: &DepInput, accs: &[Acc], r: Root, name: &str) -> Option<Fi
             if !a.write && !b.write || !memory::alias::types_compatible(a.ty, b.ty) {
                 continue;
             }
+            let fresh = |p: Option<VarId>| p.is_some_and(|p| fresh_pointer(func, p));
             let may = match (a.root, b.root) {
-                (Root::Ptr(p), Root::Ptr(q)) => !(restrict(p) || restrict(q)),
+                (Root::Ptr(p), Root::Ptr(q)) => {
+                    !(restrict(p) || restrict(q) || fresh(p) && fresh(q))
+                }
                 (Root::Ptr(p), Root::Var(v)) | (Root::Var(v), Root::Ptr(p)) => {
-                    !restrict(p) && reachable_by_pointer(func, v)
+                    !restrict(p) && !fresh(p) && reachable_by_pointer(func, v)
                 }
                 _ => false,
             };
@@ -651,7 +785,7 @@ fn root_name(func: &Function, r: Root) -> String {
     match r {
         Root::Var(v) => func.var(v).name.clone(),
         Root::Ptr(Some(p)) => format!("*{}", func.var(p).name),
-        Root::Ptr(None) => "memory through a computed pointer".to_string(),
+        Root::Ptr(None) => "memory behind a loaded pointer".to_string(),
     }
 }
 
@@ -669,6 +803,7 @@ fn why_to_unproven(func: &Function, w: Why) -> Unproven {
         Why::Varies(v) => Unproven::Varies(var_name(func, v)),
         Why::SomePaths(v) => Unproven::SomePaths(var_name(func, v)),
         Why::Clobbered(v) => Unproven::Clobbered(var_name(func, v)),
+        Why::LoadedPointer(s) => Unproven::LoadedPointer(s),
         Why::Budget => Unproven::Budget,
     }
 }
@@ -680,6 +815,7 @@ fn reason_to_unproven(func: &Function, r: Reason) -> Unproven {
                 .iter()
                 .filter_map(|a| match a {
                     Atom::Sym(v) => Some(var_name(func, *v)),
+                    Atom::Addr(v) => Some(format!("&{}", var_name(func, *v))),
                     Atom::Iter(_) => None,
                 })
                 .collect(),

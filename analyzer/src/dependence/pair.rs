@@ -141,7 +141,11 @@ fn classify(d: &Poly, x: LoopId, x2: LoopId, bounds: &Bounds) -> Eq1 {
             [Atom::Iter(l)] => {
                 coef.insert(*l, *k);
             }
-            atoms if atoms.iter().all(|a| matches!(a, Atom::Sym(_))) => {
+            atoms
+                if atoms
+                    .iter()
+                    .all(|a| matches!(a, Atom::Sym(_) | Atom::Addr(_))) =>
+            {
                 symbolic.extend(atoms.iter().copied());
             }
             _ => return Eq1::Unknown(Reason::NonLinear),

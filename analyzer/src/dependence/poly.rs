@@ -19,6 +19,9 @@ pub enum Atom {
     /// The value of a variable that no iteration of the loops analysed
     /// changes (its value when the outermost of them is entered).
     Sym(VarId),
+    /// The address of a named object (pointer values: `p = &a[i]` is
+    /// `Addr(a) + i`).
+    Addr(VarId),
 }
 
 /// A product of atoms, sorted (the empty product is the constant 1).
@@ -139,7 +142,7 @@ impl Poly {
             .flat_map(|m| m.iter())
             .filter_map(|a| match a {
                 Atom::Iter(l) => Some(*l),
-                Atom::Sym(_) => None,
+                Atom::Sym(_) | Atom::Addr(_) => None,
             })
             .collect();
         v.sort();

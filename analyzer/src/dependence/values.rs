@@ -43,6 +43,9 @@ pub enum Why {
     /// A memory variable that a call or a store through a pointer in the
     /// loop may change.
     Clobbered(VarId),
+    /// The access goes through a pointer loaded from memory (the load, or
+    /// the access itself when the pointer expression is not described).
+    LoadedPointer(Span),
     /// The analysis budget ran out.
     Budget,
 }
@@ -107,6 +110,27 @@ impl<'a> Values<'a> {
             budget: Cell::new(EVAL_BUDGET),
             depth: Cell::new(0),
         }
+    }
+
+    /// Every whole write of `v` in the function.
+    pub fn defs_of(&self, v: VarId) -> &[InstRef] {
+        self.defs.get(&v).map_or(&[], |d| d.as_slice())
+    }
+
+    /// The value the one definition of `v` in the function assigns, when
+    /// it is made of constants, addresses of named objects and variables
+    /// that the function never writes (so the value is the same wherever
+    /// `v` is read after it): `p = a + 1` with `a` a parameter.
+    pub fn single_def_value(&self, v: VarId) -> Option<Poly> {
+        let [d] = self.defs_of(v) else { return None };
+        let rhs = self.access(*d)?.rhs?;
+        let val = self.eval(rhs).ok()?;
+        let stable = val.terms.keys().flatten().all(|a| match a {
+            Atom::Addr(_) => true,
+            Atom::Sym(q) => self.defs_of(*q).is_empty(),
+            Atom::Iter(_) => false,
+        });
+        stable.then_some(val)
     }
 
     /// Whether the budget ran out.
@@ -189,7 +213,8 @@ impl<'a> Values<'a> {
                 };
                 r.ok_or_else(not_affine)
             }
-            Expr::AddrOf(_) | Expr::Unknown => Err(not_affine()),
+            Expr::AddrOf(v) => Ok(Poly::atom(Atom::Addr(*v))),
+            Expr::Unknown => Err(not_affine()),
         }
     }
 
@@ -209,7 +234,11 @@ impl<'a> Values<'a> {
                 return Ok(Poly::constant(c));
             }
         }
-        if !matches!(var.ty.scalar, ScalarTy::Int | ScalarTy::Char) || var.ty.is_array {
+        if !matches!(
+            var.ty.scalar,
+            ScalarTy::Int | ScalarTy::Char | ScalarTy::Pointer
+        ) || var.ty.is_array
+        {
             return Err(Why::NotAffine(span));
         }
         self.value_at(v, at)

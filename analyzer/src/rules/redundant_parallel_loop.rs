@@ -11,7 +11,10 @@
 //! and `restrict` pointers do not alias; calls and inline assembly alias
 //! everything they can reach). A call or inline assembly in the loop is
 //! neither a load nor a store and always needs ordering across iterations,
-//! so its loop is never reported.
+//! so its loop is never reported. Neither is a loop in which the
+//! dependence analysis (CSA501/CSA502) finds iterations that may touch the
+//! same memory: pointer offsets (`p = a + 1`) that the alias sets keep
+//! apart would make this note contradict that finding.
 //!
 //! ## Why it matters
 //! Nothing breaks; the marker is noise, and it may hide that the loop's
@@ -45,6 +48,16 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for v in &cx.clie.verdicts {
         if !matches!(v.outcome, Outcome::Parallelized(_))
             || cx.func.builtin(v.marker).kind != BuiltinKind::ParallelLoop
+        {
+            continue;
+        }
+        // the dependence analysis sees iterations that may touch the same
+        // memory (pointers the alias sets below keep apart, say): then the
+        // marker is not redundant, whatever the alias sets say
+        if cx
+            .deps
+            .iter()
+            .any(|d| d.loop_id == v.loop_id && !d.findings.is_empty())
         {
             continue;
         }

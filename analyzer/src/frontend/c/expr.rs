@@ -23,6 +23,9 @@ pub(crate) struct Place {
     pub ctype: CType,
     /// The selectors from the root (`Access::path`).
     pub path: Path,
+    /// For a place reached through a pointer: the pointer's value as read
+    /// (`Read` of the root pointer variable), for the address `&p[k]`.
+    pub root_expr: Option<ExprId>,
 }
 
 impl Place {
@@ -33,6 +36,7 @@ impl Place {
             addr_vars: Vec::new(),
             ctype,
             path: Vec::new(),
+            root_expr: None,
         }
     }
 }
@@ -69,6 +73,8 @@ pub(crate) struct Rv {
     /// For a pointer derived from `ptr_root` or an address of `addr_of`:
     /// the element offset added so far (`None`: nothing added).
     pub off_expr: Option<ExprId>,
+    /// The value of `ptr_root` as read (its `Read` expression).
+    pub root_expr: Option<ExprId>,
 }
 
 impl Rv {
@@ -85,6 +91,7 @@ impl Rv {
         };
         Rv {
             ptr_root: ptr,
+            root_expr: place.root_expr,
             off_vars,
             off_expr,
             off_static: place.index != IndexKind::Dynamic,
@@ -104,6 +111,7 @@ impl Rv {
             has_offset: false,
             expr: FunctionBuilder::UNKNOWN,
             off_expr: None,
+            root_expr: None,
         }
     }
 
@@ -236,7 +244,9 @@ impl<'t> FnLowerer<'_, 't> {
                 AccessTarget::Deref { ptr } => {
                     let mut p = place;
                     p.path.push(Sel::Index(zero));
-                    Rv::pointer_into(&p, ptr, ty)
+                    let mut rv = Rv::pointer_into(&p, ptr, ty);
+                    rv.expr = self.pointer_expr(&rv);
+                    rv
                 }
             };
         }
@@ -254,6 +264,7 @@ impl<'t> FnLowerer<'_, 't> {
         };
         Rv {
             ptr_root,
+            root_expr: ptr_root.map(|_| expr),
             expr,
             ..Rv::new(val, Some(place.ctype))
         }
@@ -627,6 +638,29 @@ impl<'t> FnLowerer<'_, 't> {
     }
 
     /// `a + b` (or `a - b`) as an expression, folding zeros.
+    /// The address of an element of named object `v` (`&a`, `&a[k]`) as an
+    /// expression; multi-dimensional and field paths are not described.
+    fn address_expr(&mut self, v: VarId, path: &[Sel]) -> ExprId {
+        let base = self.b.expr(Expr::AddrOf(v));
+        match path {
+            [] => base,
+            [Sel::Index(k)] => self.add_expr(base, *k, false),
+            _ => FunctionBuilder::UNKNOWN,
+        }
+    }
+
+    /// A pointer into the memory behind a pointer variable (`&p[k]`): the
+    /// variable's value as read plus the offset.
+    fn pointer_expr(&mut self, rv: &Rv) -> ExprId {
+        match (rv.root_expr, rv.off_expr) {
+            (Some(r), None) => r,
+            (Some(r), Some(k)) if self.b.func().expr(k) != &Expr::Unknown => {
+                self.add_expr(r, k, false)
+            }
+            _ => FunctionBuilder::UNKNOWN,
+        }
+    }
+
     pub fn add_expr(&mut self, a: ExprId, b: ExprId, sub: bool) -> ExprId {
         if self.b.func().expr(b) == &Expr::Int(0) {
             return a;
@@ -743,6 +777,7 @@ impl<'t> FnLowerer<'_, 't> {
         };
         Place {
             path: vec![Sel::Index(sub)],
+            root_expr: rv.root_expr,
             target: AccessTarget::Deref { ptr: rv.ptr_root },
             index: if !has_offset {
                 IndexKind::Whole
@@ -822,12 +857,18 @@ impl<'t> FnLowerer<'_, 't> {
                 match place.target {
                     AccessTarget::Var(v) => {
                         self.mark_addr(v);
+                        let expr = self.address_expr(v, &place.path);
                         Rv {
                             addr_of: Some(place),
+                            expr,
                             ..Rv::new(Val::Other, Some(ty))
                         }
                     }
-                    AccessTarget::Deref { ptr } => Rv::pointer_into(&place, ptr, ty),
+                    AccessTarget::Deref { ptr } => {
+                        let mut rv = Rv::pointer_into(&place, ptr, ty);
+                        rv.expr = self.pointer_expr(&rv);
+                        rv
+                    }
                 }
             }
             Operand::Rv(r) => Rv::new(
