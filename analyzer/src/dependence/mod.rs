@@ -112,6 +112,9 @@ pub enum Unproven {
     /// The access goes through a pointer loaded from memory (the span is
     /// the load, or the access).
     LoadedPointer(Span),
+    /// A subscript leaves its dimension (`b[i][j - 1]` with `j` from 0), so
+    /// the access may reach another row's elements.
+    LeavesDimension,
     /// A conflict exists, but the accesses do not run on every iteration.
     Conditional {
         other: Span,
@@ -198,7 +201,6 @@ pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
 
 /// One access in the loop, with its evaluated subscripts.
 struct Acc {
-    at: InstRef,
     span: Span,
     write: bool,
     root: Root,
@@ -207,6 +209,11 @@ struct Acc {
     every: bool,
     /// The scalar type accessed (type-based alias rule).
     ty: ScalarTy,
+    /// A subscript other than the slowest-varying one leaves its
+    /// dimension on some iteration (`b[i][j - 1]` with `j` from 0): the
+    /// access reaches into a neighbouring row, so subscripts cannot be
+    /// compared dimension by dimension.
+    wraps: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -306,6 +313,12 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
         .filter(|sl| lp.blocks.contains(&sl.header.0))
         .filter_map(|sl| sl.control.as_ref().map(|c| Root::Var(c.var)))
         .collect();
+    let bounds = loop_bounds(inp, &vals, l);
+    // the loops a `collapse` clause adds to the worksharing loop
+    let collapsed: Vec<LoopId> = omp_loop
+        .as_ref()
+        .map(|o| o.loops[1..].to_vec())
+        .unwrap_or_default();
     for &b in &lp.blocks {
         let bid = BlockId(b);
         let every = every_iteration(inp, l, b, latch);
@@ -362,8 +375,9 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
                 },
                 Err(w) => path.insert(0, Sub::Index(Err(w))),
             }
+            let wraps = leaves_dimension(func, root, &path, &bounds);
             accs.push(Acc {
-                at,
+                wraps,
                 span: inst.span,
                 write: a.write,
                 root,
@@ -373,7 +387,6 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
             });
         }
     }
-    let bounds = loop_bounds(inp, &vals, l);
     let _ = &ivs;
     let mut independent: Vec<String> = Vec::new();
     let mut pairs = 0usize;
@@ -410,7 +423,7 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
                     });
                     break 'pairs;
                 }
-                match test(a, b, l, &bounds) {
+                match test(a, b, l, &collapsed, &bounds) {
                     Ok(PairResult::Independent) => {}
                     Ok(PairResult::Conflict {
                         x,
@@ -502,8 +515,19 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
 }
 
 /// Tests one pair of accesses to the same root.
-fn test(a: &Acc, b: &Acc, l: LoopId, bounds: &Bounds) -> Result<PairResult, (Span, Why)> {
-    let mut diffs = Vec::new();
+fn test(
+    a: &Acc,
+    b: &Acc,
+    l: LoopId,
+    collapsed: &[LoopId],
+    bounds: &Bounds,
+) -> Result<PairResult, (Span, Why)> {
+    for x in [a, b] {
+        if x.wraps {
+            return Err((x.span, Why::LeavesDimension(x.span)));
+        }
+    }
+    let mut subs = Vec::new();
     for (sa, sb) in a.path.iter().zip(b.path.iter()) {
         match (sa, sb) {
             (Sub::Field(x), Sub::Field(y)) if x != y => return Ok(PairResult::Independent),
@@ -511,27 +535,36 @@ fn test(a: &Acc, b: &Acc, l: LoopId, bounds: &Bounds) -> Result<PairResult, (Spa
             (Sub::Index(pa), Sub::Index(pb)) => {
                 let pa = pa.clone().map_err(|w| (a.span, w))?;
                 let pb = pb.clone().map_err(|w| (b.span, w))?;
-                let pb = rename_all(&pb);
-                match pa.sub(&pb) {
-                    Some(d) => diffs.push(d),
-                    None => return Err((a.span, Why::NotAffine(a.span))),
-                }
+                subs.push((pa, pb));
             }
             // any element on one side, or mismatched shapes: no constraint
             _ => {}
         }
     }
-    let _ = a.at;
-    Ok(pair::test_pair(&diffs, l, bounds))
-}
-
-/// Renames every iteration counter of the second access.
-fn rename_all(p: &Poly) -> Poly {
-    let mut out = p.clone();
-    for l in p.iters() {
-        out = out.rename_iter(l, prime(l));
+    // different iterations of `l`; then, for each loop `collapse` adds,
+    // the same iteration of the loops outside it and different ones of it
+    let mut same: Vec<LoopId> = Vec::new();
+    for &m in std::iter::once(&l).chain(collapsed) {
+        let mut diffs = Vec::new();
+        for (pa, pb) in &subs {
+            let mut pb2 = pb.clone();
+            for c in pb.iters() {
+                if !same.contains(&c) {
+                    pb2 = pb2.rename_iter(c, prime(c));
+                }
+            }
+            match pa.sub(&pb2) {
+                Some(d) => diffs.push(d),
+                None => return Err((a.span, Why::NotAffine(a.span))),
+            }
+        }
+        let r = pair::test_pair(&diffs, m, bounds);
+        if r != PairResult::Independent {
+            return Ok(r);
+        }
+        same.push(m);
     }
-    out
+    Ok(PairResult::Independent)
 }
 
 /// Whether the access takes part in the check.
@@ -739,6 +772,71 @@ fn fresh_pointer(func: &Function, p: VarId) -> bool {
     any
 }
 
+/// Whether an element access of a multi-dimensional named array has a
+/// subscript, other than the slowest-varying one (C: the first; Fortran:
+/// the last), that provably leaves the dimension's bounds on some
+/// iteration of the loops analysed (`b[i][j - 1]` with `j` from 0).
+fn leaves_dimension(func: &Function, root: Root, path: &[Sub], bounds: &Bounds) -> bool {
+    let Root::Var(v) = root else { return false };
+    let idx: Vec<&Poly> = path
+        .iter()
+        .filter_map(|s| match s {
+            Sub::Index(Ok(p)) => Some(p),
+            _ => None,
+        })
+        .collect();
+    if idx.len() < 2 || idx.len() != path.len() {
+        return false;
+    }
+    let dims = &func.var(v).ty.dims;
+    let (default_lower, inner) = match func.lang {
+        Lang::C => (0, 1..idx.len()),
+        Lang::Fortran => (1, 0..idx.len() - 1),
+    };
+    for k in inner {
+        let d = dims.get(k).copied().unwrap_or_default();
+        let lower = d.lower.unwrap_or(default_lower);
+        let (min, max) = value_range(idx[k], bounds);
+        if min.is_some_and(|m| m < lower) {
+            return true;
+        }
+        if let (Some(max), Some(ext)) = (max, d.extent) {
+            if max > lower.saturating_add(ext - 1) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The least and greatest value of a linear polynomial over the counters'
+/// ranges, when known (every atom must be a counter with a range).
+fn value_range(p: &Poly, bounds: &Bounds) -> (Option<i64>, Option<i64>) {
+    let mut lo = Some(0i64);
+    let mut hi = Some(0i64);
+    for (m, k) in &p.terms {
+        match m.as_slice() {
+            [] => {
+                lo = lo.and_then(|x| x.checked_add(*k));
+                hi = hi.and_then(|x| x.checked_add(*k));
+            }
+            [Atom::Iter(c)] => {
+                let Some(max) = bounds.get(c) else {
+                    return (None, None);
+                };
+                let top = max.and_then(|t| t.checked_mul(*k));
+                if *k > 0 {
+                    hi = hi.and_then(|x| top.and_then(|t| x.checked_add(t)));
+                } else {
+                    lo = lo.and_then(|x| top.and_then(|t| x.checked_add(t)));
+                }
+            }
+            _ => return (None, None),
+        }
+    }
+    (lo, hi)
+}
+
 /// A write through one root that may reach another root of the loop.
 fn alias_finding(inp: &DepInput, accs: &[Acc], r: Root, name: &str) -> Option<Finding> {
     let func = inp.func;
@@ -804,6 +902,7 @@ fn why_to_unproven(func: &Function, w: Why) -> Unproven {
         Why::SomePaths(v) => Unproven::SomePaths(var_name(func, v)),
         Why::Clobbered(v) => Unproven::Clobbered(var_name(func, v)),
         Why::LoadedPointer(s) => Unproven::LoadedPointer(s),
+        Why::LeavesDimension(_) => Unproven::LeavesDimension,
         Why::Budget => Unproven::Budget,
     }
 }

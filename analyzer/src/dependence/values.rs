@@ -46,6 +46,8 @@ pub enum Why {
     /// The access goes through a pointer loaded from memory (the load, or
     /// the access itself when the pointer expression is not described).
     LoadedPointer(Span),
+    /// A subscript leaves its dimension's bounds (the access).
+    LeavesDimension(Span),
     /// The analysis budget ran out.
     Budget,
 }

@@ -74,6 +74,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 }
                 Unproven::UnknownCall(name) => format!("the call to `{name}` has effects csa-lint cannot see (define it in this file, or list it in `pure-functions` if it has none)"),
                 Unproven::Asm => "inline assembly may touch any memory".to_string(),
+                Unproven::LeavesDimension => "one of its subscripts leaves its dimension's bounds on some iteration, so it reaches elements of a neighbouring row and the subscripts cannot be compared one by one".to_string(),
                 Unproven::LoadedPointer(s) if s == at => "it goes through a pointer loaded from memory, which may point to the same place in different iterations".to_string(),
                 Unproven::LoadedPointer(s) => {
                     related.push((*s, "the pointer is loaded here".to_string()));

@@ -854,12 +854,15 @@ impl<'t> FileCtx<'t> {
                     ty = ty.wrap(Layer::Ptr { restrict });
                 }
                 "array_declarator" | "abstract_array_declarator" => {
-                    let vla = match cur.field(F::Size) {
-                        Some(s) if s.node_kind() == "*" || !s.is_named() => true,
-                        Some(s) => eval_node(s, self.src, self, 0).is_none(),
-                        None => false,
+                    let (vla, len) = match cur.field(F::Size) {
+                        Some(s) if s.node_kind() == "*" || !s.is_named() => (true, None),
+                        Some(s) => match eval_node(s, self.src, self, 0) {
+                            Some(n) => (false, Some(n)),
+                            None => (true, None),
+                        },
+                        None => (false, None),
                     };
-                    ty = ty.wrap(Layer::Array { vla });
+                    ty = ty.wrap(Layer::Array { vla, len });
                 }
                 "function_declarator" | "abstract_function_declarator" => {
                     ty = ty.wrap(Layer::Func);

@@ -12,8 +12,14 @@ use crate::ir::{ScalarTy, VarType};
 /// Derivations stacked on a base type, innermost first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Layer {
-    Ptr { restrict: bool },
-    Array { vla: bool },
+    Ptr {
+        restrict: bool,
+    },
+    /// `len`: the number of elements when it is a constant.
+    Array {
+        vla: bool,
+        len: Option<i64>,
+    },
     Func,
 }
 
@@ -160,8 +166,22 @@ impl CType {
                     .iter()
                     .rev()
                     .take_while(|l| matches!(l, Layer::Array { .. }))
-                    .any(|l| matches!(l, Layer::Array { vla: true }));
+                    .any(|l| matches!(l, Layer::Array { vla: true, .. }));
                 vt.scalar = self.element_class();
+                // outermost first
+                vt.dims = self
+                    .layers
+                    .iter()
+                    .rev()
+                    .take_while(|l| matches!(l, Layer::Array { .. }))
+                    .map(|l| match l {
+                        Layer::Array { len, .. } => crate::ir::Dim {
+                            lower: Some(0),
+                            extent: *len,
+                        },
+                        _ => crate::ir::Dim::default(),
+                    })
+                    .collect();
                 if vt.scalar == ScalarTy::Pointer {
                     let arrays = self
                         .layers
@@ -243,7 +263,10 @@ mod tests {
         // int *a[10]: array of pointers to int
         let t = CType::int()
             .wrap(Layer::Ptr { restrict: false })
-            .wrap(Layer::Array { vla: false });
+            .wrap(Layer::Array {
+                vla: false,
+                len: Some(10),
+            });
         assert!(t.is_array());
         let vt = t.var_type();
         assert!(vt.is_array && !vt.is_pointer);
