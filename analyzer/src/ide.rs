@@ -254,6 +254,14 @@ fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId)
             "The compiler does not accept this call as a marker (wrong arguments); it stays an ordinary call.\n",
         ),
     }
+    if let Some(d) = f
+        .deps
+        .iter()
+        .find(|d| d.asserted == crate::dependence::Asserted::Marker(id))
+    {
+        md.push('\n');
+        md.push_str(&dependence_summary(fa, f, sh, d));
+    }
     // The diagnostics anchored here say why, with the compiler's words.
     for d in &fa.diagnostics {
         let b_span = mvs(sh, b.span);
@@ -344,10 +352,93 @@ pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
     let doc = directive_doc(&text[start..end])?;
     let trimmed = text[start..end].trim_end_matches('\r');
     let lead = trimmed.len() - trimmed.trim_start().len();
+    let mut markdown = doc.to_string();
+    // an OpenMP loop directive: what the dependence analysis found
+    for (f, sh) in functions(fa) {
+        for d in &f.deps {
+            if let crate::dependence::Asserted::Omp { directive, .. } = &d.asserted {
+                let ds = mvs(sh, *directive);
+                if ds.start as usize <= offset && offset <= ds.end as usize {
+                    markdown.push_str("\n\n---\n\n");
+                    markdown.push_str(&dependence_summary(fa, f, sh, d));
+                }
+            }
+        }
+    }
     Some(Hover {
         span: Span::new(start + lead, start + trimmed.len()),
-        markdown: doc.to_string(),
+        markdown,
     })
+}
+
+/// The dependence facts of an asserted loop, in words: which objects are
+/// proven independent, which conflict, what cannot be proven, and (OpenMP)
+/// the scalars' data sharing.
+fn dependence_summary(
+    fa: &FileAnalysis,
+    f: &FunctionAnalysis,
+    sh: i64,
+    d: &crate::dependence::LoopDeps,
+) -> String {
+    use crate::dependence::{openmp::Sharing, Finding};
+    let mut md = String::from("**Dependence analysis**\n\n");
+    let code = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !d.independent.is_empty() {
+        md.push_str(&format!(
+            "- independent across iterations (proven): {}\n",
+            code(&d.independent)
+        ));
+    }
+    for finding in &d.findings {
+        match finding {
+            Finding::Conflict {
+                object,
+                first,
+                distance,
+                ..
+            } => md.push_str(&format!(
+                "- **conflict** on `{object}` at line {}{} (CSA501)\n",
+                line(fa, mv(sh, first.span.start)),
+                distance
+                    .map(|x| format!(", distance {}", x.abs()))
+                    .unwrap_or_default()
+            )),
+            Finding::Unproven { object, at, .. } => md.push_str(&format!(
+                "- cannot prove `{object}` independent (line {}, CSA502)\n",
+                line(fa, mv(sh, at.start))
+            )),
+        }
+    }
+    if d.findings.is_empty() && d.independent.is_empty() {
+        md.push_str("- no memory that iterations could share is written\n");
+    }
+    let mut scalars = Vec::new();
+    for (u, sh_kind) in d.scalars.iter().zip(&d.sharing) {
+        let name = &f.func.var(u.var).name;
+        let what = match sh_kind {
+            Sharing::Shared { .. } if u.first_write.is_some() => {
+                "shared and written (CSA503)".to_string()
+            }
+            Sharing::Shared { .. } => continue,
+            Sharing::Private => "private".to_string(),
+            Sharing::Firstprivate => "firstprivate".to_string(),
+            Sharing::Lastprivate => "lastprivate".to_string(),
+            Sharing::Reduction(_) => "reduction".to_string(),
+            Sharing::Linear => "linear".to_string(),
+            Sharing::Implicit(why) => format!("private ({why})"),
+        };
+        scalars.push(format!("`{name}` {what}"));
+    }
+    if !scalars.is_empty() {
+        md.push_str(&format!("- scalars: {}\n", scalars.join("; ")));
+    }
+    md
 }
 
 /// A position in `b` for a hint: its first statement, else its terminator,
@@ -628,5 +719,43 @@ mod tests {
             let _ = placement_hints(&fa);
             let _ = symbols(&fa);
         }
+    }
+
+    #[test]
+    fn marker_hover_summarises_the_dependences() {
+        let src = "double A[100], B[100];\nvoid f(void) {\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < 99; i++) {\n    A[i] = A[i + 1];\n    B[i] = 0;\n  }\n}\n";
+        let fa = fa(src);
+        let h = hover(&fa, src.find("parallel_loop").unwrap()).unwrap();
+        assert!(
+            h.markdown
+                .contains("**conflict** on `A` at line 5, distance 1"),
+            "{}",
+            h.markdown
+        );
+        assert!(
+            h.markdown
+                .contains("independent across iterations (proven): `B`"),
+            "{}",
+            h.markdown
+        );
+    }
+
+    #[test]
+    fn openmp_directive_hover_shows_scalar_sharing() {
+        let src = "double A[100];\nvoid f(int n) {\n  double t, s = 0;\n#pragma omp parallel for reduction(+:s)\n  for (int i = 0; i < n; i++) {\n    t = A[i];\n    s += t;\n  }\n}\n";
+        let fa = fa(src);
+        let h = hover(&fa, src.find("omp parallel").unwrap()).unwrap();
+        assert!(
+            h.markdown.contains("`t` shared and written (CSA503)"),
+            "{}",
+            h.markdown
+        );
+        assert!(h.markdown.contains("`s` reduction"), "{}", h.markdown);
+        assert!(
+            h.markdown
+                .contains("no memory that iterations could share is written"),
+            "{}",
+            h.markdown
+        );
     }
 }

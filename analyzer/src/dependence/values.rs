@@ -121,15 +121,22 @@ impl<'a> Values<'a> {
 
     /// The value the one definition of `v` in the function assigns, when
     /// it is made of constants, addresses of named objects and variables
-    /// that the function never writes (so the value is the same wherever
-    /// `v` is read after it): `p = a + 1` with `a` a parameter.
+    /// that the function writes at most once (so the value is the same
+    /// wherever `v` is read after it): `p = a + 1` with `a` a parameter.
     pub fn single_def_value(&self, v: VarId) -> Option<Poly> {
         let [d] = self.defs_of(v) else { return None };
         let rhs = self.access(*d)?.rhs?;
         let val = self.eval(rhs).ok()?;
         let stable = val.terms.keys().flatten().all(|a| match a {
             Atom::Addr(_) => true,
-            Atom::Sym(q) => self.defs_of(*q).is_empty(),
+            // at most one definition: `q` has the same value wherever
+            // it is read after it (this definition reads it, so it comes
+            // after `q`'s)
+            Atom::Sym(q) => match self.defs_of(*q) {
+                [] => true,
+                [d] => !self.forest.contains(self.outer, d.block.0),
+                _ => false,
+            },
             Atom::Iter(_) => false,
         });
         stable.then_some(val)
