@@ -10,7 +10,8 @@
 //!    NAME; build with `-fopenmp`, run with `OMP_NUM_THREADS=4`: same
 //!    output;
 //! 3. for programs with loop markers, `--rewrite ivdep --ivdep-style
-//!    gcc-pragma`, build, run: same output.
+//!    gcc-pragma`, build, run: same output (`expect-ivdep-refused: NAME`:
+//!    the file must stay as it is, for a loop with a proven conflict).
 //!
 //! gcc is required; gfortran too (CI installs it): a Fortran case fails
 //! with a clear message when it is missing.
@@ -209,6 +210,17 @@ fn check(p: &Program) -> Result<(), String> {
         &iv_src,
     );
     let iv_text = std::fs::read_to_string(&iv_src).map_err(|e| e.to_string())?;
+    if !p.header("expect-ivdep-refused").is_empty() {
+        // a proven conflict: ivdep's assertion would be false too
+        return if iv_text == p.text {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}: --rewrite ivdep changed a program whose loop conflicts",
+                p.path.display()
+            ))
+        };
+    }
     let spelled = if p.fortran {
         "!GCC$ ivdep"
     } else {

@@ -204,6 +204,27 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 ));
                 continue;
             };
+            // a proven conflict (CSA501): neither OpenMP nor ivdep holds
+            if let Some((object, at)) = f
+                .deps
+                .iter()
+                .filter(|d| d.asserted == crate::dependence::Asserted::Marker(BuiltinId(i as u32)))
+                .flat_map(|d| &d.findings)
+                .find_map(|x| match x {
+                    crate::dependence::Finding::Conflict { object, first, .. } => {
+                        Some((object, first.span))
+                    }
+                    _ => None,
+                })
+            {
+                let line = fa.source.line_col(at.start as usize).line;
+                out.push(refused(
+                    b.span,
+                    what,
+                    &format!("iterations of the loop conflict on `{object}` at line {line} (CSA501), so they are not independent"),
+                ));
+                continue;
+            }
             let sl = match attached_loop(f, BuiltinId(i as u32)) {
                 Ok(sl) => sl,
                 Err(why) => {
