@@ -31,6 +31,9 @@ pub mod poly;
 pub mod scalars;
 pub mod values;
 
+#[cfg(test)]
+mod tests;
+
 use crate::clie::{ClieResult, Outcome};
 use crate::graph::dom::DomTree;
 use crate::graph::loops::{LoopForest, LoopId};
