@@ -135,7 +135,9 @@ pub struct LoopDeps {
     pub findings: Vec<Finding>,
     /// Objects proven independent across iterations (for hover).
     pub independent: Vec<String>,
-    /// The whole scalar variables the loop accesses (not its index).
+    /// OpenMP loops: the whole scalar variables the loop accesses (not its
+    /// index); empty for CSA markers (`scalars::scalar_uses` computes them
+    /// on demand).
     pub scalars: Vec<scalars::ScalarUse>,
     /// OpenMP loops: what the directive makes of each of `scalars`
     /// (same order); empty for CSA markers.
@@ -163,6 +165,7 @@ const PAIR_BUDGET: usize = 4000;
 /// Analyses every asserted loop of a function.
 pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
     let mut out = Vec::new();
+    let defs: std::cell::OnceCell<values::Defs> = std::cell::OnceCell::new();
     if inp.func.lang == Lang::Fortran {
         // FIXME(issue 14): the Fortran front end does not describe
         // subscripts yet (`Access::path`); until it does, no Fortran loop
@@ -183,7 +186,12 @@ pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
         if out.iter().any(|d: &LoopDeps| d.loop_id == v.loop_id) {
             continue;
         }
-        out.push(analyze_loop(inp, v.loop_id, Asserted::Marker(v.marker)));
+        out.push(analyze_loop(
+            inp,
+            defs.get_or_init(|| values::Defs::new(inp.func)),
+            v.loop_id,
+            Asserted::Marker(v.marker),
+        ));
     }
     for (i, sl) in inp.func.source_loops.iter().enumerate() {
         let Some(directive) = sl.omp else { continue };
@@ -192,6 +200,7 @@ pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
         };
         out.push(analyze_loop(
             inp,
+            defs.get_or_init(|| values::Defs::new(inp.func)),
             l,
             Asserted::Omp {
                 source_loop: i,
@@ -233,7 +242,7 @@ enum Sub {
     Field(Box<str>),
 }
 
-fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
+fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Asserted) -> LoopDeps {
     let func = inp.func;
     let omp = matches!(asserted, Asserted::Omp { .. });
     let omp_loop = match &asserted {
@@ -242,12 +251,13 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
         }
         Asserted::Marker(_) => None,
     };
-    let privates: Vec<VarId> = match &omp_loop {
-        Some(o) => (0..func.vars.len())
-            .map(|i| VarId(i as u32))
-            .filter(|&v| o.sharing(func, inp.forest, v).is_private())
-            .collect(),
-        None => Vec::new(),
+    // what the directive makes of each variable, on first use
+    let mut sharing_cache: rustc_hash::FxHashMap<VarId, bool> = Default::default();
+    let mut is_private = |v: VarId| match &omp_loop {
+        Some(o) => *sharing_cache
+            .entry(v)
+            .or_insert_with(|| o.sharing(func, inp.forest, v).is_private()),
+        None => false,
     };
     let lp = &inp.forest.loops[l.index()];
     let mut findings = Vec::new();
@@ -255,6 +265,7 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
     let mut clobbered = vec![false; func.vars.len()];
     let mut accs: Vec<Acc> = Vec::new();
     let latch = lp.latches.first().copied();
+    let mut pointer_store = false;
     let vals_clobber = {
         let mut any_call = false;
         for &b in &lp.blocks {
@@ -287,6 +298,11 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
                             why: Unproven::Asm,
                         });
                     }
+                    InstKind::Access(a)
+                        if a.write && matches!(a.target, AccessTarget::Deref { .. }) =>
+                    {
+                        pointer_store = true;
+                    }
                     _ => {}
                 }
             }
@@ -295,7 +311,9 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
     };
     for (i, v) in func.vars.iter().enumerate() {
         let mem = inp.memory.vars.storage(VarId(i as u32)) == Some(Storage::Memory);
-        if mem && vals_clobber && !matches!(v.kind, VarKind::Constant) {
+        // a store through a pointer may change what a pointer reaches
+        let by_pointer = pointer_store && reachable_by_pointer(func, VarId(i as u32));
+        if mem && (vals_clobber || by_pointer) && !matches!(v.kind, VarKind::Constant) {
             clobbered[i] = true;
         }
     }
@@ -308,6 +326,7 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
         inp.memory,
         l,
         clobbered,
+        defs,
     );
     // the loops' own induction variables: each iteration has its value
     let ivs: Vec<Root> = func
@@ -317,6 +336,7 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
         .filter_map(|sl| sl.control.as_ref().map(|c| Root::Var(c.var)))
         .collect();
     let bounds = loop_bounds(inp, &vals, l);
+    let inside = declared_inside(inp, l);
     // the loops a `collapse` clause adds to the worksharing loop
     let collapsed: Vec<LoopId> = omp_loop
         .as_ref()
@@ -347,7 +367,7 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
                     (Root::Ptr(None), Err(Why::LoadedPointer(inst.span)))
                 }
             };
-            if !counts(inp, omp, &privates, l, root, a) {
+            if !counts(inp, omp, &mut is_private, &inside, root, a) {
                 continue;
             }
             if ivs.contains(&root) {
@@ -499,7 +519,13 @@ fn analyze_loop(inp: &DepInput, l: LoopId, asserted: Asserted) -> LoopDeps {
         .source_loop_with_header(lp.header)
         .and_then(|sl| sl.control.as_ref())
         .map(|c| c.var);
-    let scalars = scalars::scalar_uses(func, inp.preds, inp.forest, l, own_index);
+    // CSA503's facts; for markers (registers may carry values) nobody
+    // reads them during linting, so they are not computed
+    let scalars = if omp {
+        scalars::scalar_uses(func, inp.preds, inp.forest, l, own_index)
+    } else {
+        Vec::new()
+    };
     let sharing = match &omp_loop {
         Some(o) => scalars
             .iter()
@@ -544,6 +570,22 @@ fn test(
             _ => {}
         }
     }
+    // the common case, decided without building the primed equations: one
+    // subscript is the same function `c + k*x` (k != 0) of `l`'s counter
+    // alone on both sides, so both accesses run in the same iteration
+    if collapsed.is_empty()
+        && subs.iter().any(|(pa, pb)| {
+            pa == pb
+                && pa.terms.iter().all(|(m, _)| match m.as_slice() {
+                    [] => true,
+                    [Atom::Iter(c)] => *c == l,
+                    _ => false,
+                })
+                && pa.terms.contains_key(&vec![Atom::Iter(l)])
+        })
+    {
+        return Ok(PairResult::Independent);
+    }
     // different iterations of `l`; then, for each loop `collapse` adds,
     // the same iteration of the loops outside it and different ones of it
     let mut same: Vec<LoopId> = Vec::new();
@@ -574,8 +616,8 @@ fn test(
 fn counts(
     inp: &DepInput,
     omp: bool,
-    privates: &[VarId],
-    l: LoopId,
+    is_private: &mut dyn FnMut(VarId) -> bool,
+    inside: &[VarId],
     root: Root,
     a: &Access,
 ) -> bool {
@@ -588,25 +630,31 @@ fn counts(
             if omp {
                 // scalars are CSA503's; private copies never conflict
                 let scalar = !var.ty.is_array && !var.ty.is_aggregate && a.path.is_empty();
-                !scalar && !privates.contains(&v) && !declared_inside(inp, l, v)
+                !scalar && !is_private(v) && inside.binary_search(&v).is_err()
             } else {
-                inp.memory.vars.storage(v) == Some(Storage::Memory) && !declared_inside(inp, l, v)
+                inp.memory.vars.storage(v) == Some(Storage::Memory)
+                    && inside.binary_search(&v).is_err()
             }
         }
         Root::Ptr(_) => true,
     }
 }
 
-/// A variable whose declaration is inside the loop: each iteration has
+/// The variables whose declaration is inside the loop: each iteration has
 /// its own (for CSA, the storage is shared: CSA301 reports that).
-fn declared_inside(inp: &DepInput, l: LoopId, v: VarId) -> bool {
-    inp.forest.loops[l.index()].blocks.iter().any(|&b| {
-        inp.func
-            .block(BlockId(b))
-            .insts
-            .iter()
-            .any(|i| matches!(i.kind, InstKind::Decl(d) if d == v))
-    })
+fn declared_inside(inp: &DepInput, l: LoopId) -> Vec<VarId> {
+    let mut out: Vec<VarId> = inp.forest.loops[l.index()]
+        .blocks
+        .iter()
+        .flat_map(|&b| &inp.func.block(BlockId(b)).insts)
+        .filter_map(|i| match i.kind {
+            InstKind::Decl(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Whether block `b` runs on every iteration of loop `l`: it dominates the

@@ -127,17 +127,17 @@ pub fn scalar_uses(
     own_index: Option<VarId>,
 ) -> Vec<ScalarUse> {
     let lp = &forest.loops[l.index()];
-    let in_loop = |b: u32| lp.blocks.contains(&b);
-    // the candidates, in order of first access
-    let mut cands: Vec<VarId> = Vec::new();
-    let mut slot = vec![usize::MAX; func.vars.len()];
     let mut blocks: Vec<u32> = lp.blocks.clone();
     blocks.sort_unstable();
+    let in_loop = |b: u32| blocks.binary_search(&b).is_ok();
+    // the candidates, in order of first access
+    let mut cands: Vec<VarId> = Vec::new();
+    let mut slots: rustc_hash::FxHashMap<VarId, usize> = rustc_hash::FxHashMap::default();
     for &b in &blocks {
         for inst in &func.block(BlockId(b)).insts {
             if let Some((v, _)) = whole_scalar(func, inst) {
-                if Some(v) != own_index && slot[v.index()] == usize::MAX {
-                    slot[v.index()] = cands.len();
+                if Some(v) != own_index && !slots.contains_key(&v) {
+                    slots.insert(v, cands.len());
                     cands.push(v);
                 }
             }
@@ -145,6 +145,26 @@ pub fn scalar_uses(
     }
     if cands.is_empty() {
         return Vec::new();
+    }
+    let slot = |v: VarId| slots.get(&v).copied().unwrap_or(usize::MAX);
+    // every access of each candidate in the loop, in block order
+    let mut by_var: Vec<Vec<(InstRef, &Inst)>> = vec![Vec::new(); cands.len()];
+    for &b in &blocks {
+        for (k, inst) in func.block(BlockId(b)).insts.iter().enumerate() {
+            if let InstKind::Access(Access {
+                target: AccessTarget::Var(v),
+                ..
+            }) = &inst.kind
+            {
+                if let Some(&i) = slots.get(v) {
+                    let at = InstRef {
+                        block: BlockId(b),
+                        index: k as u32,
+                    };
+                    by_var[i].push((at, inst));
+                }
+            }
+        }
     }
     let words = cands.len().div_ceil(64);
     let full = vec![u64::MAX; words];
@@ -182,8 +202,8 @@ pub fn scalar_uses(
             let mut cur = block_in(&out, b);
             for inst in &func.block(BlockId(b)).insts {
                 if let Some((v, true)) = whole_scalar(func, inst) {
-                    if slot[v.index()] != usize::MAX {
-                        set(&mut cur, slot[v.index()]);
+                    if slot(v) != usize::MAX {
+                        set(&mut cur, slot(v));
                     }
                 }
             }
@@ -220,7 +240,7 @@ pub fn scalar_uses(
             let Some((v, write)) = whole_scalar(func, inst) else {
                 continue;
             };
-            let i = slot[v.index()];
+            let i = slot(v);
             if i == usize::MAX {
                 continue;
             }
@@ -237,13 +257,13 @@ pub fn scalar_uses(
         }
     }
     for u in uses.iter_mut() {
-        let i = slot[u.var.index()];
+        let i = slot(u.var);
         u.written_every = !lp.latches.is_empty()
             && lp
                 .latches
                 .iter()
                 .all(|&lt| index_of(lt).is_some_and(|li| has(&out[li], i)));
-        u.reduction = reduction_form(func, &blocks, u.var);
+        u.reduction = reduction_form(func, &by_var[i], u.var);
     }
     // inner loop indices
     for sl in &func.source_loops {
@@ -263,7 +283,7 @@ pub fn scalar_uses(
                 var.kind,
                 VarKind::Global | VarKind::Static | VarKind::Dummy | VarKind::Saved
             )
-            || live_after(func, &lp.blocks, u.var);
+            || live_after(func, &blocks, u.var);
     }
     uses
 }
@@ -289,13 +309,13 @@ fn whole_scalar(func: &Function, inst: &Inst) -> Option<(VarId, bool)> {
 }
 
 /// Whether some path from an exit of the loop reads `v` before writing it.
+/// `loop_blocks` is sorted.
 fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {
-    let mut seen = vec![false; func.blocks.len()];
+    let mut seen: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
     let mut stack: Vec<u32> = Vec::new();
     for &b in loop_blocks {
         for s in func.block(BlockId(b)).term.kind.successors() {
-            if !loop_blocks.contains(&s.0) && !seen[s.index()] {
-                seen[s.index()] = true;
+            if loop_blocks.binary_search(&s.0).is_err() && seen.insert(s.0) {
                 stack.push(s.0);
             }
         }
@@ -322,8 +342,7 @@ fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {
             continue;
         }
         for s in func.block(BlockId(b)).term.kind.successors() {
-            if !seen[s.index()] {
-                seen[s.index()] = true;
+            if seen.insert(s.0) {
                 stack.push(s.0);
             }
         }
@@ -334,37 +353,32 @@ fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {
 /// Whether every access of `v` in the loop is a reduction update with one
 /// operator: `Ok(Some(op))`; `Ok(None)` when `v` is not written; `Err` with
 /// the first access that breaks the pattern.
-fn reduction_form(func: &Function, blocks: &[u32], v: VarId) -> Result<Option<RedOp>, Span> {
+fn reduction_form(
+    func: &Function,
+    accesses: &[(InstRef, &Inst)],
+    v: VarId,
+) -> Result<Option<RedOp>, Span> {
     let mut op: Option<RedOp> = None;
     let mut operands: Vec<InstRef> = Vec::new();
     let mut reads: Vec<(InstRef, Span)> = Vec::new();
-    for &b in blocks {
-        for (k, inst) in func.block(BlockId(b)).insts.iter().enumerate() {
-            let InstKind::Access(a) = &inst.kind else {
-                continue;
-            };
-            if a.target != AccessTarget::Var(v) {
-                continue;
-            }
-            let at = InstRef {
-                block: BlockId(b),
-                index: k as u32,
-            };
-            if !a.write {
-                reads.push((at, inst.span));
-                continue;
-            }
-            let Some((this, operand)) = a.rhs.and_then(|e| update_of(func, e, v)) else {
-                return Err(inst.span);
-            };
-            match op {
-                Some(o) if !o.fits(this) => return Err(inst.span),
-                Some(RedOp::Add) if this == RedOp::Sub => {}
-                Some(RedOp::Sub) if this == RedOp::Add => op = Some(RedOp::Add),
-                _ => op = Some(this),
-            }
-            operands.push(operand);
+    for &(at, inst) in accesses {
+        let InstKind::Access(a) = &inst.kind else {
+            continue;
+        };
+        if !a.write {
+            reads.push((at, inst.span));
+            continue;
         }
+        let Some((this, operand)) = a.rhs.and_then(|e| update_of(func, e, v)) else {
+            return Err(inst.span);
+        };
+        match op {
+            Some(o) if !o.fits(this) => return Err(inst.span),
+            Some(RedOp::Add) if this == RedOp::Sub => {}
+            Some(RedOp::Sub) if this == RedOp::Add => op = Some(RedOp::Add),
+            _ => op = Some(this),
+        }
+        operands.push(operand);
     }
     if op.is_none() {
         return Ok(None);

@@ -55,37 +55,13 @@ pub enum Why {
 /// Steps of evaluation one loop nest may take.
 pub const EVAL_BUDGET: u32 = 20_000;
 
-/// The evaluation context: one function and the outermost loop analysed.
-pub struct Values<'a> {
-    pub func: &'a Function,
-    pub preds: &'a Csr,
-    pub dom: &'a DomTree,
-    pub forest: &'a LoopForest,
-    pub preheaders: &'a [Option<BlockId>],
-    pub memory: &'a MemoryInfo,
-    /// The loop whose iterations are compared.
-    pub outer: LoopId,
-    /// Whole writes of each scalar variable, anywhere in the function.
-    defs: HashMap<VarId, Vec<InstRef>>,
-    /// Variables that a call, asm or store through a pointer inside
-    /// `outer` may change (memory variables only).
-    clobbered: Vec<bool>,
-    budget: Cell<u32>,
-    depth: Cell<u32>,
-}
+/// The writes of each variable in a function, by position (built once per
+/// function, shared by its loops).
+#[derive(Default)]
+pub struct Defs(HashMap<VarId, Vec<InstRef>>);
 
-impl<'a> Values<'a> {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        func: &'a Function,
-        preds: &'a Csr,
-        dom: &'a DomTree,
-        forest: &'a LoopForest,
-        preheaders: &'a [Option<BlockId>],
-        memory: &'a MemoryInfo,
-        outer: LoopId,
-        clobbered: Vec<bool>,
-    ) -> Values<'a> {
+impl Defs {
+    pub fn new(func: &Function) -> Defs {
         let mut defs: HashMap<VarId, Vec<InstRef>> = HashMap::default();
         for (bi, b) in func.blocks.iter().enumerate() {
             for (ii, inst) in b.insts.iter().enumerate() {
@@ -99,6 +75,53 @@ impl<'a> Values<'a> {
                 }
             }
         }
+        Defs(defs)
+    }
+
+    fn get(&self, v: &VarId) -> Option<&Vec<InstRef>> {
+        self.0.get(v)
+    }
+}
+
+/// The evaluation context: one function and the outermost loop analysed.
+pub struct Values<'a> {
+    pub func: &'a Function,
+    pub preds: &'a Csr,
+    pub dom: &'a DomTree,
+    pub forest: &'a LoopForest,
+    pub preheaders: &'a [Option<BlockId>],
+    pub memory: &'a MemoryInfo,
+    /// The loop whose iterations are compared.
+    pub outer: LoopId,
+    /// Whole writes of each scalar variable, anywhere in the function.
+    defs: &'a Defs,
+    /// Variables that a call, asm or store through a pointer inside
+    /// `outer` may change (memory variables only).
+    clobbered: Vec<bool>,
+    budget: Cell<u32>,
+    depth: Cell<u32>,
+    /// Walks from the entry of a block (variable, block, loop header the
+    /// walk stops at): many reads of one variable in a loop share them.
+    entry_walks: std::cell::RefCell<HashMap<(VarId, u32, u32), Walk>>,
+    /// `header_value` per variable and loop.
+    header_values: std::cell::RefCell<HashMap<(VarId, LoopId), Result<Poly, Why>>>,
+    /// Scratch "seen" marks of the walks: `seen[b] == generation`.
+    seen: std::cell::RefCell<(Vec<u32>, u32)>,
+}
+
+impl<'a> Values<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        func: &'a Function,
+        preds: &'a Csr,
+        dom: &'a DomTree,
+        forest: &'a LoopForest,
+        preheaders: &'a [Option<BlockId>],
+        memory: &'a MemoryInfo,
+        outer: LoopId,
+        clobbered: Vec<bool>,
+        defs: &'a Defs,
+    ) -> Values<'a> {
         Values {
             func,
             preds,
@@ -111,6 +134,9 @@ impl<'a> Values<'a> {
             clobbered,
             budget: Cell::new(EVAL_BUDGET),
             depth: Cell::new(0),
+            entry_walks: Default::default(),
+            header_values: Default::default(),
+            seen: std::cell::RefCell::new((vec![0; func.blocks.len()], 0)),
         }
     }
 
@@ -256,6 +282,11 @@ impl<'a> Values<'a> {
     /// The value of scalar `v` just before the instruction at `at`.
     pub fn value_at(&self, v: VarId, at: InstRef) -> Result<Poly, Why> {
         self.spend()?;
+        // never written in the function, nor by the loop's calls and
+        // pointer stores: the same value everywhere
+        if self.defs_of(v).is_empty() && !self.clobbered.get(v.index()).copied().unwrap_or(false) {
+            return Ok(self.outside_value(v));
+        }
         let Some(x) = self.context_loop(at.block) else {
             return Ok(self.outside_value(v));
         };
@@ -300,8 +331,21 @@ impl<'a> Values<'a> {
         }
     }
 
-    /// The value of `v` at the top of loop `x`'s header.
+    /// The value of `v` at the top of loop `x`'s header (memoized: every
+    /// read of an index asks for it).
     fn header_value(&self, v: VarId, x: LoopId) -> Result<Poly, Why> {
+        if let Some(r) = self.header_values.borrow().get(&(v, x)) {
+            return r.clone();
+        }
+        let r = self.header_value_uncached(v, x);
+        // a budget failure is not a fact about the variable
+        if !matches!(r, Err(Why::Budget)) {
+            self.header_values.borrow_mut().insert((v, x), r.clone());
+        }
+        r
+    }
+
+    fn header_value_uncached(&self, v: VarId, x: LoopId) -> Result<Poly, Why> {
         if self.clobbered.get(v.index()).copied().unwrap_or(false) {
             return Err(Why::Clobbered(v));
         }
@@ -358,14 +402,28 @@ impl<'a> Values<'a> {
         let Some(pre) = self.preheaders.get(x.index()).copied().flatten() else {
             return self.outside_value(v);
         };
-        let n = self.func.block(pre).insts.len() as u32;
-        let walk = self.walk_outside(
-            v,
-            InstRef {
-                block: pre,
-                index: n,
+        // no definition at all (a parameter, a global): nothing to walk
+        let ds = self.defs_of(v);
+        if ds.is_empty() {
+            return self.outside_value(v);
+        }
+        // one definition that dominates the loop: its value, without a walk
+        let walk = match ds {
+            [d] if d.block != pre && self.dom.dominates(d.block.0, pre.0) => Walk {
+                defs: vec![*d],
+                ..Walk::default()
             },
-        );
+            _ => {
+                let n = self.func.block(pre).insts.len() as u32;
+                self.walk_outside(
+                    v,
+                    InstRef {
+                        block: pre,
+                        index: n,
+                    },
+                )
+            }
+        };
         if let ([d], false) = (walk.defs.as_slice(), walk.hit_header) {
             if let Some(rhs) = self.access(*d).and_then(|a| a.rhs) {
                 if let Some(c) = self.constant_expr(rhs, 0) {
@@ -429,11 +487,48 @@ impl<'a> Values<'a> {
     }
 
     fn walk_from(&self, v: VarId, at: InstRef, within: Option<(LoopId, u32)>) -> Walk {
+        // the definition before `at` in its own block, if any
+        let insts = &self.func.block(at.block).insts;
+        let upto = (at.index as usize).min(insts.len());
+        if let Some((k, _)) = insts[..upto]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, i)| writes_var(i, v))
+        {
+            return Walk {
+                defs: vec![InstRef {
+                    block: at.block,
+                    index: k as u32,
+                }],
+                ..Walk::default()
+            };
+        }
+        let key = (v, at.block.0, within.map_or(u32::MAX, |(_, h)| h));
+        if let Some(w) = self.entry_walks.borrow().get(&key) {
+            return w.clone();
+        }
+        let w = self.entry_walk(v, at, within);
+        self.entry_walks.borrow_mut().insert(key, w.clone());
+        w
+    }
+
+    /// The definitions that reach the entry of `at.block` (`at` itself
+    /// stands for "several" when the walk is too long).
+    fn entry_walk(&self, v: VarId, at: InstRef, within: Option<(LoopId, u32)>) -> Walk {
         let mut out = Walk::default();
-        let mut seen = vec![false; self.func.blocks.len()];
-        let mut stack = vec![(at.block, at.index as usize)];
+        let mut guard = self.seen.borrow_mut();
+        let (seen, generation) = &mut *guard;
+        *generation = generation.wrapping_add(1);
+        if *generation == 0 {
+            seen.iter_mut().for_each(|s| *s = 0);
+            *generation = 1;
+        }
+        let g = *generation;
+        let mut stack = vec![(at.block, 0usize)];
         let mut steps = 0u32;
-        while let Some((b, upto)) = stack.pop() {
+        let mut first = true;
+        while let Some((b, _)) = stack.pop() {
             steps += 1;
             if steps > 4096 || self.spend().is_err() {
                 // too far to tell: behave as if set on several paths
@@ -441,36 +536,47 @@ impl<'a> Values<'a> {
                 out.defs.push(at);
                 return out;
             }
-            let insts = &self.func.block(b).insts;
-            let found = insts[..upto.min(insts.len())]
-                .iter()
-                .enumerate()
-                .rev()
-                .find(|(_, i)| writes_var(i, v));
-            if let Some((k, _)) = found {
-                let d = InstRef {
-                    block: b,
-                    index: k as u32,
-                };
-                if !out.defs.contains(&d) {
-                    out.defs.push(d);
+            if !first {
+                let insts = &self.func.block(b).insts;
+                if let Some((k, _)) = insts
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find(|(_, i)| writes_var(i, v))
+                {
+                    let d = InstRef {
+                        block: b,
+                        index: k as u32,
+                    };
+                    if !out.defs.contains(&d) {
+                        out.defs.push(d);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if let Some((_, h)) = within {
+                if let Some((_, h)) = within {
+                    if b.0 == h {
+                        out.hit_header = true;
+                        continue;
+                    }
+                }
+            } else if let Some((_, h)) = within {
+                first = false;
                 if b.0 == h {
                     out.hit_header = true;
                     continue;
                 }
             }
+            first = false;
             let preds = self.preds.succs_of(b.0);
             if preds.is_empty() {
                 out.hit_entry = true;
             }
             for &p in preds {
-                if !seen[p as usize] {
-                    seen[p as usize] = true;
-                    stack.push((BlockId(p), usize::MAX));
+                if let Some(m) = seen.get_mut(p as usize) {
+                    if *m != g {
+                        *m = g;
+                        stack.push((BlockId(p), 0));
+                    }
                 }
             }
         }
@@ -483,7 +589,7 @@ impl<'a> Values<'a> {
     }
 }
 
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 struct Walk {
     defs: Vec<InstRef>,
     hit_header: bool,
