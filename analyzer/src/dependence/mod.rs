@@ -78,6 +78,9 @@ pub enum Finding {
         /// The trip count the witness needs, when the trip count is not
         /// known.
         needs_trip: Option<i64>,
+        /// The object is a whole scalar variable (in memory: a global, a
+        /// Fortran dummy, an address-taken local), not array elements.
+        scalar: bool,
     },
     /// Independence cannot be proven.
     Unproven {
@@ -166,12 +169,6 @@ const PAIR_BUDGET: usize = 4000;
 pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
     let mut out = Vec::new();
     let defs: std::cell::OnceCell<values::Defs> = std::cell::OnceCell::new();
-    if inp.func.lang == Lang::Fortran {
-        // FIXME(issue 14): the Fortran front end does not describe
-        // subscripts yet (`Access::path`); until it does, no Fortran loop
-        // is checked (tests/fixtures/fortran/fixme_dependence.f90).
-        return out;
-    }
     for v in &inp.clie.verdicts {
         if !matches!(v.outcome, Outcome::Parallelized(_)) {
             continue;
@@ -273,7 +270,8 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
                 match &inst.kind {
                     InstKind::Call(c) => {
                         let pure = c.callee.as_deref().is_some_and(|n| {
-                            memory::is_pure_function(n, inp.pure_functions) || output_only(n)
+                            memory::is_pure_function(n, inp.pure_functions)
+                                || output_only(n, func.lang)
                         });
                         if !pure {
                             any_call = true;
@@ -460,7 +458,10 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
                             (*a, *b)
                         };
                         if a.every && b.every {
+                            let scalar =
+                                matches!(r, Root::Var(_)) && a.path.is_empty() && b.path.is_empty();
                             result = Some(Finding::Conflict {
+                                scalar,
                                 object: name.clone(),
                                 first: AccessRef {
                                     span: first.span,
@@ -773,15 +774,22 @@ fn pointer_base(
     }
 }
 
-/// C library output functions: they read their arguments and write only
-/// the stream, which the C library locks (POSIX: stdio functions are
-/// thread-safe), so calls from different iterations do not race on
-/// program memory. Only the order of the output changes.
-fn output_only(name: &str) -> bool {
-    matches!(
-        name,
-        "printf" | "fprintf" | "puts" | "fputs" | "putchar" | "fputc" | "putc" | "perror"
-    )
+/// Input/output that touches no program memory but its items: C library
+/// output functions read their arguments and write only the stream, which
+/// the C library locks (POSIX: stdio functions are thread-safe); Fortran
+/// I/O statements (`print`, `write`, `read`) are lowered with their items'
+/// reads and writes (READ items, an internal file) as accesses of their
+/// own, and the runtime serialises the units. Calls from different
+/// iterations do not race on program memory; only the order of the
+/// records changes.
+fn output_only(name: &str, lang: Lang) -> bool {
+    match lang {
+        Lang::C => matches!(
+            name,
+            "printf" | "fprintf" | "puts" | "fputs" | "putchar" | "fputc" | "putc" | "perror"
+        ),
+        Lang::Fortran => matches!(name, "PRINT" | "WRITE" | "READ"),
+    }
 }
 
 /// Allocation functions that return new memory no other pointer reaches.

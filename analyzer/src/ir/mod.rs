@@ -307,7 +307,9 @@ pub enum ValueSrc {
 #[derive(Clone, Debug)]
 pub struct Call {
     /// The callee's name when it is a plain identifier (lower-cased in
-    /// Fortran); `None` for calls through function pointers.
+    /// Fortran); `None` for calls through function pointers. A Fortran I/O
+    /// statement is a call named by its keyword in upper case (`PRINT`,
+    /// `WRITE`, `READ`, `OPEN`, ...), which no procedure name can be.
     pub callee: Option<String>,
     pub name_span: Span,
     /// Variables whose address is passed to the callee (`&x`, an array name,

@@ -204,27 +204,6 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 ));
                 continue;
             };
-            // a proven conflict (CSA501): neither OpenMP nor ivdep holds
-            if let Some((object, at)) = f
-                .deps
-                .iter()
-                .filter(|d| d.asserted == crate::dependence::Asserted::Marker(BuiltinId(i as u32)))
-                .flat_map(|d| &d.findings)
-                .find_map(|x| match x {
-                    crate::dependence::Finding::Conflict { object, first, .. } => {
-                        Some((object, first.span))
-                    }
-                    _ => None,
-                })
-            {
-                let line = fa.source.line_col(at.start as usize).line;
-                out.push(refused(
-                    b.span,
-                    what,
-                    &format!("iterations of the loop conflict on `{object}` at line {line} (CSA501), so they are not independent"),
-                ));
-                continue;
-            }
             let sl = match attached_loop(f, BuiltinId(i as u32)) {
                 Ok(sl) => sl,
                 Err(why) => {
@@ -253,7 +232,14 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 Target::OpenMp => openmp::rewrite(&site, pre),
                 Target::Ivdep(style) => ivdep::rewrite(&site, style),
             };
-            out.push(r);
+            out.push(refuse_conflicts(
+                fa,
+                f,
+                BuiltinId(i as u32),
+                r,
+                what,
+                fortran,
+            ));
         }
     }
     if target == Target::OpenMp && fa.kind == SourceKind::C {
@@ -263,6 +249,69 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
     }
     out.sort_by_key(|r| r.marker.start);
     out
+}
+
+/// A conversion of a marker whose loop has a proven conflict (CSA501)
+/// stands only when the directive it writes gives the conflicting variable
+/// a clause that makes each iteration's copy its own (a scalar that the
+/// compiler keeps in memory, a Fortran dummy `total = total + t`:
+/// `reduction(+:total)`). ivdep asserts no loop-carried dependence through
+/// memory elements; the compiler still follows a scalar's data flow, so
+/// only conflicts on elements refuse it. Otherwise the conversion is
+/// refused.
+fn refuse_conflicts(
+    fa: &FileAnalysis,
+    f: &crate::analysis::FunctionAnalysis,
+    marker: BuiltinId,
+    r: MarkerRewrite,
+    what: &str,
+    fortran: bool,
+) -> MarkerRewrite {
+    if !r.converts() {
+        return r;
+    }
+    let lang = if fortran {
+        crate::omp::OmpLang::Fortran
+    } else {
+        crate::omp::OmpLang::C
+    };
+    let directive = r
+        .fix
+        .edits
+        .iter()
+        .find_map(|e| crate::omp::parse_directive(e.new_text.trim(), lang));
+    for d in f
+        .deps
+        .iter()
+        .filter(|d| d.asserted == crate::dependence::Asserted::Marker(marker))
+    {
+        for x in &d.findings {
+            let crate::dependence::Finding::Conflict {
+                object,
+                first,
+                scalar,
+                ..
+            } = x
+            else {
+                continue;
+            };
+            // OpenMP: a clause gives each thread its copy; ivdep asserts
+            // nothing about scalars (the compiler keeps their data flow)
+            let fixed = match &directive {
+                Some(dir) => dir.clauses_for(object).next().is_some(),
+                None => *scalar && what == "ivdep",
+            };
+            if !fixed {
+                let line = fa.source.line_col(first.span.start as usize).line;
+                return refused(
+                    r.marker,
+                    what,
+                    &format!("iterations of the loop conflict on `{object}` at line {line} (CSA501), so they are not independent"),
+                );
+            }
+        }
+    }
+    r
 }
 
 /// Applies every converting rewrite; returns the new text (unchanged when

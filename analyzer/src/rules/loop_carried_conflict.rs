@@ -19,7 +19,9 @@
 //! by constants live in registers, and the compiler keeps their values
 //! flowing from one iteration to the next (`sum = sum + a[i]` is a valid
 //! `parallel_loop`). Globals, statics, arrays indexed by variables, memory
-//! behind pointers and Fortran dummy arguments are memory.
+//! behind pointers and Fortran dummy arguments are memory, and so is a
+//! local whose address escapes (in Fortran, a variable passed to a
+//! procedure or to an I/O statement after the loop).
 //!
 //! ## Example
 //! ```c
@@ -53,6 +55,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 x2,
                 distance,
                 needs_trip,
+                scalar,
             } = f
             else {
                 continue;
@@ -74,7 +77,16 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 None => "two different iterations".to_string(),
             };
             let same = first.span == second.span;
-            let msg = if same {
+            let msg = if *scalar {
+                let how = if first.write && second.write {
+                    "writes"
+                } else {
+                    "reads and writes"
+                };
+                format!(
+                    "loop-carried conflict on `{object}`: it is a scalar in memory (not a register the compiler carries between iterations), and every iteration {how} it"
+                )
+            } else if same {
                 format!(
                     "loop-carried conflict on `{object}`: {iters} both {} `{}` at {}",
                     if first.write { "write" } else { "read" },

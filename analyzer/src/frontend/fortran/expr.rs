@@ -13,6 +13,7 @@ use super::named_kids;
 use super::scope::{self, ProcKind};
 use crate::frontend::fields::{FortranFields, F};
 use crate::frontend::flat::FNode;
+use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
 
@@ -165,11 +166,24 @@ impl<'t> Lowerer<'_, 't> {
     /// builtins in evaluation order.
     pub fn eval(&mut self, n: FNode<'t>) -> Val {
         if !self.enter(n) {
+            self.last_expr = FunctionBuilder::UNKNOWN;
             return Val::Other;
         }
+        self.result_expr = None;
         let v = self.eval_inner(n);
+        self.last_expr = match (v, self.result_expr.take()) {
+            (Val::Const(c), _) => self.b.expr(Expr::Int(c)),
+            (_, Some(e)) => e,
+            _ => FunctionBuilder::UNKNOWN,
+        };
         self.leave();
         v
+    }
+
+    /// Evaluates an expression and returns its symbolic value too.
+    pub fn eval_expr(&mut self, n: FNode<'t>) -> (Val, ExprId) {
+        let v = self.eval(n);
+        (v, self.last_expr)
     }
 
     fn eval_inner(&mut self, n: FNode<'t>) -> Val {
@@ -183,26 +197,43 @@ impl<'t> Lowerer<'_, 't> {
             | "intrinsic_type" | "derived_type" | "type_member" => Val::Other,
             k if is_designator(k) => self.read(n),
             "parenthesized_expression" => match super::lower::first_expr(n) {
-                Some(c) => self.eval(c),
+                Some(c) => {
+                    let v = self.eval(c);
+                    self.result_expr = Some(self.last_expr);
+                    v
+                }
                 None => Val::Other,
             },
             k if is_binary(k) => {
-                self.eval_binary(n);
+                let e = self.eval_binary(n);
+                self.result_expr = e;
                 self.folded(n)
             }
             "unary_expression" => {
+                let mut arg = None;
                 if let Some(a) = n.field(F::Argument) {
                     self.eval(a);
+                    arg = Some(self.last_expr);
                 }
-                if n.field(F::Operator)
-                    .is_some_and(|o| o.node_kind() == "user_defined_operator")
-                {
+                let op = n.field(F::Operator);
+                if op.is_some_and(|o| o.node_kind() == "user_defined_operator") {
                     self.defined_operator(n);
+                } else if let Some(a) = arg {
+                    let op_text = op.map(|o| self.cx.text(o).trim()).unwrap_or("");
+                    self.result_expr = match op_text {
+                        "-" => Some(self.b.expr(Expr::Neg(a))),
+                        "+" => Some(a),
+                        _ => None,
+                    };
                 }
                 self.folded(n)
             }
             "keyword_argument" => match n.field(F::Value) {
-                Some(v) => self.eval(v),
+                Some(v) => {
+                    let r = self.eval(v);
+                    self.result_expr = Some(self.last_expr);
+                    r
+                }
                 None => Val::Other,
             },
             _ => {
@@ -248,8 +279,9 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     /// A chain of binary operators, evaluated left to right without
-    /// recursing down the (left-deep) spine.
-    fn eval_binary(&mut self, n: FNode<'t>) {
+    /// recursing down the (left-deep) spine. Returns the chain's symbolic
+    /// value when every operator is one [`BinOp`] models.
+    fn eval_binary(&mut self, n: FNode<'t>) -> Option<ExprId> {
         let mut rights: Vec<(FNode<'t>, FNode<'t>)> = Vec::new();
         let mut cur = n;
         while is_binary(cur.node_kind()) && rights.len() < 1_000_000 {
@@ -266,18 +298,26 @@ impl<'t> Lowerer<'_, 't> {
                     self.eval(k);
                 }
             }
-            return;
+            return None;
         }
         self.eval(cur);
+        let mut acc = Some(self.last_expr);
         for (r, node) in rights.into_iter().rev() {
             self.eval(r);
-            if node
-                .field(F::Operator)
-                .is_some_and(|o| o.node_kind() == "user_defined_operator")
-            {
+            let re = self.last_expr;
+            let op = node.field(F::Operator);
+            if op.is_some_and(|o| o.node_kind() == "user_defined_operator") {
                 self.defined_operator(node);
+                acc = None;
+                continue;
             }
+            let bop = op.and_then(|o| fortran_binop(&self.cx.lname(o)));
+            acc = match (acc, bop) {
+                (Some(a), Some(b)) => Some(self.b.expr(Expr::Bin(b, a, re))),
+                _ => None,
+            };
         }
+        acc
     }
 
     /// A user-defined operator (`a .op. b`) is a call to its procedure.
@@ -292,34 +332,65 @@ impl<'t> Lowerer<'_, 't> {
 
     /// Reads a designator's value.
     fn read(&mut self, n: FNode<'t>) -> Val {
+        self.ref_expr = None;
         match self.place(n) {
             Desig::Place(p) => {
                 let span = self.span(n);
-                self.emit_access(&p, false, None, span);
+                let at = self.emit_access(&p, false, None, span);
+                self.result_expr = Some(self.b.expr(Expr::Read(at)));
                 match p.whole_var {
                     Some(v) => Val::Var(v),
                     None => Val::Other,
                 }
             }
-            Desig::Value(v) => v,
+            Desig::Value(v) => {
+                // an intrinsic the expressions model (`mod`, `min`, ...)
+                self.result_expr = self.ref_expr.take();
+                v
+            }
         }
     }
 
     /// Writes `val` to a designator. Returns the variable when the write is
     /// to a whole scalar variable.
     pub fn store(&mut self, n: FNode<'t>, val: Val) -> Option<VarId> {
+        self.store_expr(n, val, FunctionBuilder::UNKNOWN)
+    }
+
+    /// [`Self::store`] with the symbolic value written (kept for a whole
+    /// scalar variable).
+    pub fn store_expr(&mut self, n: FNode<'t>, val: Val, rhs: ExprId) -> Option<VarId> {
         match self.place(n) {
             Desig::Place(p) => {
                 let span = self.span(n);
                 let value = p.whole_var.map(|_| val.to_value_src());
-                self.emit_access(&p, true, value, span);
+                self.emit_access_rhs(&p, true, value, Some(rhs), span);
                 p.whole_var
             }
             Desig::Value(_) => None,
         }
     }
 
-    pub fn emit_access(&mut self, p: &Place, write: bool, value: Option<ValueSrc>, span: Span) {
+    pub fn emit_access(
+        &mut self,
+        p: &Place,
+        write: bool,
+        value: Option<ValueSrc>,
+        span: Span,
+    ) -> InstRef {
+        self.emit_access_rhs(p, write, value, None, span)
+    }
+
+    /// Emits an access; `rhs` is the value a write of a whole scalar
+    /// variable stores. Returns where the access went.
+    pub fn emit_access_rhs(
+        &mut self,
+        p: &Place,
+        write: bool,
+        value: Option<ValueSrc>,
+        rhs: Option<ExprId>,
+        span: Span,
+    ) -> InstRef {
         if !write {
             let touched = match p.target {
                 AccessTarget::Var(v) => Some(v),
@@ -334,13 +405,19 @@ impl<'t> Lowerer<'_, 't> {
                 }
             }
         }
-        let value =
-            if write && p.index == IndexKind::Whole && matches!(p.target, AccessTarget::Var(_)) {
-                value
-            } else {
-                None
-            };
-        self.b.push(
+        let whole_var = p.index == IndexKind::Whole && matches!(p.target, AccessTarget::Var(_));
+        let value = if write && whole_var { value } else { None };
+        let rhs = if write && whole_var && p.path.is_empty() {
+            Some(rhs.unwrap_or(FunctionBuilder::UNKNOWN))
+        } else {
+            None
+        };
+        // a non-`Whole` access always describes its selection
+        let mut path = p.path.clone();
+        if path.is_empty() && p.index != IndexKind::Whole {
+            path.push(crate::ir::Sel::Unknown);
+        }
+        self.b.push_at(
             InstKind::Access(Access {
                 write,
                 target: p.target.clone(),
@@ -348,11 +425,11 @@ impl<'t> Lowerer<'_, 't> {
                 addr_vars: p.addr_vars.clone(),
                 ty: p.ty,
                 value,
-                path: Vec::new(),
-                rhs: None,
+                path,
+                rhs,
             }),
             span,
-        );
+        )
     }
 
     // -----------------------------------------------------------------
@@ -388,6 +465,7 @@ impl<'t> Lowerer<'_, 't> {
                     derived,
                     base_var: Some(v),
                     whole_var: scalar_whole.then_some(v),
+                    path: Vec::new(),
                 })
             }
             Binding::Cray { ptr, ty, is_array } => Desig::Place(Place {
@@ -399,6 +477,7 @@ impl<'t> Lowerer<'_, 't> {
                 derived: None,
                 base_var: None,
                 whole_var: None,
+                path: Vec::new(),
             }),
             Binding::Alias(p) => Desig::Place(p.clone()),
             Binding::Proc(_) => Desig::Value(Val::Other),
@@ -438,6 +517,22 @@ impl<'t> Lowerer<'_, 't> {
         if p.is_array {
             p.index = IndexKind::Dynamic;
             p.whole_var = None;
+            // the whole array (or every element of an array component)
+            let rank = match (&p.target, sels.is_empty()) {
+                (AccessTarget::Var(v), true) => self.b.func().var(*v).ty.dims.len(),
+                (AccessTarget::Deref { ptr: Some(v) }, true) => self.b.func().var(*v).ty.dims.len(),
+                _ => 0,
+            };
+            if rank == 0 {
+                p.path.push(crate::ir::Sel::Unknown);
+            }
+            for _ in 0..rank {
+                p.path.push(crate::ir::Sel::Range {
+                    lo: None,
+                    hi: None,
+                    step: None,
+                });
+            }
         }
         Desig::Place(p)
     }
@@ -505,16 +600,37 @@ impl<'t> Lowerer<'_, 't> {
                 for a in named_kids(al) {
                     match a.node_kind() {
                         "comment" => {}
-                        "extent_specifier"
-                        | "multiple_subscript_triplet"
-                        | "multiple_subscript" => {
+                        "extent_specifier" => {
+                            dynamic = true;
+                            // `lo:hi:step`, in order, each part evaluated
+                            let parts = scope::triplet(a);
+                            let mut es = [None, None, None];
+                            for (k, part) in parts.iter().enumerate() {
+                                if let Some(x) = part {
+                                    self.eval(*x);
+                                    es[k] = Some(self.last_expr);
+                                }
+                            }
+                            let [lo, hi, step] = es;
+                            p.path.push(crate::ir::Sel::Range { lo, hi, step });
+                        }
+                        "multiple_subscript_triplet" | "multiple_subscript" => {
                             dynamic = true;
                             self.eval_children(a);
+                            p.path.push(crate::ir::Sel::Unknown);
                         }
-                        "assumed_size" | "assumed_shape" | "assumed_rank" => dynamic = true,
+                        "assumed_size" | "assumed_shape" | "assumed_rank" => {
+                            dynamic = true;
+                            p.path.push(crate::ir::Sel::Range {
+                                lo: None,
+                                hi: None,
+                                step: None,
+                            });
+                        }
                         "keyword_argument" => {
                             dynamic = true;
                             self.eval_children(a);
+                            p.path.push(crate::ir::Sel::Unknown);
                         }
                         _ => {
                             let lookup = |s: &str| self.const_of(s);
@@ -522,6 +638,14 @@ impl<'t> Lowerer<'_, 't> {
                                 dynamic = true;
                             }
                             self.eval(a);
+                            // an array-valued subscript (a vector subscript)
+                            // selects any elements
+                            let vector = is_designator(a.node_kind()) && self.names_whole_array(a);
+                            p.path.push(if vector {
+                                crate::ir::Sel::Unknown
+                            } else {
+                                crate::ir::Sel::Index(self.last_expr)
+                            });
                         }
                     }
                 }
@@ -546,7 +670,10 @@ impl<'t> Lowerer<'_, 't> {
                 if p.is_array {
                     // a component of every element of an array
                     p.index = IndexKind::Dynamic;
+                    p.path.push(crate::ir::Sel::Unknown);
                 }
+                p.path
+                    .push(crate::ir::Sel::Field(self.cx.lname(m).into_boxed_str()));
                 p.index = max_index(p.index, IndexKind::Const);
                 let comp = p.derived.as_deref().and_then(|t| {
                     self.scopes
@@ -572,7 +699,31 @@ impl<'t> Lowerer<'_, 't> {
             Sel::Coarray(ci) => {
                 self.eval_children(ci);
                 p.index = IndexKind::Dynamic;
+                p.path.push(crate::ir::Sel::Unknown);
             }
+        }
+    }
+
+    /// Whether a designator used as a subscript is array-valued (a vector
+    /// subscript): a whole array variable, or a section of one.
+    fn names_whole_array(&self, n: FNode<'t>) -> bool {
+        let (base, sels) = decompose(n);
+        if base.node_kind() != "identifier" {
+            return false;
+        }
+        let is_array = match self.lookup(&self.cx.lname(base)) {
+            Some(Binding::Var(v)) => self.b.func().var(*v).ty.is_array,
+            _ => false,
+        };
+        match sels.first() {
+            None => is_array,
+            Some((Sel::Args(al), _)) => {
+                is_array
+                    && named_kids(*al)
+                        .iter()
+                        .any(|k| k.node_kind() == "extent_specifier")
+            }
+            Some(_) => false,
         }
     }
 
@@ -657,11 +808,13 @@ impl<'t> Lowerer<'_, 't> {
         match kind {
             ParenKind::Builtin => Val::Builtin(self.builtin(base, Some(al), span)),
             ParenKind::Intrinsic(class) => {
+                let mut exprs = Vec::new();
                 for a in &args {
                     let e = keyword_value(*a);
                     match class {
                         IntrinsicClass::Value => {
                             self.eval(e);
+                            exprs.push(self.last_expr);
                         }
                         IntrinsicClass::Inquiry => {
                             if is_designator(e.node_kind()) {
@@ -683,6 +836,11 @@ impl<'t> Lowerer<'_, 't> {
                         }
                     }
                 }
+                self.ref_expr =
+                    intrinsic_expr(&self.cx.lname(base), &exprs).map(|(op, a, rest)| {
+                        rest.iter()
+                            .fold(a, |acc, r| self.b.expr(Expr::Bin(op, acc, *r)))
+                    });
                 self.folded(call)
             }
             ParenKind::Pure => {
@@ -797,6 +955,46 @@ impl<'t> Lowerer<'_, 't> {
 
 /// The contents of a Fortran character literal (`'it''s'` -> `it's`), with
 /// an optional kind prefix (`c_"x"`).
+/// A Fortran binary operator (lower case, `.lt.` or `<` spelling) as a
+/// [`BinOp`]; `**` and `//` are not modelled.
+fn fortran_binop(op: &str) -> Option<BinOp> {
+    Some(match op.trim() {
+        "+" => BinOp::Add,
+        "-" => BinOp::Sub,
+        "*" => BinOp::Mul,
+        "/" => BinOp::Div,
+        ".and." => BinOp::LogAnd,
+        ".or." => BinOp::LogOr,
+        "<" | ".lt." => BinOp::Cmp(Cmp::Lt),
+        "<=" | ".le." => BinOp::Cmp(Cmp::Le),
+        ">" | ".gt." => BinOp::Cmp(Cmp::Gt),
+        ">=" | ".ge." => BinOp::Cmp(Cmp::Ge),
+        "/=" | ".ne." => BinOp::Cmp(Cmp::Ne),
+        "==" | ".eq." => BinOp::Eq,
+        _ => return None,
+    })
+}
+
+/// The operator of an elemental integer intrinsic the expressions model,
+/// with its first argument and the others: `mod(a, b)` is `a % b`,
+/// `max(a, b, c)` is `max(max(a, b), c)`.
+fn intrinsic_expr(name: &str, args: &[ExprId]) -> Option<(BinOp, ExprId, Vec<ExprId>)> {
+    let op = match name {
+        "mod" => BinOp::Rem,
+        "min" | "min0" | "amin1" | "dmin1" => BinOp::Min,
+        "max" | "max0" | "amax1" | "dmax1" => BinOp::Max,
+        "iand" => BinOp::BitAnd,
+        "ior" => BinOp::BitOr,
+        "ieor" => BinOp::BitXor,
+        _ => return None,
+    };
+    let (first, rest) = args.split_first()?;
+    if rest.is_empty() || op == BinOp::Rem && rest.len() != 1 {
+        return None;
+    }
+    Some((op, *first, rest.to_vec()))
+}
+
 fn unquote(text: &str) -> String {
     let Some(start) = text.find(['\'', '"']) else {
         return text.to_string();

@@ -58,6 +58,8 @@ pub(super) struct Place {
     pub base_var: Option<VarId>,
     /// Set when the place is a whole scalar variable (for value tracking).
     pub whole_var: Option<VarId>,
+    /// The selectors from the root (`Access::path`).
+    pub path: Path,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -144,6 +146,9 @@ pub(super) fn lower_unit(
         derived: HashMap::default(),
         implicit: scopes.implicit(scope),
         assume_external: scopes.assumes_external_names(scope),
+        last_expr: FunctionBuilder::UNKNOWN,
+        result_expr: None,
+        ref_expr: None,
     };
     let header_span = unit.header.map(|h| cx.span(h)).unwrap_or(unit.span);
     l.declare_unit(header_span);
@@ -183,6 +188,13 @@ pub(super) struct Lowerer<'a, 't> {
     implicit: Implicit,
     /// IMPLICIT NONE or USE in scope: undeclared names are module/host data.
     assume_external: bool,
+    /// The symbolic value of the expression `eval` last evaluated.
+    pub last_expr: ExprId,
+    /// Set by an `eval_inner` branch that knows its expression.
+    pub result_expr: Option<ExprId>,
+    /// The symbolic value of the intrinsic reference `reference` last
+    /// evaluated (`mod`, `min`, `max`, `iand`, ...).
+    pub ref_expr: Option<ExprId>,
 }
 
 impl<'a, 't> Lowerer<'a, 't> {
@@ -253,6 +265,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             vt.pointee = elem;
         }
         vt.is_array = d.is_array();
+        vt.dims = d
+            .dims
+            .as_ref()
+            .map(|x| x.bounds.clone())
+            .unwrap_or_default();
         vt.is_vla = d.is_vla() && kind != VarKind::Constant;
         vt.is_aggregate = matches!(ty, TypeSpec::Derived(_)) && !d.is_array() && !d.pointer;
         vt.pointer_or_target = d.pointer || d.target;
@@ -718,12 +735,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         if self.is_statement_function_def(left) {
             return;
         }
-        let v = self.eval(right);
+        let (v, rhs) = self.eval_expr(right);
         let builtin = match v {
             super::expr::Val::Builtin(id) => Some(id),
             _ => None,
         };
-        let written = self.store(left, v);
+        let written = self.store_expr(left, v, rhs);
         if let (Some(id), Some(var)) = (builtin, written) {
             self.b.func_mut().builtins[id.index()].result = Some(var);
         }
@@ -1003,10 +1020,12 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn io_stmt(&mut self, n: FNode<'t>) {
         let span = self.span(n);
         let kw = n.child(0);
+        // upper case: procedure names are lower-cased, so no procedure can
+        // be mistaken for an I/O statement (`call read(x)`)
         let callee = kw
-            .map(|k| k.node_kind().to_ascii_lowercase())
+            .map(|k| k.node_kind().to_ascii_uppercase())
             .filter(|k| k.chars().all(|c| c.is_ascii_alphabetic()))
-            .unwrap_or_else(|| "io".into());
+            .unwrap_or_else(|| "IO".into());
         let name_span = kw.map_or(span, |k| self.span(k));
         let is_read = n.node_kind() == "read_statement";
         let mut escapes = Vec::new();
@@ -1018,6 +1037,14 @@ impl<'a, 't> Lowerer<'a, 't> {
                         if e.node_kind() != "statement_label_reference"
                             && e.node_kind() != "comment"
                         {
+                            // WRITE to an internal file: the character
+                            // variable is written
+                            if !is_read
+                                && k.node_kind() == "unit_identifier"
+                                && self.is_character_designator(e)
+                            {
+                                written.push(e);
+                            }
                             self.actual_arg(e, Some(&mut escapes));
                         }
                     }
@@ -1049,6 +1076,28 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.push_call(Some(callee), name_span, escapes, span);
         for w in written {
             self.store(w, super::expr::Val::Other);
+        }
+    }
+
+    /// Whether `e` designates a CHARACTER variable (or an element of one):
+    /// as the unit of a WRITE, an internal file.
+    fn is_character_designator(&mut self, e: FNode<'t>) -> bool {
+        if !super::expr::is_designator(e.node_kind()) {
+            return false;
+        }
+        let mut base = e;
+        while let Some(first) = base.named_children().find(|k| k.node_kind() != "comment") {
+            if base.node_kind() == "identifier" || !super::expr::is_designator(base.node_kind()) {
+                break;
+            }
+            base = first;
+        }
+        if base.node_kind() != "identifier" {
+            return false;
+        }
+        match self.lookup(&self.cx.lname(base)) {
+            Some(Binding::Var(v)) => self.b.func().var(*v).ty.scalar == ScalarTy::Char,
+            _ => false,
         }
     }
 
@@ -1608,9 +1657,10 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// Preheader of a counted DO: bounds and step, then the loop variable's
-    /// initial value. Returns the loop variable.
+    /// initial value. Returns the loop variable's node and the control's
+    /// expressions (first value, limit, step; the step is 1 when absent).
     #[inline(never)]
-    fn counted_init(&mut self, control: Option<FNode<'t>>) -> Option<FNode<'t>> {
+    fn counted_init(&mut self, control: Option<FNode<'t>>) -> (Option<FNode<'t>>, [ExprId; 3]) {
         let parts: Vec<FNode> = control
             .map(named_kids)
             .unwrap_or_default()
@@ -1618,39 +1668,70 @@ impl<'a, 't> Lowerer<'a, 't> {
             .filter(|k| k.node_kind() != "comment")
             .collect();
         let mut first_val = super::expr::Val::Other;
+        let mut es = [FunctionBuilder::UNKNOWN; 3];
         for (i, p) in parts.iter().enumerate().skip(1) {
-            let v = self.eval(*p);
+            let (v, e) = self.eval_expr(*p);
             if i == 1 {
                 first_val = v;
             }
+            if let Some(slot) = es.get_mut(i - 1) {
+                *slot = e;
+            }
+        }
+        if parts.len() < 4 {
+            es[2] = self.b.expr(Expr::Int(1));
         }
         let var = parts.first().copied();
         if let Some(v) = var {
-            self.store(v, first_val);
+            self.store_expr(v, first_val, es[0]);
         }
-        var
+        (var, es)
     }
 
-    /// The latch of a counted DO: the loop variable's update.
+    /// The latch of a counted DO: the loop variable's update `v = v + step`
+    /// (the step as evaluated in the preheader).
     #[inline(never)]
-    fn counted_latch(&mut self, inc: BlockId, cond: BlockId, var: Option<FNode<'t>>) {
+    fn counted_latch(&mut self, inc: BlockId, cond: BlockId, var: Option<FNode<'t>>, step: ExprId) {
         self.b.goto_if_open(inc);
         self.b.set_current(Some(inc));
         if let Some(v) = var {
-            self.eval(v);
-            self.store(v, super::expr::Val::Other);
+            let (_, cur) = self.eval_expr(v);
+            let next = self.b.expr(Expr::Bin(BinOp::Add, cur, step));
+            self.store_expr(v, super::expr::Val::Other, next);
         }
         self.b.terminate(TermKind::Goto(cond), None);
     }
 
     fn do_counted(&mut self, p: &DoParts<'t>) -> (LoopKind, BlockId, Option<BlockId>) {
-        let var = self.counted_init(p.control);
+        let (var, [init, limit, step]) = self.counted_init(p.control);
         let [cond, body, inc, end] = self.counted_blocks(p.span, p.ds);
         self.push_loop(&p.name, inc, end);
         self.do_body(p);
         self.constructs.pop();
-        self.counted_latch(inc, cond, var);
+        self.counted_latch(inc, cond, var, step);
         self.b.set_current(Some(end));
+        // the control, when the variable is a plain scalar
+        let var = var.and_then(|v| match self.lookup(&self.cx.lname(v)) {
+            Some(Binding::Var(x)) if v.node_kind() == "identifier" => Some(*x),
+            _ => None,
+        });
+        if let Some(var) = var {
+            let cmp = match self.b.func().expr(step) {
+                Expr::Int(c) if *c < 0 => Cmp::Ge,
+                Expr::Neg(_) => Cmp::Ge,
+                _ => Cmp::Le,
+            };
+            if let Some(sl) = self.b.func_mut().source_loops.get_mut(p.slot) {
+                sl.control = Some(LoopControl {
+                    var,
+                    init,
+                    limit,
+                    cmp,
+                    step,
+                    bounds_once: true,
+                });
+            }
+        }
         (LoopKind::FortranDo, cond, Some(body))
     }
 
@@ -1751,14 +1832,23 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.names.push(HashMap::default());
         let mut vars = Vec::new();
         let mut firsts = Vec::new();
+        let mut controls_e = Vec::new();
         for ctl in &controls {
-            let first = ctl.field(F::Initial).map(|e| self.eval(e));
-            for f in [F::Final, F::Step] {
+            let first = ctl.field(F::Initial).map(|e| self.eval_expr(e));
+            let mut es = [FunctionBuilder::UNKNOWN, FunctionBuilder::UNKNOWN];
+            for (k, f) in [F::Final, F::Step].into_iter().enumerate() {
                 if let Some(e) = ctl.field(f) {
-                    self.eval(e);
+                    es[k] = self.eval_expr(e).1;
+                } else if f == F::Step {
+                    es[k] = self.b.expr(Expr::Int(1));
                 }
             }
-            firsts.push(first.unwrap_or(super::expr::Val::Other));
+            controls_e.push((
+                first.map_or(FunctionBuilder::UNKNOWN, |f| f.1),
+                es[0],
+                es[1],
+            ));
+            firsts.push(first.map_or(super::expr::Val::Other, |f| f.0));
             let id = (*ctl)
                 .named_children()
                 .find(|k| k.node_kind() == "identifier");
@@ -1780,9 +1870,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         let mut levels = Vec::new();
         for (i, v) in vars.iter().enumerate() {
+            let (init, limit, step) = controls_e[i];
             if let Some((var, sp)) = v {
                 let val = std::mem::replace(&mut firsts[i], super::expr::Val::Other);
-                self.write_var(*var, val, *sp);
+                self.write_var_rhs(*var, val, init, *sp);
             }
             let [cond, body, inc, end] = self.counted_blocks(p.span, p.ds);
             levels.push(Level {
@@ -1791,7 +1882,25 @@ impl<'a, 't> Lowerer<'a, 't> {
                 inc,
                 var: *v,
                 end,
+                step,
             });
+            // the outermost index is the source loop's control
+            if let (0, Some((var, _))) = (i, v) {
+                let cmp = match self.b.func().expr(step) {
+                    Expr::Int(c) if *c < 0 => Cmp::Ge,
+                    _ => Cmp::Le,
+                };
+                if let Some(sl) = self.b.func_mut().source_loops.get_mut(p.slot) {
+                    sl.control = Some(LoopControl {
+                        var: *var,
+                        init,
+                        limit,
+                        cmp,
+                        step,
+                        bounds_once: true,
+                    });
+                }
+            }
         }
         levels
     }
@@ -1830,8 +1939,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.b.goto_if_open(lvl.inc);
             self.b.set_current(Some(lvl.inc));
             if let Some((var, sp)) = lvl.var {
-                self.read_var(var, sp);
-                self.write_var(var, super::expr::Val::Other, sp);
+                let at = self.read_var(var, sp);
+                let cur = self.b.expr(Expr::Read(at));
+                let next = self.b.expr(Expr::Bin(BinOp::Add, cur, lvl.step));
+                self.write_var_rhs(var, super::expr::Val::Other, next, sp);
             }
             self.b.terminate(TermKind::Goto(lvl.cond), None);
             self.b.set_current(Some(lvl.end));
@@ -2068,6 +2179,11 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Writes a whole scalar variable.
     pub fn write_var(&mut self, v: VarId, val: super::expr::Val, span: Span) {
+        self.write_var_rhs(v, val, FunctionBuilder::UNKNOWN, span);
+    }
+
+    /// Writes a whole scalar variable with the symbolic value `rhs`.
+    pub fn write_var_rhs(&mut self, v: VarId, val: super::expr::Val, rhs: ExprId, span: Span) {
         let ty = self.elem_ty(v);
         self.b.push(
             InstKind::Access(Access {
@@ -2078,15 +2194,15 @@ impl<'a, 't> Lowerer<'a, 't> {
                 ty,
                 value: Some(val.to_value_src()),
                 path: Vec::new(),
-                rhs: None,
+                rhs: Some(rhs),
             }),
             span,
         );
     }
 
-    pub fn read_var(&mut self, v: VarId, span: Span) {
+    pub fn read_var(&mut self, v: VarId, span: Span) -> InstRef {
         let ty = self.elem_ty(v);
-        self.b.push(
+        self.b.push_at(
             InstKind::Access(Access {
                 write: false,
                 target: AccessTarget::Var(v),
@@ -2098,7 +2214,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 rhs: None,
             }),
             span,
-        );
+        )
     }
 }
 
@@ -2175,6 +2291,8 @@ struct Level {
     inc: BlockId,
     var: Option<(VarId, Span)>,
     end: BlockId,
+    /// The index's step (1 when absent).
+    step: ExprId,
 }
 
 /// The kind of an entity declared in a scope.

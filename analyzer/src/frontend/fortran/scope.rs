@@ -67,10 +67,27 @@ pub enum ProcKind {
 }
 
 /// Array shape information of a declaration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dims {
     /// Every bound is a compile-time constant.
     pub constant: bool,
+    /// Each dimension's lower bound and extent, where they are constants.
+    pub bounds: Vec<crate::ir::Dim>,
+}
+
+/// The parts of a section triplet or a bounds specifier `lo:hi:step`, by
+/// position (`:n` has no `lo`; `:` has none).
+pub fn triplet(n: FNode) -> [Option<FNode>; 3] {
+    let mut out = [None, None, None];
+    let mut slot = 0usize;
+    for c in n.children() {
+        if c.node_kind() == ":" {
+            slot += 1;
+        } else if c.is_named() && c.node_kind() != "comment" && slot < 3 {
+            out[slot] = Some(c);
+        }
+    }
+    out
 }
 
 /// Everything known about one name declared in a scope.
@@ -136,7 +153,7 @@ impl DeclEntry {
 
     /// Run-time bounds, deferred/assumed shape, or allocatable.
     pub fn is_vla(&self) -> bool {
-        self.dims.is_some_and(|d| !d.constant) || self.allocatable
+        self.dims.as_ref().is_some_and(|d| !d.constant) || self.allocatable
     }
 }
 
@@ -731,29 +748,46 @@ fn kind_value(cx: &Cx, k: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Option
 /// Dimensions from an array spec (`size` / `argument_list` node).
 pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Dims {
     let mut constant = true;
+    let mut bounds = Vec::new();
     for d in super::named_kids(spec) {
         match d.node_kind() {
             "comment" => {}
             "extent_specifier" => {
-                let parts = super::named_kids(d);
-                let bounded = parts.iter().filter(|p| p.node_kind() != "comment").count() >= 2;
-                if !bounded
-                    || parts
-                        .iter()
-                        .any(|p| p.node_kind() != "comment" && fold(cx, *p, lookup).is_none())
-                {
+                let [lo, hi, _] = triplet(d);
+                let lower = match lo {
+                    Some(l) => fold(cx, l, lookup),
+                    None => Some(1),
+                };
+                let upper = hi.and_then(|h| fold(cx, h, lookup));
+                if lo.is_some_and(|l| fold(cx, l, lookup).is_none()) || upper.is_none() {
                     constant = false;
                 }
+                let extent = match (lower, upper) {
+                    (Some(l), Some(u)) => u.checked_sub(l).and_then(|x| x.checked_add(1)),
+                    _ => None,
+                };
+                bounds.push(crate::ir::Dim { lower, extent });
             }
-            "assumed_size" | "assumed_rank" | "assumed_shape" => constant = false,
+            "assumed_size" | "assumed_rank" | "assumed_shape" => {
+                constant = false;
+                bounds.push(crate::ir::Dim {
+                    lower: Some(1),
+                    extent: None,
+                });
+            }
             _ => {
-                if fold(cx, d, lookup).is_none() {
+                let extent = fold(cx, d, lookup);
+                if extent.is_none() {
                     constant = false;
                 }
+                bounds.push(crate::ir::Dim {
+                    lower: Some(1),
+                    extent,
+                });
             }
         }
     }
-    Dims { constant }
+    Dims { constant, bounds }
 }
 
 /// Collects the declarations of a scoping unit (a program unit, a module or

@@ -1113,7 +1113,7 @@ bb0 entry:
   write total float = 0          @15:3
   call add escapes(total)        @16:3
   call show                      @17:3
-  call print escapes(count)      @18:3
+  call PRINT escapes(count)      @18:3
   -> goto bb1
 bb1 return:
   -> return
@@ -1217,13 +1217,13 @@ bb0 entry:
   read m int                     @3:32
   write i int                    @3:25
   read i int                     @3:21
-  call read escapes(m,a)         @3:3
+  call READ escapes(m,a)         @3:3
   write m int                    @3:15
   read i int                     @3:21
   write a[dyn] float             @3:19
   read a[const] float            @4:30
-  call write escapes(m)          @4:3
-  call print escapes(n)          @5:3
+  call WRITE escapes(m)          @4:3
+  call PRINT escapes(n)          @5:3
   -> goto bb1
 bb1 return:
   -> return
