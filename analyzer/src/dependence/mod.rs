@@ -37,7 +37,7 @@ mod tests;
 use crate::clie::{ClieResult, Outcome};
 use crate::graph::dom::DomTree;
 use crate::graph::loops::{LoopForest, LoopId};
-use crate::graph::Csr;
+use crate::graph::{Csr, Graph};
 use crate::ir::*;
 use crate::memory::{self, MemoryInfo, Storage};
 use crate::source::Span;
@@ -262,7 +262,8 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
     let mut clobbered = vec![false; func.vars.len()];
     let mut accs: Vec<Acc> = Vec::new();
     let latch = lp.latches.first().copied();
-    let mut pointer_store = false;
+    // the types stored through pointers in the loop
+    let mut store_types: Vec<ScalarTy> = Vec::new();
     let vals_clobber = {
         let mut any_call = false;
         for &b in &lp.blocks {
@@ -297,9 +298,11 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
                         });
                     }
                     InstKind::Access(a)
-                        if a.write && matches!(a.target, AccessTarget::Deref { .. }) =>
+                        if a.write
+                            && matches!(a.target, AccessTarget::Deref { .. })
+                            && !store_types.contains(&a.ty) =>
                     {
-                        pointer_store = true;
+                        store_types.push(a.ty);
                     }
                     _ => {}
                 }
@@ -309,8 +312,15 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
     };
     for (i, v) in func.vars.iter().enumerate() {
         let mem = inp.memory.vars.storage(VarId(i as u32)) == Some(Storage::Memory);
-        // a store through a pointer may change what a pointer reaches
-        let by_pointer = pointer_store && reachable_by_pointer(func, VarId(i as u32));
+        // a store through a pointer may change what a pointer reaches, of
+        // a compatible type (a Fortran POINTER's association is not data:
+        // only `=>`, ALLOCATE, NULLIFY or a call change it)
+        let fortran_pointer = func.lang == Lang::Fortran && v.ty.scalar == ScalarTy::Pointer;
+        let by_pointer = !fortran_pointer
+            && reachable_by_pointer(func, VarId(i as u32))
+            && store_types
+                .iter()
+                .any(|t| memory::alias::types_compatible(*t, v.ty.scalar));
         if mem && (vals_clobber || by_pointer) && !matches!(v.kind, VarKind::Constant) {
             clobbered[i] = true;
         }
@@ -425,7 +435,7 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
         }
         let name = root_name(func, r);
         // a write through a pointer may reach other objects
-        if let Some(f) = alias_finding(inp, &accs, r, &name) {
+        if let Some(f) = alias_finding(inp, l, &accs, r, &name) {
             findings.push(f);
             continue;
         }
@@ -804,7 +814,11 @@ fn allocates(name: &str) -> bool {
 /// allocation call (`p = malloc(...)`, casts allowed): it points only to
 /// memory that it alone was given, so it aliases no other object or
 /// pointer of that kind.
-fn fresh_pointer(func: &Function, p: VarId) -> bool {
+fn fresh_pointer(inp: &DepInput, l: LoopId, p: VarId) -> bool {
+    let func = inp.func;
+    if func.lang == Lang::Fortran {
+        return fresh_fortran_pointer(inp, l, p);
+    }
     let var = func.var(p);
     if var.kind != VarKind::Local || var.address_taken || var.ty.scalar != ScalarTy::Pointer {
         return false;
@@ -829,6 +843,65 @@ fn fresh_pointer(func: &Function, p: VarId) -> bool {
         }
     }
     any
+}
+
+/// A Fortran POINTER that this procedure only ever ALLOCATEs (no `=>`, not
+/// passed to any other procedure), with an ALLOCATE before the loop on
+/// every path: at the loop it points to memory allocated for it alone.
+/// When other procedures could see it (a dummy, a module variable), the
+/// procedure must call no procedure that could re-associate it either.
+fn fresh_fortran_pointer(inp: &DepInput, l: LoopId, p: VarId) -> bool {
+    let func = inp.func;
+    let var = func.var(p);
+    if var.ty.scalar != ScalarTy::Pointer {
+        return false;
+    }
+    let header = inp.forest.loops[l.index()].header;
+    let mut allocated_before = false;
+    // blocks from which the loop can be reached (the loop's own included)
+    let mut reaches = vec![false; func.blocks.len()];
+    let mut stack = vec![header];
+    reaches[header as usize] = true;
+    while let Some(b) = stack.pop() {
+        for &q in inp.preds.succs_of(b) {
+            if !reaches[q as usize] {
+                reaches[q as usize] = true;
+                stack.push(q);
+            }
+        }
+    }
+    for (bi, b) in func.blocks.iter().enumerate() {
+        if !reaches[bi] {
+            continue;
+        }
+        for inst in &b.insts {
+            match &inst.kind {
+                InstKind::Access(a) if a.write && a.target == AccessTarget::Var(p) => {
+                    return false;
+                }
+                InstKind::Call(c) => {
+                    let name = c.callee.as_deref().unwrap_or("");
+                    let io = output_only(name, Lang::Fortran);
+                    let pure = memory::is_pure_function(name, inp.pure_functions);
+                    match name {
+                        "allocate"
+                            if c.escapes.contains(&p)
+                                && bi as u32 != header
+                                && inp.dom.dominates(bi as u32, header) =>
+                        {
+                            allocated_before = true;
+                        }
+                        "allocate" | "deallocate" => {}
+                        _ if c.escapes.contains(&p) => return false,
+                        _ if var.kind != VarKind::Local && !io && !pure => return false,
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    allocated_before
 }
 
 /// Whether an element access of a multi-dimensional named array has a
@@ -897,7 +970,7 @@ fn value_range(p: &Poly, bounds: &Bounds) -> (Option<i64>, Option<i64>) {
 }
 
 /// A write through one root that may reach another root of the loop.
-fn alias_finding(inp: &DepInput, accs: &[Acc], r: Root, name: &str) -> Option<Finding> {
+fn alias_finding(inp: &DepInput, l: LoopId, accs: &[Acc], r: Root, name: &str) -> Option<Finding> {
     let func = inp.func;
     let restrict = |p: Option<VarId>| p.is_some_and(|p| func.var(p).ty.restrict);
     for a in accs.iter().filter(|a| a.root == r) {
@@ -905,7 +978,7 @@ fn alias_finding(inp: &DepInput, accs: &[Acc], r: Root, name: &str) -> Option<Fi
             if !a.write && !b.write || !memory::alias::types_compatible(a.ty, b.ty) {
                 continue;
             }
-            let fresh = |p: Option<VarId>| p.is_some_and(|p| fresh_pointer(func, p));
+            let fresh = |p: Option<VarId>| p.is_some_and(|p| fresh_pointer(inp, l, p));
             let may = match (a.root, b.root) {
                 (Root::Ptr(p), Root::Ptr(q)) => {
                     !(restrict(p) || restrict(q) || fresh(p) && fresh(q))
