@@ -340,7 +340,7 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
     let ivs: Vec<Root> = func
         .source_loops
         .iter()
-        .filter(|sl| lp.blocks.contains(&sl.header.0))
+        .filter(|sl| inp.forest.contains(l, sl.header.0))
         .filter_map(|sl| sl.control.as_ref().map(|c| Root::Var(c.var)))
         .collect();
     let bounds = loop_bounds(inp, &vals, l);
@@ -428,6 +428,14 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
             roots.push(a.root);
         }
     }
+    // pointers that reach only memory allocated for them (once per loop)
+    let fresh: Vec<VarId> = roots
+        .iter()
+        .filter_map(|r| match r {
+            Root::Ptr(Some(p)) if fresh_pointer(inp, l, *p) => Some(*p),
+            _ => None,
+        })
+        .collect();
     for &r in &roots {
         let mine: Vec<&Acc> = accs.iter().filter(|a| a.root == r).collect();
         if !mine.iter().any(|a| a.write) {
@@ -435,7 +443,7 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
         }
         let name = root_name(func, r);
         // a write through a pointer may reach other objects
-        if let Some(f) = alias_finding(inp, l, &accs, r, &name) {
+        if let Some(f) = alias_finding(inp, &roots, &fresh, &accs, r, &name) {
             findings.push(f);
             continue;
         }
@@ -970,33 +978,41 @@ fn value_range(p: &Poly, bounds: &Bounds) -> (Option<i64>, Option<i64>) {
 }
 
 /// A write through one root that may reach another root of the loop.
-fn alias_finding(inp: &DepInput, l: LoopId, accs: &[Acc], r: Root, name: &str) -> Option<Finding> {
+fn alias_finding(
+    inp: &DepInput,
+    roots: &[Root],
+    fresh: &[VarId],
+    accs: &[Acc],
+    r: Root,
+    name: &str,
+) -> Option<Finding> {
     let func = inp.func;
     let restrict = |p: Option<VarId>| p.is_some_and(|p| func.var(p).ty.restrict);
-    for a in accs.iter().filter(|a| a.root == r) {
-        for b in accs.iter().filter(|b| b.root != r) {
-            if !a.write && !b.write || !memory::alias::types_compatible(a.ty, b.ty) {
-                continue;
+    let fresh = |p: Option<VarId>| p.is_some_and(|p| fresh.contains(&p));
+    for &s in roots.iter().filter(|&&s| s != r) {
+        // whether the two objects may be the same memory at all
+        let may = match (r, s) {
+            (Root::Ptr(p), Root::Ptr(q)) => !(restrict(p) || restrict(q) || fresh(p) && fresh(q)),
+            (Root::Ptr(p), Root::Var(v)) | (Root::Var(v), Root::Ptr(p)) => {
+                !restrict(p) && !fresh(p) && reachable_by_pointer(func, v)
             }
-            let fresh = |p: Option<VarId>| p.is_some_and(|p| fresh_pointer(inp, l, p));
-            let may = match (a.root, b.root) {
-                (Root::Ptr(p), Root::Ptr(q)) => {
-                    !(restrict(p) || restrict(q) || fresh(p) && fresh(q))
+            _ => false,
+        };
+        if !may {
+            continue;
+        }
+        for a in accs.iter().filter(|a| a.root == r) {
+            for b in accs.iter().filter(|b| b.root == s) {
+                if (a.write || b.write) && memory::alias::types_compatible(a.ty, b.ty) {
+                    return Some(Finding::Unproven {
+                        object: name.to_string(),
+                        at: a.span,
+                        why: Unproven::MayAlias {
+                            other: root_name(func, b.root),
+                            other_span: b.span,
+                        },
+                    });
                 }
-                (Root::Ptr(p), Root::Var(v)) | (Root::Var(v), Root::Ptr(p)) => {
-                    !restrict(p) && !fresh(p) && reachable_by_pointer(func, v)
-                }
-                _ => false,
-            };
-            if may {
-                return Some(Finding::Unproven {
-                    object: name.to_string(),
-                    at: a.span,
-                    why: Unproven::MayAlias {
-                        other: root_name(func, b.root),
-                        other_span: b.span,
-                    },
-                });
             }
         }
     }

@@ -166,7 +166,7 @@ impl OmpLoop {
                 }
             }
             if func.lang == Lang::Fortran
-                && outer.blocks.contains(&sl.header.0)
+                && forest.contains(self.loops[0], sl.header.0)
                 && sl.kind == LoopKind::FortranDo
             {
                 return Sharing::Implicit("the index of a DO loop inside the parallel construct");

@@ -336,9 +336,10 @@ impl<'t> Lowerer<'_, 't> {
         match self.place(n) {
             Desig::Place(p) => {
                 let span = self.span(n);
-                let at = self.emit_access(&p, false, None, span);
+                let whole = p.whole_var;
+                let at = self.emit_access(p, false, None, span);
                 self.result_expr = Some(self.b.expr(Expr::Read(at)));
-                match p.whole_var {
+                match whole {
                     Some(v) => Val::Var(v),
                     None => Val::Other,
                 }
@@ -364,8 +365,9 @@ impl<'t> Lowerer<'_, 't> {
             Desig::Place(p) => {
                 let span = self.span(n);
                 let value = p.whole_var.map(|_| val.to_value_src());
-                self.emit_access_rhs(&p, true, value, Some(rhs), span);
-                p.whole_var
+                let whole = p.whole_var;
+                self.emit_access_rhs(p, true, value, Some(rhs), span);
+                whole
             }
             Desig::Value(_) => None,
         }
@@ -373,7 +375,7 @@ impl<'t> Lowerer<'_, 't> {
 
     pub fn emit_access(
         &mut self,
-        p: &Place,
+        p: Place,
         write: bool,
         value: Option<ValueSrc>,
         span: Span,
@@ -385,7 +387,7 @@ impl<'t> Lowerer<'_, 't> {
     /// variable stores. Returns where the access went.
     pub fn emit_access_rhs(
         &mut self,
-        p: &Place,
+        p: Place,
         write: bool,
         value: Option<ValueSrc>,
         rhs: Option<ExprId>,
@@ -413,16 +415,16 @@ impl<'t> Lowerer<'_, 't> {
             None
         };
         // a non-`Whole` access always describes its selection
-        let mut path = p.path.clone();
+        let mut path = p.path;
         if path.is_empty() && p.index != IndexKind::Whole {
             path.push(crate::ir::Sel::Unknown);
         }
         self.b.push_at(
             InstKind::Access(Access {
                 write,
-                target: p.target.clone(),
+                target: p.target,
                 index: p.index,
-                addr_vars: p.addr_vars.clone(),
+                addr_vars: p.addr_vars,
                 ty: p.ty,
                 value,
                 path,
@@ -640,7 +642,13 @@ impl<'t> Lowerer<'_, 't> {
                             self.eval(a);
                             // an array-valued subscript (a vector subscript)
                             // selects any elements
-                            let vector = is_designator(a.node_kind()) && self.names_whole_array(a);
+                            let scalar_read = match self.b.func().expr(self.last_expr) {
+                                Expr::Read(at) => self.b.func().read_var(*at).is_some(),
+                                _ => false,
+                            };
+                            let vector = !scalar_read
+                                && is_designator(a.node_kind())
+                                && self.names_whole_array(a);
                             p.path.push(if vector {
                                 crate::ir::Sel::Unknown
                             } else {

@@ -142,6 +142,7 @@ pub(super) fn lower_unit(
         error: None,
         collectors: Vec::new(),
         entry_decls: 0,
+        decl_inserts: Vec::new(),
         result_var: None,
         derived: HashMap::default(),
         implicit: scopes.implicit(scope),
@@ -155,9 +156,30 @@ pub(super) fn lower_unit(
     l.lower_items(unit.items);
     let error = l.error;
     let host_refs = std::mem::take(&mut l.host_refs);
+    let inserts = std::mem::take(&mut l.decl_inserts);
     let mut f = l.b.finish();
     f.syntax_error = error;
+    shift_entry_reads(&mut f, &inserts);
     (f, host_refs)
+}
+
+/// Re-aims the `Expr::Read`s of the entry block past the `Decl`s inserted
+/// at its top after they were made (`inserts`: the arena's length at each
+/// insertion, in order). Reads name access instructions, which all follow
+/// the `Decl`s, so each insertion moves every earlier read's instruction
+/// down by one.
+fn shift_entry_reads(f: &mut Function, inserts: &[u32]) {
+    if inserts.is_empty() {
+        return;
+    }
+    for (id, e) in f.exprs.iter_mut().enumerate() {
+        if let Expr::Read(at) = e {
+            if at.block == Function::ENTRY {
+                let later = inserts.len() - inserts.partition_point(|&t| t as usize <= id);
+                at.index = at.index.saturating_add(later as u32);
+            }
+        }
+    }
 }
 
 pub(super) struct Lowerer<'a, 't> {
@@ -182,6 +204,11 @@ pub(super) struct Lowerer<'a, 't> {
     pub collectors: Vec<Vec<VarId>>,
     /// Number of `Decl`s at the top of the entry block.
     entry_decls: usize,
+    /// For each `Decl` inserted at the top of the entry block after
+    /// lowering began (an implicitly typed local): the length of the
+    /// expression arena then. The `Expr::Read`s made before it point one
+    /// instruction too early (see [`shift_entry_reads`]).
+    decl_inserts: Vec<u32>,
     pub result_var: Option<VarId>,
     /// Derived type name of variables of derived type.
     pub derived: HashMap<VarId, String>,
@@ -494,6 +521,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             let implicit = self.implicit.clone();
             let v = self.make_var(&d, VarKind::Local, &implicit);
             // storage of every local comes alive at entry
+            let made = self.b.func().exprs.len() as u32;
+            self.decl_inserts.push(made);
             let entry = &mut self.b.func_mut().blocks[Function::ENTRY.index()];
             let at = self.entry_decls.min(entry.insts.len());
             entry.insts.insert(
@@ -821,7 +850,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 p.index = IndexKind::Const;
             }
             p.ty = ScalarTy::Pointer;
-            self.emit_access(&p, true, None, span);
+            self.emit_access(p, true, None, span);
         }
     }
 

@@ -2229,3 +2229,266 @@ fn pruned_copy_lowers_like_the_whole_copy() {
     assert!(checked > 30, "{checked} fixtures");
     assert!(pruned_nodes > 0);
 }
+
+// ---------------------------------------------------------------------
+// Symbolic expressions: subscripts (`Access::path`), assigned values
+// (`Access::rhs`), loop control and declared bounds.
+
+/// An expression as text: reads by what they read (`i`, `idx(i)`), `?` for
+/// `Expr::Unknown`, binary operators parenthesised.
+fn show(f: &Function, e: ExprId) -> String {
+    match f.expr(e) {
+        Expr::Int(c) => c.to_string(),
+        Expr::Read(at) => match f.inst_at(*at).map(|i| &i.kind) {
+            Some(InstKind::Access(a)) if !a.write => show_access(f, a),
+            _ => "?read".into(),
+        },
+        Expr::AddrOf(v) => format!("&{}", f.var(*v).name),
+        Expr::Neg(a) => format!("-{}", show(f, *a)),
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (show(f, *a), show(f, *b));
+            let infix = match op {
+                BinOp::Add => "+",
+                BinOp::Sub => "-",
+                BinOp::Mul => "*",
+                BinOp::Div => "/",
+                BinOp::LogAnd => ".and.",
+                BinOp::LogOr => ".or.",
+                BinOp::Cmp(Cmp::Lt) => "<",
+                BinOp::Cmp(Cmp::Le) => "<=",
+                BinOp::Cmp(Cmp::Gt) => ">",
+                BinOp::Cmp(Cmp::Ge) => ">=",
+                BinOp::Cmp(Cmp::Ne) => "/=",
+                BinOp::Eq => "==",
+                BinOp::Rem => return format!("mod({a}, {b})"),
+                BinOp::Min => return format!("min({a}, {b})"),
+                BinOp::Max => return format!("max({a}, {b})"),
+                BinOp::BitAnd => return format!("iand({a}, {b})"),
+                BinOp::BitOr => return format!("ior({a}, {b})"),
+                BinOp::BitXor => return format!("ieor({a}, {b})"),
+            };
+            format!("({a} {infix} {b})")
+        }
+        Expr::Unknown => "?".into(),
+    }
+}
+
+/// What an access touches: its root and its path (`a(i, 1:n:2)`, `p%x`,
+/// `ps(i)%c(j)`; `?` for `Sel::Unknown`, `..` for a whole dimension).
+fn show_access(f: &Function, a: &Access) -> String {
+    let mut s = match a.target {
+        AccessTarget::Var(v) => f.var(v).name.clone(),
+        AccessTarget::Deref { ptr: Some(p) } => format!("*{}", f.var(p).name),
+        AccessTarget::Deref { ptr: None } => "*?".into(),
+    };
+    let part = |x: &Option<ExprId>| x.map(|e| show(f, e)).unwrap_or_default();
+    let mut subs: Vec<String> = Vec::new();
+    let flush = |s: &mut String, subs: &mut Vec<String>| {
+        if !subs.is_empty() {
+            s.push_str(&format!("({})", subs.join(", ")));
+            subs.clear();
+        }
+    };
+    for sel in &a.path {
+        match sel {
+            Sel::Index(e) => subs.push(show(f, *e)),
+            Sel::Range {
+                lo: None,
+                hi: None,
+                step: None,
+            } => subs.push("..".into()),
+            Sel::Range { lo, hi, step } => {
+                let mut r = format!("{}:{}", part(lo), part(hi));
+                if step.is_some() {
+                    r.push_str(&format!(":{}", part(step)));
+                }
+                subs.push(r);
+            }
+            Sel::Unknown => subs.push("?".into()),
+            Sel::Field(name) => {
+                flush(&mut s, &mut subs);
+                s.push_str(&format!("%{name}"));
+            }
+        }
+    }
+    flush(&mut s, &mut subs);
+    s
+}
+
+/// Every access of `name` in `text`, in block order: `w a(i)`, `r k`,
+/// `w k = (i + 1)` (a whole scalar write shows its `rhs`).
+fn accesses(text: &str, name: &str) -> Vec<String> {
+    let lf = lower_text(text);
+    let f = func(&lf, name);
+    let mut out = Vec::new();
+    for b in &f.blocks {
+        for i in &b.insts {
+            if let InstKind::Access(a) = &i.kind {
+                let mut s = format!("{} {}", if a.write { "w" } else { "r" }, show_access(f, a));
+                if let Some(e) = a.rhs {
+                    s.push_str(&format!(" = {}", show(f, e)));
+                }
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// The control of every source loop of `name`: `var = init, limit, step
+/// cmp`.
+fn controls(text: &str, name: &str) -> Vec<String> {
+    let lf = lower_text(text);
+    let f = func(&lf, name);
+    f.source_loops
+        .iter()
+        .map(|l| match &l.control {
+            Some(c) => format!(
+                "{} = {}, {}, {} {:?}{}",
+                f.var(c.var).name,
+                show(f, c.init),
+                show(f, c.limit),
+                show(f, c.step),
+                c.cmp,
+                if c.bounds_once { "" } else { " each" }
+            ),
+            None => "-".into(),
+        })
+        .collect()
+}
+
+/// The declared dimensions of every array of `name`: `a(1:10, 0:?)`
+/// (lower bound and extent, `?` where unknown).
+fn dims(text: &str, name: &str) -> Vec<String> {
+    let lf = lower_text(text);
+    let f = func(&lf, name);
+    let opt = |x: Option<i64>| x.map_or("?".to_string(), |x| x.to_string());
+    f.vars
+        .iter()
+        .filter(|v| v.ty.is_array || !v.ty.dims.is_empty())
+        .map(|v| {
+            let ds: Vec<String> = v
+                .ty
+                .dims
+                .iter()
+                .map(|d| format!("{}+{}", opt(d.lower), opt(d.extent)))
+                .collect();
+            format!("{}({})", v.name, ds.join(", "))
+        })
+        .collect()
+}
+
+#[test]
+fn explore_loops() {
+    let text = r#"subroutine d(a, n, s)
+  integer n, s
+  integer, parameter :: m = -2
+  real a(n, n)
+  do i = 1, n
+    a(i, 1) = 0
+  end do
+  do j = n, 1, -1
+  end do
+  do k = 2, n + 1, s
+  end do
+  do 10 k = n, 1, m
+10 continue
+  do concurrent (i = 1:n, j = 1:n:2)
+    a(i, j) = 0
+  end do
+  forall (i = 1:n) a(i, i) = 0
+  do
+    exit
+  end do
+  do while (n > 0)
+  end do
+  do a(1,1) = 1, 2
+  end do
+end
+"#;
+    for l in accesses(text, "d") {
+        println!("{l}");
+    }
+    for l in controls(text, "d") {
+        println!("{l}");
+    }
+    let text = r#"subroutine e(a, b, c, d, n)
+  integer, parameter :: m = 5
+  integer n
+  real a(10, 0:m), b(n, *), c(:), d(-2:2)
+  dimension e(m, 3)
+  common /blk/ f(4, 2:3)
+  real, allocatable :: g(:)
+  real, pointer :: gp(:, :)
+  real h
+  dimension h(m+1)
+  real q(0:*), r(2:), s(n:m)
+  character(len=4) :: str(3)
+  type t
+    integer x
+  end type
+  type(t) :: tt(2:m)
+  integer z(m)
+  parameter (z = 1)
+end
+"#;
+    for l in dims(text, "e") {
+        println!("{l}");
+    }
+    panic!();
+}
+
+#[test]
+fn explore_exprs() {
+    let text = r#"subroutine s(a, idx, n)
+  integer, parameter :: m = 4
+  integer n, idx(n), k, j
+  real a(n, 0:m), x
+  k = i + 1
+  k = -j * 2 - (n / 3)
+  k = mod(i, m) + min(i, j, n) + max(i, 2)
+  k = iand(i, 7) + ior(i, j) + ieor(i, 1)
+  k = m + 2
+  x = 1.5
+  k = f(i)
+  k = i ** 2
+  k = idx(i) + 1
+  a(i, k + 1) = a(idx(i), 0)
+  l = i < j .and. j >= n .or. .not. (k == 2)
+end
+"#;
+    for l in accesses(text, "s") {
+        println!("{l}");
+    }
+    let text = r#"subroutine t(a, b, v, idx, n)
+  type pt
+    integer :: x
+    real :: c(3)
+  end type
+  integer n, idx(n)
+  real a(10, 0:n), b(n), v(*)
+  type(pt) :: p, ps(5)
+  real, allocatable :: al(:,:)
+  real co[*]
+  a = 0
+  b = b + 1
+  a(1:n:2, :) = 1
+  a(:n, 2:) = 2
+  b(idx) = 3
+  b(idx(1:2)) = 4
+  b(idx + 1) = 4
+  p%x = 5
+  ps(i)%c(j) = 6
+  ps%x = 7
+  co[2] = 8
+  al = 9
+  call sub(b)
+  v(i) = 1
+  v(i:) = 1
+end
+"#;
+    for l in accesses(text, "t") {
+        println!("{l}");
+    }
+    panic!();
+}
