@@ -344,6 +344,7 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
         .filter_map(|sl| sl.control.as_ref().map(|c| Root::Var(c.var)))
         .collect();
     let bounds = loop_bounds(inp, &vals, l);
+    let sym_trips = symbolic_trip_counts(inp, &vals, l);
     let inside = declared_inside(inp, l);
     // the loops a `collapse` clause adds to the worksharing loop
     let collapsed: Vec<LoopId> = omp_loop
@@ -462,7 +463,7 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
                     });
                     break 'pairs;
                 }
-                match test(a, b, l, &collapsed, &bounds) {
+                match test(a, b, l, &collapsed, &bounds, &sym_trips) {
                     Ok(PairResult::Independent) => {}
                     Ok(PairResult::Conflict {
                         x,
@@ -569,6 +570,7 @@ fn test(
     l: LoopId,
     collapsed: &[LoopId],
     bounds: &Bounds,
+    sym_trips: &[(LoopId, Poly)],
 ) -> Result<PairResult, (Span, Why)> {
     for x in [a, b] {
         if x.wraps {
@@ -601,6 +603,16 @@ fn test(
                     _ => false,
                 })
                 && pa.terms.contains_key(&vec![Atom::Iter(l)])
+        })
+    {
+        return Ok(PairResult::Independent);
+    }
+    // a row-major subscript with a symbolic row length, `i*m + j` on both
+    // sides with `0 <= j < m` (the inner loop runs `m` times from 0): equal
+    // only when the rows are, so in the same iteration of `l`
+    if collapsed.is_empty()
+        && subs.iter().any(|(pa, pb)| {
+            symbolic_rows(pa, l, sym_trips) && symbolic_rows(pb, l, sym_trips) && pa == pb
         })
     {
         return Ok(PairResult::Independent);
@@ -699,6 +711,68 @@ fn every_iteration(inp: &DepInput, l: LoopId, b: u32, latch: Option<u32>) -> boo
         inner = ml.parent;
     }
     inp.dom.dominates(rep, latch)
+}
+
+/// The trip counts of `l`'s inner loops that are symbolic: `v` from 0 (or
+/// any start) while `v < limit`, step 1 (`limit - init` iterations), as
+/// polynomials over invariant symbols.
+fn symbolic_trip_counts(inp: &DepInput, vals: &Values, l: LoopId) -> Vec<(LoopId, Poly)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<LoopId> = inp.forest.loops[l.index()].children.clone();
+    while let Some(m) = stack.pop() {
+        stack.extend(inp.forest.loops[m.index()].children.iter().copied());
+        let header = inp.forest.loops[m.index()].header;
+        let Some(c) = inp
+            .func
+            .source_loop_with_header(header)
+            .and_then(|sl| sl.control.as_ref())
+        else {
+            continue;
+        };
+        let (Ok(init), Ok(limit), Ok(step)) =
+            (vals.eval(c.init), vals.eval(c.limit), vals.eval(c.step))
+        else {
+            continue;
+        };
+        if step.as_constant() != Some(1) || init.has_iter() || limit.has_iter() {
+            continue;
+        }
+        let t = match c.cmp {
+            Cmp::Lt => limit.sub(&init),
+            Cmp::Le => limit.sub(&init).and_then(|x| x.add(&Poly::constant(1))),
+            _ => None,
+        };
+        if let Some(t) = t {
+            out.push((m, t));
+        }
+    }
+    out
+}
+
+/// `p` is `c*s*x + y` for the asserted loop's counter `x`, a symbol `s`,
+/// a constant `c != 0` and an inner counter `y` whose loop runs exactly
+/// `s` times from 0: `y` never reaches the next row.
+fn symbolic_rows(p: &Poly, l: LoopId, sym_trips: &[(LoopId, Poly)]) -> bool {
+    let mut row = None;
+    let mut col = None;
+    for (m, k) in &p.terms {
+        match m.as_slice() {
+            [Atom::Iter(x), Atom::Sym(s)] | [Atom::Sym(s), Atom::Iter(x)] if *x == l => {
+                if row.is_some() {
+                    return false;
+                }
+                row = Some((*s, *k));
+            }
+            [Atom::Iter(y)] if *k == 1 && *y != l && col.is_none() => col = Some(*y),
+            _ => return false,
+        }
+    }
+    match (row, col) {
+        (Some((s, k)), Some(y)) if k != 0 => sym_trips
+            .iter()
+            .any(|(m, t)| *m == y && *t == Poly::atom(Atom::Sym(s))),
+        _ => false,
+    }
 }
 
 /// The range of every iteration counter of `l` and its inner loops.
