@@ -558,7 +558,6 @@ def main():
                         # a run that failed reports nothing: scored as not flagged
                         r["failed"] += 1
                         r["failed_files"].append(f)
-                        r["detail"].append(("FAILED", j, [err]))
                         diags = []
                     races = [x for x in diags if x.get("code") in RACE_CODES]
                     errors = [x for x in diags if re.match(r"CSA0\d\d$", str(x.get("code", "")))]
@@ -576,11 +575,12 @@ def main():
                     r[key] += 1
                     if key in ("fp", "fn"):
                         r[key + "_files"].append(f)
-                    if key in ("fp", "fn") or errors:
-                        kind = key.upper() if key in ("fp", "fn") else "CSA0xx"
-                        if key in ("fp", "fn") and errors:
-                            kind += "+CSA0xx"
-                        r["detail"].append((kind, j, [one_line(x) for x in errors + races]))
+                    if key in ("fp", "fn") or errors or err:
+                        kinds = [key.upper()] if key in ("fp", "fn") else []
+                        kinds += ["CSA0xx"] if errors else []
+                        kinds += ["FAILED"] if err else []
+                        msgs = [err] if err else []
+                        r["detail"].append(("+".join(kinds), j, msgs + [one_line(x) for x in errors + races]))
                 results["%s/%s" % (lang, form)] = figures(r)
         for lang in langs:
             rs = [results["%s/%s" % (lang, f)] for f in forms]
