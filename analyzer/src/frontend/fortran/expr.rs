@@ -337,8 +337,15 @@ impl<'t> Lowerer<'_, 't> {
             Desig::Place(p) => {
                 let span = self.span(n);
                 let whole = p.whole_var;
+                let array = p.is_array || p.section;
                 let at = self.emit_access(p, false, None, span);
-                self.result_expr = Some(self.b.expr(Expr::Read(at)));
+                if array {
+                    // an array value (whole array, section, vector
+                    // subscript): no integer
+                    self.array_read = true;
+                } else {
+                    self.result_expr = Some(self.b.expr(Expr::Read(at)));
+                }
                 match whole {
                     Some(v) => Val::Var(v),
                     None => Val::Other,
@@ -416,6 +423,9 @@ impl<'t> Lowerer<'_, 't> {
         };
         // a non-`Whole` access always describes its selection
         let mut path = p.path;
+        if p.is_array {
+            whole_array(&mut path, p.rank);
+        }
         if path.is_empty() && p.index != IndexKind::Whole {
             path.push(crate::ir::Sel::Unknown);
         }
@@ -450,6 +460,7 @@ impl<'t> Lowerer<'_, 't> {
                     });
                 }
                 let is_array = var.ty.is_array;
+                let var_rank = var.ty.dims.len();
                 let is_pointer = var.ty.is_pointer;
                 let ty = self.elem_ty(v);
                 let derived = self.derived.get(&v).cloned();
@@ -468,6 +479,8 @@ impl<'t> Lowerer<'_, 't> {
                     base_var: Some(v),
                     whole_var: scalar_whole.then_some(v),
                     path: Vec::new(),
+                    section: false,
+                    rank: var_rank,
                 })
             }
             Binding::Cray { ptr, ty, is_array } => Desig::Place(Place {
@@ -480,6 +493,8 @@ impl<'t> Lowerer<'_, 't> {
                 base_var: None,
                 whole_var: None,
                 path: Vec::new(),
+                section: false,
+                rank: 0,
             }),
             Binding::Alias(p) => Desig::Place(p.clone()),
             Binding::Proc(_) => Desig::Value(Val::Other),
@@ -517,24 +532,10 @@ impl<'t> Lowerer<'_, 't> {
             self.apply_sel(&mut p, *s);
         }
         if p.is_array {
+            // the whole array (or every element of an array component):
+            // its path gets the full ranges when an access is emitted
             p.index = IndexKind::Dynamic;
             p.whole_var = None;
-            // the whole array (or every element of an array component)
-            let rank = match (&p.target, sels.is_empty()) {
-                (AccessTarget::Var(v), true) => self.b.func().var(*v).ty.dims.len(),
-                (AccessTarget::Deref { ptr: Some(v) }, true) => self.b.func().var(*v).ty.dims.len(),
-                _ => 0,
-            };
-            if rank == 0 {
-                p.path.push(crate::ir::Sel::Unknown);
-            }
-            for _ in 0..rank {
-                p.path.push(crate::ir::Sel::Range {
-                    lo: None,
-                    hi: None,
-                    step: None,
-                });
-            }
         }
         Desig::Place(p)
     }
@@ -596,114 +597,8 @@ impl<'t> Lowerer<'_, 't> {
     fn apply_sel(&mut self, p: &mut Place, s: Sel<'t>) {
         p.whole_var = None;
         match s {
-            Sel::Args(al) => {
-                self.collectors.push(Vec::new());
-                let mut dynamic = false;
-                for a in named_kids(al) {
-                    match a.node_kind() {
-                        "comment" => {}
-                        "extent_specifier" => {
-                            dynamic = true;
-                            // `lo:hi:step`, in order, each part evaluated
-                            let parts = scope::triplet(a);
-                            let mut es = [None, None, None];
-                            for (k, part) in parts.iter().enumerate() {
-                                if let Some(x) = part {
-                                    self.eval(*x);
-                                    es[k] = Some(self.last_expr);
-                                }
-                            }
-                            let [lo, hi, step] = es;
-                            p.path.push(crate::ir::Sel::Range { lo, hi, step });
-                        }
-                        "multiple_subscript_triplet" | "multiple_subscript" => {
-                            dynamic = true;
-                            self.eval_children(a);
-                            p.path.push(crate::ir::Sel::Unknown);
-                        }
-                        "assumed_size" | "assumed_shape" | "assumed_rank" => {
-                            dynamic = true;
-                            p.path.push(crate::ir::Sel::Range {
-                                lo: None,
-                                hi: None,
-                                step: None,
-                            });
-                        }
-                        "keyword_argument" => {
-                            dynamic = true;
-                            self.eval_children(a);
-                            p.path.push(crate::ir::Sel::Unknown);
-                        }
-                        _ => {
-                            let lookup = |s: &str| self.const_of(s);
-                            if scope::fold(self.cx, a, &lookup).is_none() {
-                                dynamic = true;
-                            }
-                            self.eval(a);
-                            // an array-valued subscript (a vector subscript)
-                            // selects any elements
-                            let scalar_read = match self.b.func().expr(self.last_expr) {
-                                Expr::Read(at) => self.b.func().read_var(*at).is_some(),
-                                _ => false,
-                            };
-                            let vector = !scalar_read
-                                && is_designator(a.node_kind())
-                                && self.names_whole_array(a);
-                            p.path.push(if vector {
-                                crate::ir::Sel::Unknown
-                            } else {
-                                crate::ir::Sel::Index(self.last_expr)
-                            });
-                        }
-                    }
-                }
-                let addr = self.collectors.pop().unwrap_or_default();
-                for v in addr {
-                    if !p.addr_vars.contains(&v) {
-                        p.addr_vars.push(v);
-                    }
-                }
-                p.index = max_index(
-                    p.index,
-                    if dynamic {
-                        IndexKind::Dynamic
-                    } else {
-                        IndexKind::Const
-                    },
-                );
-                // an element (a section keeps `dynamic`)
-                p.is_array = false;
-            }
-            Sel::Comp(m) => {
-                if p.is_array {
-                    // a component of every element of an array
-                    p.index = IndexKind::Dynamic;
-                    p.path.push(crate::ir::Sel::Unknown);
-                }
-                p.path
-                    .push(crate::ir::Sel::Field(self.cx.lname(m).into_boxed_str()));
-                p.index = max_index(p.index, IndexKind::Const);
-                let comp = p.derived.as_deref().and_then(|t| {
-                    self.scopes
-                        .find_type(self.scope, t)
-                        .and_then(|td| td.components.get(&self.cx.lname(m)))
-                        .cloned()
-                });
-                match comp {
-                    Some(c) => {
-                        p.ty = c.ty.scalar();
-                        p.is_array = p.is_array || c.is_array;
-                        p.derived = c.ty.derived_name().map(str::to_string);
-                        if c.pointer {
-                            p.target = AccessTarget::Deref { ptr: None };
-                        }
-                    }
-                    None => {
-                        p.ty = ScalarTy::Unknown;
-                        p.derived = None;
-                    }
-                }
-            }
+            Sel::Args(al) => self.apply_args(p, al),
+            Sel::Comp(m) => self.apply_comp(p, m),
             Sel::Coarray(ci) => {
                 self.eval_children(ci);
                 p.index = IndexKind::Dynamic;
@@ -712,26 +607,143 @@ impl<'t> Lowerer<'_, 't> {
         }
     }
 
-    /// Whether a designator used as a subscript is array-valued (a vector
-    /// subscript): a whole array variable, or a section of one.
-    fn names_whole_array(&self, n: FNode<'t>) -> bool {
-        let (base, sels) = decompose(n);
-        if base.node_kind() != "identifier" {
-            return false;
-        }
-        let is_array = match self.lookup(&self.cx.lname(base)) {
-            Some(Binding::Var(v)) => self.b.func().var(*v).ty.is_array,
-            _ => false,
-        };
-        match sels.first() {
-            None => is_array,
-            Some((Sel::Args(al), _)) => {
-                is_array
-                    && named_kids(*al)
-                        .iter()
-                        .any(|k| k.node_kind() == "extent_specifier")
+    /// `(...)` on a place: one selector per subscript, in order.
+    #[inline(never)]
+    fn apply_args(&mut self, p: &mut Place, al: FNode<'t>) {
+        // subscripts of a section (an associate name for `a(1, :)`) select
+        // within its ranges: which elements is not followed
+        let within = (p.section && !p.is_array).then(|| {
+            let from = p
+                .path
+                .iter()
+                .rposition(|s| matches!(s, crate::ir::Sel::Field(_)))
+                .map_or(0, |i| i + 1);
+            for s in &mut p.path[from..] {
+                if matches!(s, crate::ir::Sel::Range { .. }) {
+                    *s = crate::ir::Sel::Unknown;
+                }
             }
-            Some(_) => false,
+            p.path.len()
+        });
+        self.collectors.push(Vec::new());
+        let mut dynamic = false;
+        for a in named_kids(al) {
+            let sel = match a.node_kind() {
+                "comment" => continue,
+                "extent_specifier" => {
+                    p.section = true;
+                    self.section_triplet(a)
+                }
+                "assumed_size" | "assumed_shape" | "assumed_rank" => {
+                    p.section = true;
+                    crate::ir::Sel::Range {
+                        lo: None,
+                        hi: None,
+                        step: None,
+                    }
+                }
+                "multiple_subscript_triplet" | "multiple_subscript" | "keyword_argument" => {
+                    self.eval_children(a);
+                    crate::ir::Sel::Unknown
+                }
+                _ => {
+                    let lookup = |s: &str| self.const_of(s);
+                    let constant = scope::fold(self.cx, a, &lookup).is_some();
+                    let sel = self.subscript(p, a);
+                    if constant && matches!(sel, crate::ir::Sel::Index(_)) {
+                        p.path.push(sel);
+                        continue;
+                    }
+                    sel
+                }
+            };
+            dynamic = true;
+            p.path.push(sel);
+        }
+        if let Some(len) = within {
+            p.path.truncate(len);
+        }
+        let addr = self.collectors.pop().unwrap_or_default();
+        for v in addr {
+            if !p.addr_vars.contains(&v) {
+                p.addr_vars.push(v);
+            }
+        }
+        p.index = max_index(
+            p.index,
+            if dynamic {
+                IndexKind::Dynamic
+            } else {
+                IndexKind::Const
+            },
+        );
+        // an element, or a section (`section` says which)
+        p.is_array = false;
+    }
+
+    /// A section subscript `lo:hi:step`: each part evaluated, in order.
+    fn section_triplet(&mut self, a: FNode<'t>) -> crate::ir::Sel {
+        let parts = scope::triplet(a);
+        let mut es = [None, None, None];
+        for (k, part) in parts.iter().enumerate() {
+            if let Some(x) = part {
+                self.eval(*x);
+                es[k] = Some(self.last_expr);
+            }
+        }
+        let [lo, hi, step] = es;
+        crate::ir::Sel::Range { lo, hi, step }
+    }
+
+    /// A subscript that is not a constant: its value, or `Sel::Unknown` for
+    /// an array-valued one (a vector subscript selects any elements).
+    fn subscript(&mut self, p: &mut Place, a: FNode<'t>) -> crate::ir::Sel {
+        let outer = std::mem::replace(&mut self.array_read, false);
+        self.eval(a);
+        let vector = std::mem::replace(&mut self.array_read, outer);
+        if vector {
+            p.section = true;
+            crate::ir::Sel::Unknown
+        } else {
+            crate::ir::Sel::Index(self.last_expr)
+        }
+    }
+
+    /// `%name` on a place.
+    #[inline(never)]
+    fn apply_comp(&mut self, p: &mut Place, m: FNode<'t>) {
+        if p.is_array {
+            // a component of every element of an array
+            p.index = IndexKind::Dynamic;
+            whole_array(&mut p.path, p.rank);
+            p.section = true;
+        }
+        let name = self.cx.lname(m);
+        let comp = p.derived.as_deref().and_then(|t| {
+            self.scopes
+                .find_type(self.scope, t)
+                .and_then(|td| td.components.get(&name))
+                .cloned()
+        });
+        p.path.push(crate::ir::Sel::Field(name.into_boxed_str()));
+        p.index = max_index(p.index, IndexKind::Const);
+        match comp {
+            Some(c) => {
+                p.ty = c.ty.scalar();
+                p.is_array = c.is_array;
+                p.rank = c.rank;
+                p.derived = c.ty.derived_name().map(str::to_string);
+                if c.pointer {
+                    // the selection goes on in the memory it points to
+                    p.target = AccessTarget::Deref { ptr: None };
+                    p.path.clear();
+                }
+            }
+            None => {
+                p.ty = ScalarTy::Unknown;
+                p.is_array = false;
+                p.derived = None;
+            }
         }
     }
 
@@ -844,11 +856,14 @@ impl<'t> Lowerer<'_, 't> {
                         }
                     }
                 }
-                self.ref_expr =
-                    intrinsic_expr(&self.cx.lname(base), &exprs).map(|(op, a, rest)| {
-                        rest.iter()
-                            .fold(a, |acc, r| self.b.expr(Expr::Bin(op, acc, *r)))
-                    });
+                let name = self.cx.lname(base);
+                if !positional(self.cx, &args, &name) {
+                    exprs.clear();
+                }
+                self.ref_expr = intrinsic_expr(&name, &exprs).map(|(op, a, rest)| {
+                    rest.iter()
+                        .fold(a, |acc, r| self.b.expr(Expr::Bin(op, acc, *r)))
+                });
                 self.folded(call)
             }
             ParenKind::Pure => {
@@ -961,8 +976,33 @@ impl<'t> Lowerer<'_, 't> {
     }
 }
 
-/// The contents of a Fortran character literal (`'it''s'` -> `it's`), with
-/// an optional kind prefix (`c_"x"`).
+/// Whether the operands of a modelled intrinsic are in the order it takes
+/// them: `mod(p=n, a=i)` is `i % n` (the other modelled intrinsics
+/// commute).
+fn positional(cx: &super::Cx, args: &[FNode], name: &str) -> bool {
+    if name != "mod" {
+        return true;
+    }
+    args.iter().zip(["a", "p"]).all(|(a, kw)| {
+        a.node_kind() != "keyword_argument" || a.field(F::Name).is_some_and(|n| cx.lname(n) == kw)
+    })
+}
+
+/// Appends the selection of every element of an array of rank `rank`
+/// (0: not known): one full range per dimension, or `Sel::Unknown`.
+fn whole_array(path: &mut Path, rank: usize) {
+    if rank == 0 {
+        path.push(crate::ir::Sel::Unknown);
+    }
+    for _ in 0..rank {
+        path.push(crate::ir::Sel::Range {
+            lo: None,
+            hi: None,
+            step: None,
+        });
+    }
+}
+
 /// A Fortran binary operator (lower case, `.lt.` or `<` spelling) as a
 /// [`BinOp`]; `**` and `//` are not modelled.
 fn fortran_binop(op: &str) -> Option<BinOp> {
@@ -1003,6 +1043,8 @@ fn intrinsic_expr(name: &str, args: &[ExprId]) -> Option<(BinOp, ExprId, Vec<Exp
     Some((op, *first, rest.to_vec()))
 }
 
+/// The contents of a Fortran character literal (`'it''s'` -> `it's`), with
+/// an optional kind prefix (`c_"x"`).
 fn unquote(text: &str) -> String {
     let Some(start) = text.find(['\'', '"']) else {
         return text.to_string();

@@ -48,8 +48,8 @@ pub(super) struct Place {
     pub index: IndexKind,
     pub addr_vars: Vec<VarId>,
     pub ty: ScalarTy,
-    /// The object is still array-valued (whole array, section, array
-    /// component).
+    /// The object is a whole array (an array variable, an array component)
+    /// no subscript has selected from yet.
     pub is_array: bool,
     /// Derived type of the object (for component lookup).
     pub derived: Option<String>,
@@ -58,8 +58,15 @@ pub(super) struct Place {
     pub base_var: Option<VarId>,
     /// Set when the place is a whole scalar variable (for value tracking).
     pub whole_var: Option<VarId>,
-    /// The selectors from the root (`Access::path`).
+    /// The selectors from the root (`Access::path`); a whole array's full
+    /// ranges are added when its access is emitted.
     pub path: Path,
+    /// A selector made the object array-valued: a section, a vector
+    /// subscript, a component of every element.
+    pub section: bool,
+    /// The rank of the array an `is_array` place names whole (0: not
+    /// known).
+    pub rank: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -150,6 +157,7 @@ pub(super) fn lower_unit(
         last_expr: FunctionBuilder::UNKNOWN,
         result_expr: None,
         ref_expr: None,
+        array_read: false,
     };
     let header_span = unit.header.map(|h| cx.span(h)).unwrap_or(unit.span);
     l.declare_unit(header_span);
@@ -161,6 +169,17 @@ pub(super) fn lower_unit(
     f.syntax_error = error;
     shift_entry_reads(&mut f, &inserts);
     (f, host_refs)
+}
+
+/// How a DO variable compares with its limit while the loop runs: `Ge`
+/// for a negative constant step, `Le` otherwise. A step that is not a
+/// constant is taken to be positive here: the dependence analysis only
+/// counts trips for constant steps.
+fn step_cmp(f: &Function, step: ExprId) -> Cmp {
+    match f.expr(step) {
+        Expr::Int(c) if *c < 0 => Cmp::Ge,
+        _ => Cmp::Le,
+    }
 }
 
 /// Re-aims the `Expr::Read`s of the entry block past the `Decl`s inserted
@@ -222,6 +241,9 @@ pub(super) struct Lowerer<'a, 't> {
     /// The symbolic value of the intrinsic reference `reference` last
     /// evaluated (`mod`, `min`, `max`, `iand`, ...).
     pub ref_expr: Option<ExprId>,
+    /// An array-valued designator was read since this was last cleared
+    /// (how a vector subscript is recognised).
+    pub array_read: bool,
 }
 
 impl<'a, 't> Lowerer<'a, 't> {
@@ -297,6 +319,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             .as_ref()
             .map(|x| x.bounds.clone())
             .unwrap_or_default();
+        if d.allocatable || d.pointer {
+            // deferred shape: the bounds are those of the allocation or
+            // the target
+            vt.dims.iter_mut().for_each(|x| *x = Dim::default());
+        }
         vt.is_vla = d.is_vla() && kind != VarKind::Constant;
         vt.is_aggregate = matches!(ty, TypeSpec::Derived(_)) && !d.is_array() && !d.pointer;
         vt.pointer_or_target = d.pointer || d.target;
@@ -848,6 +875,16 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let super::expr::Desig::Place(mut p) = self.place(object) {
             if p.index == IndexKind::Whole {
                 p.index = IndexKind::Const;
+            }
+            if let Some(comp) = lhs
+                .named_children()
+                .filter(|k| k.node_kind() != "comment")
+                .last()
+            {
+                if object != lhs && !p.is_array {
+                    p.path
+                        .push(Sel::Field(self.cx.lname(comp).into_boxed_str()));
+                }
             }
             p.ty = ScalarTy::Pointer;
             self.emit_access(p, true, None, span);
@@ -1745,11 +1782,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             _ => None,
         });
         if let Some(var) = var {
-            let cmp = match self.b.func().expr(step) {
-                Expr::Int(c) if *c < 0 => Cmp::Ge,
-                Expr::Neg(_) => Cmp::Ge,
-                _ => Cmp::Le,
-            };
+            let cmp = step_cmp(self.b.func(), step);
             if let Some(sl) = self.b.func_mut().source_loops.get_mut(p.slot) {
                 sl.control = Some(LoopControl {
                     var,
@@ -1915,10 +1948,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             });
             // the outermost index is the source loop's control
             if let (0, Some((var, _))) = (i, v) {
-                let cmp = match self.b.func().expr(step) {
-                    Expr::Int(c) if *c < 0 => Cmp::Ge,
-                    _ => Cmp::Le,
-                };
+                let cmp = step_cmp(self.b.func(), step);
                 if let Some(sl) = self.b.func_mut().source_loops.get_mut(p.slot) {
                     sl.control = Some(LoopControl {
                         var: *var,

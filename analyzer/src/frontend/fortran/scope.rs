@@ -162,6 +162,8 @@ impl DeclEntry {
 pub struct Component {
     pub ty: TypeSpec,
     pub is_array: bool,
+    /// The number of dimensions declared (0 for a scalar).
+    pub rank: usize,
     pub pointer: bool,
 }
 
@@ -1238,11 +1240,13 @@ impl Collector<'_, '_> {
                     for d in decls {
                         let (ident, size, _) = split_declarator(d);
                         let Some(ident) = ident else { continue };
+                        let shape = size.or(attr_dims);
                         def.components.insert(
                             cx.lname(ident),
                             Component {
                                 ty: ty.clone(),
-                                is_array: size.is_some() || attr_dims.is_some(),
+                                is_array: shape.is_some(),
+                                rank: shape.map_or(0, |s| dims_of(cx, s, &|_| None).bounds.len()),
                                 pointer: flags.pointer,
                             },
                         );

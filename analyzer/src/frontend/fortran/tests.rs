@@ -1965,6 +1965,7 @@ fn check_invariants(text: &str, lf: &LoweredFile) {
                             assert!(v.index() < nv);
                         }
                         assert!(a.addr_vars.iter().all(|v| v.index() < nv));
+                        check_access_exprs(f, a);
                     }
                     InstKind::Call(c) => {
                         assert!(span_ok(c.name_span));
@@ -1986,12 +1987,56 @@ fn check_invariants(text: &str, lf: &LoweredFile) {
                 .any(|inst| matches!(inst.kind, InstKind::Builtin(id) if id.index() == i)));
             assert!(b.result.is_none_or(|v| v.index() < nv));
         }
+        check_exprs(f);
         for l in &f.source_loops {
+            if let Some(c) = &l.control {
+                assert!(c.var.index() < nv);
+                for e in [c.init, c.limit, c.step] {
+                    assert!(e.index() < f.exprs.len());
+                }
+            }
             assert!(l.header.index() < nb);
             assert!(l.body_entry.is_none_or(|b| b.index() < nb));
             assert!(span_ok(l.span) && span_ok(l.keyword_span));
         }
     }
+}
+
+/// Expressions name earlier expressions, and reads name read accesses.
+fn check_exprs(f: &Function) {
+    for (i, e) in f.exprs.iter().enumerate() {
+        match e {
+            Expr::Bin(_, a, b) => assert!(a.index() < i && b.index() < i),
+            Expr::Neg(a) => assert!(a.index() < i),
+            Expr::Read(at) => assert!(
+                matches!(f.inst_at(*at).map(|x| &x.kind), Some(InstKind::Access(a)) if !a.write),
+                "{} reads {at:?}",
+                f.name
+            ),
+            Expr::Int(_) | Expr::AddrOf(_) | Expr::Unknown => {}
+        }
+    }
+}
+
+/// A selected access describes its selection; only a whole scalar write
+/// has a value.
+fn check_access_exprs(f: &Function, a: &Access) {
+    assert!(a.index == IndexKind::Whole || !a.path.is_empty());
+    if a.rhs.is_some() {
+        assert!(a.write && a.path.is_empty() && a.index == IndexKind::Whole);
+        assert!(matches!(a.target, AccessTarget::Var(_)));
+    }
+    let n = f.exprs.len();
+    for s in &a.path {
+        match s {
+            Sel::Index(e) => assert!(e.index() < n),
+            Sel::Range { lo, hi, step } => {
+                assert!([lo, hi, step].into_iter().flatten().all(|e| e.index() < n))
+            }
+            Sel::Field(_) | Sel::Unknown => {}
+        }
+    }
+    assert!(a.rhs.is_none_or(|e| e.index() < n));
 }
 
 #[test]
@@ -2219,6 +2264,14 @@ fn pruned_copy_lowers_like_the_whole_copy() {
                 let got = lower_pruned(text, &tree, map, *only, &opts)
                     .unwrap_or_else(|| panic!("{what}: the pruned copy is not enough"));
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "{what}");
+                for f in &got.functions {
+                    check_exprs(f);
+                    for i in f.blocks.iter().flat_map(|b| &b.insts) {
+                        if let InstKind::Access(a) = &i.kind {
+                            check_access_exprs(f, a);
+                        }
+                    }
+                }
                 let mut plan = CopyPlan::new(text, *only, !opts.every_body);
                 let pruned = FlatTree::pruned(tree.root_node(), |n, d| plan.descend(n, d));
                 pruned_nodes += FlatTree::new(tree.root_node()).len() - pruned.len();
@@ -2274,7 +2327,7 @@ fn show(f: &Function, e: ExprId) -> String {
 }
 
 /// What an access touches: its root and its path (`a(i, 1:n:2)`, `p%x`,
-/// `ps(i)%c(j)`; `?` for `Sel::Unknown`, `..` for a whole dimension).
+/// `ps(i)%c(j)`; `??` for `Sel::Unknown`, `..` for a whole dimension).
 fn show_access(f: &Function, a: &Access) -> String {
     let mut s = match a.target {
         AccessTarget::Var(v) => f.var(v).name.clone(),
@@ -2304,7 +2357,7 @@ fn show_access(f: &Function, a: &Access) -> String {
                 }
                 subs.push(r);
             }
-            Sel::Unknown => subs.push("?".into()),
+            Sel::Unknown => subs.push("??".into()),
             Sel::Field(name) => {
                 flush(&mut s, &mut subs);
                 s.push_str(&format!("%{name}"));
@@ -2367,19 +2420,231 @@ fn dims(text: &str, name: &str) -> Vec<String> {
         .iter()
         .filter(|v| v.ty.is_array || !v.ty.dims.is_empty())
         .map(|v| {
-            let ds: Vec<String> = v
-                .ty
-                .dims
-                .iter()
-                .map(|d| format!("{}+{}", opt(d.lower), opt(d.extent)))
-                .collect();
+            let ds: Vec<String> =
+                v.ty.dims
+                    .iter()
+                    .map(|d| format!("{}+{}", opt(d.lower), opt(d.extent)))
+                    .collect();
             format!("{}({})", v.name, ds.join(", "))
         })
         .collect()
 }
 
+/// Integer expressions: literals and PARAMETERs as constants, scalar and
+/// element reads as the read they name, the operators and intrinsics the
+/// expressions model; the value a whole scalar is assigned.
 #[test]
-fn explore_loops() {
+fn assigned_values() {
+    let text = r#"subroutine s(a, idx, n)
+  integer, parameter :: m = 4
+  integer n, idx(n), k, j
+  real a(n, 0:m), x
+  k = i + 1
+  k = -j * 2 - (n / 3)
+  k = mod(i, m) + min(i, j, n) + max(i, 2)
+  k = iand(i, 7) + ior(i, j) + ieor(i, 1)
+  k = m + 2
+  x = 1.5
+  k = f(i)
+  k = i ** 2
+  k = idx(i) + 1
+  a(i, k + 1) = a(idx(i), 0)
+  l = i < j .and. j >= n .or. .not. (k == 2)
+  k = mod(p=m, a=i) + mod(a=i, p=m) + max(a1=i, a2=j)
+  k = j
+  x = x // 'a'
+end
+"#;
+    let got = accesses(text, "s");
+    let want = [
+        "r i",
+        "w k = (i + 1)",
+        "r j",
+        "r n",
+        "w k = (-(j * 2) - (n / 3))",
+        "r i",
+        "r i",
+        "r j",
+        "r n",
+        "r i",
+        "w k = ((mod(i, 4) + min(min(i, j), n)) + max(i, 2))",
+        "r i",
+        "r i",
+        "r j",
+        "r i",
+        "w k = ((iand(i, 7) + ior(i, j)) + ieor(i, 1))",
+        "w k = 6",
+        "w x = ?",
+        "w k = ?",
+        "r i",
+        "w k = ?",
+        "r i",
+        "r idx(i)",
+        "w k = (idx(i) + 1)",
+        "r i",
+        "r idx(i)",
+        "r a(idx(i), 0)",
+        "r i",
+        "r k",
+        "w a(i, (k + 1))",
+        "r i",
+        "r j",
+        "r j",
+        "r n",
+        "r k",
+        "w l = (((i < j) .and. (j >= n)) .or. ?)",
+        "r i",
+        "r i",
+        "r i",
+        "r j",
+        "w k = ((? + mod(i, 4)) + max(i, j))",
+        "r j",
+        "w k = j",
+        "r x",
+        "w x = ?",
+    ];
+    assert_eq!(got, want);
+}
+
+/// Subscripts per dimension in source order, sections as ranges, vector
+/// subscripts and coarray selectors unknown, components by name, whole
+/// arrays as one full range per dimension.
+#[test]
+fn access_paths() {
+    let text = r#"subroutine t(a, b, v, idx, n)
+  type pt
+    integer :: x
+    real :: c(3)
+  end type
+  integer n, idx(n)
+  real a(10, 0:n), b(n), v(*)
+  type(pt) :: p, ps(5)
+  real, allocatable :: al(:,:)
+  real co[*]
+  a = 0
+  b = b + 1
+  a(1:n:2, :) = 1
+  a(:n, 2:) = 2
+  b(idx) = 3
+  b(idx(1:2)) = 4
+  b(idx + 1) = 4
+  b(abs(idx(2))) = 4
+  p%x = 5
+  ps(i)%c(j) = 6
+  ps%x = 7
+  ps(2:3)%c(1) = 7
+  co[2] = 8
+  al = 9
+  call sub(b, a(1, :), ps(1)%c)
+  v(i) = 1
+  v(i:) = 1
+  K = B(I) + SIZE(A)
+end
+"#;
+    let got = accesses(text, "t");
+    let want = [
+        "w a(.., ..)",
+        "r b(..)",
+        "w b(..)",
+        "r n",
+        "w a(1:n:2, ..)",
+        "r n",
+        "w a(:n, 2:)",
+        "r idx(..)",
+        "w b(??)",
+        "r idx(1:2)",
+        "w b(??)",
+        "r idx(..)",
+        "w b(??)",
+        // an intrinsic's value the expressions do not model
+        "r idx(2)",
+        "w b(?)",
+        "w p%x",
+        "r i",
+        "r j",
+        "w ps(i)%c(j)",
+        "w ps(..)%x",
+        "w ps(2:3)%c(1)",
+        "w co(??)",
+        "w al(.., ..)",
+        "r i",
+        "w v(i)",
+        "r i",
+        "w v(i:)",
+        "r i",
+        "r b(i)",
+        "w K = (b(i) + ?)",
+    ];
+    assert_eq!(got, want);
+    // paths describe every non-`Whole` access; only whole scalar writes
+    // carry a value
+    let lf = lower_text(text);
+    for b in &func(&lf, "t").blocks {
+        for i in &b.insts {
+            if let InstKind::Access(a) = &i.kind {
+                assert_eq!(a.index == IndexKind::Whole, a.path.is_empty());
+                assert_eq!(a.rhs.is_some(), a.write && a.path.is_empty());
+            }
+        }
+    }
+}
+
+/// Associate names, pointer components and pointer assignments.
+#[test]
+fn access_paths_through_names_and_pointers() {
+    let text = r#"subroutine m(a, n)
+  type node
+    real, pointer :: p(:)
+    real :: v(2, 3)
+    type(node), pointer :: next
+  end type
+  integer n
+  real a(n, n)
+  type(node) :: t, ts(4)
+  real, target :: x(3)
+  real, pointer :: q(:, :)
+  associate (y => a, z => a(1, :), w => t%v)
+    y(i, 1) = 0
+    z(j) = 1
+    w(1, 2) = 2
+    w = 3
+  end associate
+  t%p => x
+  ts(k)%p => x
+  t%p(i) = 4
+  t%next%v(1, 1) = 5
+  t%v = 7
+  q(i, 2) = 8
+  q = 9
+end
+"#;
+    let got = accesses(text, "m");
+    let want = [
+        "r i",
+        "w a(i, 1)",
+        "r j",
+        "w a(1, ??)",
+        "w t%v(1, 2)",
+        "w t%v(.., ..)",
+        "w t%p",
+        "r k",
+        "w ts(k)%p",
+        "r i",
+        "w *?(i)",
+        "w *?%v(1, 1)",
+        "w t%v(.., ..)",
+        "r i",
+        "w *q(i, 2)",
+        "w *q(.., ..)",
+    ];
+    assert_eq!(got, want);
+}
+
+/// Counted DO: the preheader writes the first value, the latch adds the
+/// step (as evaluated in the preheader) to the latch's read of the
+/// variable; the loop's control as written.
+#[test]
+fn do_loop_control() {
     let text = r#"subroutine d(a, n, s)
   integer n, s
   integer, parameter :: m = -2
@@ -2396,22 +2661,92 @@ fn explore_loops() {
   do concurrent (i = 1:n, j = 1:n:2)
     a(i, j) = 0
   end do
-  forall (i = 1:n) a(i, i) = 0
   do
     exit
   end do
   do while (n > 0)
   end do
-  do a(1,1) = 1, 2
-  end do
+  do 20 x = 1, 2
+20 continue
 end
 "#;
-    for l in accesses(text, "d") {
-        println!("{l}");
+    let got = accesses(text, "d");
+    let want = [
+        "r n",
+        "w i = 1",
+        "r i",
+        "w a(i, 1)",
+        "r i",
+        "w i = (i + 1)",
+        "r n",
+        "w j = n",
+        "r j",
+        "w j = (j + -1)",
+        "r n",
+        "r s",
+        "w k = 2",
+        "r k",
+        "w k = (k + s)",
+        "r n",
+        "w k = n",
+        "r k",
+        "w k = (k + -2)",
+        "r n",
+        "r n",
+        "w i = 1",
+        "w j = 1",
+        "r i",
+        "w i = (i + 1)",
+        "r i",
+        "r j",
+        "w a(i, j)",
+        "r j",
+        "w j = (j + 2)",
+        "r n",
+        "w x = 1",
+        "r x",
+        "w x = (x + 1)",
+    ];
+    assert_eq!(got, want);
+    let got = controls(text, "d");
+    let want = [
+        "i = 1, n, 1 Le",
+        "j = n, 1, -1 Ge",
+        // a step that is not a constant counts as positive
+        "k = 2, (n + 1), s Le",
+        "k = n, 1, -2 Ge",
+        // DO CONCURRENT: the first index
+        "i = 1, n, 1 Le",
+        "-",
+        "-",
+        "x = 1, 2, 1 Le",
+    ];
+    assert_eq!(got, want);
+    // the latch's value reads the variable in the latch
+    let lf = lower_text(text);
+    let f = func(&lf, "d");
+    for b in f.blocks.iter().filter(|b| b.name == "do.inc") {
+        let Some(Inst {
+            kind: InstKind::Access(w),
+            ..
+        }) = b.insts.last()
+        else {
+            panic!("no latch write");
+        };
+        let Some(Expr::Bin(BinOp::Add, cur, _)) = w.rhs.map(|e| f.expr(e)) else {
+            panic!("latch value {:?}", w.rhs);
+        };
+        let Expr::Read(at) = f.expr(*cur) else {
+            panic!("latch read");
+        };
+        assert_eq!(f.block(at.block).name, "do.inc");
     }
-    for l in controls(text, "d") {
-        println!("{l}");
-    }
+}
+
+/// Declared bounds: lower bound and extent per dimension, where they are
+/// compile-time constants.
+#[test]
+fn declared_bounds() {
     let text = r#"subroutine e(a, b, c, d, n)
   integer, parameter :: m = 5
   integer n
@@ -2430,65 +2765,56 @@ end
   type(t) :: tt(2:m)
   integer z(m)
   parameter (z = 1)
+  real sc
 end
 "#;
-    for l in dims(text, "e") {
-        println!("{l}");
-    }
-    panic!();
+    let got = dims(text, "e");
+    let want = [
+        "a(1+10, 0+6)",
+        "b(1+?, 1+?)",
+        "c(1+?)",
+        "d(-2+5)",
+        "e(1+5, 1+3)",
+        "f(1+4, 2+2)",
+        "g(?+?)",
+        "gp(?+?, ?+?)",
+        "h(1+6)",
+        "q(0+?)",
+        "r(2+?)",
+        "s(?+?)",
+        "str(1+3)",
+        "tt(2+4)",
+        "z(1+5)",
+    ];
+    assert_eq!(got, want);
 }
 
+/// Implicitly typed locals get their `Decl` at the top of the entry block
+/// when first seen: the reads made before still name their instruction.
 #[test]
-fn explore_exprs() {
-    let text = r#"subroutine s(a, idx, n)
-  integer, parameter :: m = 4
-  integer n, idx(n), k, j
-  real a(n, 0:m), x
-  k = i + 1
-  k = -j * 2 - (n / 3)
-  k = mod(i, m) + min(i, j, n) + max(i, 2)
-  k = iand(i, 7) + ior(i, j) + ieor(i, 1)
-  k = m + 2
-  x = 1.5
-  k = f(i)
-  k = i ** 2
-  k = idx(i) + 1
-  a(i, k + 1) = a(idx(i), 0)
-  l = i < j .and. j >= n .or. .not. (k == 2)
+fn reads_name_their_instruction() {
+    let text = r#"subroutine r(a, n)
+  real a(n)
+  k = n
+  j = k + 1
+  a(j) = a(k)
+  m = j * 2
 end
 "#;
-    for l in accesses(text, "s") {
-        println!("{l}");
-    }
-    let text = r#"subroutine t(a, b, v, idx, n)
-  type pt
-    integer :: x
-    real :: c(3)
-  end type
-  integer n, idx(n)
-  real a(10, 0:n), b(n), v(*)
-  type(pt) :: p, ps(5)
-  real, allocatable :: al(:,:)
-  real co[*]
-  a = 0
-  b = b + 1
-  a(1:n:2, :) = 1
-  a(:n, 2:) = 2
-  b(idx) = 3
-  b(idx(1:2)) = 4
-  b(idx + 1) = 4
-  p%x = 5
-  ps(i)%c(j) = 6
-  ps%x = 7
-  co[2] = 8
-  al = 9
-  call sub(b)
-  v(i) = 1
-  v(i:) = 1
-end
-"#;
-    for l in accesses(text, "t") {
-        println!("{l}");
-    }
-    panic!();
+    assert_eq!(
+        accesses(text, "r"),
+        [
+            "r n",
+            "w k = n",
+            "r k",
+            "w j = (k + 1)",
+            "r k",
+            "r a(k)",
+            "r j",
+            "w a(j)",
+            "r j",
+            "w m = (j * 2)",
+        ]
+    );
+    check_invariants(text, &lower_text(text));
 }
