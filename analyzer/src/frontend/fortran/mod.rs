@@ -11,6 +11,19 @@
 //! turns statements into blocks and `expr` turns expressions into accesses,
 //! calls and builtins.
 //!
+//! Symbolic expressions (`ir::expr`): evaluating an expression also gives
+//! its value in `Function::exprs` (`Lowerer::eval_expr`): integer constants
+//! and PARAMETERs, reads of scalars and elements (the read instruction),
+//! `+ - * /`, negation, comparisons, `.and.`/`.or.`, `MOD`, `MIN`, `MAX`,
+//! `IAND`, `IOR`, `IEOR`; anything else, and every array value, is
+//! `Expr::Unknown`. Accesses carry their path (a subscript per dimension in
+//! source order, sections as ranges, `%comp` by name, a whole array as one
+//! full range per dimension, `Sel::Unknown` for coarray selectors and
+//! vector subscripts); whole scalar writes the value assigned; a counted DO
+//! (and DO CONCURRENT, its first index) its `LoopControl`; array variables
+//! their declared bounds (`VarType::dims`). None of it adds, removes or
+//! moves an instruction.
+//!
 //! Everything reads a flat copy of the tree (`FNode`, see
 //! `frontend::flat`), made once per tree by [`lower_tree`]; the statements
 //! of outlines are not copied (see `CopyPlan`).

@@ -770,7 +770,11 @@ pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Di
                 };
                 bounds.push(crate::ir::Dim { lower, extent });
             }
-            "assumed_size" | "assumed_rank" | "assumed_shape" => {
+            // assumed rank (`..`): no dimension is known
+            "assumed_rank" => constant = false,
+            // `*` and `:` start at 1 (a deferred shape's bounds are the
+            // allocation's: see `Lowerer::make_var`)
+            "assumed_size" | "assumed_shape" => {
                 constant = false;
                 bounds.push(crate::ir::Dim {
                     lower: Some(1),

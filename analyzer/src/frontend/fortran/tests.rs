@@ -2080,6 +2080,17 @@ fn deep_nesting_does_not_overflow() {
     let lf = lower_text(&expr);
     check_invariants(&expr, &lf);
 
+    // nested subscripts and components
+    for (open, close) in [("a(i, ", ")"), ("t(", ")%c"), ("mod(", ", k)")] {
+        let sub = format!(
+            "subroutine u(a, t)\n  real a(3, 3)\n  x = {}i{}\nend\n",
+            open.repeat(depth),
+            close.repeat(depth)
+        );
+        let lf = lower_text(&sub);
+        check_invariants(&sub, &lf);
+    }
+
     // nested inquiry intrinsics recurse without evaluating values
     let inquiry = format!(
         "subroutine r(a)\n  real a(3)\n  k = {}a{}\nend\n",
@@ -2766,6 +2777,11 @@ fn declared_bounds() {
   integer z(m)
   parameter (z = 1)
   real sc
+  real, dimension(0:m, 2) :: w
+  real ar(..)
+  integer nn
+  parameter (nn = 3)
+  real pp(nn, -nn:nn)
 end
 "#;
     let got = dims(text, "e");
@@ -2785,6 +2801,9 @@ end
         "str(1+3)",
         "tt(2+4)",
         "z(1+5)",
+        "w(0+6, 1+2)",
+        "ar()",
+        "pp(1+3, -3+7)",
     ];
     assert_eq!(got, want);
 }
