@@ -71,6 +71,15 @@ pub enum OmpLang {
     Fortran,
 }
 
+impl From<crate::ir::Lang> for OmpLang {
+    fn from(l: crate::ir::Lang) -> OmpLang {
+        match l {
+            crate::ir::Lang::C => OmpLang::C,
+            crate::ir::Lang::Fortran => OmpLang::Fortran,
+        }
+    }
+}
+
 impl OmpLang {
     /// Whether two names denote the same variable: exact in C, ASCII
     /// case-insensitive in Fortran.

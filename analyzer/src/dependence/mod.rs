@@ -419,7 +419,6 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
             });
         }
     }
-    let _ = &ivs;
     let mut independent: Vec<String> = Vec::new();
     let mut pairs = 0usize;
     // group by root, in order of first access
@@ -534,7 +533,6 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
             None => independent.push(name),
         }
     }
-    let _ = vals.in_memory(VarId(0));
     let own_index = func
         .source_loop_with_header(lp.header)
         .and_then(|sl| sl.control.as_ref())

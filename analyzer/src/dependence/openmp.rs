@@ -53,15 +53,13 @@ impl Sharing {
 
 /// A worksharing loop's directives, parsed.
 pub struct OmpLoop {
-    /// The loop directive and where its text starts in the file.
+    /// The loop directive.
     pub directive: Directive,
-    pub directive_span: Span,
     /// The enclosing `parallel` directive, when the loop directive is not
     /// combined with it.
     pub region: Option<(Directive, OmpRegion)>,
     /// The loops the directive associates (`collapse`), outermost first.
     pub loops: Vec<LoopId>,
-    lang: Lang,
 }
 
 impl OmpLoop {
@@ -73,11 +71,7 @@ impl OmpLoop {
         l: LoopId,
         directive_span: Span,
     ) -> Option<OmpLoop> {
-        let lang = func.lang;
-        let ol = match lang {
-            Lang::C => OmpLang::C,
-            Lang::Fortran => OmpLang::Fortran,
-        };
+        let ol = OmpLang::from(func.lang);
         let text = src.get(directive_span.start as usize..directive_span.end as usize)?;
         let directive = omp::parse_directive(text, ol)?;
         let combined = directive.words.first().is_some_and(|w| w == "parallel");
@@ -108,18 +102,9 @@ impl OmpLoop {
         }
         Some(OmpLoop {
             directive,
-            directive_span,
             region,
             loops,
-            lang,
         })
-    }
-
-    fn same(&self, a: &str, b: &str) -> bool {
-        match self.lang {
-            Lang::C => a == b,
-            Lang::Fortran => a.eq_ignore_ascii_case(b),
-        }
     }
 
     /// The sharing of `v` given explicitly by a clause of `d`.
@@ -202,21 +187,6 @@ impl OmpLoop {
             Some(DefaultKind::Firstprivate) => Sharing::Firstprivate,
             _ => Sharing::Shared { explicit: false },
         }
-    }
-
-    /// Whether a clause names `name` on the loop directive.
-    pub fn names(&self, name: &str) -> bool {
-        self.directive
-            .clauses
-            .iter()
-            .any(|c| c.vars.iter().any(|v| self.same(&v.name, name)))
-    }
-
-    /// Where to insert a clause: the end of the loop directive's text
-    /// (before trailing blanks and a Fortran comment is not handled: the
-    /// directive span ends at the last clause).
-    pub fn insert_at(&self) -> u32 {
-        self.directive_span.end
     }
 }
 

@@ -232,14 +232,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 Target::OpenMp => openmp::rewrite(&site, pre),
                 Target::Ivdep(style) => ivdep::rewrite(&site, style),
             };
-            out.push(refuse_conflicts(
-                fa,
-                f,
-                BuiltinId(i as u32),
-                r,
-                what,
-                fortran,
-            ));
+            out.push(refuse_conflicts(fa, f, BuiltinId(i as u32), r, what));
         }
     }
     if target == Target::OpenMp && fa.kind == SourceKind::C {
@@ -265,16 +258,11 @@ fn refuse_conflicts(
     marker: BuiltinId,
     r: MarkerRewrite,
     what: &str,
-    fortran: bool,
 ) -> MarkerRewrite {
     if !r.converts() {
         return r;
     }
-    let lang = if fortran {
-        crate::omp::OmpLang::Fortran
-    } else {
-        crate::omp::OmpLang::C
-    };
+    let lang = crate::omp::OmpLang::from(f.func.lang);
     let directive = r
         .fix
         .edits

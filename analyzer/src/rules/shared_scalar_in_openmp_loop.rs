@@ -55,7 +55,6 @@ use crate::dependence::openmp::{red_op, Sharing};
 use crate::dependence::scalars::{RedOp, ScalarUse};
 use crate::dependence::Asserted;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
-use crate::ir::Lang;
 use crate::omp::{self, ClauseKind, OmpLang};
 use crate::source::Span;
 
@@ -68,7 +67,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             let name = &cx.func.var(u.var).name;
             let diag = match sh {
                 Sharing::Shared { explicit } => shared(cx, *directive, u, name, *explicit),
-                Sharing::Private | Sharing::Lastprivate => undefined_read(cx, u, name, sh),
+                Sharing::Private | Sharing::Lastprivate => undefined_read(u, name, sh),
                 Sharing::Reduction(op) => bad_reduction(cx, u, name, red_op(op)),
                 _ => None,
             };
@@ -164,12 +163,7 @@ fn shared(
     })
 }
 
-fn undefined_read(
-    cx: &FunctionContext,
-    u: &ScalarUse,
-    name: &str,
-    sh: &Sharing,
-) -> Option<Diagnostic> {
+fn undefined_read(u: &ScalarUse, name: &str, sh: &Sharing) -> Option<Diagnostic> {
     let at = u.exposed_read?;
     let clause = if *sh == Sharing::Private {
         "private"
@@ -181,7 +175,6 @@ fn undefined_read(
     } else {
         "Set the variable before reading it in each iteration, or use `firstprivate` if the value from before the loop is meant.".to_string()
     };
-    let _ = cx;
     Some(
         Diagnostic::new(
             Code(503),
@@ -249,11 +242,7 @@ fn add_clause_fix(
         .src
         .text()
         .get(directive.start as usize..directive.end as usize)?;
-    let ol = match lang {
-        Lang::C => OmpLang::C,
-        Lang::Fortran => OmpLang::Fortran,
-    };
-    let d = omp::parse_directive(text, ol)?;
+    let d = omp::parse_directive(text, OmpLang::from(lang))?;
     let existing = d.clauses.iter().find(|c| match (&c.kind, kind) {
         (ClauseKind::Private, "private") | (ClauseKind::Lastprivate, "lastprivate") => true,
         (ClauseKind::Reduction(r), "reduction") => red_op(r) == op,
