@@ -29,6 +29,7 @@ pub mod openmp;
 pub mod pair;
 pub mod poly;
 pub mod scalars;
+pub mod summary;
 pub mod values;
 
 #[cfg(test)]
@@ -114,6 +115,12 @@ pub enum Unproven {
     },
     /// A call to a function with unknown effects.
     UnknownCall(String),
+    /// A call to a function defined in the file whose effects cannot be
+    /// summarised (`why`: "it calls `rand`").
+    OpaqueCallee {
+        name: String,
+        why: String,
+    },
     Asm,
     /// The access goes through a pointer loaded from memory (the span is
     /// the load, or the access).
@@ -230,6 +237,9 @@ enum Root {
     Var(VarId),
     /// Memory behind a pointer variable (or a computed pointer: `None`).
     Ptr(Option<VarId>),
+    /// A named object only callees touch (a global the function does not
+    /// name, a callee's `static` local): index into the loop's `externs`.
+    Extern(u32),
 }
 
 enum Sub {
@@ -264,6 +274,9 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
     let latch = lp.latches.first().copied();
     // the types stored through pointers in the loop
     let mut store_types: Vec<ScalarTy> = Vec::new();
+    let sums = summary::Summaries::new(&func.callees, inp.pure_functions);
+    // variables that calls with known effects write
+    let mut call_writes: Vec<VarId> = Vec::new();
     let vals_clobber = {
         let mut any_call = false;
         for &b in &lp.blocks {
@@ -274,7 +287,46 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
                             memory::is_pure_function(n, inp.pure_functions)
                                 || output_only(n, func.lang)
                         });
-                        if !pure {
+                        let summary = c.callee.as_deref().and_then(|n| sums.get(n));
+                        if let Some(why) = summary.as_ref().and_then(|s| s.unknown.clone()) {
+                            any_call = true;
+                            let name = c.callee.clone().unwrap_or_default();
+                            if !findings.iter().any(|f| matches!(f, Finding::Unproven { why: Unproven::OpaqueCallee { name: n, .. }, .. } if *n == name)) {
+                                findings.push(Finding::Unproven {
+                                    object: name.clone(),
+                                    at: c.name_span,
+                                    why: Unproven::OpaqueCallee { name, why },
+                                });
+                            }
+                        } else if let Some(s) = summary {
+                            // what the callee writes
+                            for e in s.effects.iter().filter(|e| e.write) {
+                                match &e.target {
+                                    summary::Target::Global(n) => {
+                                        if let Some(v) = var_named(func, n) {
+                                            call_writes.push(v);
+                                        }
+                                    }
+                                    summary::Target::Own { .. } => {}
+                                    summary::Target::Param { index, .. } => {
+                                        let g = c.callee.as_deref().and_then(|n| sums.function(n));
+                                        match g.and_then(|g| summary::arg_for(g, c, *index)) {
+                                            Some(CallArg::Ref { var, .. }) => {
+                                                call_writes.push(*var)
+                                            }
+                                            Some(CallArg::Other { .. }) => {}
+                                            // a pointer: what it may reach
+                                            _ => {
+                                                if !store_types.contains(&e.ty) {
+                                                    store_types.push(e.ty);
+                                                }
+                                                call_writes.extend(c.escapes.iter().copied());
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        } else if !pure {
                             any_call = true;
                             let name = c
                                 .callee
@@ -321,7 +373,8 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
             && store_types
                 .iter()
                 .any(|t| memory::alias::types_compatible(*t, v.ty.scalar));
-        if mem && (vals_clobber || by_pointer) && !matches!(v.kind, VarKind::Constant) {
+        let by_call = call_writes.contains(&VarId(i as u32));
+        if mem && (vals_clobber || by_pointer || by_call) && !matches!(v.kind, VarKind::Constant) {
             clobbered[i] = true;
         }
     }
@@ -346,6 +399,8 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
     let bounds = loop_bounds(inp, &vals, l);
     let sym_trips = symbolic_trip_counts(inp, &vals, l);
     let inside = declared_inside(inp, l);
+    // objects only callees name (`Root::Extern`)
+    let mut externs: Vec<String> = Vec::new();
     // the loops a `collapse` clause adds to the worksharing loop
     let collapsed: Vec<LoopId> = omp_loop
         .as_ref()
@@ -355,12 +410,47 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
         let bid = BlockId(b);
         let every = every_iteration(inp, l, b, latch);
         for (k, inst) in func.block(bid).insts.iter().enumerate() {
-            let InstKind::Access(a) = &inst.kind else {
-                continue;
-            };
             let at = InstRef {
                 block: bid,
                 index: k as u32,
+            };
+            if let InstKind::Call(c) = &inst.kind {
+                // the effects of a same-file callee, as accesses of the call
+                let Some(name) = c.callee.as_deref() else {
+                    continue;
+                };
+                let (Some(s), Some(g)) = (sums.get(name), sums.function(name)) else {
+                    continue;
+                };
+                if s.unknown.is_some() {
+                    continue;
+                }
+                for e in &s.effects {
+                    let Some((root, path)) =
+                        effect_access(func, &vals, g, c, e, at, inst.span, &mut externs)
+                    else {
+                        continue;
+                    };
+                    if !counts(inp, omp, &mut is_private, &inside, root, path.is_empty())
+                        || ivs.contains(&root)
+                    {
+                        continue;
+                    }
+                    let wraps = leaves_dimension(func, root, &path, &bounds);
+                    accs.push(Acc {
+                        wraps,
+                        span: inst.span,
+                        write: e.write,
+                        root,
+                        path,
+                        every,
+                        ty: e.ty,
+                    });
+                }
+                continue;
+            }
+            let InstKind::Access(a) = &inst.kind else {
+                continue;
             };
             // where the pointer points, when the loop sets it
             let (root, base) = match a.target {
@@ -376,7 +466,7 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
                     (Root::Ptr(None), Err(Why::LoadedPointer(inst.span)))
                 }
             };
-            if !counts(inp, omp, &mut is_private, &inside, root, a) {
+            if !counts(inp, omp, &mut is_private, &inside, root, a.path.is_empty()) {
                 continue;
             }
             if ivs.contains(&root) {
@@ -441,9 +531,9 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
         if !mine.iter().any(|a| a.write) {
             continue;
         }
-        let name = root_name(func, r);
+        let name = root_name(func, &externs, r);
         // a write through a pointer may reach other objects
-        if let Some(f) = alias_finding(inp, &roots, &fresh, &accs, r, &name) {
+        if let Some(f) = alias_finding(inp, &roots, &fresh, &accs, &externs, r, &name) {
             findings.push(f);
             continue;
         }
@@ -561,6 +651,144 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
     }
 }
 
+/// The variable of `func` a summary's global names (Fortran: any case;
+/// host-associated variables are the host's own).
+fn var_named(func: &Function, name: &str) -> Option<VarId> {
+    let found = func.vars.iter().position(|v| {
+        v.kind != VarKind::Constant
+            && match func.lang {
+                Lang::C => matches!(v.kind, VarKind::Global | VarKind::Static) && v.name == name,
+                Lang::Fortran => v.name.eq_ignore_ascii_case(name),
+            }
+    });
+    found.map(|i| VarId(i as u32))
+}
+
+/// An effect of callee `g` at call `c` (instruction `at`) as an access of
+/// the loop: its root and selection in the caller's terms. `None`: the
+/// effect touches a temporary.
+#[allow(clippy::too_many_arguments)]
+fn effect_access(
+    func: &Function,
+    vals: &Values,
+    g: &Function,
+    c: &Call,
+    e: &summary::Effect,
+    at: InstRef,
+    span: Span,
+    externs: &mut Vec<String>,
+) -> Option<(Root, Vec<Sub>)> {
+    use summary::{ESel, Target};
+    // the callee's parameters' values at the call
+    let actual = |v: VarId| -> Option<Poly> {
+        let k = g.params.iter().position(|p| *p == Some(v))?;
+        match summary::arg_for(g, c, k)? {
+            CallArg::Value(x) => vals.eval(*x).ok(),
+            CallArg::Ref { var, path, .. } if path.is_empty() => vals.value_at(*var, at).ok(),
+            _ => None,
+        }
+    };
+    let epath: Vec<Sub> = e
+        .path
+        .iter()
+        .map(|s| match s {
+            ESel::Index(p) => {
+                Sub::Index(summary::substitute(p, &actual).ok_or(Why::NotAffine(span)))
+            }
+            ESel::Unknown => Sub::Index(Err(Why::NotAffine(span))),
+            ESel::Any => Sub::Any,
+            ESel::Field(f) => Sub::Field(f.clone()),
+        })
+        .collect();
+    let mut intern = |n: String| -> Root {
+        let k = match externs.iter().position(|x| *x == n) {
+            Some(k) => k,
+            None => {
+                externs.push(n);
+                externs.len() - 1
+            }
+        };
+        Root::Extern(k as u32)
+    };
+    let (index, lower) = match &e.target {
+        Target::Global(n) => {
+            let root = var_named(func, n).map_or_else(|| intern(n.clone()), Root::Var);
+            return Some((root, epath));
+        }
+        Target::Own { function, var } => {
+            return Some((intern(format!("{var} (static in `{function}`)")), epath));
+        }
+        Target::Param { index, lower } => (*index, lower),
+    };
+    let (root, base): (Root, Vec<Sub>) = match summary::arg_for(g, c, index)? {
+        CallArg::Other { .. } => return None,
+        CallArg::Ref { var, path, .. } => (
+            Root::Var(*var),
+            path.iter()
+                .map(|sel| match sel {
+                    Sel::Index(x) => Sub::Index(vals.eval(*x)),
+                    Sel::Field(f) => Sub::Field(f.clone()),
+                    Sel::Range { .. } | Sel::Unknown => Sub::Any,
+                })
+                .collect(),
+        ),
+        CallArg::Value(x) => match vals.eval(*x).and_then(|v| base_of_value(func, vals, v)) {
+            Ok((r, off)) => (r, vec![Sub::Index(Ok(off))]),
+            Err(Why::Indirect(s)) => (
+                Root::Ptr(None),
+                vec![Sub::Index(Err(Why::LoadedPointer(s)))],
+            ),
+            Err(w) => (Root::Ptr(None), vec![Sub::Index(Err(w))]),
+        },
+    };
+    let path = match func.lang {
+        Lang::C => compose_c(base, epath, span),
+        Lang::Fortran => {
+            let dims: &[Dim] = match root {
+                Root::Var(v) => &func.var(v).ty.dims,
+                _ => &[],
+            };
+            if epath.is_empty() {
+                base
+            } else if base.is_empty()
+                && lower.len() == dims.len()
+                && lower
+                    .iter()
+                    .zip(dims)
+                    .all(|(l, d)| l.is_some() && *l == d.lower)
+            {
+                epath
+            } else {
+                vec![Sub::Index(Err(Why::NotAffine(span)))]
+            }
+        }
+    };
+    Some((root, path))
+}
+
+/// C: a pointer to the element `base` selects, then `path` from it (the
+/// first subscript of `path` is added to the last of `base`).
+fn compose_c(base: Vec<Sub>, path: Vec<Sub>, span: Span) -> Vec<Sub> {
+    let mut path = path.into_iter();
+    let Some(first) = path.next() else {
+        return base;
+    };
+    let mut out = base;
+    let Some(last) = out.pop() else {
+        out.push(first);
+        out.extend(path);
+        return out;
+    };
+    let joined = match (last, first) {
+        (Sub::Index(Ok(a)), Sub::Index(Ok(b))) => Sub::Index(a.add(&b).ok_or(Why::NotAffine(span))),
+        (Sub::Index(Err(w)), _) | (_, Sub::Index(Err(w))) => Sub::Index(Err(w)),
+        _ => Sub::Index(Err(Why::NotAffine(span))),
+    };
+    out.push(joined);
+    out.extend(path);
+    out
+}
+
 /// Tests one pair of accesses to the same root.
 fn test(
     a: &Acc,
@@ -648,7 +876,7 @@ fn counts(
     is_private: &mut dyn FnMut(VarId) -> bool,
     inside: &[VarId],
     root: Root,
-    a: &Access,
+    path_empty: bool,
 ) -> bool {
     match root {
         Root::Var(v) => {
@@ -658,14 +886,14 @@ fn counts(
             }
             if omp {
                 // scalars are CSA503's; private copies never conflict
-                let scalar = !var.ty.is_array && !var.ty.is_aggregate && a.path.is_empty();
+                let scalar = !var.ty.is_array && !var.ty.is_aggregate && path_empty;
                 !scalar && !is_private(v) && inside.binary_search(&v).is_err()
             } else {
                 inp.memory.vars.storage(v) == Some(Storage::Memory)
                     && inside.binary_search(&v).is_err()
             }
         }
-        Root::Ptr(_) => true,
+        Root::Ptr(_) | Root::Extern(_) => true,
     }
 }
 
@@ -818,7 +1046,11 @@ fn pointer_base(
     p: VarId,
     at: InstRef,
 ) -> Result<(Root, Poly), Why> {
-    let mut val = vals.value_at(p, at)?;
+    base_of_value(func, vals, vals.value_at(p, at)?)
+}
+
+/// [`pointer_base`] of a pointer value.
+fn base_of_value(func: &Function, vals: &Values, mut val: Poly) -> Result<(Root, Poly), Why> {
     // a local pointer set once before the loop (`p = a + 1`): its value
     for _ in 0..8 {
         let Some((q, k)) = val.terms.iter().find_map(|(m, k)| match m.as_slice() {
@@ -1055,6 +1287,7 @@ fn alias_finding(
     roots: &[Root],
     fresh: &[VarId],
     accs: &[Acc],
+    externs: &[String],
     r: Root,
     name: &str,
 ) -> Option<Finding> {
@@ -1068,6 +1301,10 @@ fn alias_finding(
             (Root::Ptr(p), Root::Var(v)) | (Root::Var(v), Root::Ptr(p)) => {
                 !restrict(p) && !fresh(p) && reachable_by_pointer(func, v)
             }
+            // a global only a callee names (C: any global may be pointed to)
+            (Root::Ptr(p), Root::Extern(_)) | (Root::Extern(_), Root::Ptr(p)) => {
+                func.lang == Lang::C && !restrict(p) && !fresh(p)
+            }
             _ => false,
         };
         if !may {
@@ -1080,7 +1317,7 @@ fn alias_finding(
                         object: name.to_string(),
                         at: a.span,
                         why: Unproven::MayAlias {
-                            other: root_name(func, b.root),
+                            other: root_name(func, externs, b.root),
                             other_span: b.span,
                         },
                     });
@@ -1099,8 +1336,9 @@ fn reachable_by_pointer(func: &Function, v: VarId) -> bool {
     }
 }
 
-fn root_name(func: &Function, r: Root) -> String {
+fn root_name(func: &Function, externs: &[String], r: Root) -> String {
     match r {
+        Root::Extern(k) => externs.get(k as usize).cloned().unwrap_or_default(),
         Root::Var(v) => func.var(v).name.clone(),
         Root::Ptr(Some(p)) => format!("*{}", func.var(p).name),
         Root::Ptr(None) => "memory behind a loaded pointer".to_string(),

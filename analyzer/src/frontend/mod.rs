@@ -11,6 +11,7 @@
 //! `Function::syntax_error`.
 
 pub mod c;
+pub(crate) mod callees;
 pub(crate) mod fields;
 pub(crate) mod flat;
 pub mod fortran;

@@ -245,6 +245,82 @@ pub(crate) fn fortran_needs_lowering(text: &str, has_error: bool) -> bool {
     })
 }
 
+/// Where each name is called in a Fortran file (`CALL name`, and `name(`,
+/// which may also be an array element or a function reference), by
+/// lower-cased name: a unit called from outside itself is lowered in full
+/// for the effect summaries of its callers (`frontend::callees`). Empty
+/// when the file holds no CSA builtin and no directive (no caller then
+/// needs a summary).
+#[derive(Default)]
+pub(crate) struct FortranCalls(rustc_hash::FxHashMap<String, Vec<usize>>);
+
+impl FortranCalls {
+    pub(crate) fn scan(text: &str) -> FortranCalls {
+        let b = text.as_bytes();
+        let has = |m: &str| memmem::find(b, m.as_bytes()).is_some();
+        if !(has("builtin_csa")
+            || has("BUILTIN_CSA")
+            || has("Builtin_Csa")
+            || memchr::memchr(b'$', b).is_some())
+        {
+            return FortranCalls::default();
+        }
+        let mut out: rustc_hash::FxHashMap<String, Vec<usize>> = Default::default();
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let mut i = 0;
+        let mut prev_call = false;
+        while i < b.len() {
+            if !(b[i].is_ascii_alphabetic()) || (i > 0 && ident(b[i - 1])) {
+                if !b[i].is_ascii_whitespace() && b[i] != b'&' {
+                    prev_call = false;
+                }
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && ident(b[i]) {
+                i += 1;
+            }
+            let word = &text[start..i];
+            let mut j = i;
+            while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                j += 1;
+            }
+            if prev_call || b.get(j) == Some(&b'(') {
+                out.entry(word.to_ascii_lowercase())
+                    .or_default()
+                    .push(start);
+            }
+            prev_call = word.eq_ignore_ascii_case("call");
+        }
+        FortranCalls(out)
+    }
+
+    /// Whether `name` is called outside `start..end` (its own unit).
+    pub(crate) fn called_outside(&self, name: &str, start: usize, end: usize) -> bool {
+        if self.0.is_empty() {
+            return false;
+        }
+        self.0
+            .get(&name.to_ascii_lowercase())
+            .is_some_and(|ps| ps.iter().any(|&p| p < start || p >= end))
+    }
+
+    /// The name a unit's text defines (`subroutine s`, `real function f`).
+    pub(crate) fn unit_name(text: &str) -> Option<String> {
+        let mut words = text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .take(12);
+        while let Some(w) = words.next() {
+            if w.eq_ignore_ascii_case("subroutine") || w.eq_ignore_ascii_case("function") {
+                return words.next().map(|n| n.to_ascii_lowercase());
+            }
+        }
+        None
+    }
+}
+
 /// Whether `word` occurs in `hay` as a whole C identifier.
 fn contains_word(hay: &[u8], word: &[u8]) -> bool {
     word_positions(hay, word).next().is_some()

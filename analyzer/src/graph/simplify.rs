@@ -390,6 +390,8 @@ mod tests {
             source_loops: Vec::new(),
             exprs: Vec::new(),
             omp_regions: Vec::new(),
+            params: Vec::new(),
+            callees: Vec::new(),
             syntax_error: None,
             outline: false,
         }

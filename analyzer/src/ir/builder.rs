@@ -24,6 +24,8 @@ impl FunctionBuilder {
             source_loops: Vec::new(),
             exprs: vec![Expr::Unknown],
             omp_regions: Vec::new(),
+            params: Vec::new(),
+            callees: Vec::new(),
             syntax_error: None,
             outline: false,
         };

@@ -80,6 +80,15 @@ pub struct Function {
     /// directive and the code they enclose), for the data sharing of the
     /// worksharing loops inside them.
     pub omp_regions: Vec<OmpRegion>,
+    /// The parameters (C) or dummy arguments (Fortran) in order; `None`
+    /// for a dummy procedure or an alternate return (`*`).
+    pub params: Vec<Option<VarId>>,
+    /// The functions defined in the same file that this one calls,
+    /// directly or through them, lowered in full (filled by the front ends
+    /// for the functions they lower, when any call is in a loop; the
+    /// dependence analysis summarises their effects, see
+    /// `dependence::summary`). Empty for the callees themselves.
+    pub callees: Vec<std::sync::Arc<Function>>,
     /// Byte span of the first ERROR/MISSING node inside the function, if any.
     pub syntax_error: Option<Span>,
     /// The body was not lowered: it holds nothing any rule looks at (no CSA
@@ -108,6 +117,8 @@ impl Function {
             source_loops: Vec::new(),
             exprs: Vec::new(),
             omp_regions: Vec::new(),
+            params: Vec::new(),
+            callees: Vec::new(),
             syntax_error: None,
             outline: true,
         }
@@ -315,6 +326,29 @@ pub struct Call {
     /// Variables whose address is passed to the callee (`&x`, an array name,
     /// any Fortran actual argument that is a variable).
     pub escapes: Vec<VarId>,
+    /// The actual arguments in order, for the effect summaries of callees
+    /// defined in the same file (`dependence::summary`); empty for calls through
+    /// function pointers, I/O statements and calls the front end gave up on.
+    pub args: Vec<CallArg>,
+}
+
+/// One actual argument of a [`Call`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallArg {
+    /// C: the argument's value (a pointer's is its address, `AddrOf(a) + i`
+    /// for `&a[i]`).
+    Value(ExprId),
+    /// Fortran: a variable, or an element, section or component of one,
+    /// passed by reference (subscripts evaluated before the call).
+    /// `keyword`: the dummy's name for `name = actual`.
+    Ref {
+        var: VarId,
+        path: Vec<Sel>,
+        keyword: Option<Box<str>>,
+    },
+    /// Anything else (Fortran: an expression, passed as a temporary the
+    /// callee cannot change for the caller).
+    Other { keyword: Option<Box<str>> },
 }
 
 /// Scalar type classes for the type-based alias rule.

@@ -73,6 +73,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                     format!("`{object}` and `{other}` may be the same memory (add `restrict` to pointer parameters that never overlap)")
                 }
                 Unproven::UnknownCall(name) => format!("the call to `{name}` has effects csa-lint cannot see (define it in this file, or list it in `pure-functions` if it has none)"),
+                Unproven::OpaqueCallee { name, why } => format!("`{name}` is defined in this file, but its effects cannot be summarised: {why}"),
                 Unproven::Asm => "inline assembly may touch any memory".to_string(),
                 Unproven::LeavesDimension => "one of its subscripts leaves its dimension's bounds on some iteration, so it reaches elements of a neighbouring row and the subscripts cannot be compared one by one".to_string(),
                 Unproven::LoadedPointer(s) if s == at => "it goes through a pointer loaded from memory, which may point to the same place in different iterations".to_string(),
@@ -88,7 +89,9 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 Unproven::Budget => "the loop nest is too large for the analysis budget".to_string(),
             };
             let subject = match why {
-                Unproven::UnknownCall(_) | Unproven::Asm => "this loop".to_string(),
+                Unproven::UnknownCall(_) | Unproven::OpaqueCallee { .. } | Unproven::Asm => {
+                    "this loop".to_string()
+                }
                 _ => format!("the access `{}` to `{object}`", text(*at)),
             };
             let anchor = match &d.asserted {

@@ -352,6 +352,7 @@ impl<'t> FnLowerer<'_, 't> {
                 callee: None,
                 name_span: span(e),
                 escapes: Vec::new(),
+                args: Vec::new(),
             }),
             span(e),
         );
@@ -1308,20 +1309,40 @@ impl<'t> FnLowerer<'_, 't> {
 
     /// Arguments in order; returns the variables whose address escapes.
     fn call_args(&mut self, args: Option<Node<'_>>) -> Vec<VarId> {
+        self.call_args_with_values(args).0
+    }
+
+    /// Evaluates a call's arguments: the variables whose address escapes
+    /// and each argument as a [`CallArg`].
+    fn call_args_with_values(&mut self, args: Option<Node<'_>>) -> (Vec<VarId>, Vec<CallArg>) {
         let mut escapes = Vec::new();
+        let mut values = Vec::new();
         let Some(args) = args else {
-            return escapes;
+            return (escapes, values);
         };
         for a in named_children(args) {
             if a.node_kind() == "comment" {
                 continue;
             }
             let mark = self.escape_log.len();
-            let _ = self.value(a);
+            let rv = self.rvalue(a);
+            values.push(match &rv.addr_of {
+                Some(Place {
+                    target: AccessTarget::Var(v),
+                    path,
+                    ..
+                }) => CallArg::Ref {
+                    var: *v,
+                    path: path.clone(),
+                    keyword: None,
+                },
+                _ => CallArg::Value(rv.expr),
+            });
+            let _ = self.consume(rv);
             escapes.extend_from_slice(&self.escape_log[mark.min(self.escape_log.len())..]);
         }
         dedup(&mut escapes);
-        escapes
+        (escapes, values)
     }
 
     #[inline(never)]
@@ -1391,12 +1412,13 @@ impl<'t> FnLowerer<'_, 't> {
             };
             if !is_var {
                 let ret = self.file.functions.get(&name).cloned().map(|t| t.peel());
-                let escapes = self.call_args(args);
+                let (escapes, args) = self.call_args_with_values(args);
                 self.b.push(
                     InstKind::Call(Call {
                         callee: Some(name.clone()),
                         name_span: span(callee),
                         escapes,
+                        args,
                     }),
                     span(e),
                 );
@@ -1420,6 +1442,7 @@ impl<'t> FnLowerer<'_, 't> {
                 callee: None,
                 name_span: span(f),
                 escapes,
+                args: Vec::new(),
             }),
             span(e),
         );
@@ -1638,6 +1661,7 @@ impl<'t> FnLowerer<'_, 't> {
                     callee: Some(name),
                     name_span: span(name_node),
                     escapes: Vec::new(),
+                    args: Vec::new(),
                 }),
                 span(n),
             );

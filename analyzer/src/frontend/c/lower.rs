@@ -159,6 +159,12 @@ pub(crate) fn outline_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     Function::outline(name, Lang::C, span(n), name_span)
 }
 
+/// The name a function definition defines, when it has one.
+pub(crate) fn defined_name<'t>(file: &FileCtx<'t>, n: Node<'_>) -> Option<&'t str> {
+    let d = n.field(F::Declarator)?;
+    function_name(d).0.map(|i| file.text(i))
+}
+
 /// A function definition's name (`<anonymous>` without one), where it is
 /// written, and its function declarator.
 fn definition_name<'n>(file: &FileCtx<'_>, n: Node<'n>) -> (String, Span, Option<Node<'n>>) {
@@ -475,6 +481,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             },
             ty,
         );
+        self.b.func_mut().params.push(Some(v));
         self.scope.push((name, v));
     }
 

@@ -131,12 +131,15 @@ pub fn lower_tree_cached(
     };
 
     let mut out = LoweredFile::default();
+    // every definition, for the callees of the lowered ones
+    let mut definitions: Vec<Node<'_>> = Vec::new();
     // Top level: find function definitions (also inside preprocessor
     // conditionals, `extern "C"` blocks and ERROR nodes) and the syntax
     // errors outside them.
     let mut stack: Vec<(Node, bool)> = vec![(root, false)];
     while let Some((n, in_error)) = stack.pop() {
         if n.node_kind() == "function_definition" {
+            definitions.push(n);
             if wanted(n) {
                 out.functions.push(lower_function(n));
             }
@@ -169,6 +172,18 @@ pub fn lower_tree_cached(
             stack.push((c, in_error || is_err));
         }
     }
+    let mut defined: rustc_hash::FxHashMap<String, Option<usize>> = Default::default();
+    for (i, n) in definitions.iter().enumerate() {
+        if let Some(name) = lower::defined_name(&file, *n) {
+            defined
+                .entry(name.to_string())
+                .and_modify(|e| *e = None)
+                .or_insert(Some(i));
+        }
+    }
+    super::callees::attach(&mut out.functions, &defined, &|_| None, &mut |i| {
+        definitions.get(i).map(|n| lower::lower_function(&file, *n))
+    });
     out
 }
 

@@ -894,22 +894,57 @@ impl<'t> Lowerer<'_, 't> {
         }
     }
 
-    /// One actual argument (see [`Self::call_args`]).
-    pub fn actual_arg(&mut self, e: FNode<'t>, escapes: Option<&mut Vec<VarId>>) {
+    /// [`Self::call_args`], also describing each argument as a
+    /// [`CallArg`] (for the effect summaries of same-file callees).
+    pub fn call_args_described(
+        &mut self,
+        al: FNode<'t>,
+        escapes: &mut Vec<VarId>,
+        args: &mut Vec<CallArg>,
+    ) {
+        for a in named_kids(al) {
+            if a.node_kind() == "comment" {
+                continue;
+            }
+            let keyword = (a.node_kind() == "keyword_argument")
+                .then(|| a.field(F::Name).map(|k| self.cx.lname(k).into_boxed_str()))
+                .flatten();
+            let arg = match self.actual_arg(keyword_value(a), Some(escapes)) {
+                Some(p) => match (p.target, p.base_var) {
+                    (AccessTarget::Var(v), Some(b)) if v == b => CallArg::Ref {
+                        var: v,
+                        path: p.path.iter().cloned().collect(),
+                        keyword,
+                    },
+                    _ => CallArg::Other { keyword },
+                },
+                None => CallArg::Other { keyword },
+            };
+            args.push(arg);
+        }
+    }
+
+    /// One actual argument (see [`Self::call_args`]); the place it names,
+    /// when it is a designator.
+    pub fn actual_arg(&mut self, e: FNode<'t>, escapes: Option<&mut Vec<VarId>>) -> Option<Place> {
         if is_designator(e.node_kind()) {
             if !self.enter(e) {
-                return;
+                return None;
             }
+            let mut out = None;
             if let Desig::Place(p) = self.place(e) {
                 if let (Some(v), Some(esc)) = (p.base_var, escapes) {
                     if self.b.func().var(v).kind != VarKind::Constant {
                         esc.push(v);
                     }
                 }
+                out = Some(p);
             }
             self.leave();
+            out
         } else {
             self.eval(e);
+            None
         }
     }
 

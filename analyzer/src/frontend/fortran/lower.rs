@@ -268,6 +268,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     callee: None,
                     name_span: s,
                     escapes: Vec::new(),
+                    args: Vec::new(),
                 }),
                 s,
             );
@@ -354,9 +355,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn declare_unit(&mut self, header_span: Span) {
         let sc = self.unit_scope();
         let implicit = self.implicit.clone();
+        let mut params = Vec::new();
         for (lname, spelled, span) in &sc.dummies {
             if let Some(&k) = sc.procs.get(lname) {
                 self.names[0].insert(lname.clone(), Binding::Proc(k));
+                params.push(None);
                 continue;
             }
             let v = match sc.get(lname) {
@@ -367,6 +370,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             };
             self.names[0].insert(lname.clone(), Binding::Var(v));
+            params.push(Some(v));
+        }
+        if !sc.odd_dummies {
+            self.b.func_mut().params = params;
         }
         if let Some((lname, spelled, span, ty)) = &sc.result {
             if !self.names[0].contains_key(lname) {
@@ -908,10 +915,11 @@ impl<'a, 't> Lowerer<'a, 't> {
                     return;
                 }
                 let mut escapes = Vec::new();
+                let mut args = Vec::new();
                 if let Some(al) = arglist {
-                    self.call_args(al, &mut escapes);
+                    self.call_args_described(al, &mut escapes, &mut args);
                 }
-                self.push_call(Some(name), self.span(sub), escapes, span);
+                self.push_call_with_args(Some(name), self.span(sub), escapes, args, span);
             }
             "derived_type_member_expression" => {
                 // a type-bound procedure: dispatched at run time
@@ -944,7 +952,19 @@ impl<'a, 't> Lowerer<'a, 't> {
         &mut self,
         callee: Option<String>,
         name_span: Span,
+        escapes: Vec<VarId>,
+        span: Span,
+    ) {
+        self.push_call_with_args(callee, name_span, escapes, Vec::new(), span);
+    }
+
+    /// [`Self::push_call`] with the actual arguments described.
+    pub fn push_call_with_args(
+        &mut self,
+        callee: Option<String>,
+        name_span: Span,
         mut escapes: Vec<VarId>,
+        args: Vec<CallArg>,
         span: Span,
     ) {
         let mut seen = HashSet::default();
@@ -957,6 +977,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 callee,
                 name_span,
                 escapes,
+                args,
             }),
             span,
         );
@@ -1136,7 +1157,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
                 "comment" | "statement_label_reference" | "string_literal" => {}
-                _ => self.actual_arg(k, Some(&mut escapes)),
+                _ => {
+                    self.actual_arg(k, Some(&mut escapes));
+                }
             }
         }
         self.push_call(Some(callee), name_span, escapes, span);
@@ -1215,7 +1238,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                         match part.node_kind() {
                             "size" | "coarray_size" => self.eval_children(part),
                             "comment" => {}
-                            _ => self.actual_arg(part, Some(&mut escapes)),
+                            _ => {
+                                self.actual_arg(part, Some(&mut escapes));
+                            }
                         }
                     }
                 }
@@ -1233,7 +1258,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
                 "intrinsic_type" | "comment" => {}
-                _ => self.actual_arg(k, Some(&mut escapes)),
+                _ => {
+                    self.actual_arg(k, Some(&mut escapes));
+                }
             }
         }
         let callee = if n.node_kind() == "allocate_statement" {

@@ -526,7 +526,8 @@ pub fn lower_tree(
         }
     }
     let flats: Vec<FlatTree> = trees.iter().map(|t| FlatTree::new(t.root_node())).collect();
-    lower_flat(text, &flats, map, only, opts, &HashMap::default()).unwrap_or_default()
+    let calls = relevance::FortranCalls::scan(text);
+    lower_flat(text, &flats, map, only, opts, &HashMap::default(), &calls).unwrap_or_default()
 }
 
 /// [`lower_tree`] over a pruned copy of `tree`; None when `tree` has a
@@ -542,9 +543,10 @@ fn lower_pruned(
     if root.has_error() {
         return None;
     }
-    let mut plan = CopyPlan::new(text, only, !opts.every_body);
+    let calls = relevance::FortranCalls::scan(text);
+    let mut plan = CopyPlan::new(text, only, !opts.every_body, &calls);
     let flat = FlatTree::pruned(root, |n, depth| plan.descend(n, depth));
-    lower_flat(text, &[flat], map, only, opts, &plan.needs_lowering)
+    lower_flat(text, &[flat], map, only, opts, &plan.needs_lowering, &calls)
 }
 
 /// What a node is to [`CopyPlan`].
@@ -586,17 +588,34 @@ struct CopyPlan<'a> {
     path: Vec<Walk>,
     /// `fortran_needs_lowering` of units by byte range.
     needs_lowering: HashMap<(usize, usize), bool>,
+    /// Where names are called (a called unit is lowered for its callers'
+    /// summaries).
+    calls: &'a relevance::FortranCalls,
 }
 
 impl<'a> CopyPlan<'a> {
-    fn new(text: &'a str, only: Option<Span>, outlines: bool) -> CopyPlan<'a> {
+    fn new(
+        text: &'a str,
+        only: Option<Span>,
+        outlines: bool,
+        calls: &'a relevance::FortranCalls,
+    ) -> CopyPlan<'a> {
         CopyPlan {
             text,
             only,
             outlines,
             path: Vec::new(),
             needs_lowering: HashMap::default(),
+            calls,
         }
+    }
+
+    /// Whether the unit at `start..end` is called from outside itself.
+    fn called(&self, start: usize, end: usize) -> bool {
+        self.text
+            .get(start..end)
+            .and_then(relevance::FortranCalls::unit_name)
+            .is_some_and(|n| self.calls.called_outside(&n, start, end))
     }
 
     /// Whether the children of `n` (at `depth` below the root) are copied.
@@ -620,11 +639,16 @@ impl<'a> CopyPlan<'a> {
                     let outside = self
                         .only
                         .is_some_and(|o| !(start < o.end as usize && o.start as usize <= end));
-                    if outside && host == Host::None {
+                    if outside && host == Host::None && !self.called(start, end) {
                         (Walk::Inside, false)
                     } else {
                         let host_ok = matches!(host, Host::None | Host::Module | Host::Outline);
-                        let outline = self.outlines && host_ok && !self.needs_lowering(start, end);
+                        // (internal procedures are lowered with their host)
+                        let callable = matches!(host, Host::None | Host::Module);
+                        let outline = self.outlines
+                            && host_ok
+                            && !self.needs_lowering(start, end)
+                            && !(callable && self.called(start, end));
                         let as_host = if outline {
                             Host::Outline
                         } else {
@@ -676,6 +700,7 @@ fn lower_flat(
     only: Option<Span>,
     opts: &FrontendOptions,
     needs_lowering: &HashMap<(usize, usize), bool>,
+    calls: &relevance::FortranCalls,
 ) -> Option<LoweredFile> {
     let mut out = LoweredFile::default();
     let roots: Vec<FNode> = flats.iter().map(|t| t.root()).collect();
@@ -713,8 +738,11 @@ fn lower_flat(
                 Some(h) => units[h].kind == ScopeKind::Module || (h < i && outline[h]),
             };
             let has_error = errors.iter().any(|&p| u.start <= p && p <= u.end);
+            // internal procedures are lowered with their host
+            let callable = u.host.is_none_or(|h| units[h].kind == ScopeKind::Module);
             outline[i] = u.lowered
                 && u.kind != ScopeKind::Module
+                && !(callable && calls.called_outside(&u.name, u.start, u.end))
                 && u.recovered_error.is_none()
                 && host_ok
                 && !match needs_lowering.get(&(u.start, u.end)) {
@@ -728,8 +756,15 @@ fn lower_flat(
         outline
     };
     if let Some(o) = only {
-        for u in &mut units {
-            if !(u.start < o.end as usize && o.start as usize <= u.end) {
+        // (a unit outside that others call is lowered for their summaries)
+        let callable: Vec<bool> = units
+            .iter()
+            .map(|u| u.host.is_none_or(|h| units[h].kind == ScopeKind::Module))
+            .collect();
+        for (i, u) in units.iter_mut().enumerate() {
+            if !(u.start < o.end as usize && o.start as usize <= u.end)
+                && !(callable[i] && calls.called_outside(&u.name, u.start, u.end))
+            {
                 u.lowered = false;
             }
         }
@@ -798,6 +833,48 @@ fn lower_flat(
         }
         func_of[i] = Some(out.functions.len());
         out.functions.push(f);
+    }
+
+    // the same-file callees of the lowered units
+    // (external and module procedures by name, a name defined twice left
+    // unknown; internal procedures only for their host)
+    let mut defined: rustc_hash::FxHashMap<String, Option<usize>> = Default::default();
+    let mut internal: HashMap<usize, rustc_hash::FxHashMap<String, Option<usize>>> =
+        HashMap::default();
+    for (i, u) in units.iter().enumerate() {
+        let usable = func_of[i].filter(|&fi| {
+            !out.functions[fi].outline && calls.called_outside(&u.name, u.start, u.end)
+        });
+        let name = u.name.to_ascii_lowercase();
+        let table = match u.host {
+            Some(h) if units[h].kind != ScopeKind::Module => match func_of[h] {
+                Some(hf) => internal.entry(hf).or_default(),
+                None => continue,
+            },
+            _ => &mut defined,
+        };
+        table
+            .entry(name)
+            .and_modify(|e| *e = None)
+            .or_insert(usable);
+    }
+    let wanted: Vec<usize> = defined
+        .values()
+        .chain(internal.values().flat_map(|t| t.values()))
+        .flatten()
+        .copied()
+        .collect();
+    if !wanted.is_empty() {
+        let copies: HashMap<usize, Function> = wanted
+            .into_iter()
+            .map(|fi| (fi, out.functions[fi].clone()))
+            .collect();
+        super::callees::attach(
+            &mut out.functions,
+            &defined,
+            &|k| internal.get(&k).cloned(),
+            &mut |fi| copies.get(&fi).cloned(),
+        );
     }
 
     // syntax errors: the innermost unit containing the error's start

@@ -245,6 +245,9 @@ pub struct Scope {
     pub save_all: bool,
     /// Dummy arguments in order: (lower-case name, spelling, identifier span).
     pub dummies: Vec<(String, String, Span)>,
+    /// The dummy list holds something else than names (an alternate
+    /// return `*`): positions in `dummies` are not argument positions.
+    pub odd_dummies: bool,
     /// The function result variable: (lower-case name, spelling, span, the
     /// type given on the FUNCTION statement).
     pub result: Option<(String, String, Span, Option<TypeSpec>)>,
@@ -267,6 +270,7 @@ impl Scope {
             types: HashMap::default(),
             save_all: false,
             dummies: Vec::new(),
+            odd_dummies: false,
             result: None,
             called: HashSet::default(),
             paren_used: HashSet::default(),
@@ -824,6 +828,8 @@ impl Collector<'_, '_> {
                     scope
                         .dummies
                         .push((cx.lname(p), cx.text(p).to_string(), cx.span(p)));
+                } else if p.node_kind() != "comment" {
+                    scope.odd_dummies = true;
                 }
             }
         }

@@ -2270,8 +2270,17 @@ fn pruned_copy_lowers_like_the_whole_copy() {
             for only in &onlys {
                 let what = format!("{} {only:?} {}", path.display(), opts.every_body);
                 let whole = FlatTree::new(tree.root_node());
-                let want = lower_flat(text, &[whole], map, *only, &opts, &HashMap::default())
-                    .expect("a whole copy lowers");
+                let calls = crate::frontend::relevance::FortranCalls::scan(text);
+                let want = lower_flat(
+                    text,
+                    &[whole],
+                    map,
+                    *only,
+                    &opts,
+                    &HashMap::default(),
+                    &calls,
+                )
+                .expect("a whole copy lowers");
                 let got = lower_pruned(text, &tree, map, *only, &opts)
                     .unwrap_or_else(|| panic!("{what}: the pruned copy is not enough"));
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "{what}");
@@ -2283,7 +2292,7 @@ fn pruned_copy_lowers_like_the_whole_copy() {
                         }
                     }
                 }
-                let mut plan = CopyPlan::new(text, *only, !opts.every_body);
+                let mut plan = CopyPlan::new(text, *only, !opts.every_body, &calls);
                 let pruned = FlatTree::pruned(tree.root_node(), |n, d| plan.descend(n, d));
                 pruned_nodes += FlatTree::new(tree.root_node()).len() - pruned.len();
             }
