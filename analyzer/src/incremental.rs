@@ -60,6 +60,9 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
+/// The names a function's text calls.
+type CalledNames = Arc<[Box<str>]>;
+
 /// Counters of the last update.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -112,6 +115,11 @@ pub struct Incremental {
     /// Hash of a function's text to whether its body defines file-wide
     /// facts (`frontend::c::body_defines_file_facts`).
     defines: HashMap<u64, (bool, u64)>,
+    /// Hash of a C function's text to the names it calls (`name(`), and
+    /// the generation that last used it: a function's key holds the texts
+    /// of the same-file functions it calls, whose effects its dependence
+    /// analysis reads (`frontend::callees`).
+    calls: HashMap<u64, (CalledNames, u64)>,
     generation: u64,
     stats: Stats,
 }
@@ -129,6 +137,67 @@ fn hash_of(parts: &[&[u8]]) -> u64 {
 
 /// The row and byte column of `offset` (the parser input has the same line
 /// ends as the source text: preprocessing keeps every `\n`).
+/// The identifiers followed by `(` in a function's text: the names it may
+/// call.
+fn called_names(text: &str) -> Vec<Box<str>> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out: Vec<Box<str>> = Vec::new();
+    for p in memchr::memchr_iter(b'(', b) {
+        let mut end = p;
+        while end > 0 && b[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && ident(b[start - 1]) {
+            start -= 1;
+        }
+        if start < end && !b[start].is_ascii_digit() {
+            let w = &text[start..end];
+            if !out.iter().any(|x| &**x == w) {
+                out.push(w.into());
+            }
+        }
+    }
+    out
+}
+
+/// For each function, a hash of the texts of the same-file functions it
+/// calls, directly or through them (0 when none).
+fn callee_hashes(names: &[Option<&str>], calls: &[Arc<[Box<str>]>], hashes: &[u64]) -> Vec<u64> {
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, n) in names.iter().enumerate() {
+        if let Some(n) = n {
+            by_name.entry(n).or_default().push(i);
+        }
+    }
+    (0..names.len())
+        .map(|i| {
+            let mut seen: Vec<usize> = Vec::new();
+            let mut queue: Vec<usize> = vec![i];
+            while let Some(k) = queue.pop() {
+                for c in calls[k].iter() {
+                    for &j in by_name.get(&**c).map(|v| v.as_slice()).unwrap_or(&[]) {
+                        if j != i
+                            && !seen.contains(&j)
+                            && seen.len() < 4 * crate::frontend::callees::MAX_CALLEES
+                        {
+                            seen.push(j);
+                            queue.push(j);
+                        }
+                    }
+                }
+            }
+            if seen.is_empty() {
+                return 0;
+            }
+            seen.sort_unstable();
+            let bytes: Vec<u8> = seen.iter().flat_map(|&j| hashes[j].to_le_bytes()).collect();
+            hash_of(&[&bytes])
+        })
+        .collect()
+}
+
 fn point_in(source: &SourceText, offset: usize) -> Point {
     let row = source.line_of(offset);
     Point {
@@ -438,6 +507,7 @@ impl Incremental {
             signatures: Default::default(),
             cache: HashMap::new(),
             defines: HashMap::new(),
+            calls: HashMap::new(),
             generation: 0,
             stats: Stats::default(),
         }
@@ -799,6 +869,23 @@ impl Incremental {
             let context_hash = hash_of(&context);
             let positions = hash_of(&[&context_starts]);
             let directives = Directives::of(source.text(), &pre);
+            // The texts of the units others call (their effects go into the
+            // callers' dependence analysis, `frontend::callees`): in every
+            // unit's key. (Modules are context already.)
+            let calls = crate::frontend::relevance::FortranCalls::scan(parsed);
+            let called: Vec<&[u8]> = units
+                .iter()
+                .filter(|n| !matches!(n.kind(), "module" | "submodule"))
+                .filter(|n| {
+                    let (s, e) = (n.start_byte(), n.end_byte());
+                    parsed
+                        .get(s..e)
+                        .and_then(crate::frontend::relevance::FortranCalls::unit_name)
+                        .is_some_and(|name| calls.called_outside(&name, s, e))
+                })
+                .map(|n| bytes.get(n.byte_range()).unwrap_or(&[]))
+                .collect();
+            let callee_hash = hash_of(&called);
             let keys: Vec<UnitKey> = units
                 .iter()
                 .enumerate()
@@ -812,6 +899,7 @@ impl Incremental {
                             &directives.hash.to_le_bytes(),
                             &(directives.before(start) as u64).to_le_bytes(),
                             &(i as u64).to_le_bytes(),
+                            &callee_hash.to_le_bytes(),
                             bytes.get(n.byte_range()).unwrap_or(&[]),
                             // Fixed form: the original text too.
                             if norm.is_some() {
@@ -929,6 +1017,30 @@ impl Incremental {
         let top = top_level(tree.root_node(), &pre.text, &mut function_facts);
         // Keep the flags of the texts seen in this update and the last.
         self.defines.retain(|_, e| e.1 + 1 >= generation);
+        // the same-file callees of each function (their texts go into its key)
+        let callee_hashes = {
+            let calls_map = &mut self.calls;
+            let calls: Vec<Arc<[Box<str>]>> = top
+                .functions
+                .iter()
+                .zip(&top.hashes)
+                .map(|(n, h)| {
+                    let e = calls_map.entry(*h).or_insert_with(|| {
+                        let t = pre_text.get(n.byte_range()).unwrap_or("");
+                        (called_names(t).into(), 0)
+                    });
+                    e.1 = generation;
+                    e.0.clone()
+                })
+                .collect();
+            calls_map.retain(|_, e| e.1 + 1 >= generation);
+            let names: Vec<Option<&str>> = top
+                .functions
+                .iter()
+                .map(|n| crate::frontend::c::defined_name_in(*n, pre_text))
+                .collect();
+            callee_hashes(&names, &calls, &top.hashes)
+        };
         self.fn_facts = facts;
         if top.needs_recovery {
             return self.full(source.text());
@@ -974,6 +1086,7 @@ impl Incremental {
                         &(directives_before as u64).to_le_bytes(),
                         &(top.before[i] as u64).to_le_bytes(),
                         &top.hashes[i].to_le_bytes(),
+                        &callee_hashes[i].to_le_bytes(),
                     ]),
                 }
             })
@@ -1313,6 +1426,41 @@ mod tests {
         let module_edit = edited.replacen("integer :: shared", "integer :: shared, other", 1);
         inc.update(&module_edit);
         assert_eq!(inc.stats().analysed, 21);
+    }
+
+    #[test]
+    fn an_edit_in_a_callee_reanalyses_its_callers() {
+        let opts = AnalysisOptions::default();
+        let c = "static void set(double *p, int k) { p[k] = 0; }\n\
+                 static void mid(double *p, int k) { set(p, k); }\n\
+                 void other(double *a) { a[0] = 1; }\n\
+                 void user(double *a) {\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < 9; i++) mid(a, i);\n}\n";
+        let mut inc = Incremental::new(SourceKind::C, opts.clone());
+        check_update(&mut inc, SourceKind::C, &opts, c, "c");
+        let edited = c.replacen("p[k] = 0;", "p[k + 1] = p[k];", 1);
+        check_update(&mut inc, SourceKind::C, &opts, &edited, "c callee");
+        assert!(inc
+            .update(&edited)
+            .diagnostics
+            .iter()
+            .any(|d| d.code.0 == 501));
+        let f = "subroutine setx(a, k)\n  real :: a(10)\n  integer :: k\n  a(k) = 0\nend subroutine\n\
+                 subroutine user(a)\n  real :: a(10)\n  integer :: i\n  call builtin_csa_parallel_loop()\n  do i = 1, 9\n    call setx(a, i)\n  end do\nend subroutine\n";
+        let mut inc = Incremental::new(SourceKind::FortranFree, opts.clone());
+        check_update(&mut inc, SourceKind::FortranFree, &opts, f, "fortran");
+        let edited = f.replacen("a(k) = 0", "a(k + 1) = a(k)", 1);
+        check_update(
+            &mut inc,
+            SourceKind::FortranFree,
+            &opts,
+            &edited,
+            "fortran callee",
+        );
+        assert!(inc
+            .update(&edited)
+            .diagnostics
+            .iter()
+            .any(|d| d.code.0 == 501));
     }
 
     #[test]

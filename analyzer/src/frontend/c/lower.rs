@@ -159,6 +159,14 @@ pub(crate) fn outline_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     Function::outline(name, Lang::C, span(n), name_span)
 }
 
+/// The name a function definition of `src` defines (without a file
+/// context).
+pub(crate) fn defined_name_in<'s>(n: Node<'_>, src: &'s str) -> Option<&'s str> {
+    let d = n.field(F::Declarator)?;
+    let id = function_name(d).0?;
+    src.get(id.byte_range())
+}
+
 /// The name a function definition defines, when it has one.
 pub(crate) fn defined_name<'t>(file: &FileCtx<'t>, n: Node<'_>) -> Option<&'t str> {
     let d = n.field(F::Declarator)?;

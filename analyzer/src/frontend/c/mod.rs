@@ -31,6 +31,7 @@
 mod consts;
 mod expr;
 mod lower;
+pub(crate) use lower::defined_name_in;
 mod pragma;
 mod types;
 

@@ -913,7 +913,7 @@ impl<'t> Lowerer<'_, 't> {
                 Some(p) => match (p.target, p.base_var) {
                     (AccessTarget::Var(v), Some(b)) if v == b => CallArg::Ref {
                         var: v,
-                        path: p.path.iter().cloned().collect(),
+                        path: p.path.to_vec(),
                         keyword,
                     },
                     _ => CallArg::Other { keyword },

@@ -762,9 +762,9 @@ fn lower_flat(
             .map(|u| u.host.is_none_or(|h| units[h].kind == ScopeKind::Module))
             .collect();
         for (i, u) in units.iter_mut().enumerate() {
-            if !(u.start < o.end as usize && o.start as usize <= u.end)
-                && !(callable[i] && calls.called_outside(&u.name, u.start, u.end))
-            {
+            let inside = u.start < o.end as usize && o.start as usize <= u.end;
+            let called = callable[i] && calls.called_outside(&u.name, u.start, u.end);
+            if !(inside || called) {
                 u.lowered = false;
             }
         }
