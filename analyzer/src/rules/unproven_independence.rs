@@ -9,6 +9,11 @@
 //! (`a[i + k]`), pointers that may point to the same memory, a call to a
 //! function whose effects are unknown, inline assembly, an access that
 //! conflicts only on some iterations, or a loop too large to analyse.
+//! Calls to functions defined in the same file are not unknown: their
+//! effects (globals, `static` locals, what the arguments reach) are checked
+//! at the call like the loop's own accesses, unless the callee itself calls
+//! something unknown, recurses or computes the pointers it writes through;
+//! the message then says which.
 //!
 //! ## Why it matters
 //! The compiler trusts the assertion. If the iterations do conflict, the
