@@ -134,6 +134,13 @@ pub fn check_fixture(path: &Path) -> Result<(), String> {
     let fixed_path = PathBuf::from(fixed_path);
     if fixed_path.exists() {
         check_fixed(path, &fixed_path, kind, &text, &ann)?;
+    } else if ann.fix.is_some() || ann.rewrite.is_some() {
+        // a header asks for a fix check that has nothing to compare with
+        return Err(format!(
+            "{}: a `fix` or `rewrite` header but no `{}` beside it",
+            path.display(),
+            fixed_path.display()
+        ));
     }
     Ok(())
 }

@@ -11,6 +11,10 @@
 //!   `parallel` region, are private to the iteration or the thread;
 //! * Fortran: the index of every sequential `DO` inside the parallel
 //!   construct is private;
+//! * an orphaned worksharing loop (no `parallel` around it in the
+//!   procedure): the procedure's automatic variables (C locals and
+//!   parameters, Fortran locals without SAVE) belong to each thread that
+//!   calls it;
 //! * `default(private|firstprivate)` makes the unnamed variables private;
 //!   otherwise they are shared (`default(none)` requires a clause for each,
 //!   which the compiler checks; they are taken as shared here);
@@ -171,6 +175,21 @@ impl OmpLoop {
                     return Sharing::Implicit("declared inside the parallel region");
                 }
             }
+        }
+        // an orphaned worksharing loop (no parallel construct around it in
+        // this procedure) runs in the region of a caller, if any: each
+        // thread calls the procedure, so its automatic variables are the
+        // thread's own (OpenMP 5.2 §5.1.2)
+        let combined = self
+            .directive
+            .words
+            .first()
+            .is_some_and(|w| w == "parallel");
+        if self.region.is_none() && !combined && matches!(var.kind, VarKind::Local | VarKind::Param)
+        {
+            return Sharing::Implicit(
+                "a local variable of the procedure, which each thread running this orphaned worksharing loop has its own copy of",
+            );
         }
         let region_default = match &self.region {
             Some((d, _)) => {

@@ -258,7 +258,16 @@ fn add_clause_fix(
                 Some(op) => format!("{kind}({}:{name})", op.spelling(lang)),
                 None => format!("{kind}({name})"),
             };
-            (directive.end as usize, format!(" {clause}"))
+            // after the last word or clause: a trailing comment stays last
+            let end = d
+                .clauses
+                .iter()
+                .map(|c| c.range.end)
+                .chain([d.name_range.end])
+                .max()
+                .filter(|&e| e > 0)
+                .unwrap_or(text.len());
+            (directive.start as usize + end, format!(" {clause}"))
         }
     };
     Some(Fix {

@@ -162,6 +162,7 @@ pub(super) fn lower_unit(
     let header_span = unit.header.map(|h| cx.span(h)).unwrap_or(unit.span);
     l.declare_unit(header_span);
     l.lower_items(unit.items);
+    l.omp_regions(unit.header, unit.items);
     let error = l.error;
     let host_refs = std::mem::take(&mut l.host_refs);
     let inserts = std::mem::take(&mut l.decl_inserts);
@@ -2035,6 +2036,25 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
+    /// The unit's `!$omp parallel` regions (those of its internal
+    /// procedures too; they hold none of its loops).
+    fn omp_regions(&mut self, header: Option<FNode>, items: &[FNode]) {
+        let start = header
+            .or_else(|| items.first().copied())
+            .map(|n| n.start_byte());
+        let end = items.last().or(header.as_ref()).map(|n| n.end_byte());
+        let (Some(start), Some(end)) = (start, end) else {
+            return;
+        };
+        for r in super::directives::parallel_regions(self.cx.text, start, end) {
+            let region = OmpRegion {
+                directive: self.cx.span_bytes(r.directive.0, r.directive.1),
+                body: self.cx.span_bytes(r.body.0, r.body.1),
+            };
+            self.b.func_mut().omp_regions.push(region);
+        }
+    }
+
     /// OpenMP and ivdep directive comments right before a DO (only blank
     /// lines and other comments in between), found in the text.
     fn directives_before(&self, n: FNode) -> (Option<Span>, Option<Span>) {
@@ -2051,35 +2071,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         {
             return (None, None);
         }
-        let mut omp = None;
-        let mut ivdep = None;
-        let mut pos = line_start;
-        for _ in 0..1000 {
-            if pos == 0 {
-                break;
-            }
-            let prev_end = pos - 1;
-            let prev_start = text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
-            let line = text[prev_start..prev_end].trim_end_matches('\r');
-            pos = prev_start;
-            let trimmed = line.trim_start();
-            if trimmed.trim().is_empty() {
-                continue;
-            }
-            if !trimmed.starts_with('!') {
-                break;
-            }
-            let cstart = prev_start + (line.len() - trimmed.len());
-            let cend = prev_start + line.trim_end().len();
-            let span = self.cx.span_bytes(cstart, cend);
-            let lower = trimmed.to_ascii_lowercase();
-            if is_omp_loop_directive(&lower) {
-                omp.get_or_insert(span);
-            } else if is_ivdep_directive(&lower) {
-                ivdep.get_or_insert(span);
-            }
-        }
-        (omp, ivdep)
+        let (omp, ivdep) = super::directives::before_loop(text, line_start);
+        let span = |(s, e)| self.cx.span_bytes(s, e);
+        (omp.map(span), ivdep.map(span))
     }
 
     // -----------------------------------------------------------------
@@ -2424,30 +2418,5 @@ fn ends_virtually_end(e: FNode) -> bool {
 fn terminal_statement(e: FNode) -> Option<FNode> {
     e.children().find(|k| {
         k.field_id() == 0 && k.is_named() && !matches!(k.node_kind(), "comment" | "block_label")
-    })
-}
-
-/// `!$omp parallel do ...` / `!$omp do ...` (lower-cased comment text).
-fn is_omp_loop_directive(lower: &str) -> bool {
-    let Some(rest) = lower.strip_prefix("!$omp") else {
-        return false;
-    };
-    if !rest.starts_with(|c: char| c.is_whitespace()) {
-        return false;
-    }
-    let words: Vec<&str> = rest
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|w| !w.is_empty())
-        .collect();
-    matches!(words.as_slice(), ["do", ..] | ["parallel", "do", ..])
-}
-
-/// `!DIR$ IVDEP`, `!DEC$ IVDEP`, `!GCC$ ivdep` (lower-cased comment text).
-fn is_ivdep_directive(lower: &str) -> bool {
-    ["!dir$", "!dec$", "!gcc$"].iter().any(|s| {
-        lower.strip_prefix(s).is_some_and(|rest| {
-            let w = rest.trim_start();
-            w.starts_with("ivdep") && !w[5..].starts_with(|c: char| c.is_ascii_alphanumeric())
-        })
     })
 }

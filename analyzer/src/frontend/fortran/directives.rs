@@ -1,0 +1,308 @@
+//! OpenMP and ivdep directives in Fortran comment lines, found in the
+//! text: the loop directive right before a `DO` and the `!$omp parallel`
+//! ... `!$omp end parallel` regions of a program unit.
+//!
+//! A directive is a free-form `!$omp` line and its continuation lines: a
+//! line continues the one before when that line ends with `&` (before a
+//! trailing `!` comment) or when its own sentinel is followed by `&`
+//! (`!$omp& ...`, OpenMP 5.2 §3.1.1). Its name words come from
+//! [`omp::parse_directive`], which joins the lines the same way.
+
+use crate::omp::{self, OmpLang};
+
+/// The text after the `!$omp` sentinel of a (whole) line, when the line is
+/// an OpenMP directive or continuation line.
+fn omp_content(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let head = t.get(..5)?;
+    if !head.eq_ignore_ascii_case("!$omp") {
+        return None;
+    }
+    let rest = &t[5..];
+    (rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == '&')).then_some(rest)
+}
+
+/// Whether directive content (after the sentinel) ends with `&`, outside
+/// a trailing `!` comment and character literals.
+fn ends_with_ampersand(content: &str) -> bool {
+    let mut quote = None;
+    let mut stop = content.len();
+    for (k, ch) in content.char_indices() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => {}
+            None if ch == '\'' || ch == '"' => quote = Some(ch),
+            None if ch == '!' => {
+                stop = k;
+                break;
+            }
+            None => {}
+        }
+    }
+    content[..stop].trim_end().ends_with('&')
+}
+
+/// A byte range of the text, `(start, end)`.
+pub(super) type Bytes = (usize, usize);
+
+/// A line of the text: its byte range without the line break.
+#[derive(Clone, Copy, Debug)]
+struct Line {
+    start: usize,
+    end: usize,
+}
+
+fn line_text(text: &str, l: Line) -> &str {
+    text.get(l.start..l.end).unwrap_or("")
+}
+
+/// Whether line `next` continues the directive line `prev`.
+fn continues(text: &str, prev: Line, next: Line) -> bool {
+    let (Some(p), Some(n)) = (
+        omp_content(line_text(text, prev)),
+        omp_content(line_text(text, next)),
+    ) else {
+        return false;
+    };
+    ends_with_ampersand(p) || n.starts_with('&')
+}
+
+/// The lines of `text[start..end]`, trailing `\r` and indentation removed.
+fn lines_in(text: &str, start: usize, end: usize) -> impl Iterator<Item = Line> + '_ {
+    let mut pos = start;
+    std::iter::from_fn(move || {
+        if pos >= end || pos >= text.len() {
+            return None;
+        }
+        let stop = text[pos..end.min(text.len())]
+            .find('\n')
+            .map_or(end.min(text.len()), |k| pos + k);
+        let raw = &text[pos..stop];
+        let body = raw.trim_end_matches('\r').trim_end();
+        let indent = body.len() - body.trim_start().len();
+        let l = Line {
+            start: pos + indent,
+            end: pos + body.len(),
+        };
+        pos = stop + 1;
+        Some(l)
+    })
+}
+
+/// The name words of the directive in `text[start..end]` (continuation
+/// lines included); empty when it does not parse.
+fn words(text: &str, start: usize, end: usize) -> Vec<String> {
+    text.get(start..end)
+        .and_then(|t| omp::parse_directive(t, OmpLang::Fortran))
+        .map(|d| d.words)
+        .unwrap_or_default()
+}
+
+/// Directives found in a block of comment lines: `(start, end)` byte
+/// ranges of each whole directive (first line to last continuation line).
+fn directives_in(text: &str, lines: &[Line]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < lines.len() {
+        let first = lines[k];
+        if omp_content(line_text(text, first)).is_none() {
+            k += 1;
+            continue;
+        }
+        let mut last = first;
+        k += 1;
+        while k < lines.len() && continues(text, last, lines[k]) {
+            last = lines[k];
+            k += 1;
+        }
+        out.push((first.start, last.end));
+    }
+    out
+}
+
+/// The directives right before a `DO` whose line starts at `line_start`
+/// (only blank and comment lines in between): the byte range of the
+/// nearest OpenMP loop directive (`do`, `parallel do`, with their
+/// combined forms, continuation lines included) and of the nearest ivdep
+/// directive.
+pub(super) fn before_loop(
+    text: &str,
+    line_start: usize,
+) -> (Option<Bytes>, Option<Bytes>) {
+    // the comment lines above, nearest first
+    let mut above = Vec::new();
+    let mut pos = line_start.min(text.len());
+    for _ in 0..1000 {
+        if pos == 0 {
+            break;
+        }
+        let prev_end = pos - 1;
+        let prev_start = text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
+        let line = text[prev_start..prev_end].trim_end_matches('\r');
+        pos = prev_start;
+        let trimmed = line.trim_start();
+        if trimmed.trim().is_empty() {
+            continue;
+        }
+        if !trimmed.starts_with('!') {
+            break;
+        }
+        above.push(Line {
+            start: prev_start + (line.len() - trimmed.len()),
+            end: prev_start + line.trim_end().len(),
+        });
+    }
+    above.reverse();
+    let mut omp = None;
+    for (s, e) in directives_in(text, &above) {
+        let w = words(text, s, e);
+        let is_loop = match w.as_slice() {
+            [d, ..] if d == "do" => true,
+            [p, d, ..] => p == "parallel" && d == "do",
+            _ => false,
+        };
+        if is_loop {
+            omp = Some((s, e));
+        }
+    }
+    let ivdep = above
+        .iter()
+        .rev()
+        .find(|l| is_ivdep_directive(&line_text(text, **l).to_ascii_lowercase()))
+        .map(|l| (l.start, l.end));
+    (omp, ivdep)
+}
+
+/// `!DIR$ IVDEP`, `!DEC$ IVDEP`, `!GCC$ ivdep` (lower-cased comment text).
+fn is_ivdep_directive(lower: &str) -> bool {
+    ["!dir$", "!dec$", "!gcc$"].iter().any(|s| {
+        lower.strip_prefix(s).is_some_and(|rest| {
+            let w = rest.trim_start();
+            w.starts_with("ivdep") && !w[5..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        })
+    })
+}
+
+/// An `!$omp parallel` region of a program unit, in bytes of the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Region {
+    /// The `!$omp parallel` directive, continuation lines included.
+    pub directive: (usize, usize),
+    /// From the end of the directive to the start of its `!$omp end
+    /// parallel` (to the end of the unit when there is none).
+    pub body: (usize, usize),
+}
+
+/// The `!$omp parallel` ... `!$omp end parallel` regions in
+/// `text[start..end]`, nested ones included. Combined constructs
+/// (`parallel do`, `parallel sections`, ...) are not regions here: their
+/// loop directive is the region.
+pub(super) fn parallel_regions(text: &str, start: usize, end: usize) -> Vec<Region> {
+    let end = end.min(text.len());
+    let Some(range) = text.get(start..end) else {
+        return Vec::new();
+    };
+    // most units hold no directive: one pass over the bytes decides
+    if !range
+        .as_bytes()
+        .windows(4)
+        .any(|w| w[0] == b'$' && w[1..].eq_ignore_ascii_case(b"omp"))
+    {
+        return Vec::new();
+    }
+    let lines: Vec<Line> = lines_in(text, start, end)
+        .filter(|l| omp_content(line_text(text, *l)).is_some())
+        .collect();
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < lines.len() {
+        // a directive and the continuation lines right after it
+        let first = lines[k];
+        let mut last = first;
+        k += 1;
+        while k < lines.len()
+            && text[last.end..lines[k].start].trim().is_empty()
+            && continues(text, last, lines[k])
+        {
+            last = lines[k];
+            k += 1;
+        }
+        match words(text, first.start, last.end).as_slice() {
+            [p] if p == "parallel" => open.push((first.start, last.end)),
+            [e, p] if e == "end" && p == "parallel" => {
+                if let Some(d) = open.pop() {
+                    out.push(Region {
+                        directive: d,
+                        body: (d.1, first.start),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    for d in open {
+        out.push(Region {
+            directive: d,
+            body: (d.1, end),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snippet(text: &str, r: (usize, usize)) -> &str {
+        &text[r.0..r.1]
+    }
+
+    #[test]
+    fn a_loop_directive_takes_its_continuation_lines() {
+        let text = "x = 1\n!$omp parallel do &\n  !$omp& private(t) ! why\n! note\n  do i = 1, n\n";
+        let at = text.find("  do").unwrap();
+        let (omp, ivdep) = before_loop(text, at);
+        assert_eq!(
+            snippet(text, omp.unwrap()),
+            "!$omp parallel do &\n  !$omp& private(t) ! why"
+        );
+        assert!(ivdep.is_none());
+        // `&` on the continuation line alone also continues
+        let text = "!$omp do\n!$omp& private(t)\ndo i = 1, n\n";
+        let (omp, _) = before_loop(text, text.find("do i").unwrap());
+        assert_eq!(snippet(text, omp.unwrap()), "!$omp do\n!$omp& private(t)");
+    }
+
+    #[test]
+    fn a_non_loop_directive_is_not_the_loop_s() {
+        let text = "!$omp parallel\n!$dir$ ivdep\ndo i = 1, n\n";
+        let (omp, _) = before_loop(text, text.find("do i").unwrap());
+        assert!(omp.is_none());
+        let text = "!$omp barrier\n!DIR$ IVDEP\ndo i = 1, n\n";
+        let (omp, ivdep) = before_loop(text, text.find("do i").unwrap());
+        assert!(omp.is_none());
+        assert_eq!(snippet(text, ivdep.unwrap()), "!DIR$ IVDEP");
+    }
+
+    #[test]
+    fn parallel_regions_pair_with_their_end_and_nest() {
+        let text = "!$OMP PARALLEL &\n!$OMP& PRIVATE(t)\n!$omp do\ndo\nend do\n!$omp parallel\n!$omp end parallel\n!$omp end parallel\n!$omp parallel do\n";
+        let rs = parallel_regions(text, 0, text.len());
+        assert_eq!(rs.len(), 2);
+        let inner = rs[0];
+        assert_eq!(snippet(text, inner.directive), "!$omp parallel");
+        let outer = rs[1];
+        assert_eq!(
+            snippet(text, outer.directive),
+            "!$OMP PARALLEL &\n!$OMP& PRIVATE(t)"
+        );
+        assert!(snippet(text, outer.body).contains("!$omp do"));
+        assert!(snippet(text, outer.body).ends_with("!$omp end parallel\n"));
+        // without an end, the region runs to the end of the range
+        let text = "!$omp parallel\ndo\nend do\n";
+        let rs = parallel_regions(text, 0, text.len());
+        assert_eq!(rs[0].body, (14, text.len()));
+        assert!(parallel_regions("do\nend do\n", 0, 10).is_empty());
+    }
+}
