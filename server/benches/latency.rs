@@ -6,7 +6,9 @@
 //! analysis without the protocol).
 //!
 //! `cargo bench -p csa-lsp --bench latency [-- EDITS]` (default 300);
-//! `-- EDITS --in-process` measures only the in-process part (for `perf`).
+//! `-- EDITS --in-process` measures only the in-process part (for `perf`);
+//! `--all-unrestricted` drops `restrict` from every kernel (1,600 warnings
+//! published per keystroke).
 //! `CSA_LSP_BIN=path` runs another build of the server (to compare two on
 //! the same machine state, alternately).
 
@@ -22,24 +24,32 @@ use support::{frame, read_message};
 
 /// A realistic annotated file: functions with marked loop nests,
 /// reductions, stencils, guards and comments; `lines` lines in all. Like a
-/// codebase in use, most markers are fine and a few are not (every 40th
-/// kernel reads its bound through a pointer: CSA101).
-fn generate(lines: usize) -> (String, Vec<u32>) {
+/// codebase in use, most markers are fine and a few are not: every 20th
+/// kernel takes its arrays without `restrict` (two CSA502, may-alias,
+/// with related locations), and every other one of those reads its bound
+/// through a pointer the loop may write (CSA101). With `all_unrestricted` no kernel has `restrict` (1,600
+/// CSA502: the cost of publishing many diagnostics on every keystroke).
+fn generate(lines: usize, all_unrestricted: bool) -> (String, Vec<u32>) {
     let mut out = String::from("#include <math.h>\n#define N 1024\nint table[N];\n\n");
     let mut body_lines = Vec::new();
     let mut k = 0;
     while out.lines().count() < lines {
         let bound = if k % 40 == 39 { "*np" } else { "n" };
+        let restrict = if all_unrestricted || k % 20 == 19 {
+            ""
+        } else {
+            "restrict "
+        };
         let f = format!(
             "/* Kernel {k}: scale, stencil and reduce. */\n\
-             double kernel_{k}(double *a, const double *b, int n, int m, const double *np) {{\n\
+             double kernel_{k}(double *{restrict}a, const double *{restrict}b, int n, int m, const double *np) {{\n\
              \x20 double sum = 0.0;\n\
              \x20 if (n <= 0) return 0.0;\n\
              #ifdef __CSA__\n\
              \x20 __builtin_csa_parallel_loop();\n\
              #endif\n\
              \x20 for (int i = 1; i < {bound} - 1; i++) {{\n\
-             \x20   a[i] = 0.25 * b[i - 1] + 0.5 * b[i] + 0.25 * b[i + 1];\n\
+             \x20   a[i] = 0.5 * a[i] + 0.25 * b[i - 1] + 0.25 * b[i + 1];\n\
              \x20 }}\n\
              #ifdef __CSA__\n\
              \x20 __builtin_csa_spmd(4, 0);\n\
@@ -123,7 +133,8 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(300);
-    let (text, body_lines) = generate(20_000);
+    let all_unrestricted = std::env::args().any(|a| a == "--all-unrestricted");
+    let (text, body_lines) = generate(20_000, all_unrestricted);
     let lines = text.lines().count();
     let target = body_lines[body_lines.len() / 2];
     if std::env::args().any(|a| a == "--in-process") {
