@@ -809,8 +809,8 @@ fn test(
             (Sub::Field(x), Sub::Field(y)) if x != y => return Ok(PairResult::Independent),
             (Sub::Field(_), Sub::Field(_)) => {}
             (Sub::Index(pa), Sub::Index(pb)) => {
-                let pa = pa.clone().map_err(|w| (a.span, w))?;
-                let pb = pb.clone().map_err(|w| (b.span, w))?;
+                let pa = pa.as_ref().map_err(|w| (a.span, w.clone()))?;
+                let pb = pb.as_ref().map_err(|w| (b.span, w.clone()))?;
                 subs.push((pa, pb));
             }
             // any element on one side, or mismatched shapes: no constraint
@@ -828,7 +828,7 @@ fn test(
                     [Atom::Iter(c)] => *c == l,
                     _ => false,
                 })
-                && pa.terms.contains_key(&vec![Atom::Iter(l)])
+                && pa.terms.contains_key(&[Atom::Iter(l)])
         })
     {
         return Ok(PairResult::Independent);
@@ -848,11 +848,14 @@ fn test(
     let mut same: Vec<LoopId> = Vec::new();
     for &m in std::iter::once(&l).chain(collapsed) {
         let mut diffs = Vec::new();
-        for (pa, pb) in &subs {
+        for &(pa, pb) in &subs {
             let mut pb2 = pb.clone();
             for c in pb.iters() {
                 if !same.contains(&c) {
-                    pb2 = pb2.rename_iter(c, prime(c));
+                    pb2 = match pb2.rename_iter(c, prime(c)) {
+                        Some(p) => p,
+                        None => return Err((a.span, Why::NotAffine(a.span))),
+                    };
                 }
             }
             match pa.sub(&pb2) {

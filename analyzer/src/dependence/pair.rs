@@ -308,7 +308,10 @@ mod tests {
     }
     /// `f(x, j) - g(x', j')` for the pair.
     fn diff(f: &Poly, g: &Poly) -> Poly {
-        let g = g.rename_iter(X, prime(X)).rename_iter(J, prime(J));
+        let g = g
+            .rename_iter(X, prime(X))
+            .and_then(|g| g.rename_iter(J, prime(J)))
+            .unwrap();
         f.sub(&g).unwrap()
     }
     fn bounds(t: Option<i64>, tj: Option<i64>) -> Bounds {

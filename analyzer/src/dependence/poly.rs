@@ -9,7 +9,8 @@
 
 use crate::graph::loops::LoopId;
 use crate::ir::VarId;
-use std::collections::BTreeMap;
+use smallvec::SmallVec;
+use std::cmp::Ordering;
 
 /// An unknown of a polynomial.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -24,47 +25,194 @@ pub enum Atom {
     Addr(VarId),
 }
 
-/// A product of atoms, sorted (the empty product is the constant 1).
-pub type Mono = Vec<Atom>;
+/// Highest degree of a term.
+const MAX_DEGREE: usize = 4;
+
+/// A product of at most [`MAX_DEGREE`] atoms, sorted (the empty product is
+/// the constant 1). Held inline: polynomials are copied and combined for
+/// every subscript of every pair, so terms never allocate.
+#[derive(Clone, Copy, Debug)]
+pub struct Mono {
+    len: u8,
+    atoms: [Atom; MAX_DEGREE],
+}
+
+/// What the unused places of a [`Mono`] hold (never read).
+const FILL: Atom = Atom::Iter(LoopId(0));
+
+impl Mono {
+    /// The constant 1.
+    pub const ONE: Mono = Mono {
+        len: 0,
+        atoms: [FILL; MAX_DEGREE],
+    };
+
+    /// The product of `atoms` (any order); `None` above the degree limit.
+    pub fn of(atoms: &[Atom]) -> Option<Mono> {
+        if atoms.len() > MAX_DEGREE {
+            return None;
+        }
+        let mut m = Mono::ONE;
+        m.atoms[..atoms.len()].copy_from_slice(atoms);
+        m.len = atoms.len() as u8;
+        m.atoms[..atoms.len()].sort_unstable();
+        Some(m)
+    }
+
+    pub fn as_slice(&self) -> &[Atom] {
+        &self.atoms[..self.len as usize]
+    }
+
+    /// The product of two monomials.
+    fn times(&self, other: &Mono) -> Option<Mono> {
+        let (a, b) = (self.len as usize, other.len as usize);
+        if a + b > MAX_DEGREE {
+            return None;
+        }
+        let mut m = *self;
+        m.atoms[a..a + b].copy_from_slice(other.as_slice());
+        m.len = (a + b) as u8;
+        m.atoms[..a + b].sort_unstable();
+        Some(m)
+    }
+
+    /// The monomial with each atom mapped by `f`.
+    fn map(&self, f: impl Fn(Atom) -> Atom) -> Mono {
+        let mut m = *self;
+        for a in &mut m.atoms[..m.len as usize] {
+            *a = f(*a);
+        }
+        m.atoms[..m.len as usize].sort_unstable();
+        m
+    }
+}
+
+impl std::ops::Deref for Mono {
+    type Target = [Atom];
+    fn deref(&self) -> &[Atom] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a Mono {
+    type Item = &'a Atom;
+    type IntoIter = std::slice::Iter<'a, Atom>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl PartialEq for Mono {
+    fn eq(&self, other: &Mono) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Mono {}
+
+impl PartialOrd for Mono {
+    fn partial_cmp(&self, other: &Mono) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Mono {
+    /// As the atom lists compare: the constant first.
+    fn cmp(&self, other: &Mono) -> Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
+
+/// The terms of a polynomial: monomials with their non-zero coefficients,
+/// sorted by monomial (the constant term first). Most polynomials have one
+/// or two terms, held inline.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Terms(SmallVec<[(Mono, i64); 2]>);
+
+impl Terms {
+    pub fn iter(&self) -> impl Iterator<Item = (&Mono, &i64)> + '_ {
+        self.0.iter().map(|(m, c)| (m, c))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Mono> + '_ {
+        self.0.iter().map(|(m, _)| m)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn find(&self, atoms: &[Atom]) -> Result<usize, usize> {
+        self.0.binary_search_by(|(m, _)| m.as_slice().cmp(atoms))
+    }
+
+    /// The coefficient of the product of `atoms` (sorted).
+    pub fn get(&self, atoms: &[Atom]) -> Option<&i64> {
+        self.find(atoms).ok().map(|k| &self.0[k].1)
+    }
+
+    pub fn contains_key(&self, atoms: &[Atom]) -> bool {
+        self.find(atoms).is_ok()
+    }
+}
+
+impl<'a> IntoIterator for &'a Terms {
+    type Item = (&'a Mono, &'a i64);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (Mono, i64)>,
+        fn(&'a (Mono, i64)) -> (&'a Mono, &'a i64),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(m, c)| (m, c))
+    }
+}
 
 /// A polynomial with integer coefficients. Terms with a zero coefficient
 /// are never stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Poly {
-    pub terms: BTreeMap<Mono, i64>,
+    pub terms: Terms,
 }
 
 /// Most terms a polynomial may have before the analysis gives up on it
 /// (keeps the work per subscript bounded).
 const MAX_TERMS: usize = 32;
-/// Highest degree of a term.
-const MAX_DEGREE: usize = 4;
 
 impl Poly {
     pub fn constant(c: i64) -> Poly {
         let mut p = Poly::default();
         if c != 0 {
-            p.terms.insert(Vec::new(), c);
+            p.terms.0.push((Mono::ONE, c));
         }
         p
     }
 
     pub fn atom(a: Atom) -> Poly {
         let mut p = Poly::default();
-        p.terms.insert(vec![a], 1);
+        let mut m = Mono::ONE;
+        m.atoms[0] = a;
+        m.len = 1;
+        p.terms.0.push((m, 1));
         p
     }
 
     /// The constant term.
     pub fn constant_term(&self) -> i64 {
-        self.terms.get(&Vec::new()).copied().unwrap_or(0)
+        match self.terms.0.first() {
+            Some((m, c)) if m.len == 0 => *c,
+            _ => 0,
+        }
     }
 
     /// The value when the polynomial is a constant.
     pub fn as_constant(&self) -> Option<i64> {
-        match self.terms.len() {
-            0 => Some(0),
-            1 => self.terms.get(&Vec::new()).copied(),
+        match self.terms.0.as_slice() {
+            [] => Some(0),
+            [(m, c)] if m.len == 0 => Some(*c),
             _ => None,
         }
     }
@@ -73,18 +221,21 @@ impl Poly {
         self.terms.is_empty()
     }
 
+    /// Adds `c * m`; `None` on overflow or when too large.
     fn add_term(&mut self, m: Mono, c: i64) -> Option<()> {
-        let e = self.terms.entry(m).or_insert(0);
-        *e = e.checked_add(c)?;
-        if *e == 0 {
-            let zero: Vec<Mono> = self
-                .terms
-                .iter()
-                .filter(|(_, c)| **c == 0)
-                .map(|(m, _)| m.clone())
-                .collect();
-            for m in zero {
-                self.terms.remove(&m);
+        match self.terms.find(m.as_slice()) {
+            Ok(k) => {
+                let e = self.terms.0[k].1.checked_add(c)?;
+                if e == 0 {
+                    self.terms.0.remove(k);
+                } else {
+                    self.terms.0[k].1 = e;
+                }
+            }
+            Err(k) => {
+                if c != 0 {
+                    self.terms.0.insert(k, (m, c));
+                }
             }
         }
         (self.terms.len() <= MAX_TERMS).then_some(())
@@ -93,8 +244,8 @@ impl Poly {
     /// `self + k * other`; `None` on overflow or when too large.
     pub fn add_scaled(&self, other: &Poly, k: i64) -> Option<Poly> {
         let mut out = self.clone();
-        for (m, c) in &other.terms {
-            out.add_term(m.clone(), c.checked_mul(k)?)?;
+        for (m, c) in &other.terms.0 {
+            out.add_term(*m, c.checked_mul(k)?)?;
         }
         Some(out)
     }
@@ -113,15 +264,9 @@ impl Poly {
 
     pub fn mul(&self, other: &Poly) -> Option<Poly> {
         let mut out = Poly::default();
-        for (ma, ca) in &self.terms {
-            for (mb, cb) in &other.terms {
-                let mut m = ma.clone();
-                m.extend_from_slice(mb);
-                if m.len() > MAX_DEGREE {
-                    return None;
-                }
-                m.sort();
-                out.add_term(m, ca.checked_mul(*cb)?)?;
+        for (ma, ca) in &self.terms.0 {
+            for (mb, cb) in &other.terms.0 {
+                out.add_term(ma.times(mb)?, ca.checked_mul(*cb)?)?;
             }
         }
         Some(out)
@@ -151,22 +296,18 @@ impl Poly {
     }
 
     /// Replaces `Iter(from)` by `Iter(to)` (for the second access of a
-    /// pair, whose counters are distinct unknowns).
-    pub fn rename_iter(&self, from: LoopId, to: LoopId) -> Poly {
+    /// pair, whose counters are distinct unknowns). `None` when two terms
+    /// merge and their sum overflows.
+    pub fn rename_iter(&self, from: LoopId, to: LoopId) -> Option<Poly> {
         let mut out = Poly::default();
-        for (m, c) in &self.terms {
-            let mut m: Mono = m
-                .iter()
-                .map(|a| match a {
-                    Atom::Iter(l) if *l == from => Atom::Iter(to),
-                    x => *x,
-                })
-                .collect();
-            m.sort();
-            *out.terms.entry(m).or_insert(0) += c;
+        for (m, c) in &self.terms.0 {
+            let m = m.map(|a| match a {
+                Atom::Iter(l) if l == from => Atom::Iter(to),
+                x => x,
+            });
+            out.add_term(m, *c)?;
         }
-        out.terms.retain(|_, c| *c != 0);
-        out
+        Some(out)
     }
 
     /// Splits into `(coefficient of Iter(l), rest)` when every term holding
@@ -174,18 +315,20 @@ impl Poly {
     pub fn split_linear(&self, l: LoopId) -> Option<(Poly, Poly)> {
         let mut coef = Poly::default();
         let mut rest = Poly::default();
-        for (m, c) in &self.terms {
+        for (m, c) in &self.terms.0 {
             let n = m.iter().filter(|a| **a == Atom::Iter(l)).count();
             match n {
-                0 => {
-                    rest.terms.insert(m.clone(), *c);
-                }
+                0 => rest.terms.0.push((*m, *c)),
                 1 => {
-                    let others: Mono = m.iter().filter(|a| **a != Atom::Iter(l)).copied().collect();
-                    if others.iter().any(|a| matches!(a, Atom::Iter(_))) {
-                        return None;
+                    let mut others = Mono::ONE;
+                    for a in m.iter().filter(|a| **a != Atom::Iter(l)) {
+                        if matches!(a, Atom::Iter(_)) {
+                            return None;
+                        }
+                        others.atoms[others.len as usize] = *a;
+                        others.len += 1;
                     }
-                    coef.terms.insert(others, *c);
+                    coef.add_term(others, *c)?;
                 }
                 _ => return None,
             }
@@ -227,7 +370,7 @@ mod tests {
         assert_eq!(rest, i(1));
         assert!(lin.has_iter());
         assert_eq!(lin.iters(), vec![LoopId(0), LoopId(1)]);
-        let r = lin.rename_iter(LoopId(0), LoopId(9));
+        let r = lin.rename_iter(LoopId(0), LoopId(9)).unwrap();
         assert_eq!(r.iters(), vec![LoopId(1), LoopId(9)]);
     }
 

@@ -245,7 +245,8 @@ pub(crate) fn fortran_needs_lowering(text: &str, has_error: bool) -> bool {
     })
 }
 
-/// Where each name is called in a Fortran file (`CALL name`, and `name(`,
+/// Where each unit the file defines (`subroutine name`, `function name`)
+/// is called in a Fortran file (`CALL name`, and `name(`,
 /// which may also be an array element or a function reference), by
 /// lower-cased name: a unit called from outside itself is lowered in full
 /// for the effect summaries of its callers (`frontend::callees`). Empty
@@ -265,33 +266,61 @@ impl FortranCalls {
         {
             return FortranCalls::default();
         }
-        let mut out: rustc_hash::FxHashMap<String, Vec<usize>> = Default::default();
         let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        let mut i = 0;
-        let mut prev_call = false;
-        while i < b.len() {
-            if !(b[i].is_ascii_alphabetic()) || (i > 0 && ident(b[i - 1])) {
-                if !b[i].is_ascii_whitespace() && b[i] != b'&' {
-                    prev_call = false;
+        // the words of the text, each with its position and whether `call`
+        // or `(` marks it as a call
+        let words = {
+            let mut i = 0;
+            let mut prev_call = false;
+            std::iter::from_fn(move || {
+                while i < b.len() {
+                    if !(b[i].is_ascii_alphabetic()) || (i > 0 && ident(b[i - 1])) {
+                        if !b[i].is_ascii_whitespace() && b[i] != b'&' {
+                            prev_call = false;
+                        }
+                        i += 1;
+                        continue;
+                    }
+                    let start = i;
+                    while i < b.len() && ident(b[i]) {
+                        i += 1;
+                    }
+                    let word = &text[start..i];
+                    let mut j = i;
+                    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                        j += 1;
+                    }
+                    let called = prev_call || b.get(j) == Some(&b'(');
+                    prev_call = word.eq_ignore_ascii_case("call");
+                    return Some((start, word, called));
                 }
-                i += 1;
-                continue;
+                None
+            })
+        };
+        // one pass: the names the file defines its units with, and the
+        // words that may call; then only the defined names are kept
+        let mut out: rustc_hash::FxHashMap<String, Vec<usize>> = Default::default();
+        let mut after_keyword = false;
+        let mut calls: Vec<(usize, usize)> = Vec::new();
+        for (start, word, called) in words {
+            if after_keyword {
+                out.entry(word.to_ascii_lowercase()).or_default();
             }
-            let start = i;
-            while i < b.len() && ident(b[i]) {
-                i += 1;
+            after_keyword =
+                word.eq_ignore_ascii_case("subroutine") || word.eq_ignore_ascii_case("function");
+            if called {
+                calls.push((start, start + word.len()));
             }
-            let word = &text[start..i];
-            let mut j = i;
-            while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
-                j += 1;
+        }
+        let mut lower = String::new();
+        if !out.is_empty() {
+            for (start, end) in calls {
+                lower.clear();
+                lower.extend(text[start..end].chars().map(|c| c.to_ascii_lowercase()));
+                if let Some(ps) = out.get_mut(lower.as_str()) {
+                    ps.push(start);
+                }
             }
-            if prev_call || b.get(j) == Some(&b'(') {
-                out.entry(word.to_ascii_lowercase())
-                    .or_default()
-                    .push(start);
-            }
-            prev_call = word.eq_ignore_ascii_case("call");
         }
         FortranCalls(out)
     }

@@ -125,10 +125,7 @@ fn directives_in(text: &str, lines: &[Line]) -> Vec<(usize, usize)> {
 /// nearest OpenMP loop directive (`do`, `parallel do`, with their
 /// combined forms, continuation lines included) and of the nearest ivdep
 /// directive.
-pub(super) fn before_loop(
-    text: &str,
-    line_start: usize,
-) -> (Option<Bytes>, Option<Bytes>) {
+pub(super) fn before_loop(text: &str, line_start: usize) -> (Option<Bytes>, Option<Bytes>) {
     // the comment lines above, nearest first
     let mut above = Vec::new();
     let mut pos = line_start.min(text.len());
