@@ -62,6 +62,13 @@ fn edits_conflict(a: &Edit, b: &Edit) -> bool {
 /// fix that conflicts with one already taken or is itself malformed.
 /// Returns the new text and how many fixes were applied and skipped.
 pub fn apply_fixes(text: &str, fixes: &[&Fix]) -> (String, usize, usize) {
+    let (s, applied, skipped, _) = apply_fixes_logged(text, fixes);
+    (s, applied, skipped)
+}
+
+/// [`apply_fixes`], also returning the edits applied (to map positions of
+/// the new text back with [`position_before`]).
+pub fn apply_fixes_logged(text: &str, fixes: &[&Fix]) -> (String, usize, usize, Vec<Edit>) {
     let chosen = compatible_fixes(text, fixes);
     let considered = fixes.iter().filter(|f| !f.edits.is_empty()).count();
     let (applied, skipped) = (chosen.len(), considered - chosen.len());
@@ -70,9 +77,32 @@ pub fn apply_fixes(text: &str, fixes: &[&Fix]) -> (String, usize, usize) {
         .flat_map(|f| f.edits.iter().cloned())
         .collect();
     match apply_edits(text, &edits) {
-        Ok(s) => (s, applied, skipped),
-        Err(_) => (text.to_string(), 0, applied + skipped),
+        Ok(s) => (s, applied, skipped, edits),
+        Err(_) => (text.to_string(), 0, applied + skipped, Vec::new()),
     }
+}
+
+/// The byte offset in the text before `edits` (non-overlapping, as
+/// applied by [`apply_edits`]) of offset `pos` of the text after them. A
+/// position inside inserted or replacing text maps to the start of the
+/// edit.
+pub fn position_before(pos: u32, edits: &[Edit]) -> u32 {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| (e.span.start, e.span.end));
+    // `delta`: how far the text after the edits so far has moved
+    let mut delta: i64 = 0;
+    for e in sorted {
+        let new_start = e.span.start as i64 + delta;
+        let new_end = new_start + e.new_text.len() as i64;
+        if (pos as i64) < new_start {
+            break;
+        }
+        if (pos as i64) < new_end {
+            return e.span.start;
+        }
+        delta += e.new_text.len() as i64 - (e.span.end as i64 - e.span.start as i64);
+    }
+    (pos as i64 - delta).max(0) as u32
 }
 
 /// The fixes that can be applied together, in order: a fix whose edits
@@ -243,6 +273,23 @@ mod tests {
             span: Span::new(s, e),
             new_text: t.to_string(),
         }
+    }
+
+    #[test]
+    fn positions_map_back_over_edits() {
+        let text = "abcdefgh";
+        let edits = vec![edit(1, 3, "XYZW"), edit(5, 5, "++"), edit(6, 8, "")];
+        let after = apply_edits(text, &edits).unwrap();
+        assert_eq!(after, "aXYZWde++f");
+        // every character that survived maps to itself
+        for (old, c) in [(0, 'a'), (3, 'd'), (4, 'e'), (5, 'f')] {
+            let new = after.find(c).unwrap() as u32;
+            assert_eq!(position_before(new, &edits), old, "{c}");
+        }
+        // inside inserted text: the edit's start; the end maps to the end
+        assert_eq!(position_before(2, &edits), 1);
+        assert_eq!(position_before(7, &edits), 5);
+        assert_eq!(position_before(after.len() as u32, &edits), 8);
     }
 
     #[test]

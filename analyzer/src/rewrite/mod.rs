@@ -333,7 +333,8 @@ pub struct FixAllResult {
     pub text: String,
     /// Fixes and rewrites applied.
     pub applied: usize,
-    /// Markers left unconverted, with why (in the final text).
+    /// Markers left unconverted, with why, at their place in the text
+    /// given (not the text after earlier conversions).
     pub refusals: Vec<(Span, String)>,
 }
 
@@ -356,25 +357,30 @@ pub fn fix_all(
         ..FixAllResult::default()
     };
     let mut fa = analyze(kind, text, analysis);
+    // the edits of each round, to map positions back to `text`
+    let mut history: Vec<Vec<crate::fix::Edit>> = Vec::new();
+    let refusals = |fa: &crate::analysis::FileAnalysis, target| -> Vec<(Span, String)> {
+        rewrite_markers(fa, target)
+            .iter()
+            .filter(|r| !r.converts())
+            .map(|r| (r.marker, r.fix.title.clone()))
+            .collect()
+    };
     if let Some(target) = opts.rewrite {
         for _ in 0..MAX_ROUNDS {
             let rewrites = rewrite_markers(&fa, target);
-            out.refusals = rewrites
-                .iter()
-                .filter(|r| !r.converts())
-                .map(|r| (r.marker, r.fix.title.clone()))
-                .collect();
             let fixes: Vec<&Fix> = rewrites
                 .iter()
                 .filter(|r| r.converts())
                 .map(|r| &r.fix)
                 .collect();
-            let (next, applied, _) = crate::fix::apply_fixes(&out.text, &fixes);
+            let (next, applied, _, edits) = crate::fix::apply_fixes_logged(&out.text, &fixes);
             if applied == 0 || next == out.text {
                 break;
             }
             out.applied += applied;
             out.text = next;
+            history.push(edits);
             fa = analyze(kind, &out.text, analysis);
         }
     }
@@ -386,24 +392,33 @@ pub fn fix_all(
                 .filter(|d| !opts.disabled.contains(&d.code))
                 .filter_map(|d| crate::fix::bulk_fix(d, opts.unsafe_fixes))
                 .collect();
-            let (next, applied, _) = crate::fix::apply_fixes(&out.text, &fixes);
+            let (next, applied, _, edits) = crate::fix::apply_fixes_logged(&out.text, &fixes);
             if applied == 0 || next == out.text {
                 break;
             }
             out.applied += applied;
             out.text = next;
+            history.push(edits);
             fa = analyze(kind, &out.text, analysis);
         }
     }
-    if opts.rewrite.is_some() && out.applied > 0 {
-        // Spans of refusals in the final text.
-        if let Some(target) = opts.rewrite {
-            out.refusals = rewrite_markers(&fa, target)
+    if let Some(target) = opts.rewrite {
+        // what is left unconverted in the final text, placed in the original
+        let back = |pos: u32| {
+            history
                 .iter()
-                .filter(|r| !r.converts())
-                .map(|r| (r.marker, r.fix.title.clone()))
-                .collect();
-        }
+                .rev()
+                .fold(pos, |p, edits| crate::fix::position_before(p, edits))
+        };
+        out.refusals = refusals(&fa, target)
+            .into_iter()
+            .map(|(span, why)| {
+                (
+                    Span::new(back(span.start) as usize, back(span.end) as usize),
+                    why,
+                )
+            })
+            .collect();
     }
     out
 }

@@ -221,3 +221,30 @@ fn worker_num_in_loop_is_refused() {
     assert_eq!(out, src);
     assert!(refused[0].contains("omp_get_thread_num"), "{refused:?}");
 }
+
+#[test]
+fn refusals_are_placed_in_the_text_as_given() {
+    // the first marker converts (its `#ifdef` lines go: the text after it
+    // moves up), the second is refused
+    let src = "void f(int n, int *restrict a) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) a[i] = 0;\n  int p = 0;\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) { a[i] = p; p = i; }\n}\n";
+    let r = fix_all(
+        SourceKind::C,
+        src,
+        &AnalysisOptions::default(),
+        &FixAllOptions {
+            fix: false,
+            unsafe_fixes: true,
+            rewrite: Some(Target::OpenMp),
+            disabled: Vec::new(),
+        },
+    );
+    assert_eq!(r.applied, 1);
+    assert_eq!(r.refusals.len(), 1, "{:?}", r.refusals);
+    let second = src.rfind("__builtin_csa_parallel_loop").unwrap();
+    let span = r.refusals[0].0;
+    assert_eq!(span.start as usize, second, "{span:?}");
+    assert_eq!(
+        &src[span.start as usize..span.end as usize],
+        "__builtin_csa_parallel_loop();"
+    );
+}

@@ -92,7 +92,8 @@ fn fix_text(
             disabled,
         },
     );
-    let src = analyzer::source::SourceText::new(r.text.clone());
+    // refusals are placed in the text as it was read
+    let src = &fa.source;
     let refusals = r
         .refusals
         .iter()
