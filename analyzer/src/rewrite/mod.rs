@@ -101,8 +101,12 @@ pub(crate) fn marker_removal(fa: &FileAnalysis, span: Span) -> Vec<Edit> {
 }
 
 /// [`marker_removal`] on plain text and the preprocessor's conditionals
-/// (for rules, which have no `FileAnalysis` yet).
+/// (for rules, which have no `FileAnalysis` yet). Line suppressions of the
+/// marker's line (`// csa-lint: ignore[...]` at its end or alone on the line
+/// above) go with it: the line they cover is gone, so they would suppress
+/// nothing (CSA402).
 pub fn marker_removal_in(text: &str, pre: &Preprocessed, span: Span) -> Vec<Edit> {
+    use crate::fix::{line_end, line_end_with_newline, line_start};
     let at = span.start as usize;
     if let Some((cond, branch)) = pre.enclosing_branch(at) {
         let only_marker = cond.branches.len() == 1
@@ -110,21 +114,64 @@ pub fn marker_removal_in(text: &str, pre: &Preprocessed, span: Span) -> Vec<Edit
             && cond.endif.is_some()
             && text
                 .get(branch.body.0..span.start as usize)
-                .is_some_and(|s| s.trim().is_empty())
+                .is_some_and(blank_or_suppressions)
             && text
                 .get(span.end as usize..branch.body.1)
-                .is_some_and(|s| s.trim().is_empty());
+                .is_some_and(blank_or_suppressions);
         if only_marker {
             let (s, e) = cond.extent();
-            let start = crate::fix::line_start(text, s);
-            let end = crate::fix::line_end_with_newline(text, e.saturating_sub(1).max(s));
+            let start = line_start(text, s);
+            let end = line_end_with_newline(text, e.saturating_sub(1).max(s));
             return vec![Edit {
                 span: Span::new(start, end),
                 new_text: String::new(),
             }];
         }
     }
+    let (s, e) = (at, (span.end as usize).min(text.len()));
+    let (ls, le) = (line_start(text, s), line_end(text, e));
+    let alone_before = text[ls..s].trim().is_empty();
+    let rest = &text[e..le];
+    if alone_before && (rest.trim().is_empty() || is_suppression_comment(rest)) {
+        // the whole line, and a suppression alone on the line above
+        let mut start = ls;
+        if ls > 0 {
+            let prev = line_start(text, ls - 1);
+            if is_suppression_comment(&text[prev..ls]) {
+                start = prev;
+            }
+        }
+        return vec![Edit {
+            span: Span::new(start, line_end_with_newline(text, e)),
+            new_text: String::new(),
+        }];
+    }
     vec![crate::fix::delete_statement(text, span)]
+}
+
+/// Whether `line` holds nothing but a comment with a line suppression
+/// (`// csa-lint: ignore...`, `/* csa-lint: ignore... */`, Fortran `!`).
+fn is_suppression_comment(line: &str) -> bool {
+    let t = line.trim();
+    let body = if let Some(b) = t.strip_prefix("//") {
+        b
+    } else if let Some(b) = t.strip_prefix("/*").and_then(|b| b.strip_suffix("*/")) {
+        b
+    } else if let Some(b) = t.strip_prefix('!') {
+        b
+    } else {
+        return false;
+    };
+    body.trim_start()
+        .strip_prefix("csa-lint:")
+        .map(str::trim_start)
+        .is_some_and(|r| r.starts_with("ignore") && !r.starts_with("ignore-file"))
+}
+
+/// Whether every line of `s` is blank or a line suppression comment.
+fn blank_or_suppressions(s: &str) -> bool {
+    s.lines()
+        .all(|l| l.trim().is_empty() || is_suppression_comment(l))
 }
 
 fn loop_kinds(fortran: bool) -> &'static [&'static str] {
