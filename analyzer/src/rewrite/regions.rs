@@ -200,7 +200,9 @@ fn try_pattern(
     if groups.is_empty() {
         return None;
     }
-    Some(sections_pattern(text, src, func, entry, &groups, exit, reg))
+    Some(sections_pattern(
+        text, pre, src, func, entry, &groups, exit, reg,
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -280,8 +282,10 @@ fn loop_pattern(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn sections_pattern(
     text: &str,
+    pre: &Preprocessed,
     src: &str,
     func: Node,
     entry: Node,
@@ -318,11 +322,103 @@ fn sections_pattern(
             "a region or section call shares its line with other code",
         );
     }
+    // `#ifdef __CSA__` wrappers around the calls go with them (the OpenMP
+    // must reach builds without __CSA__ too); a wrapper must hold nothing
+    // but calls of the pattern
+    let mut pieces_lines: Vec<(usize, usize)> = pieces
+        .iter()
+        .map(|p| {
+            (
+                line_start(text, p.start_byte()),
+                line_end_with_newline(text, p.end_byte()),
+            )
+        })
+        .collect();
+    pieces_lines.sort_unstable();
+    let mut guards: Vec<(usize, usize)> = Vec::new();
+    let mut wrapper_of = |p: Node| -> Result<Option<(usize, usize)>, MarkerRewrite> {
+        let Some((cond, branch)) = pre.enclosing_branch(p.start_byte()) else {
+            return Ok(None);
+        };
+        // a wrapper of the calls, not a conditional around the function
+        let (c0, c1) = cond.extent();
+        if !branch.asserts_csa || c0 < func.start_byte() || c1 > func.end_byte() {
+            return Ok(None);
+        }
+        let Some(endif) = cond.endif.filter(|_| cond.branches.len() == 1) else {
+            return Err(refused(
+                span,
+                WHAT,
+                "a region or section call is in an `#ifdef __CSA__` with an `#else`",
+            ));
+        };
+        let (b0, b1) = branch.body;
+        let mut rest = String::new();
+        let mut at = b0;
+        for &(ls, le) in &pieces_lines {
+            if ls >= at && le <= b1 {
+                rest.push_str(text.get(at..ls).unwrap_or("x"));
+                at = le;
+            }
+        }
+        rest.push_str(text.get(at.min(b1)..b1).unwrap_or("x"));
+        if !rest.trim().is_empty() {
+            return Err(refused(
+                span,
+                WHAT,
+                "a region or section call shares its `#ifdef __CSA__` block with other code",
+            ));
+        }
+        let open = (
+            line_start(text, branch.directive.0),
+            line_end_with_newline(text, branch.directive.1),
+        );
+        let close = (
+            line_start(text, endif.0),
+            line_end_with_newline(text, endif.0),
+        );
+        for g in [open, close] {
+            if !guards.contains(&g) {
+                guards.push(g);
+            }
+        }
+        Ok(Some((open.0, close.1)))
+    };
+    let mut entry_wrapper = None;
+    let mut exit_wrapper = None;
+    for p in &pieces {
+        match wrapper_of(*p) {
+            Ok(w) => {
+                if p.id() == entry.id() {
+                    entry_wrapper = w;
+                }
+                if p.id() == exit.id() {
+                    exit_wrapper = w;
+                }
+            }
+            Err(r) => return r,
+        }
+    }
+    // the text of a range without the wrappers' lines
+    let unguarded = |from: usize, to: usize| -> String {
+        let mut out = String::new();
+        let mut at = from;
+        let mut gs: Vec<&(usize, usize)> =
+            guards.iter().filter(|g| g.0 >= from && g.1 <= to).collect();
+        gs.sort();
+        for g in gs {
+            out.push_str(text.get(at..g.0).unwrap_or(""));
+            at = g.1;
+        }
+        out.push_str(text.get(at.min(to)..to).unwrap_or(""));
+        out
+    };
     for w in groups.windows(2) {
-        let gap = text
-            .get(w[0].2.end_byte()..w[1].0.start_byte())
-            .unwrap_or("x");
-        if !gap.trim().is_empty() {
+        let (a, b) = (
+            line_end_with_newline(text, w[0].2.end_byte()),
+            line_start(text, w[1].0.start_byte()),
+        );
+        if a > b || !unguarded(a, b).trim().is_empty() {
             return refused(span, WHAT, "there is code between two sections");
         }
     }
@@ -368,13 +464,13 @@ fn sections_pattern(
         let from = line_end_with_newline(text, open.end_byte());
         let to = line_start(text, close.start_byte());
         if from < to {
-            new.push_str(text.get(from..to).unwrap_or(""));
+            new.push_str(&unguarded(from, to));
         }
         new.push_str(&format!("{indent}}}{eol}"));
     }
     new.push_str(&format!("{indent}}}{eol}"));
-    let from = line_start(text, entry.start_byte());
-    let to = line_end_with_newline(text, exit.end_byte());
+    let from = entry_wrapper.map_or(line_start(text, entry.start_byte()), |w| w.0);
+    let to = exit_wrapper.map_or(line_end_with_newline(text, exit.end_byte()), |w| w.1);
     MarkerRewrite {
         marker: span,
         fix: Fix {
