@@ -159,7 +159,8 @@ pub fn fix_options(ann: &Annotations) -> FixAllOptions {
     let fix = ann.fix.is_some() || rewrite.is_none();
     FixAllOptions {
         fix,
-        unsafe_fixes: ann.fix == Some(true),
+        // a rewrite is an unsafe fix: a `rewrite` header alone allows it
+        unsafe_fixes: ann.fix == Some(true) || (rewrite.is_some() && ann.fix.is_none()),
         rewrite,
         disabled: Vec::new(),
     }

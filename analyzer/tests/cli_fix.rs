@@ -110,7 +110,21 @@ int f(int n, int *a) {
 }
 ";
     let f = write(&dir, "a.c", src);
+    // a rewrite is an unsafe fix: without --unsafe-fixes nothing changes
     let o = run(&["--rewrite", "openmp", "--exit-zero"], &f);
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), src);
+    assert!(
+        stderr(&o).contains("1 CSA annotation can be rewritten to OpenMP, an unsafe fix")
+            && stderr(&o).contains("add --unsafe-fixes"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["--rewrite", "openmp", "--diff", "--exit-zero"], &f);
+    assert_eq!(stdout(&o), "");
+    let o = run(
+        &["--rewrite", "openmp", "--unsafe-fixes", "--exit-zero"],
+        &f,
+    );
     let text = std::fs::read_to_string(&f).unwrap();
     assert!(
         text.contains("  #pragma omp parallel for reduction(+:s)\n  for"),
@@ -123,7 +137,10 @@ int f(int n, int *a) {
         "{err}"
     );
     // Twice changes nothing.
-    run(&["--rewrite", "openmp", "--exit-zero"], &f);
+    run(
+        &["--rewrite", "openmp", "--unsafe-fixes", "--exit-zero"],
+        &f,
+    );
     assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
 }
 
@@ -132,7 +149,7 @@ fn rewrite_ivdep_style_and_diff() {
     let dir = tempfile::tempdir().unwrap();
     let src = "subroutine s(n, a)\n  integer :: n, i\n  real :: a(n)\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n    a(i) = 0\n  end do\nend subroutine\n";
     let f = write(&dir, "a.f90", src);
-    let o = run(&["--rewrite", "ivdep", "--diff"], &f);
+    let o = run(&["--rewrite", "ivdep", "--diff", "--unsafe-fixes"], &f);
     assert!(stdout(&o).contains("+  !DIR$ IVDEP"), "{}", stdout(&o));
     let o = run(
         &[
@@ -141,6 +158,7 @@ fn rewrite_ivdep_style_and_diff() {
             "--ivdep-style",
             "gcc-pragma",
             "--diff",
+            "--unsafe-fixes",
         ],
         &f,
     );

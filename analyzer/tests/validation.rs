@@ -139,7 +139,7 @@ fn check(p: &Program) -> Result<(), String> {
     // OpenMP
     let omp_src = tmp.path().join(name);
     std::fs::copy(&p.path, &omp_src).map_err(|e| e.to_string())?;
-    let (_, stderr) = lint(&["--rewrite", "openmp"], &omp_src);
+    let (_, stderr) = lint(&["--rewrite", "openmp", "--unsafe-fixes"], &omp_src);
     let converted = std::fs::read_to_string(&omp_src).map_err(|e| e.to_string())?;
     for want in p.header("expect") {
         // The directive lines, not the `expect:` comments that quote them.
@@ -184,7 +184,7 @@ fn check(p: &Program) -> Result<(), String> {
         ));
     }
     // Rewriting again changes nothing.
-    let (_, _) = lint(&["--rewrite", "openmp"], &omp_src);
+    let (_, _) = lint(&["--rewrite", "openmp", "--unsafe-fixes"], &omp_src);
     let again = std::fs::read_to_string(&omp_src).map_err(|e| e.to_string())?;
     if again != converted {
         return Err(format!(
@@ -206,7 +206,13 @@ fn check(p: &Program) -> Result<(), String> {
     let iv_src = iv_dir.join(name);
     std::fs::copy(&p.path, &iv_src).map_err(|e| e.to_string())?;
     lint(
-        &["--rewrite", "ivdep", "--ivdep-style", "gcc-pragma"],
+        &[
+            "--rewrite",
+            "ivdep",
+            "--ivdep-style",
+            "gcc-pragma",
+            "--unsafe-fixes",
+        ],
         &iv_src,
     );
     let iv_text = std::fs::read_to_string(&iv_src).map_err(|e| e.to_string())?;

@@ -365,9 +365,10 @@ pub fn apply_rewrites(text: &str, rewrites: &[MarkerRewrite]) -> String {
 pub struct FixAllOptions {
     /// Apply diagnostics' safe fixes.
     pub fix: bool,
-    /// Also their unsafe fixes.
+    /// Also their unsafe fixes, and the rewrite (an unsafe fix too).
     pub unsafe_fixes: bool,
-    /// Convert markers first.
+    /// Convert markers first (only with `unsafe_fixes`; otherwise they are
+    /// counted in [`FixAllResult::withheld`]).
     pub rewrite: Option<Target>,
     /// Codes whose fixes are not applied (rules the configuration turns
     /// off).
@@ -383,6 +384,9 @@ pub struct FixAllResult {
     /// Markers left unconverted, with why, at their place in the text
     /// given (not the text after earlier conversions).
     pub refusals: Vec<(Span, String)>,
+    /// Markers a rewrite would convert but did not, because rewrites are
+    /// unsafe fixes and `unsafe_fixes` was not set.
+    pub withheld: usize,
 }
 
 /// Rounds of apply-and-reanalyse before giving up on conflicting edits.
@@ -413,7 +417,15 @@ pub fn fix_all(
             .map(|r| (r.marker, r.fix.title.clone()))
             .collect()
     };
-    if let Some(target) = opts.rewrite {
+    // a rewrite is an unsafe fix: it asserts, for every compiler, what the
+    // marker asserted for CSA's
+    if let Some(target) = opts.rewrite.filter(|_| !opts.unsafe_fixes) {
+        out.withheld = rewrite_markers(&fa, target)
+            .iter()
+            .filter(|r| r.converts())
+            .count();
+    }
+    if let Some(target) = opts.rewrite.filter(|_| opts.unsafe_fixes) {
         for _ in 0..MAX_ROUNDS {
             let rewrites = rewrite_markers(&fa, target);
             let fixes: Vec<&Fix> = rewrites

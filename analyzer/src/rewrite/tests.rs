@@ -201,7 +201,7 @@ mod never_panics {
         #[test]
         fn c_rewrite_is_idempotent(picks in proptest::collection::vec(0usize..100, 0..60)) {
             let src = assemble(C_PIECES, &picks);
-            let opts = FixAllOptions { fix: false, unsafe_fixes: false, rewrite: Some(Target::OpenMp), disabled: Vec::new() };
+            let opts = FixAllOptions { fix: false, unsafe_fixes: true, rewrite: Some(Target::OpenMp), disabled: Vec::new() };
             let once = fix_all(SourceKind::C, &src, &AnalysisOptions::default(), &opts).text;
             let twice = fix_all(SourceKind::C, &once, &AnalysisOptions::default(), &opts).text;
             prop_assert_eq!(once, twice);

@@ -20,8 +20,9 @@ pub struct FixArgs {
     #[arg(long)]
     pub fix: bool,
 
-    /// With --fix or --diff: apply unsafe fixes too (they change what the
-    /// program asserts; their titles say what they assume).
+    /// With --fix, --diff or --rewrite: apply unsafe fixes too (they change
+    /// what the program asserts; their titles say what they assume). A
+    /// rewrite is an unsafe fix: it needs this flag.
     #[arg(long)]
     pub unsafe_fixes: bool,
 
@@ -30,8 +31,9 @@ pub struct FixArgs {
     #[arg(long)]
     pub diff: bool,
 
-    /// Convert every loop marker to OpenMP or ivdep; markers that cannot be
-    /// converted are reported on standard error with the reason.
+    /// Convert every loop marker to OpenMP or ivdep (with --unsafe-fixes:
+    /// an unsafe fix); markers that cannot be converted are reported on
+    /// standard error with the reason.
     #[arg(long, value_name = "TARGET", value_parser = ["openmp", "ivdep"])]
     pub rewrite: Option<String>,
 
@@ -71,6 +73,8 @@ struct Outcome {
     text: String,
     fixed: usize,
     refusals: Vec<String>,
+    /// Rewrites not applied for want of --unsafe-fixes.
+    withheld: usize,
 }
 
 fn fix_text(
@@ -106,6 +110,7 @@ fn fix_text(
         text: r.text,
         fixed: r.applied,
         refusals,
+        withheld: r.withheld,
     }
 }
 
@@ -125,6 +130,7 @@ pub fn run(
     let mut io_error = false;
     let mut total_fixed = 0;
     let mut files_changed = 0;
+    let mut withheld = 0;
     for ((display, fa), resolved) in results.iter_mut().zip(settings) {
         let settings = &resolved.settings;
         let analysis = &settings.options;
@@ -144,6 +150,7 @@ pub fn run(
         for r in &outcome.refusals {
             eprintln!("csa-lint: {r}");
         }
+        withheld += outcome.withheld;
         if outcome.text == fa.source.text() {
             continue;
         }
@@ -173,6 +180,17 @@ pub fn run(
                 io_error = true;
             }
         }
+    }
+    if withheld > 0 {
+        let target = match opts.rewrite.as_deref() {
+            Some("ivdep") => "ivdep",
+            _ => "OpenMP",
+        };
+        eprintln!(
+            "csa-lint: {withheld} CSA annotation{} can be rewritten to {target}, an unsafe fix (the result asserts for every compiler what the marker asserted for CSA's): add --unsafe-fixes to apply {} (with --diff to preview)",
+            if withheld == 1 { "" } else { "s" },
+            if withheld == 1 { "it" } else { "them" },
+        );
     }
     let verb = if opts.diff { "Would fix" } else { "Fixed" };
     if total_fixed > 0 || !opts.diff {
