@@ -47,13 +47,20 @@ pub struct Annotations {
     pub rewrite: Option<String>,
     /// `//@ ivdep-style NAME`.
     pub ivdep_style: Option<String>,
+    /// `//@ c-standard NAME` (as the configuration's `c-standard`).
+    pub c_standard: Option<String>,
+    /// A Fortran fixture.
+    pub fortran: bool,
 }
 
 /// Parses the annotations of a fixture.
 pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
     let marker = if fortran { "!~" } else { "//~" };
     let header = if fortran { "!@" } else { "//@" };
-    let mut ann = Annotations::default();
+    let mut ann = Annotations {
+        fortran,
+        ..Annotations::default()
+    };
     for (i, line) in text.lines().enumerate() {
         let lineno = i as u32 + 1;
         let trimmed = line.trim_start();
@@ -73,6 +80,11 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
                     if analyzer::rewrite::IvdepStyle::from_name(w).is_some() =>
                 {
                     ann.ivdep_style = Some(w.to_string())
+                }
+                (Some("c-standard"), Some(w))
+                    if analyzer::config::CStandard::from_name(w).is_some() =>
+                {
+                    ann.c_standard = Some(w.to_string())
                 }
                 _ => ann
                     .errors
@@ -147,11 +159,16 @@ pub fn check_fixture(path: &Path) -> Result<(), String> {
 
 /// What the headers of a fixture select for its `.fixed` check.
 pub fn fix_options(ann: &Annotations) -> FixAllOptions {
+    let std = ann
+        .c_standard
+        .as_deref()
+        .and_then(analyzer::config::CStandard::from_name)
+        .unwrap_or_default();
     let style = ann
         .ivdep_style
         .as_deref()
         .and_then(IvdepStyle::from_name)
-        .unwrap_or_default();
+        .unwrap_or_else(|| IvdepStyle::default_for(ann.fortran, std));
     let rewrite = ann
         .rewrite
         .as_deref()

@@ -13,6 +13,7 @@
 //! defines = ["USE_MPI"]
 //! pure-functions = ["my_sqrt"]
 //! ivdep-style = "gcc-pragma"         # attribute | intel-pragma | gcc-pragma
+//! c-standard = "c17"                 # c89 ... c23 (gnu* too): picks the ivdep default
 //! disable-loop-storage-check = false
 //!
 //! [per-file-ignores]
@@ -82,6 +83,53 @@ impl IvdepStyle {
             (IvdepStyle::GccPragma, false) => "#pragma GCC ivdep",
             (IvdepStyle::GccPragma, true) => "!GCC$ ivdep",
             (_, true) => "!DIR$ IVDEP",
+        }
+    }
+}
+
+/// The C standard the code is built with (`c-standard`, as in `-std=`):
+/// what rewrites may write. `gnuNN` is `cNN` here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CStandard {
+    C89,
+    C99,
+    C11,
+    /// GCC's default (`gnu17`).
+    #[default]
+    C17,
+    C23,
+}
+
+impl CStandard {
+    pub const NAMES: [&'static str; 8] = ["c89", "c90", "c99", "c11", "c17", "c18", "c23", "c2x"];
+
+    pub fn from_name(s: &str) -> Option<CStandard> {
+        let base = s
+            .strip_prefix("gnu")
+            .or_else(|| s.strip_prefix("iso9899:"))
+            .or_else(|| s.strip_prefix('c'))?;
+        Some(match base {
+            "89" | "90" | "1990" => CStandard::C89,
+            "99" | "9x" | "1999" => CStandard::C99,
+            "11" | "1x" | "2011" => CStandard::C11,
+            "17" | "18" | "2017" | "2018" => CStandard::C17,
+            "23" | "2x" | "2024" => CStandard::C23,
+            _ => return None,
+        })
+    }
+}
+
+impl IvdepStyle {
+    /// What `--rewrite ivdep` writes when no style is configured: in C,
+    /// `[[intel::ivdep]]` only from C23 on (an attribute is a syntax error
+    /// before it), else `#pragma GCC ivdep` (an unknown pragma is ignored,
+    /// so every compiler builds it and GCC honours it); in Fortran
+    /// `!DIR$ IVDEP` (a comment to compilers that do not know it).
+    pub fn default_for(fortran: bool, std: CStandard) -> IvdepStyle {
+        if fortran || std >= CStandard::C23 {
+            IvdepStyle::Attribute
+        } else {
+            IvdepStyle::GccPragma
         }
     }
 }
@@ -194,6 +242,7 @@ pub struct Config {
     pub defines: Vec<String>,
     pub pure_functions: Vec<String>,
     pub ivdep_style: Option<IvdepStyle>,
+    pub c_standard: Option<CStandard>,
     pub disable_loop_storage_check: Option<bool>,
 }
 
@@ -207,6 +256,7 @@ struct RawConfig {
     defines: Option<Vec<Spanned<String>>>,
     pure_functions: Option<Vec<Spanned<String>>>,
     ivdep_style: Option<Spanned<String>>,
+    c_standard: Option<Spanned<String>>,
     disable_loop_storage_check: Option<bool>,
 }
 
@@ -296,6 +346,20 @@ impl Config {
             disable_loop_storage_check: raw.disable_loop_storage_check,
             ..Config::default()
         };
+        if let Some(std) = raw.c_standard {
+            let span = std.span();
+            config.c_standard = Some(CStandard::from_name(std.get_ref()).ok_or_else(|| {
+                err(
+                    span,
+                    "c-standard",
+                    format!(
+                        "unknown C standard `{}`; use one of {} (or gnuNN)",
+                        std.get_ref(),
+                        CStandard::NAMES.join(", ")
+                    ),
+                )
+            })?);
+        }
         if let Some(style) = raw.ivdep_style {
             let span = style.span();
             config.ivdep_style = Some(IvdepStyle::from_name(style.get_ref()).ok_or_else(|| {
@@ -368,7 +432,10 @@ pub struct Settings {
     per_file_ignores: Vec<PerFileIgnore>,
     /// Directory per-file-ignore globs are relative to.
     pub root: PathBuf,
-    pub ivdep_style: IvdepStyle,
+    /// The configured ivdep spelling (flag, then file); `None`: the default
+    /// for the language and standard ([`Settings::ivdep_style_for`]).
+    pub ivdep_style: Option<IvdepStyle>,
+    pub c_standard: CStandard,
 }
 
 /// One layer of rule selection: `select` replaces, `extend` adds, `ignore`
@@ -395,6 +462,12 @@ fn apply_layer(
 }
 
 impl Settings {
+    /// The ivdep spelling for a file of this language.
+    pub fn ivdep_style_for(&self, fortran: bool) -> IvdepStyle {
+        self.ivdep_style
+            .unwrap_or_else(|| IvdepStyle::default_for(fortran, self.c_standard))
+    }
+
     /// Combines a configuration (if any) with command-line overrides.
     pub fn resolve(config: Option<&Config>, overrides: &Overrides) -> Settings {
         let mut enabled: Vec<Code> = RULES.iter().map(|r| r.code).collect();
@@ -412,7 +485,8 @@ impl Settings {
             options.disable_loop_storage_check = c.disable_loop_storage_check.unwrap_or(false);
             settings.per_file_ignores = c.per_file_ignores.clone();
             settings.root = c.dir().to_path_buf();
-            settings.ivdep_style = c.ivdep_style.unwrap_or_default();
+            settings.ivdep_style = c.ivdep_style;
+            settings.c_standard = c.c_standard.unwrap_or_default();
         }
         apply_layer(
             &mut enabled,
@@ -432,7 +506,7 @@ impl Settings {
         }
         options.disable_loop_storage_check |= overrides.disable_loop_storage_check;
         if let Some(style) = overrides.ivdep_style {
-            settings.ivdep_style = style;
+            settings.ivdep_style = Some(style);
         }
         enabled.sort();
         settings.enabled = enabled;
@@ -608,6 +682,29 @@ mod tests {
             .filter(|r| s.is_enabled(r.code, Path::new(path)))
             .map(|r| r.code.to_string())
             .collect()
+    }
+
+    #[test]
+    fn c_standard_picks_the_default_ivdep_spelling() {
+        let s = Settings::resolve(None, &Overrides::default());
+        assert_eq!(s.ivdep_style_for(false), IvdepStyle::GccPragma);
+        assert_eq!(s.ivdep_style_for(true), IvdepStyle::Attribute);
+        for (std, c) in [
+            ("c23", IvdepStyle::Attribute),
+            ("gnu2x", IvdepStyle::Attribute),
+            ("gnu11", IvdepStyle::GccPragma),
+            ("c89", IvdepStyle::GccPragma),
+        ] {
+            let cfg = parse(&format!("c-standard = \"{std}\"\n")).unwrap();
+            let s = Settings::resolve(Some(&cfg), &Overrides::default());
+            assert_eq!(s.ivdep_style_for(false), c, "{std}");
+        }
+        // an explicit style wins
+        let cfg = parse("c-standard = \"c23\"\nivdep-style = \"intel-pragma\"\n").unwrap();
+        let s = Settings::resolve(Some(&cfg), &Overrides::default());
+        assert_eq!(s.ivdep_style_for(false), IvdepStyle::IntelPragma);
+        let e = parse("c-standard = \"c++17\"\n").unwrap_err().to_string();
+        assert!(e.contains("c-standard") && e.contains("c++17"), "{e}");
     }
 
     #[test]

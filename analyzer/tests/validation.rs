@@ -72,6 +72,10 @@ impl Program {
 
     /// Builds `src` (a copy of the program, maybe rewritten) into `exe`.
     fn build(&self, src: &Path, exe: &Path, openmp: bool) {
+        self.build_with(src, exe, openmp, &[]);
+    }
+
+    fn build_with(&self, src: &Path, exe: &Path, openmp: bool, extra: &[&str]) {
         let dir = validation_dir();
         let mut cmd = if self.fortran {
             let mut c = Command::new("gfortran");
@@ -85,6 +89,7 @@ impl Program {
         if openmp {
             cmd.arg("-fopenmp");
         }
+        cmd.args(extra);
         cmd.arg(src).arg("-o").arg(exe);
         run(&mut cmd, &format!("building {}", src.display()));
     }
@@ -205,16 +210,9 @@ fn check(p: &Program) -> Result<(), String> {
     std::fs::create_dir(&iv_dir).map_err(|e| e.to_string())?;
     let iv_src = iv_dir.join(name);
     std::fs::copy(&p.path, &iv_src).map_err(|e| e.to_string())?;
-    lint(
-        &[
-            "--rewrite",
-            "ivdep",
-            "--ivdep-style",
-            "gcc-pragma",
-            "--unsafe-fixes",
-        ],
-        &iv_src,
-    );
+    // the default spelling (no style configured): it must build with the
+    // C standard most code uses, C11, where `[[...]]` is a syntax error
+    lint(&["--rewrite", "ivdep", "--unsafe-fixes"], &iv_src);
     let iv_text = std::fs::read_to_string(&iv_src).map_err(|e| e.to_string())?;
     if !p.header("expect-ivdep-refused").is_empty() {
         // a proven conflict: ivdep's assertion would be false too
@@ -228,7 +226,7 @@ fn check(p: &Program) -> Result<(), String> {
         };
     }
     let spelled = if p.fortran {
-        "!GCC$ ivdep"
+        "!DIR$ IVDEP"
     } else {
         "#pragma GCC ivdep"
     };
@@ -239,7 +237,12 @@ fn check(p: &Program) -> Result<(), String> {
         ));
     }
     let iv_exe = tmp.path().join("ivdep_exe");
-    p.build(&iv_src, &iv_exe, false);
+    let std: &[&str] = if p.fortran {
+        &[]
+    } else {
+        &["-std=c11", "-pedantic-errors"]
+    };
+    p.build_with(&iv_src, &iv_exe, false, std);
     let iv_out = p.execute(&iv_exe);
     if iv_out != reference {
         return Err(format!(

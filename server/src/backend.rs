@@ -484,7 +484,7 @@ impl Backend {
                 let mut out = rewrite_markers(&fa, Target::OpenMp);
                 out.extend(rewrite_markers(
                     &fa,
-                    Target::Ivdep(resolved.settings.ivdep_style),
+                    Target::Ivdep(resolved.settings.ivdep_style_for(kind.is_fortran())),
                 ));
                 out
             })

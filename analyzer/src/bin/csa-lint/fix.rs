@@ -134,10 +134,12 @@ pub fn run(
     for ((display, fa), resolved) in results.iter_mut().zip(settings) {
         let settings = &resolved.settings;
         let analysis = &settings.options;
-        let target = opts
-            .rewrite
-            .as_deref()
-            .and_then(|name| Target::from_name(name, opts.style(settings.ivdep_style)));
+        let target = opts.rewrite.as_deref().and_then(|name| {
+            Target::from_name(
+                name,
+                opts.style(settings.ivdep_style_for(fa.kind.is_fortran())),
+            )
+        });
         let relative = resolved
             .relative(&crate::settings::absolute(Path::new(display.as_str())))
             .to_path_buf();
