@@ -21,7 +21,9 @@ pub mod sharing;
 use crate::analysis::{FileAnalysis, FunctionAnalysis};
 use crate::clie::MarkerStatus;
 use crate::diag::{Applicability, Edit, Fix};
-use crate::ir::{BuiltinCall, BuiltinId, SourceLoop};
+use crate::ir::{
+    AccessTarget, BlockId, BuiltinCall, BuiltinId, CallArg, InstKind, SourceLoop, VarId, VarKind,
+};
 use crate::source::Span;
 use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
@@ -345,8 +347,94 @@ fn refuse_conflicts(
                 );
             }
         }
+        if what == "OpenMP" {
+            if let Some(why) = shared_local_array(fa, f, d, directive.as_ref()) {
+                return refused(r.marker, what, &why);
+            }
+        }
     }
     r
+}
+
+/// A local array the loop writes (directly or through a call it is passed
+/// to) that the OpenMP directive leaves shared, while the dependence
+/// analysis cannot show that the iterations use different elements of it:
+/// per-iteration scratch space that needs `private`, which is not proven
+/// here, or a real conflict. Under the CSA marker such an array is one
+/// object for all iterations too; OpenMP threads would race on it.
+fn shared_local_array(
+    fa: &FileAnalysis,
+    f: &crate::analysis::FunctionAnalysis,
+    d: &crate::dependence::LoopDeps,
+    directive: Option<&crate::omp::Directive>,
+) -> Option<String> {
+    use crate::dependence::{Finding, Unproven};
+    let func = &f.func;
+    let lp = f.forest.loops.get(d.loop_id.index())?;
+    let local_array = |v: VarId| {
+        let var = func.var(v);
+        var.kind == VarKind::Local && var.ty.is_array
+    };
+    let covered = |name: &str| directive.is_some_and(|dir| dir.clauses_for(name).next().is_some());
+    // names with a finding, and callees with unknown effects
+    let mut unproven: Vec<&str> = Vec::new();
+    let mut opaque: Vec<&str> = Vec::new();
+    for x in &d.findings {
+        match x {
+            Finding::Conflict { object, .. } => unproven.push(object),
+            Finding::Unproven { object, why, .. } => match why {
+                Unproven::UnknownCall(n) | Unproven::OpaqueCallee { name: n, .. } => opaque.push(n),
+                _ => unproven.push(object),
+            },
+        }
+    }
+    for &b in &lp.blocks {
+        for inst in &func.block(BlockId(b)).insts {
+            let (v, why) = match &inst.kind {
+                InstKind::Access(a) if a.write => match a.target {
+                    AccessTarget::Var(v) if local_array(v) => {
+                        let name = &func.var(v).name;
+                        if !unproven.iter().any(|o| o.eq_ignore_ascii_case(name)) {
+                            continue;
+                        }
+                        (v, "written in the loop")
+                    }
+                    _ => continue,
+                },
+                InstKind::Call(c) => {
+                    let Some(callee) = c.callee.as_deref() else {
+                        continue;
+                    };
+                    if !opaque.iter().any(|o| o.eq_ignore_ascii_case(callee)) {
+                        continue;
+                    }
+                    let passed = c
+                        .args
+                        .iter()
+                        .filter_map(|a| match a {
+                            CallArg::Ref { var, .. } => Some(*var),
+                            _ => None,
+                        })
+                        .chain(c.escapes.iter().copied())
+                        .find(|v| local_array(*v) && !covered(&func.var(*v).name));
+                    match passed {
+                        Some(v) => (v, "passed to a procedure whose effects are unknown"),
+                        None => continue,
+                    }
+                }
+                _ => continue,
+            };
+            let name = &func.var(v).name;
+            if covered(name) {
+                continue;
+            }
+            let line = fa.source.line_col(inst.span.start as usize).line;
+            return Some(format!(
+                "the local array `{name}` is {why} (line {line}) and csa-lint cannot prove that the iterations use different elements of it: if each iteration uses it as scratch space, it needs its own copy (`private({name})`), which csa-lint cannot prove yet"
+            ));
+        }
+    }
+    None
 }
 
 /// Applies every converting rewrite; returns the new text (unchanged when

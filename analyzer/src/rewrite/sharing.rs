@@ -42,7 +42,11 @@
 //! * globals, statics, `SAVE`/`COMMON` variables and pointees are shared, as
 //!   the user asserted by marking the loop parallel; so are local arrays,
 //!   except one written at constant subscripts only (`tmp[0] = ...`), which
-//!   the compiler keeps in per-iteration registers: that is refused.
+//!   the compiler keeps in per-iteration registers: that is refused. A
+//!   local array the loop writes (or passes to a procedure with unknown
+//!   effects) whose independence the dependence analysis cannot show is
+//!   refused too (`rewrite::shared_local_array`): it may be per-iteration
+//!   scratch that needs `private`, which this analysis cannot prove.
 
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;

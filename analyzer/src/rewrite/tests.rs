@@ -248,3 +248,18 @@ fn refusals_are_placed_in_the_text_as_given() {
         "__builtin_csa_parallel_loop();"
     );
 }
+
+#[test]
+fn a_local_array_passed_to_an_unknown_procedure_is_refused() {
+    let src = "subroutine s(u, n)\n  integer :: n, i, m\n  double precision :: u(5, n), ue(5)\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n    call exact(i, ue)\n    do m = 1, 5\n      u(m, i) = ue(m)\n    end do\n  end do\nend subroutine\n";
+    let (out, refused) = rewrite(SourceKind::FortranFree, src, Target::OpenMp);
+    assert_eq!(out, src);
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains(
+            "local array `ue` is passed to a procedure whose effects are unknown (line 6)"
+        ) && refused[0].contains("private(ue)"),
+        "{}",
+        refused[0]
+    );
+}
