@@ -1,5 +1,5 @@
-! expect: !$omp parallel do num_threads(4) schedule(static) lastprivate(i) reduction(+:s0)
-! expect: !$omp parallel do num_threads(4) schedule(static, 1) lastprivate(i) reduction(+:s1)
+! expect: !$omp parallel do num_threads(4) schedule(static) reduction(+:s0)
+! expect: !$omp parallel do num_threads(4) schedule(static, 1) reduction(+:s1)
 ! expect: !$omp parallel do num_threads(4) schedule(static, 8) private(t) reduction(*:p)
 program spmd_chunks
   implicit none

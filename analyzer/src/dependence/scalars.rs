@@ -308,6 +308,38 @@ fn whole_scalar(func: &Function, inst: &Inst) -> Option<(VarId, bool)> {
     Some((v, a.write))
 }
 
+/// Whether the value the loop `l` leaves in the local variable named `name`
+/// can be read after it (some path from an exit reads it before writing
+/// it; order-aware, so `do m = 1, 5` after the loop kills `m`). `None`
+/// when the name is not exactly one local or parameter of the function, or
+/// its address is taken (reads through pointers or by a callee are not
+/// accesses of the variable): the caller keeps its own answer then.
+pub(crate) fn live_after_loop(
+    func: &Function,
+    forest: &crate::graph::loops::LoopForest,
+    l: crate::graph::loops::LoopId,
+    name: &str,
+) -> Option<bool> {
+    let fortran = func.lang == Lang::Fortran;
+    let mut found = func.vars.iter().enumerate().filter(|(_, var)| {
+        if fortran {
+            var.name.eq_ignore_ascii_case(name)
+        } else {
+            var.name == name
+        }
+    });
+    let (i, var) = found.next()?;
+    if found.next().is_some()
+        || !matches!(var.kind, VarKind::Local | VarKind::Param)
+        || var.address_taken
+    {
+        return None;
+    }
+    let mut blocks = forest.loops.get(l.index())?.blocks.clone();
+    blocks.sort_unstable();
+    Some(live_after(func, &blocks, VarId(i as u32)))
+}
+
 /// Whether some path from an exit of the loop reads `v` before writing it.
 /// `loop_blocks` is sorted.
 fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {

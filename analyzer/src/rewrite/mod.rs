@@ -73,6 +73,8 @@ pub(crate) struct MarkerSite<'a> {
     pub loop_node: Node<'a>,
     /// Deletes the marker (and a wrapper holding nothing else).
     pub removal: Vec<Edit>,
+    /// Whether a local's value can be read after the loop, from the IR.
+    pub live_after: sharing::LiveAfter<'a>,
 }
 
 pub(crate) fn refused(marker: Span, what: &str, reason: &str) -> MarkerRewrite {
@@ -268,6 +270,12 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 out.push(refused(b.span, what, "the loop has syntax errors"));
                 continue;
             }
+            let ir_loop = f.forest.loop_with_header(sl.header.0);
+            let live_after = |name: &str| {
+                ir_loop.and_then(|l| {
+                    crate::dependence::scalars::live_after_loop(&f.func, &f.forest, l, name)
+                })
+            };
             let site = MarkerSite {
                 text: fa.source.text(),
                 fortran,
@@ -275,6 +283,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 source_loop: sl,
                 loop_node: node,
                 removal: marker_removal(fa, b.span),
+                live_after: &live_after,
             };
             let pre = &fa.preprocessed.text;
             let r = match target {

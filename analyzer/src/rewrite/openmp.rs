@@ -156,9 +156,10 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
     }
     let sharing: Result<Sharing, Refusal> = if site.fortran {
         sharing::fortran_canonical(node, pre)
-            .and_then(|canon| sharing::fortran_sharing(node, pre, &canon))
+            .and_then(|canon| sharing::fortran_sharing(node, pre, &canon, site.live_after))
     } else {
-        sharing::c_canonical(node, pre).and_then(|canon| sharing::c_sharing(node, pre, &canon))
+        sharing::c_canonical(node, pre)
+            .and_then(|canon| sharing::c_sharing(node, pre, &canon, site.live_after))
     };
     let text = site.text;
     let start = node.start_byte();

@@ -254,7 +254,7 @@ fn loop_pattern(
         return refused(span, WHAT, "the region or section token is used elsewhere");
     }
     let sh = sharing::c_canonical(for_node, src)
-        .and_then(|canon| sharing::c_sharing(for_node, src, &canon));
+        .and_then(|canon| sharing::c_sharing(for_node, src, &canon, &|_| None));
     let sh = match sh {
         Ok(s) => s,
         Err(r) => return refused(span, WHAT, &r.reason),

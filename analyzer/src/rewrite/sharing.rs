@@ -19,9 +19,12 @@
 //!   (commutative `op`), `x++`/`x--`, or a min/max pattern, all with the same
 //!   operator, and `e` never mentions `x`: `reduction(op:x)`;
 //! * an exposed read: carried, refused;
-//! * read after the loop (later in the function, or anywhere in an
-//!   enclosing loop, or a Fortran dummy argument): `lastprivate(x)` when it
-//!   is written on every path through the body, else refused;
+//! * read after the loop (a Fortran dummy argument, or some path from the
+//!   loop's exit reads it before writing it: the IR's order-aware liveness,
+//!   `dependence::scalars::live_after_loop`, when the name is one variable
+//!   whose address is not taken; otherwise any later use in the function or
+//!   any use in an enclosing loop): `lastprivate(x)` when it is written on
+//!   every path through the body, else refused;
 //! * otherwise `private(x)`.
 //!
 //! Also refused: a local whose address is taken in the function (`&x`), a
@@ -1356,7 +1359,16 @@ pub(crate) fn c_scalar_locals(func: Node, at: Node, src: &str) -> BTreeSet<Strin
 }
 
 /// The data sharing of a C `for` loop in canonical form.
-pub fn c_sharing(for_node: Node, src: &str, canon: &CanonicalLoop) -> Result<Sharing, Refusal> {
+/// What the IR says of a local's liveness after the loop, by name (`None`:
+/// no single variable of that name; the text decides then).
+pub type LiveAfter<'a> = &'a dyn Fn(&str) -> Option<bool>;
+
+pub fn c_sharing(
+    for_node: Node,
+    src: &str,
+    canon: &CanonicalLoop,
+    live_after: LiveAfter,
+) -> Result<Sharing, Refusal> {
     let func = {
         let mut p = for_node.parent();
         while let Some(x) = p {
@@ -1433,6 +1445,13 @@ pub fn c_sharing(for_node: Node, src: &str, canon: &CanonicalLoop) -> Result<Sha
                 {
                     addr_taken = true;
                 }
+            }
+        }
+        // the IR's order-aware answer when the name is one variable whose
+        // address is not taken
+        if !addr_taken {
+            if let Some(l) = live_after(&name) {
+                live_out = l;
             }
         }
         locals.insert(
@@ -2175,7 +2194,12 @@ fn fortran_scope(proc_node: Node, src: &str) -> FortranScope {
 }
 
 /// The data sharing of a Fortran counted `DO`.
-pub fn fortran_sharing(do_loop: Node, src: &str, canon: &FortranLoop) -> Result<Sharing, Refusal> {
+pub fn fortran_sharing(
+    do_loop: Node,
+    src: &str,
+    canon: &FortranLoop,
+    live_after: LiveAfter,
+) -> Result<Sharing, Refusal> {
     let proc_node = {
         let mut p = do_loop.parent();
         while let Some(x) = p {
@@ -2274,12 +2298,19 @@ pub fn fortran_sharing(do_loop: Node, src: &str, canon: &FortranLoop) -> Result<
     let mut locals = BTreeMap::new();
     for (key, (spelling, dummy)) in keys {
         let mut live_out = dummy;
-        for id in ids.iter().filter(|i| fkey(text(**i, src)) == key) {
-            let at = id.start_byte();
-            if !range.contains(&at)
-                && (at >= range.end || enclosing_loop.as_ref().is_some_and(|r| r.contains(&at)))
-            {
-                live_out = true;
+        match live_after(&key) {
+            // the IR's order-aware answer (a dummy is the caller's anyway)
+            Some(l) => live_out |= l,
+            None => {
+                for id in ids.iter().filter(|i| fkey(text(**i, src)) == key) {
+                    let at = id.start_byte();
+                    if !range.contains(&at)
+                        && (at >= range.end
+                            || enclosing_loop.as_ref().is_some_and(|r| r.contains(&at)))
+                    {
+                        live_out = true;
+                    }
+                }
             }
         }
         locals.insert(

@@ -24,7 +24,7 @@ fn c(body: &str) -> Result<String, String> {
     let tree = p.parse(body, None).unwrap();
     let l = first(tree.root_node(), "for_statement").unwrap();
     let canon = c_canonical(l, body).map_err(|r| r.reason)?;
-    let s = c_sharing(l, body, &canon).map_err(|r| r.reason)?;
+    let s = c_sharing(l, body, &canon, &|_| None).map_err(|r| r.reason)?;
     Ok(show(&s, false))
 }
 
@@ -34,7 +34,7 @@ fn f(body: &str) -> Result<String, String> {
     let tree = p.parse(body, None).unwrap();
     let l = first(tree.root_node(), "do_loop").unwrap();
     let canon = fortran_canonical(l, body).map_err(|r| r.reason)?;
-    let s = fortran_sharing(l, body, &canon).map_err(|r| r.reason)?;
+    let s = fortran_sharing(l, body, &canon, &|_| None).map_err(|r| r.reason)?;
     Ok(show(&s, true))
 }
 
