@@ -1450,7 +1450,7 @@ pub fn c_sharing(
         // the IR's order-aware answer when the name is one variable whose
         // address is not taken
         if !addr_taken {
-            if let Some(l) = live_after(&name) {
+            if let Some(l) = live_after(name) {
                 live_out = l;
             }
         }
