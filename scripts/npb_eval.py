@@ -806,6 +806,8 @@ def main():
     lint = os.path.abspath(a.lint)
     if not os.path.isfile(lint):
         sys.exit("csa-lint not found at %s: build it with `cargo build --release -p csa-analyzer --bin csa-lint` or pass --csa-lint" % lint)
+    from drb_eval import stale_warning  # the same check, one place
+    stale_warning(lint)
     bms = [b.strip().upper() for b in a.benchmarks.split(",") if b.strip()]
     for b in bms:
         if b not in FORTRAN_BENCHMARKS:
