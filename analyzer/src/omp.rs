@@ -473,13 +473,29 @@ fn c_prefix(lc: &[Lc]) -> Option<usize> {
 
 /// Fortran: the sentinel of a line: (byte end of the sentinel, whether it is
 /// in column 1, whether it is a fixed-form-only sentinel).
-fn sentinel(line: &str) -> Option<(usize, bool, bool)> {
+pub(crate) fn sentinel(line: &str) -> Option<(usize, bool, bool)> {
     let is = |s: &str, p: &str| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
     if is(line, "c$omp") || is(line, "*$omp") {
         return Some((5, true, true));
     }
     let t = line.trim_start_matches([' ', '\t']);
     is(t, "!$omp").then(|| (line.len() - t.len() + 5, t.len() == line.len(), false))
+}
+
+/// Fortran: `content` without a trailing comment (a `!` outside a
+/// character literal starts one).
+pub(crate) fn fortran_code(content: &str) -> &str {
+    let mut quote = None;
+    for (k, ch) in content.char_indices() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => {}
+            None if ch == '\'' || ch == '"' => quote = Some(ch),
+            None if ch == '!' => return &content[..k],
+            None => {}
+        }
+    }
+    content
 }
 
 /// Fortran: joins the directive's lines. `None` when the first line has no
@@ -561,22 +577,7 @@ fn clean_fortran(text: &str, problems: &mut Vec<Problem>) -> Option<Vec<Lc>> {
             line.len()
         };
         let content = line.get(content_start..limit).unwrap_or("");
-        // a `!` outside a character literal starts a comment
-        let mut quote = None;
-        let mut stop = content.len();
-        for (k, ch) in content.char_indices() {
-            match quote {
-                Some(q) if ch == q => quote = None,
-                Some(_) => {}
-                None if ch == '\'' || ch == '"' => quote = Some(ch),
-                None if ch == '!' => {
-                    stop = k;
-                    break;
-                }
-                None => {}
-            }
-        }
-        let kept = content[..stop].trim_end();
+        let kept = fortran_code(content).trim_end();
         let abs = line_off + content_start;
         if let Some(body) = kept.strip_suffix('&') {
             push_str(&mut out, body, abs);

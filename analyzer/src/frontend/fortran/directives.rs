@@ -11,35 +11,19 @@
 use crate::omp::{self, OmpLang};
 
 /// The text after the `!$omp` sentinel of a (whole) line, when the line is
-/// an OpenMP directive or continuation line.
+/// a free-form OpenMP directive or continuation line.
 fn omp_content(line: &str) -> Option<&str> {
-    let t = line.trim_start();
-    let head = t.get(..5)?;
-    if !head.eq_ignore_ascii_case("!$omp") {
-        return None;
-    }
-    let rest = &t[5..];
-    (rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == '&')).then_some(rest)
+    let (end, _, fixed_only) = omp::sentinel(line)?;
+    let rest = &line[end..];
+    let ok = !fixed_only
+        && (rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == '&'));
+    ok.then_some(rest)
 }
 
 /// Whether directive content (after the sentinel) ends with `&`, outside
 /// a trailing `!` comment and character literals.
 fn ends_with_ampersand(content: &str) -> bool {
-    let mut quote = None;
-    let mut stop = content.len();
-    for (k, ch) in content.char_indices() {
-        match quote {
-            Some(q) if ch == q => quote = None,
-            Some(_) => {}
-            None if ch == '\'' || ch == '"' => quote = Some(ch),
-            None if ch == '!' => {
-                stop = k;
-                break;
-            }
-            None => {}
-        }
-    }
-    content[..stop].trim_end().ends_with('&')
+    omp::fortran_code(content).trim_end().ends_with('&')
 }
 
 /// A byte range of the text, `(start, end)`.
