@@ -28,6 +28,26 @@ pub struct Suppression {
 
 const MARKER: &str = "csa-lint:";
 
+/// Whether `line` holds nothing but a comment with a line suppression
+/// (`// csa-lint: ignore...`, `/* csa-lint: ignore... */`, Fortran `!`),
+/// not a file-wide one: text whose line goes when the line it covers goes.
+pub fn is_line_suppression(line: &str) -> bool {
+    let t = line.trim();
+    let body = if let Some(b) = t.strip_prefix("//") {
+        b
+    } else if let Some(b) = t.strip_prefix("/*").and_then(|b| b.strip_suffix("*/")) {
+        b
+    } else if let Some(b) = t.strip_prefix('!') {
+        b
+    } else {
+        return false;
+    };
+    body.trim_start()
+        .strip_prefix(MARKER)
+        .map(str::trim_start)
+        .is_some_and(|r| r.starts_with("ignore") && !r.starts_with("ignore-file"))
+}
+
 /// Finds every suppression comment in the file.
 pub fn parse(src: &SourceText, lang: Lang) -> Vec<Suppression> {
     let mut out = Vec::new();

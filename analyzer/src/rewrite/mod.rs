@@ -25,6 +25,7 @@ use crate::ir::{
     AccessTarget, BlockId, BuiltinCall, BuiltinId, CallArg, InstKind, SourceLoop, VarId, VarKind,
 };
 use crate::source::Span;
+use crate::suppress::is_line_suppression;
 use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
 use tree_sitter::{Node, Tree};
@@ -132,50 +133,30 @@ pub fn marker_removal_in(text: &str, pre: &Preprocessed, span: Span) -> Vec<Edit
             }];
         }
     }
-    let (s, e) = (at, (span.end as usize).min(text.len()));
-    let (ls, le) = (line_start(text, s), line_end(text, e));
-    let alone_before = text[ls..s].trim().is_empty();
-    let rest = &text[e..le];
-    if alone_before && (rest.trim().is_empty() || is_suppression_comment(rest)) {
-        // the whole line, and a suppression alone on the line above
-        let mut start = ls;
-        if ls > 0 {
-            let prev = line_start(text, ls - 1);
-            if is_suppression_comment(&text[prev..ls]) {
-                start = prev;
-            }
-        }
-        return vec![Edit {
-            span: Span::new(start, line_end_with_newline(text, e)),
-            new_text: String::new(),
-        }];
-    }
-    vec![crate::fix::delete_statement(text, span)]
-}
-
-/// Whether `line` holds nothing but a comment with a line suppression
-/// (`// csa-lint: ignore...`, `/* csa-lint: ignore... */`, Fortran `!`).
-fn is_suppression_comment(line: &str) -> bool {
-    let t = line.trim();
-    let body = if let Some(b) = t.strip_prefix("//") {
-        b
-    } else if let Some(b) = t.strip_prefix("/*").and_then(|b| b.strip_suffix("*/")) {
-        b
-    } else if let Some(b) = t.strip_prefix('!') {
-        b
+    // a suppression at the end of the line goes with the statement, and
+    // when the whole line goes, so does one alone on the line above
+    let e = (span.end as usize).min(text.len());
+    let le = line_end(text, e);
+    let to = if is_line_suppression(&text[e..le]) {
+        le
     } else {
-        return false;
+        e
     };
-    body.trim_start()
-        .strip_prefix("csa-lint:")
-        .map(str::trim_start)
-        .is_some_and(|r| r.starts_with("ignore") && !r.starts_with("ignore-file"))
+    let mut edit = crate::fix::delete_statement(text, Span::new(at, to));
+    let ls = edit.span.start as usize;
+    if ls > 0 && ls == line_start(text, at) {
+        let prev = line_start(text, ls - 1);
+        if is_line_suppression(&text[prev..ls]) {
+            edit.span = Span::new(prev, edit.span.end as usize);
+        }
+    }
+    vec![edit]
 }
 
 /// Whether every line of `s` is blank or a line suppression comment.
 fn blank_or_suppressions(s: &str) -> bool {
     s.lines()
-        .all(|l| l.trim().is_empty() || is_suppression_comment(l))
+        .all(|l| l.trim().is_empty() || is_line_suppression(l))
 }
 
 fn loop_kinds(fortran: bool) -> &'static [&'static str] {
