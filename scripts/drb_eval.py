@@ -145,8 +145,9 @@ def directive_name(text, fortran):
     return tuple(name) or ("",)
 
 
-def c_directives(lines):
-    """(first line, last line, name) of each `#pragma omp` directive."""
+def c_directive_texts(lines):
+    """(first line, last line, text after `omp`) of each `#pragma omp`
+    directive: backslash continuations joined, comments removed."""
     out = []
     i = 0
     while i < len(lines):
@@ -159,9 +160,14 @@ def c_directives(lines):
             text = text.rstrip()[:-1] + " " + lines[i + 1]
             i += 1
         text = re.sub(r"/\*.*?\*/", " ", text).split("//")[0]
-        out.append((start, i, directive_name(text, False)))
+        out.append((start, i, text))
         i += 1
     return out
+
+
+def c_directives(lines):
+    """(first line, last line, name) of each `#pragma omp` directive."""
+    return [(s, e, directive_name(t, False)) for s, e, t in c_directive_texts(lines)]
 
 
 def fortran_directives(lines):

@@ -50,7 +50,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in scripts/ from the imports be
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from drb_eval import (  # noqa: E402
-    c_statement_end, next_code_line, read_text, select, stale_warning, to_marker,
+    c_directive_texts, c_statement_end, next_code_line, read_text, select, stale_warning, to_marker,
 )
 from npb_eval import (  # noqa: E402
     clause_text, compare, directives as fortran_directives, loop_end, privatised, run_rewrite, tokens, words,
@@ -62,21 +62,8 @@ from npb_eval import (  # noqa: E402
 # ---------------------------------------------------------------------------
 def c_directives_text(lines):
     """dict(start, end, text) of each `#pragma omp` directive: the text after
-    `omp`, backslash continuations joined, comments removed."""
-    out, i = [], 0
-    while i < len(lines):
-        m = re.match(r"\s*#\s*pragma\s+omp\b(.*)", lines[i])
-        if not m:
-            i += 1
-            continue
-        start, text = i, m.group(1)
-        while text.rstrip().endswith("\\") and i + 1 < len(lines):
-            text = text.rstrip()[:-1] + " " + lines[i + 1]
-            i += 1
-        text = re.sub(r"/\*.*?\*/", " ", text).split("//")[0]
-        out.append(dict(start=start, end=i, text=" ".join(text.split())))
-        i += 1
-    return out
+    `omp`, continuations joined, comments removed, blanks collapsed."""
+    return [dict(start=s, end=e, text=" ".join(t.split())) for s, e, t in c_directive_texts(lines)]
 
 
 def c_clauses(text):

@@ -70,6 +70,9 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True
+from drb_eval import NAME_WORDS, split_glued, stale_warning  # noqa: E402
+
 FORTRAN_BENCHMARKS = ["BT", "CG", "EP", "FT", "LU", "MG", "SP", "UA"]
 MARKER = "call builtin_csa_parallel_loop()"
 LINT_TIMEOUT = 120  # seconds per csa-lint run
@@ -93,30 +96,10 @@ VERIFICATION = re.compile(r"Verification\s*=\s*(\w+)", re.I)
 # ---------------------------------------------------------------------------
 # Fortran lines and directives
 # ---------------------------------------------------------------------------
-# words that continue a directive name after its first word
-NAME_WORDS = {
-    "parallel", "do", "simd", "sections", "workshare", "loop", "master",
-    "masked", "teams", "distribute", "target", "taskloop", "single", "critical",
-    "task", "data", "enter", "exit", "update", "atomic",
-}
-# keywords that free form may write glued (`enddo`, `paralleldo`)
-GLUE_WORDS = NAME_WORDS | {"end", "ordered", "taskgroup"}
 COMBINED = {("parallel", "do"), ("parallel", "do", "simd")}
 WORKSHARE = {("do",), ("do", "simd")}
 LOOP_DIRECTIVES = COMBINED | WORKSHARE
 PRIVATISING = ("private", "firstprivate", "lastprivate", "linear", "reduction")
-
-
-def split_glued(word):
-    """`endparalleldo` -> [end, parallel, do]; None when not all keywords."""
-    if word in GLUE_WORDS:
-        return [word]
-    for k in sorted(GLUE_WORDS, key=len, reverse=True):
-        if word.startswith(k):
-            rest = split_glued(word[len(k):])
-            if rest:
-                return [k] + rest
-    return None
 
 
 def code_part(line):
@@ -806,7 +789,6 @@ def main():
     lint = os.path.abspath(a.lint)
     if not os.path.isfile(lint):
         sys.exit("csa-lint not found at %s: build it with `cargo build --release -p csa-analyzer --bin csa-lint` or pass --csa-lint" % lint)
-    from drb_eval import stale_warning  # the same check, one place
     stale_warning(lint)
     bms = [b.strip().upper() for b in a.benchmarks.split(",") if b.strip()]
     for b in bms:
