@@ -282,6 +282,22 @@ fn loop_pattern(
     }
 }
 
+/// `text[from..to]` without the ranges of `cut` (sorted, not overlapping)
+/// that lie inside it.
+fn without(text: &str, from: usize, to: usize, cut: &[(usize, usize)]) -> String {
+    let mut out = String::new();
+    let mut at = from;
+    for &(s, e) in cut.iter().filter(|c| c.0 >= from && c.1 <= to) {
+        if s < at {
+            continue; // a duplicate of the range before
+        }
+        out.push_str(text.get(at..s).unwrap_or(""));
+        at = e;
+    }
+    out.push_str(text.get(at.min(to)..to).unwrap_or(""));
+    out
+}
+
 #[allow(clippy::too_many_arguments)]
 fn sections_pattern(
     text: &str,
@@ -353,16 +369,7 @@ fn sections_pattern(
             ));
         };
         let (b0, b1) = branch.body;
-        let mut rest = String::new();
-        let mut at = b0;
-        for &(ls, le) in &pieces_lines {
-            if ls >= at && le <= b1 {
-                rest.push_str(text.get(at..ls).unwrap_or("x"));
-                at = le;
-            }
-        }
-        rest.push_str(text.get(at.min(b1)..b1).unwrap_or("x"));
-        if !rest.trim().is_empty() {
+        if !without(text, b0, b1, &pieces_lines).trim().is_empty() {
             return Err(refused(
                 span,
                 WHAT,
@@ -399,20 +406,9 @@ fn sections_pattern(
             Err(r) => return r,
         }
     }
+    guards.sort_unstable();
     // the text of a range without the wrappers' lines
-    let unguarded = |from: usize, to: usize| -> String {
-        let mut out = String::new();
-        let mut at = from;
-        let mut gs: Vec<&(usize, usize)> =
-            guards.iter().filter(|g| g.0 >= from && g.1 <= to).collect();
-        gs.sort();
-        for g in gs {
-            out.push_str(text.get(at..g.0).unwrap_or(""));
-            at = g.1;
-        }
-        out.push_str(text.get(at.min(to)..to).unwrap_or(""));
-        out
-    };
+    let unguarded = |from: usize, to: usize| without(text, from, to, &guards);
     for w in groups.windows(2) {
         let (a, b) = (
             line_end_with_newline(text, w[0].2.end_byte()),
