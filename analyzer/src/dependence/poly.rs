@@ -131,7 +131,7 @@ pub struct Terms(SmallVec<[(Mono, i64); 2]>);
 
 impl Terms {
     pub fn iter(&self) -> impl Iterator<Item = (&Mono, &i64)> + '_ {
-        self.0.iter().map(|(m, c)| (m, c))
+        self.into_iter()
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &Mono> + '_ {
