@@ -86,6 +86,9 @@ pub struct FunctionAnalysis {
     ordering_listing: OnceLock<OrderingInfo>,
     /// Dependence facts of the loops asserted parallel (CSA5xx).
     pub deps: Vec<crate::dependence::LoopDeps>,
+    /// Functions the options declare pure (the dependence analysis of the
+    /// rewrite needs them again).
+    pub pure_functions: Vec<String>,
 }
 
 impl FunctionAnalysis {
@@ -380,10 +383,35 @@ pub(crate) fn analyze_function(
         ordering,
         ordering_listing: OnceLock::new(),
         deps,
+        pure_functions: mopts.pure_functions.clone(),
     }
 }
 
 impl FunctionAnalysis {
+    /// The data sharing of the arrays loop `l` (marked by `marker`) writes,
+    /// as an OpenMP loop needs it (`dependence::arrays`).
+    pub fn array_sharing(
+        &self,
+        l: LoopId,
+        marker: crate::ir::BuiltinId,
+    ) -> Vec<crate::dependence::arrays::ArrayUse> {
+        crate::dependence::array_sharing(
+            &crate::dependence::DepInput {
+                func: &self.func,
+                preds: &self.preds,
+                dom: &self.dom,
+                forest: &self.forest,
+                preheaders: &self.preheaders,
+                memory: &self.memory,
+                clie: &self.clie,
+                pure_functions: &self.pure_functions,
+                src: "",
+            },
+            l,
+            marker,
+        )
+    }
+
     /// The ordering analysis with every ordering edge listed (§6.3; see
     /// `regions::ordering` for which pairs are listed). Computed on first
     /// use: its problems and `regions_ignored` are those of `ordering`.

@@ -1,4 +1,4 @@
-// expect-refused: tmp
+// expect: #pragma omp parallel for private(tmp)
 #include <stdio.h>
 int main(void) {
   int a[256], b[256];

@@ -25,6 +25,7 @@
 //! (their blocks are on every path through the loop body); otherwise the
 //! finding is unproven ("only on some iterations").
 
+pub mod arrays;
 pub mod openmp;
 pub mod pair;
 pub mod poly;
@@ -218,6 +219,10 @@ pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
 /// One access in the loop, with its evaluated subscripts.
 struct Acc {
     span: Span,
+    /// The instruction (the call, for a callee's effect).
+    at: InstRef,
+    /// A callee's effect, not an access the loop makes itself.
+    from_call: bool,
     write: bool,
     root: Root,
     path: Vec<Sub>,
@@ -249,9 +254,32 @@ enum Sub {
     Field(Box<str>),
 }
 
+/// The arrays loop `l` writes, with the data sharing an OpenMP loop
+/// without clauses would need for each ([`arrays`]); for the rewrite of
+/// `marker`.
+pub fn array_sharing(inp: &DepInput, l: LoopId, marker: BuiltinId) -> Vec<arrays::ArrayUse> {
+    let defs = values::Defs::new(inp.func);
+    let mut out = Vec::new();
+    analyze_loop_as(inp, &defs, l, Asserted::Marker(marker), Some(&mut out));
+    out
+}
+
 fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Asserted) -> LoopDeps {
+    analyze_loop_as(inp, defs, l, asserted, None)
+}
+
+/// [`analyze_loop`]; with `arrays`, the loop is analysed as an OpenMP loop
+/// without clauses (every array counts) and the arrays' data sharing is
+/// added to it.
+fn analyze_loop_as(
+    inp: &DepInput,
+    defs: &values::Defs,
+    l: LoopId,
+    asserted: Asserted,
+    arrays: Option<&mut Vec<arrays::ArrayUse>>,
+) -> LoopDeps {
     let func = inp.func;
-    let omp = matches!(asserted, Asserted::Omp { .. });
+    let omp = matches!(asserted, Asserted::Omp { .. }) || arrays.is_some();
     let omp_loop = match &asserted {
         Asserted::Omp { directive, .. } => {
             openmp::OmpLoop::new(func, inp.forest, inp.src, l, *directive)
@@ -440,6 +468,8 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
                     accs.push(Acc {
                         wraps,
                         span: inst.span,
+                        at,
+                        from_call: true,
                         write: e.write,
                         root,
                         path,
@@ -501,6 +531,8 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
             accs.push(Acc {
                 wraps,
                 span: inst.span,
+                at,
+                from_call: false,
                 write: a.write,
                 root,
                 path,
@@ -641,6 +673,23 @@ fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Assert
             .collect(),
         None => Vec::new(),
     };
+    if let Some(out) = arrays {
+        let mut trips = sym_trips.clone();
+        for (m, max) in &bounds {
+            if let (Some(max), false) = (max, trips.iter().any(|(x, _)| x == m)) {
+                trips.push((*m, Poly::constant(max.saturating_add(1))));
+            }
+        }
+        *out = arrays::classify(&arrays::ArrayInput {
+            func,
+            dom: inp.dom,
+            forest: inp.forest,
+            l,
+            accs: &accs,
+            findings: &findings,
+            trips: &trips,
+        });
+    }
     LoopDeps {
         loop_id: l,
         asserted,

@@ -27,8 +27,9 @@ use crate::graph::Csr;
 use crate::ir::*;
 use crate::source::Span;
 
-/// A reduction operator recognised in an update.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A reduction operator recognised in an update (ordered as clauses are
+/// printed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RedOp {
     Add,
     /// `x = x - e`: combined with `+` (OpenMP's `-` reduction).
@@ -39,8 +40,8 @@ pub enum RedOp {
     BitXor,
     LogAnd,
     LogOr,
-    Min,
     Max,
+    Min,
 }
 
 impl RedOp {
@@ -278,7 +279,7 @@ pub fn scalar_uses(
     for (k, u) in uses.iter_mut().enumerate() {
         let var = func.var(u.var);
         u.live_after = k >= LIVE_BUDGET
-            || var.address_taken
+            || (var.address_taken && !var.only_passed)
             || matches!(
                 var.kind,
                 VarKind::Global | VarKind::Static | VarKind::Dummy | VarKind::Saved
@@ -331,7 +332,7 @@ pub(crate) fn live_after_loop(
     let (i, var) = found.next()?;
     if found.next().is_some()
         || !matches!(var.kind, VarKind::Local | VarKind::Param)
-        || var.address_taken
+        || (var.address_taken && !var.only_passed)
     {
         return None;
     }
@@ -341,8 +342,9 @@ pub(crate) fn live_after_loop(
 }
 
 /// Whether some path from an exit of the loop reads `v` before writing it.
-/// `loop_blocks` is sorted.
-fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {
+/// `loop_blocks` is sorted. A call that is passed `v` (by reference, a
+/// Fortran actual argument) counts as a read.
+pub(super) fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {
     let mut seen: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
     let mut stack: Vec<u32> = Vec::new();
     for &b in loop_blocks {
@@ -363,11 +365,18 @@ fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {
                 }
                 _ => {}
             }
-            // a partial or indirect read of the variable
-            if let InstKind::Access(a) = &inst.kind {
-                if a.target == AccessTarget::Var(v) && !a.write {
-                    return true;
+            match &inst.kind {
+                // a partial or indirect read of the variable
+                InstKind::Access(a) if a.target == AccessTarget::Var(v) && !a.write => return true,
+                InstKind::Call(c)
+                    if c.escapes.contains(&v)
+                        || c.args
+                            .iter()
+                            .any(|a| matches!(a, CallArg::Ref { var, .. } if *var == v)) =>
+                {
+                    return true
                 }
+                _ => {}
             }
         }
         if killed {
@@ -426,8 +435,22 @@ fn reduction_form(
 
 /// `e` as an update of `v`: its operator and the read of `v` it combines.
 fn update_of(func: &Function, e: ExprId, v: VarId) -> Option<(RedOp, InstRef)> {
+    update_by(func, e, &|at| func.read_var(at) == Some(v), &|x| {
+        mentions(func, x, v)
+    })
+}
+
+/// `e` as an update: its operator and the read it combines, a read that
+/// `is_target` accepts; `mentions` tells whether an operand reads the
+/// updated object anywhere (then `e` is no update).
+pub(super) fn update_by(
+    func: &Function,
+    e: ExprId,
+    is_target: &dyn Fn(InstRef) -> bool,
+    mentions: &dyn Fn(ExprId) -> bool,
+) -> Option<(RedOp, InstRef)> {
     let reads_v = |x: ExprId| match func.expr(x) {
-        Expr::Read(at) if func.read_var(*at) == Some(v) => Some(*at),
+        Expr::Read(at) if is_target(*at) => Some(*at),
         _ => None,
     };
     match func.expr(e) {
@@ -435,7 +458,7 @@ fn update_of(func: &Function, e: ExprId, v: VarId) -> Option<(RedOp, InstRef)> {
             // x - e1 - e2 ...: the left spine ends in `x`
             let mut cur = e;
             while let Expr::Bin(BinOp::Sub, l, r) = func.expr(cur) {
-                if mentions(func, *r, v) {
+                if mentions(*r) {
                     return None;
                 }
                 cur = *l;
@@ -463,7 +486,7 @@ fn update_of(func: &Function, e: ExprId, v: VarId) -> Option<(RedOp, InstRef)> {
             for x in leaves {
                 match reads_v(x) {
                     Some(at) if found.is_none() => found = Some(at),
-                    _ if mentions(func, x, v) => return None,
+                    _ if mentions(x) => return None,
                     _ => {}
                 }
             }
@@ -473,8 +496,9 @@ fn update_of(func: &Function, e: ExprId, v: VarId) -> Option<(RedOp, InstRef)> {
     }
 }
 
-/// Whether expression `e` reads `v` anywhere.
-fn mentions(func: &Function, e: ExprId, v: VarId) -> bool {
+/// Whether expression `e` reads `v` anywhere (the whole variable, or an
+/// element of it).
+pub(super) fn mentions(func: &Function, e: ExprId, v: VarId) -> bool {
     let mut stack = vec![e];
     let mut steps = 0usize;
     while let Some(x) = stack.pop() {
@@ -493,6 +517,9 @@ fn mentions(func: &Function, e: ExprId, v: VarId) -> bool {
                     ..
                 }) = func.inst_at(*at)
                 {
+                    if a.target == AccessTarget::Var(v) {
+                        return true;
+                    }
                     for s in &a.path {
                         match s {
                             Sel::Index(i) => stack.push(*i),

@@ -275,8 +275,10 @@ pub struct Access {
     /// that cannot describe a selector puts [`Sel::Unknown`] there, so an
     /// empty path on a non-`Whole` access means "not described".
     pub path: Path,
-    /// For a write of a whole scalar variable: the value written, as a
-    /// symbolic expression (`k = i + 1`, `s += a[i]` is `s + a[i]`).
+    /// For a write of a whole scalar variable or of one element of a named
+    /// array (subscripts only): the value written, as a symbolic
+    /// expression (`k = i + 1`, `s += a[i]` is `s + a[i]`, `a(m) = a(m) +
+    /// t` is `a(m) + t`).
     pub rhs: Option<ExprId>,
 }
 
@@ -382,6 +384,11 @@ pub struct Var {
     /// C: `&x` taken, or an array/aggregate passed to a call by address.
     /// Fortran: passed as an actual argument, TARGET, or pointed to.
     pub address_taken: bool,
+    /// Fortran: `address_taken` only because the variable is passed as an
+    /// actual argument (no TARGET, EQUIVALENCE, host association, pointer
+    /// association or LOC). Such a variable is read and written only where
+    /// the code names it, directly or as an argument of a call.
+    pub only_passed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -21,9 +21,7 @@ pub mod sharing;
 use crate::analysis::{FileAnalysis, FunctionAnalysis};
 use crate::clie::MarkerStatus;
 use crate::diag::{Applicability, Edit, Fix};
-use crate::ir::{
-    AccessTarget, BlockId, BuiltinCall, BuiltinId, CallArg, InstKind, SourceLoop, VarId, VarKind,
-};
+use crate::ir::{BuiltinCall, BuiltinId, SourceLoop};
 use crate::source::Span;
 use crate::suppress::is_line_suppression;
 use csa_grammars::preproc::Preprocessed;
@@ -76,6 +74,20 @@ pub(crate) struct MarkerSite<'a> {
     pub removal: Vec<Edit>,
     /// Whether a local's value can be read after the loop, from the IR.
     pub live_after: sharing::LiveAfter<'a>,
+    /// The arrays the loop writes and what an OpenMP loop must make of
+    /// them (`dependence::arrays`; OpenMP target only).
+    pub arrays: Vec<LoopArray>,
+}
+
+/// An array a converted loop writes, as the clause printer needs it.
+#[derive(Clone, Debug)]
+pub(crate) struct LoopArray {
+    pub name: String,
+    pub class: crate::dependence::arrays::ArrayClass,
+    /// The line of `class`'s statement (unproven arrays), 1-based.
+    pub line: u32,
+    /// C: the extent of each dimension, when all are constants.
+    pub extents: Option<Vec<i64>>,
 }
 
 pub(crate) fn refused(marker: Span, what: &str, reason: &str) -> MarkerRewrite {
@@ -257,6 +269,29 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                     crate::dependence::scalars::live_after_loop(&f.func, &f.forest, l, name)
                 })
             };
+            let arrays = match (target, ir_loop) {
+                (Target::OpenMp, Some(l)) => f
+                    .array_sharing(l, BuiltinId(i as u32))
+                    .into_iter()
+                    .map(|u| {
+                        let var = f.func.var(u.var);
+                        let at = match &u.class {
+                            crate::dependence::arrays::ArrayClass::Unproven { at, .. } => at.start,
+                            _ => var.span.start,
+                        };
+                        LoopArray {
+                            name: var.name.clone(),
+                            line: fa.source.line_col(at as usize).line,
+                            extents: (!var.ty.is_vla)
+                                .then(|| var.ty.dims.iter().map(|d| d.extent).collect())
+                                .flatten()
+                                .filter(|e: &Vec<i64>| !e.is_empty()),
+                            class: u.class,
+                        }
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
             let site = MarkerSite {
                 text: fa.source.text(),
                 fortran,
@@ -265,6 +300,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 loop_node: node,
                 removal: marker_removal(fa, b.span),
                 live_after: &live_after,
+                arrays,
             };
             let pre = &fa.preprocessed.text;
             let r = match target {
@@ -337,94 +373,8 @@ fn refuse_conflicts(
                 );
             }
         }
-        if what == "OpenMP" {
-            if let Some(why) = shared_local_array(fa, f, d, directive.as_ref()) {
-                return refused(r.marker, what, &why);
-            }
-        }
     }
     r
-}
-
-/// A local array the loop writes (directly or through a call it is passed
-/// to) that the OpenMP directive leaves shared, while the dependence
-/// analysis cannot show that the iterations use different elements of it:
-/// per-iteration scratch space that needs `private`, which is not proven
-/// here, or a real conflict. Under the CSA marker such an array is one
-/// object for all iterations too; OpenMP threads would race on it.
-fn shared_local_array(
-    fa: &FileAnalysis,
-    f: &crate::analysis::FunctionAnalysis,
-    d: &crate::dependence::LoopDeps,
-    directive: Option<&crate::omp::Directive>,
-) -> Option<String> {
-    use crate::dependence::{Finding, Unproven};
-    let func = &f.func;
-    let lp = f.forest.loops.get(d.loop_id.index())?;
-    let local_array = |v: VarId| {
-        let var = func.var(v);
-        var.kind == VarKind::Local && var.ty.is_array
-    };
-    let covered = |name: &str| directive.is_some_and(|dir| dir.clauses_for(name).next().is_some());
-    // names with a finding, and callees with unknown effects
-    let mut unproven: Vec<&str> = Vec::new();
-    let mut opaque: Vec<&str> = Vec::new();
-    for x in &d.findings {
-        match x {
-            Finding::Conflict { object, .. } => unproven.push(object),
-            Finding::Unproven { object, why, .. } => match why {
-                Unproven::UnknownCall(n) | Unproven::OpaqueCallee { name: n, .. } => opaque.push(n),
-                _ => unproven.push(object),
-            },
-        }
-    }
-    for &b in &lp.blocks {
-        for inst in &func.block(BlockId(b)).insts {
-            let (v, why) = match &inst.kind {
-                InstKind::Access(a) if a.write => match a.target {
-                    AccessTarget::Var(v) if local_array(v) => {
-                        let name = &func.var(v).name;
-                        if !unproven.iter().any(|o| o.eq_ignore_ascii_case(name)) {
-                            continue;
-                        }
-                        (v, "written in the loop")
-                    }
-                    _ => continue,
-                },
-                InstKind::Call(c) => {
-                    let Some(callee) = c.callee.as_deref() else {
-                        continue;
-                    };
-                    if !opaque.iter().any(|o| o.eq_ignore_ascii_case(callee)) {
-                        continue;
-                    }
-                    let passed = c
-                        .args
-                        .iter()
-                        .filter_map(|a| match a {
-                            CallArg::Ref { var, .. } => Some(*var),
-                            _ => None,
-                        })
-                        .chain(c.escapes.iter().copied())
-                        .find(|v| local_array(*v) && !covered(&func.var(*v).name));
-                    match passed {
-                        Some(v) => (v, "passed to a procedure whose effects are unknown"),
-                        None => continue,
-                    }
-                }
-                _ => continue,
-            };
-            let name = &func.var(v).name;
-            if covered(name) {
-                continue;
-            }
-            let line = fa.source.line_col(inst.span.start as usize).line;
-            return Some(format!(
-                "the local array `{name}` is {why} (line {line}) and csa-lint cannot prove that the iterations use different elements of it: if each iteration uses it as scratch space, it needs its own copy (`private({name})`), which csa-lint cannot prove yet"
-            ));
-        }
-    }
-    None
 }
 
 /// Applies every converting rewrite; returns the new text (unchanged when
@@ -547,16 +497,44 @@ pub fn fix_all(
                 .rev()
                 .fold(pos, |p, edits| crate::fix::position_before(p, edits))
         };
+        let now = crate::source::SourceText::new(out.text.clone());
+        let before = crate::source::SourceText::new(text.to_string());
+        // a line the reason names, in the final text, as a line of `text`
+        let line_back = |n: u32| -> u32 {
+            if n == 0 || n as usize > now.line_count() {
+                return n;
+            }
+            let start = now.line_start(n as usize - 1);
+            before.line_col(back(start as u32) as usize).line
+        };
         out.refusals = refusals(&fa, target)
             .into_iter()
             .map(|(span, why)| {
                 (
                     Span::new(back(span.start) as usize, back(span.end) as usize),
-                    why,
+                    map_line_numbers(&why, &line_back),
                 )
             })
             .collect();
     }
+    out
+}
+
+/// `why` with every `line N` replaced by `line f(N)`.
+fn map_line_numbers(why: &str, f: &dyn Fn(u32) -> u32) -> String {
+    let mut out = String::with_capacity(why.len());
+    let mut rest = why;
+    while let Some(k) = rest.find("line ") {
+        let (head, tail) = rest.split_at(k + "line ".len());
+        out.push_str(head);
+        let digits = tail.bytes().take_while(|b| b.is_ascii_digit()).count();
+        match tail[..digits].parse::<u32>() {
+            Ok(n) => out.push_str(&f(n).to_string()),
+            Err(_) => out.push_str(&tail[..digits]),
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
     out
 }
 

@@ -5,7 +5,8 @@
 //! equivalent and is display-only.
 
 use super::sharing::{self, Refusal, Sharing};
-use super::{refused, MarkerRewrite, MarkerSite};
+use super::{refused, LoopArray, MarkerRewrite, MarkerSite};
+use crate::dependence::arrays::ArrayClass;
 use crate::diag::{Applicability, Fix};
 use crate::fix::{indentation, insert_line_after, insert_line_before};
 use crate::ir::{ArgValue, BuiltinKind};
@@ -89,9 +90,9 @@ pub(crate) fn clause_list(
             .map(|(_, n)| n.as_str())
             .collect();
         let spelled = if fortran {
-            op.fortran_spelling()
+            op.spelling(crate::ir::Lang::Fortran)
         } else {
-            op.c_spelling()
+            op.spelling(crate::ir::Lang::C)
         };
         out.push(format!("reduction({spelled}:{})", names.join(", ")));
     }
@@ -125,6 +126,56 @@ fn fortran_directive(head: &str, clauses: &[String], indent: &str, eol: &str) ->
         }
     }
     lines.join(&format!("{eol}{indent}"))
+}
+
+/// Adds the clauses the loop's arrays need (`private(a)`,
+/// `reduction(op:a)`; C array sections `a[:n]` for reductions), or refuses
+/// when an array can be none of shared, private or a reduction.
+fn add_arrays(sh: &mut Sharing, arrays: &[LoopArray], fortran: bool) -> Result<(), Refusal> {
+    for a in arrays {
+        let name = &a.name;
+        match &a.class {
+            ArrayClass::Shared | ArrayClass::Asserted => {}
+            ArrayClass::Unproven { why, .. } => {
+                return Err(Refusal {
+                    reason: format!(
+                        "the local array `{name}` is written in the loop: {why} (line {}); OpenMP iterations would share it",
+                        a.line
+                    ),
+                })
+            }
+            ArrayClass::Private => {
+                if !fortran && a.extents.is_none() {
+                    return Err(Refusal {
+                        reason: format!(
+                            "the local array `{name}` needs its own copy in each iteration (`private({name})`), but its size is not a constant"
+                        ),
+                    });
+                }
+                if !sh.private.iter().any(|p| p == name) {
+                    sh.private.push(name.clone());
+                }
+            }
+            ArrayClass::Reduction(op) => {
+                let item = if fortran {
+                    name.clone()
+                } else {
+                    let Some(ext) = &a.extents else {
+                        return Err(Refusal {
+                            reason: format!(
+                                "the iterations update elements of `{name}` as a reduction, but its size is not a constant, which `reduction({}:{name}[:n])` needs",
+                                op.spelling(crate::ir::Lang::C)
+                            ),
+                        });
+                    };
+                    let dims: String = ext.iter().map(|e| format!("[:{e}]")).collect();
+                    format!("{name}{dims}")
+                };
+                sh.reductions.push((*op, item));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
@@ -161,6 +212,10 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
         sharing::c_canonical(node, pre)
             .and_then(|canon| sharing::c_sharing(node, pre, &canon, site.live_after))
     };
+    let sharing = sharing.and_then(|mut sh| {
+        add_arrays(&mut sh, &site.arrays, site.fortran)?;
+        Ok(sh)
+    });
     let text = site.text;
     let start = node.start_byte();
     match sharing {

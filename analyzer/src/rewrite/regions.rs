@@ -253,6 +253,9 @@ fn loop_pattern(
     if occurrences(func, src, reg) != 3 || occurrences(func, src, sec) != 2 {
         return refused(span, WHAT, "the region or section token is used elsewhere");
     }
+    if let Some(r) = sharing::c_constant_index_refusal(for_node, src) {
+        return refused(span, WHAT, &r.reason);
+    }
     let sh = sharing::c_canonical(for_node, src)
         .and_then(|canon| sharing::c_sharing(for_node, src, &canon, &|_| None));
     let sh = match sh {

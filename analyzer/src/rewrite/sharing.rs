@@ -54,91 +54,47 @@
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
 
-/// A reduction operator, spelled for the target language.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum RedOp {
-    Add,
-    Sub,
-    Mul,
-    BitAnd,
-    BitOr,
-    BitXor,
-    LogAnd,
-    LogOr,
-    Max,
-    Min,
+pub use crate::dependence::scalars::RedOp;
+
+/// Whether `x = e op x` updates `x` as `x = x op e` does.
+fn commutative(op: RedOp) -> bool {
+    !matches!(op, RedOp::Sub)
 }
 
-impl RedOp {
-    pub fn c_spelling(self) -> &'static str {
-        match self {
-            RedOp::Add => "+",
-            RedOp::Sub => "-",
-            RedOp::Mul => "*",
-            RedOp::BitAnd => "&",
-            RedOp::BitOr => "|",
-            RedOp::BitXor => "^",
-            RedOp::LogAnd => "&&",
-            RedOp::LogOr => "||",
-            RedOp::Max => "max",
-            RedOp::Min => "min",
-        }
-    }
+fn red_op_of_c_binary(op: &str) -> Option<RedOp> {
+    Some(match op {
+        "+" => RedOp::Add,
+        "-" => RedOp::Sub,
+        "*" => RedOp::Mul,
+        "&" => RedOp::BitAnd,
+        "|" => RedOp::BitOr,
+        "^" => RedOp::BitXor,
+        "&&" => RedOp::LogAnd,
+        "||" => RedOp::LogOr,
+        _ => return None,
+    })
+}
 
-    pub fn fortran_spelling(self) -> &'static str {
-        match self {
-            RedOp::Add => "+",
-            RedOp::Sub => "-",
-            RedOp::Mul => "*",
-            RedOp::BitAnd => "iand",
-            RedOp::BitOr => "ior",
-            RedOp::BitXor => "ieor",
-            RedOp::LogAnd => ".and.",
-            RedOp::LogOr => ".or.",
-            RedOp::Max => "max",
-            RedOp::Min => "min",
-        }
-    }
+fn red_op_of_fortran_binary(op: &str) -> Option<RedOp> {
+    Some(match op.to_ascii_lowercase().as_str() {
+        "+" => RedOp::Add,
+        "-" => RedOp::Sub,
+        "*" => RedOp::Mul,
+        ".and." => RedOp::LogAnd,
+        ".or." => RedOp::LogOr,
+        _ => return None,
+    })
+}
 
-    fn commutative(self) -> bool {
-        !matches!(self, RedOp::Sub)
-    }
-
-    fn from_c_binary(op: &str) -> Option<RedOp> {
-        Some(match op {
-            "+" => RedOp::Add,
-            "-" => RedOp::Sub,
-            "*" => RedOp::Mul,
-            "&" => RedOp::BitAnd,
-            "|" => RedOp::BitOr,
-            "^" => RedOp::BitXor,
-            "&&" => RedOp::LogAnd,
-            "||" => RedOp::LogOr,
-            _ => return None,
-        })
-    }
-
-    fn from_fortran_binary(op: &str) -> Option<RedOp> {
-        Some(match op.to_ascii_lowercase().as_str() {
-            "+" => RedOp::Add,
-            "-" => RedOp::Sub,
-            "*" => RedOp::Mul,
-            ".and." => RedOp::LogAnd,
-            ".or." => RedOp::LogOr,
-            _ => return None,
-        })
-    }
-
-    fn from_fortran_intrinsic(name: &str) -> Option<RedOp> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "max" => RedOp::Max,
-            "min" => RedOp::Min,
-            "iand" => RedOp::BitAnd,
-            "ior" => RedOp::BitOr,
-            "ieor" => RedOp::BitXor,
-            _ => return None,
-        })
-    }
+fn red_op_of_fortran_intrinsic(name: &str) -> Option<RedOp> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "max" => RedOp::Max,
+        "min" => RedOp::Min,
+        "iand" => RedOp::BitAnd,
+        "ior" => RedOp::BitOr,
+        "ieor" => RedOp::BitXor,
+        _ => return None,
+    })
 }
 
 /// The clauses a loop needs. Names as first spelled in the loop.
@@ -893,21 +849,21 @@ impl<'s> CBuilder<'s> {
         };
         if op != "=" {
             let bin = op.strip_suffix('=')?;
-            let red = RedOp::from_c_binary(bin)?;
+            let red = red_op_of_c_binary(bin)?;
             return upd(self, red, r);
         }
         let r = unparen(r);
         match r.kind() {
             "binary_expression" => {
                 let bop = self.t(r.child_by_field_name("operator")?).to_string();
-                let red = RedOp::from_c_binary(&bop)?;
+                let red = red_op_of_c_binary(&bop)?;
                 let a = unparen(r.child_by_field_name("left")?);
                 let b = r.child_by_field_name("right")?;
                 if a.kind() == "identifier" && self.t(a) == var {
                     return upd(self, red, b);
                 }
                 let b2 = unparen(b);
-                if red.commutative() && b2.kind() == "identifier" && self.t(b2) == var {
+                if commutative(red) && b2.kind() == "identifier" && self.t(b2) == var {
                     return upd(self, red, a);
                 }
                 None
@@ -1315,9 +1271,26 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
     }
 }
 
-/// A local array written at constant subscripts only (`tmp[0] = ...`): the
-/// compiler splits it into per-iteration registers (SROA), so a CSA loop
-/// may use it as a temporary, but OpenMP iterations would share it.
+/// The region/section loop pattern has no IR array classification
+/// (`dependence::arrays`): a local array written at constant subscripts
+/// only (`tmp[0] = ...`), which the compiler splits into per-iteration
+/// registers (SROA) but OpenMP iterations would share, refuses it.
+pub(crate) fn c_constant_index_refusal(for_node: Node, src: &str) -> Option<Refusal> {
+    let mut p = for_node.parent();
+    while let Some(x) = p {
+        if x.kind() == "function_definition" {
+            break;
+        }
+        p = x.parent();
+    }
+    let arrays = c_locals(p?, for_node, src).arrays;
+    let body = for_node.child_by_field_name("body")?;
+    c_constant_index_array_write(body, src, &arrays).map(|a| Refusal::new(format!(
+        "the local array `{a}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it"
+    )))
+}
+
+/// A local array written at constant subscripts only (`tmp[0] = ...`).
 fn c_constant_index_array_write(
     body: Node,
     src: &str,
@@ -1387,14 +1360,9 @@ pub fn c_sharing(
     let CLocals {
         scalars,
         inner,
-        arrays,
         pointers,
+        ..
     } = c_locals(func, for_node, src);
-    if let Some(a) = c_constant_index_array_write(body, src, &arrays) {
-        return Err(Refusal::new(format!(
-            "the local array `{a}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it"
-        )));
-    }
     let range = for_node.byte_range();
     let enclosing_loop = {
         let mut p = for_node.parent();
@@ -1914,12 +1882,12 @@ impl<'s> FBuilder<'s> {
         let (red, e) = match r.kind() {
             "math_expression" | "logical_expression" => {
                 let op = self.t(r.child_by_field_name("operator")?).to_string();
-                let red = RedOp::from_fortran_binary(&op)?;
+                let red = red_op_of_fortran_binary(&op)?;
                 let a = r.child_by_field_name("left")?;
                 let b = r.child_by_field_name("right")?;
                 if self.is_var(a, var) {
                     (red, b)
-                } else if red.commutative() && self.is_var(b, var) {
+                } else if commutative(red) && self.is_var(b, var) {
                     (red, a)
                 } else {
                     return None;
@@ -1928,7 +1896,7 @@ impl<'s> FBuilder<'s> {
             "call_expression" => {
                 let kids = named_children(r);
                 let f = kids.first()?;
-                let red = RedOp::from_fortran_intrinsic(self.t(*f))?;
+                let red = red_op_of_fortran_intrinsic(self.t(*f))?;
                 let args: Vec<Node> = named_children(*kids.get(1)?)
                     .into_iter()
                     .filter(|a| a.kind() != "comment")
@@ -2070,8 +2038,6 @@ struct FortranScope {
     /// key -> (spelling, is dummy argument)
     scalars: BTreeMap<String, (String, bool)>,
     arrays: BTreeSet<String>,
-    /// Arrays that are neither dummy arguments nor SAVE/COMMON.
-    local_arrays: BTreeSet<String>,
     /// COMMON, SAVE, EQUIVALENCE and PARAMETER names.
     shared: BTreeSet<String>,
     /// `implicit none` or a `use` statement: undeclared names are not local.
@@ -2179,15 +2145,9 @@ fn fortran_scope(proc_node: Node, src: &str) -> FortranScope {
             }
         }
     }
-    let local_arrays = arrays
-        .iter()
-        .filter(|a| !dummies.contains(*a) && !shared.contains(*a))
-        .cloned()
-        .collect();
     FortranScope {
         scalars,
         arrays,
-        local_arrays,
         shared,
         undeclared_are_global,
     }
@@ -2214,32 +2174,6 @@ pub fn fortran_sharing(
         p.ok_or_else(|| Refusal::new("the loop is not inside a procedure"))?
     };
     let scope = fortran_scope(proc_node, src);
-    for a in identifiers_under(do_loop, &["assignment_statement"]) {
-        let Some(l) = a.child_by_field_name("left") else {
-            continue;
-        };
-        if l.kind() != "call_expression" {
-            continue;
-        }
-        let kids = named_children(l);
-        let Some(name) = kids.first() else {
-            continue;
-        };
-        let key = fkey(text(*name, src));
-        let subscripts: Vec<Node> = kids
-            .get(1)
-            .map(|args| named_children(*args))
-            .unwrap_or_default();
-        if scope.local_arrays.contains(&key)
-            && !subscripts.is_empty()
-            && subscripts.iter().all(|s| s.kind() == "number_literal")
-        {
-            return Err(Refusal::new(format!(
-                "the local array `{}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it",
-                text(*name, src)
-            )));
-        }
-    }
     let mut b = FBuilder {
         src,
         depth: 0,

@@ -256,10 +256,80 @@ fn a_local_array_passed_to_an_unknown_procedure_is_refused() {
     assert_eq!(out, src);
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(
-        refused[0].contains(
-            "local array `ue` is passed to a procedure whose effects are unknown (line 6)"
-        ) && refused[0].contains("private(ue)"),
+        refused[0].contains("local array `ue` is written in the loop")
+            && refused[0].contains(
+                "passed to `exact`, whose reads and writes of it csa-lint cannot follow (line 6)"
+            ),
         "{}",
         refused[0]
+    );
+}
+
+/// A local array written at constant subscripts before each read (the
+/// compiler keeps it in registers per iteration) is private in OpenMP;
+/// read before it is written in the iteration, it is refused.
+#[test]
+fn local_arrays_at_constant_indices() {
+    let c = "void f(int n, int *a) {\n  int tmp[2];\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) { tmp[0] = a[i]; tmp[1] = a[i] + 1; a[i] = tmp[0] * tmp[1]; }\n}\n";
+    let (out, refused) = rewrite(SourceKind::C, c, Target::OpenMp);
+    assert!(refused.is_empty(), "{refused:?}");
+    assert!(
+        out.contains("#pragma omp parallel for private(tmp)\n"),
+        "{out}"
+    );
+    let f = "subroutine f(n, a)\n integer :: n, i\n real :: a(n), tmp(2)\n call builtin_csa_parallel_loop()\n do i = 1, n\n  a(i) = tmp(1)\n  tmp(1) = a(i)\n end do\nend subroutine\n";
+    let (out, refused) = rewrite(SourceKind::FortranFree, f, Target::OpenMp);
+    assert_eq!(out, f);
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains("local array `tmp`")
+            && refused[0].contains("writes the elements this read uses before reading them"),
+        "{}",
+        refused[0]
+    );
+}
+
+/// Element updates `a(k) = a(k) op e` whatever `k` is: a reduction over
+/// the array (Fortran whole array, C array section).
+#[test]
+fn array_reductions() {
+    let f = "subroutine f(n, u, rms)\n integer :: n, i, m\n double precision :: u(5, n), rms(5)\n call builtin_csa_parallel_loop()\n do i = 1, n\n  do m = 1, 5\n   rms(m) = rms(m) + u(m, i) * u(m, i)\n  end do\n end do\nend subroutine\n";
+    let (out, refused) = rewrite(SourceKind::FortranFree, f, Target::OpenMp);
+    assert!(refused.is_empty(), "{refused:?}");
+    assert!(
+        out.contains("!$omp parallel do private(m) reduction(+:rms)\n"),
+        "{out}"
+    );
+    let c = "void f(int n, const int *idx, double *w) {\n  double hist[16];\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++)\n    hist[idx[i]] += w[i];\n  w[0] = hist[0];\n}\n";
+    let (out, refused) = rewrite(SourceKind::C, c, Target::OpenMp);
+    assert!(refused.is_empty(), "{refused:?}");
+    assert!(
+        out.contains("#pragma omp parallel for reduction(+:hist[:16])\n"),
+        "{out}"
+    );
+}
+
+/// The lines a refusal's reason names are lines of the text as given, not
+/// of the text after earlier conversions added their directives.
+#[test]
+fn refusal_reasons_name_lines_of_the_text_as_given() {
+    let src = "subroutine f(u, v, n, last)\n  integer :: n, k\n  double precision :: u(n), v(n), c(2), last\n  call builtin_csa_parallel_loop()\n  do k = 1, n\n    v(k) = u(k)\n  end do\n  call builtin_csa_parallel_loop()\n  do k = 1, n\n    c(1) = u(k)\n    v(k) = c(1) * 2\n  end do\n  last = c(1)\nend subroutine\n";
+    let r = fix_all(
+        SourceKind::FortranFree,
+        src,
+        &AnalysisOptions::default(),
+        &FixAllOptions {
+            fix: false,
+            unsafe_fixes: true,
+            rewrite: Some(Target::OpenMp),
+            disabled: Vec::new(),
+        },
+    );
+    assert_eq!(r.applied, 1);
+    assert_eq!(r.refusals.len(), 1, "{:?}", r.refusals);
+    assert!(r.refusals[0].1.contains("(line 10)"), "{}", r.refusals[0].1);
+    assert_eq!(
+        map_line_numbers("at line 3 and line 12, line x", &|n| n + 1),
+        "at line 4 and line 13, line x"
     );
 }

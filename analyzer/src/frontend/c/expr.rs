@@ -281,7 +281,8 @@ impl<'t> FnLowerer<'_, 't> {
         self.emit_access_rhs(write, place, value, None, sp)
     }
 
-    /// Emits an access with the value a whole-variable write stores.
+    /// Emits an access with the value a whole-variable (or array element)
+    /// write stores.
     pub fn emit_access_rhs(
         &mut self,
         write: bool,
@@ -300,7 +301,15 @@ impl<'t> FnLowerer<'_, 't> {
             None
         };
         let ty = place.ctype.class();
-        let rhs = if write && whole_var {
+        // the value stored: in a whole variable, or in an element of a
+        // named array
+        let element = matches!(place.target, AccessTarget::Var(v) if self.b.func().var(v).ty.is_array)
+            && !place.path.is_empty()
+            && place
+                .path
+                .iter()
+                .all(|s| matches!(s, crate::ir::Sel::Index(_)));
+        let rhs = if write && (whole_var || element) {
             Some(rhs.unwrap_or(FunctionBuilder::UNKNOWN))
         } else {
             None

@@ -365,6 +365,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 kind: VarKind::Global,
                 ty: vt,
                 address_taken: false,
+                only_passed: false,
             },
             ty,
         );
@@ -486,6 +487,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 kind: VarKind::Param,
                 ty: ty.var_type(),
                 address_taken: false,
+                only_passed: false,
             },
             ty,
         );
@@ -545,6 +547,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                                 kind: VarKind::Global,
                                 ty: ty.var_type(),
                                 address_taken: false,
+                                only_passed: false,
                             },
                             ty.clone(),
                         );
@@ -579,6 +582,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     },
                     ty: vt,
                     address_taken: false,
+                    only_passed: false,
                 },
                 ty.clone(),
             );

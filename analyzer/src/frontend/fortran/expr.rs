@@ -391,7 +391,7 @@ impl<'t> Lowerer<'_, 't> {
     }
 
     /// Emits an access; `rhs` is the value a write of a whole scalar
-    /// variable stores. Returns where the access went.
+    /// variable or of one array element stores. Returns where the access went.
     pub fn emit_access_rhs(
         &mut self,
         p: Place,
@@ -416,7 +416,11 @@ impl<'t> Lowerer<'_, 't> {
         }
         let whole_var = p.index == IndexKind::Whole && matches!(p.target, AccessTarget::Var(_));
         let value = if write && whole_var { value } else { None };
-        let rhs = if write && whole_var && p.path.is_empty() {
+        // the value stored: in a whole scalar, or in an element of an array
+        let element = matches!(p.target, AccessTarget::Var(v) if self.b.func().var(v).ty.is_array)
+            && !p.path.is_empty()
+            && p.path.iter().all(|s| matches!(s, crate::ir::Sel::Index(_)));
+        let rhs = if write && ((whole_var && p.path.is_empty()) || element) {
             Some(rhs.unwrap_or(FunctionBuilder::UNKNOWN))
         } else {
             None
@@ -847,7 +851,9 @@ impl<'t> Lowerer<'_, 't> {
                             if is_designator(e.node_kind()) {
                                 if let Desig::Place(p) = self.place(e) {
                                     if let Some(v) = p.base_var {
-                                        self.b.func_mut().vars[v.index()].address_taken = true;
+                                        let var = &mut self.b.func_mut().vars[v.index()];
+                                        var.address_taken = true;
+                                        var.only_passed = false;
                                     }
                                 }
                             } else {

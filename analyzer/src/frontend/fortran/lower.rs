@@ -339,6 +339,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             kind,
             ty: vt,
             address_taken: d.target || d.equivalenced,
+            only_passed: false,
         });
         if let TypeSpec::Derived(n) = ty {
             self.derived.insert(v, n);
@@ -545,6 +546,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     ..VarType::default()
                 },
                 address_taken: false,
+                only_passed: false,
             })
         } else if self.unit_scope().save_all {
             // a bare SAVE statement saves implicitly typed names too
@@ -842,6 +844,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let var = &mut self.b.func_mut().vars[v.index()];
                     if !var.ty.is_pointer {
                         var.address_taken = true;
+                        var.only_passed = false;
                     }
                 }
             }
@@ -971,7 +974,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut seen = HashSet::default();
         escapes.retain(|v| seen.insert(*v));
         for v in &escapes {
-            self.b.func_mut().vars[v.index()].address_taken = true;
+            let var = &mut self.b.func_mut().vars[v.index()];
+            if !var.address_taken {
+                var.only_passed = true;
+            }
+            var.address_taken = true;
         }
         self.b.push(
             InstKind::Call(Call {
@@ -1951,6 +1958,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     kind: VarKind::Local,
                     ty: VarType::default(),
                     address_taken: false,
+                    only_passed: false,
                 });
                 let top = self.names.len() - 1;
                 self.names[top].insert(self.cx.lname(id), Binding::Var(v));
@@ -2166,6 +2174,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                                         ..VarType::default()
                                     },
                                     address_taken: false,
+                                    only_passed: false,
                                 });
                                 self.write_var(v, val, sp);
                                 Binding::Var(v)
@@ -2238,6 +2247,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                             kind: VarKind::Local,
                             ty: VarType::default(),
                             address_taken: false,
+                            only_passed: false,
                         });
                         let top = self.names.len() - 1;
                         self.names[top].insert(self.cx.lname(*id), Binding::Var(v));

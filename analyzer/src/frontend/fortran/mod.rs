@@ -829,6 +829,7 @@ fn lower_flat(
                     )
                 {
                     v.address_taken = true;
+                    v.only_passed = false;
                 }
             }
         }

@@ -2019,12 +2019,18 @@ fn check_exprs(f: &Function) {
 }
 
 /// A selected access describes its selection; only a whole scalar write
-/// has a value.
+/// or a write of one element of a named array has a value.
 fn check_access_exprs(f: &Function, a: &Access) {
     assert!(a.index == IndexKind::Whole || !a.path.is_empty());
     if a.rhs.is_some() {
-        assert!(a.write && a.path.is_empty() && a.index == IndexKind::Whole);
-        assert!(matches!(a.target, AccessTarget::Var(_)));
+        assert!(a.write);
+        let AccessTarget::Var(v) = a.target else {
+            panic!("a value stored through a pointer");
+        };
+        assert!(
+            (a.path.is_empty() && a.index == IndexKind::Whole)
+                || (f.var(v).ty.is_array && a.path.iter().all(|s| matches!(s, Sel::Index(_))))
+        );
     }
     let n = f.exprs.len();
     for s in &a.path {
@@ -2506,7 +2512,7 @@ end
         "r a(idx(i), 0)",
         "r i",
         "r k",
-        "w a(i, (k + 1))",
+        "w a(i, (k + 1)) = a(idx(i), 0)",
         "r i",
         "r j",
         "r j",
@@ -2578,7 +2584,7 @@ end
         "w b(??)",
         // an intrinsic's value the expressions do not model
         "r idx(2)",
-        "w b(?)",
+        "w b(?) = 4",
         "w p%x",
         "r i",
         "r j",
@@ -2588,7 +2594,7 @@ end
         "w co(??)",
         "w al(.., ..)",
         "r i",
-        "w v(i)",
+        "w v(i) = 1",
         "r i",
         "w v(i:)",
         "r i",
@@ -2596,14 +2602,17 @@ end
         "w K = (b(i) + ?)",
     ];
     assert_eq!(got, want);
-    // paths describe every non-`Whole` access; only whole scalar writes
-    // carry a value
+    // paths describe every non-`Whole` access; only whole scalar and
+    // array element writes carry a value
     let lf = lower_text(text);
-    for b in &func(&lf, "t").blocks {
+    let f = func(&lf, "t");
+    for b in &f.blocks {
         for i in &b.insts {
             if let InstKind::Access(a) = &i.kind {
                 assert_eq!(a.index == IndexKind::Whole, a.path.is_empty());
-                assert_eq!(a.rhs.is_some(), a.write && a.path.is_empty());
+                let element = matches!(a.target, AccessTarget::Var(v) if f.var(v).ty.is_array)
+                    && a.path.iter().all(|s| matches!(s, Sel::Index(_)));
+                assert_eq!(a.rhs.is_some(), a.write && (a.path.is_empty() || element));
             }
         }
     }
@@ -2641,7 +2650,7 @@ end
     let got = accesses(text, "m");
     let want = [
         "r i",
-        "w a(i, 1)",
+        "w a(i, 1) = 0",
         "r j",
         "w a(1, ??)",
         "w t%v(1, 2)",
@@ -2695,7 +2704,7 @@ end
         "r n",
         "w i = 1",
         "r i",
-        "w a(i, 1)",
+        "w a(i, 1) = 0",
         "r i",
         "w i = (i + 1)",
         "r n",
@@ -2719,7 +2728,7 @@ end
         "w i = (i + 1)",
         "r i",
         "r j",
-        "w a(i, j)",
+        "w a(i, j) = 0",
         "r j",
         "w j = (j + 2)",
         "r n",
@@ -2839,7 +2848,7 @@ end
             "r k",
             "r a(k)",
             "r j",
-            "w a(j)",
+            "w a(j) = a(k)",
             "r j",
             "w m = (j * 2)",
         ]

@@ -48,9 +48,9 @@ fn show(s: &Sharing, fortran: bool) -> String {
     }
     for (op, v) in &s.reductions {
         let o = if fortran {
-            op.fortran_spelling()
+            op.spelling(crate::ir::Lang::Fortran)
         } else {
-            op.c_spelling()
+            op.spelling(crate::ir::Lang::C)
         };
         out.push(format!("reduction({o}:{v})"));
     }
@@ -487,18 +487,6 @@ fn sibling_loop_declarations_are_not_in_scope() {
     assert_eq!(
         c("int f(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 1; for (int i = 0; i < n; i++) a[i] = 2; return 0; }"),
         Ok("".into())
-    );
-}
-
-#[test]
-fn local_array_at_constant_indices_is_refused() {
-    refused_naming(
-        c("void f(int n, int *a) { int tmp[2]; for (int i = 0; i < n; i++) { tmp[0] = a[i]; tmp[1] = a[i] + 1; a[i] = tmp[0] * tmp[1]; } }"),
-        "tmp",
-    );
-    refused_naming(
-        f("subroutine f(n, a)\n integer :: n, i\n real :: a(n), tmp(2)\n do i = 1, n\n  tmp(1) = a(i)\n  a(i) = tmp(1)\n end do\nend subroutine\n"),
-        "tmp",
     );
 }
 

@@ -1,0 +1,536 @@
+//! Data sharing of the arrays a loop writes, for the OpenMP rewrite
+//! (REWRITES.md "Arrays and other memory objects").
+//!
+//! The loop is analysed as an OpenMP loop without clauses would be: every
+//! array counts, also the local ones a CSA loop keeps in registers. Then,
+//! for each array the loop writes (or passes to a call):
+//! * no pair of iterations conflicts on it (the pair tests): **shared**;
+//! * every access is an element update `a(s) = a(s) op e` (also
+//!   `a[s] op= e`, Fortran `max`/`min`), one operator, `e` never reading
+//!   `a`: **reduction(op:a)** — the partial results combine as the
+//!   sequential loop's updates do, whatever the subscripts;
+//! * a local array (automatic storage, not visible outside the function,
+//!   never passed to a call) of which every element an iteration reads was
+//!   written earlier in the same iteration, and that no path from the loop
+//!   reads before the function ends or writes it: **private**. "Written
+//!   earlier" is proven one read at a time against one write: the write
+//!   runs before the read on every path through the iteration (its block,
+//!   or the outermost inner loop that holds it only, dominates the read),
+//!   runs on every iteration of the inner loops that hold it only, and the
+//!   box of elements it writes holds the box the read may touch. A box is
+//!   per dimension `[lo, hi]` from the subscript's polynomial: each inner
+//!   loop that holds only the write must step one dimension by +1 or -1
+//!   (so the box is exact), loops that hold both accesses are the same
+//!   iteration for both, and the bounds are compared as polynomials whose
+//!   difference must be a constant of the right sign (Allen & Kennedy,
+//!   "Optimizing Compilers for Modern Architectures", 5.5 on array
+//!   privatization by upward-exposed reads; here with single-write
+//!   coverage and no union of sections);
+//! * otherwise **unproven**: the conversion would share an array whose
+//!   elements the iterations may both use, and is refused.
+
+use super::poly::{Atom, Poly};
+use super::scalars::RedOp;
+use super::{Acc, Finding, Root, Sub, Unproven};
+use crate::graph::dom::DomTree;
+use crate::graph::loops::{LoopForest, LoopId};
+use crate::ir::*;
+use crate::source::Span;
+
+/// What an OpenMP loop must make of an array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrayClass {
+    /// The iterations use different elements.
+    Shared,
+    /// Each iteration writes what it reads first: `private(a)`.
+    Private,
+    /// Every access is an element update with this operator.
+    Reduction(RedOp),
+    /// The iterations may use the same elements of an array that is not
+    /// local to the function (a dummy, a global, memory behind a pointer):
+    /// a CSA loop shares it too, so the marker's assertion that they do
+    /// not is all that makes the loop parallel, under either model. Shared;
+    /// CSA501/CSA502 report what the analysis found.
+    Asserted,
+    /// None of the above can be proven: why, and where.
+    Unproven { why: String, at: Span },
+}
+
+/// One array the loop writes, and its class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayUse {
+    pub var: VarId,
+    pub class: ArrayClass,
+}
+
+/// What the classification reads.
+pub(super) struct ArrayInput<'a> {
+    pub func: &'a Function,
+    pub dom: &'a DomTree,
+    pub forest: &'a LoopForest,
+    pub l: LoopId,
+    pub accs: &'a [Acc],
+    pub findings: &'a [Finding],
+    /// Trip counts of the inner loops (constant or symbolic).
+    pub trips: &'a [(LoopId, Poly)],
+}
+
+/// The arrays loop `inp.l` writes or passes to calls, in order of first
+/// access, with their classes.
+pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
+    let func = inp.func;
+    let lp = &inp.forest.loops[inp.l.index()];
+    let mut blocks = lp.blocks.clone();
+    blocks.sort_unstable();
+    let mut out: Vec<ArrayUse> = Vec::new();
+    let mut seen: Vec<VarId> = Vec::new();
+    // callees whose effects are unknown
+    let opaque: Vec<&str> = inp
+        .findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::Unproven {
+                why: Unproven::UnknownCall(n) | Unproven::OpaqueCallee { name: n, .. },
+                ..
+            } => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    for a in inp.accs {
+        let Root::Var(v) = a.root else { continue };
+        if seen.contains(&v) || !func.var(v).ty.is_array {
+            continue;
+        }
+        seen.push(v);
+        let mine: Vec<&Acc> = inp.accs.iter().filter(|x| x.root == Root::Var(v)).collect();
+        let passed = passed_to_call(func, &blocks, v, &opaque);
+        if !mine.iter().any(|x| x.write) && passed.is_none() {
+            continue;
+        }
+        let name = &func.var(v).name;
+        let finding = inp.findings.iter().find(|f| {
+            let o = match f {
+                Finding::Conflict { object, .. } | Finding::Unproven { object, .. } => object,
+            };
+            o == name || (func.lang == Lang::Fortran && o.eq_ignore_ascii_case(name))
+        });
+        let class = match finding {
+            None if passed.is_none() => ArrayClass::Shared,
+            _ => {
+                let var = func.var(v);
+                let local = var.kind == VarKind::Local;
+                if let Some(op) = reduction(func, &blocks, v).filter(|_| passed.is_none()) {
+                    ArrayClass::Reduction(op)
+                } else if !local {
+                    ArrayClass::Asserted
+                } else if let Some(why) = not_private(inp, &blocks, v, &mine, passed) {
+                    why
+                } else {
+                    ArrayClass::Private
+                }
+            }
+        };
+        out.push(ArrayUse { var: v, class });
+    }
+    out
+}
+
+/// The first call in the loop to a procedure with unknown effects (one of
+/// `opaque`, or through a pointer) that is passed `v` (by reference or as
+/// a pointer), with its callee's name. Calls with known effects are
+/// accesses of the loop already.
+fn passed_to_call(
+    func: &Function,
+    blocks: &[u32],
+    v: VarId,
+    opaque: &[&str],
+) -> Option<(String, Span)> {
+    for &b in blocks {
+        for inst in &func.block(BlockId(b)).insts {
+            let InstKind::Call(c) = &inst.kind else {
+                continue;
+            };
+            let passes = c.escapes.contains(&v)
+                || c.args
+                    .iter()
+                    .any(|a| matches!(a, CallArg::Ref { var, .. } if *var == v));
+            let unknown = c.callee.as_deref().is_none_or(|n| {
+                opaque
+                    .iter()
+                    .any(|o| *o == n || (func.lang == Lang::Fortran && o.eq_ignore_ascii_case(n)))
+            });
+            if passes && unknown {
+                let name = c
+                    .callee
+                    .clone()
+                    .unwrap_or_else(|| "a function pointer".into());
+                return Some((name, c.name_span));
+            }
+        }
+    }
+    None
+}
+
+/// Why `v` cannot be private, or `None` when it can.
+fn not_private(
+    inp: &ArrayInput,
+    blocks: &[u32],
+    v: VarId,
+    mine: &[&Acc],
+    passed: Option<(String, Span)>,
+) -> Option<ArrayClass> {
+    let func = inp.func;
+    let var = func.var(v);
+    let first_write = mine
+        .iter()
+        .find(|a| a.write)
+        .map(|a| a.span)
+        .or(passed.as_ref().map(|p| p.1))
+        .unwrap_or(var.span);
+    let unproven = |why: String, at: Span| Some(ArrayClass::Unproven { why, at });
+    let shared_why = "the iterations may use the same elements of it";
+    if var.address_taken && !var.only_passed {
+        return unproven(
+            format!(
+                "{shared_why}, and its address is taken, so code csa-lint cannot see may use it"
+            ),
+            first_write,
+        );
+    }
+    if let Some((callee, at)) = passed {
+        return unproven(
+            format!("{shared_why}, and it is passed to `{callee}`, whose reads and writes of it csa-lint cannot follow"),
+            at,
+        );
+    }
+    for r in mine.iter().filter(|a| !a.write) {
+        if !mine.iter().any(|w| w.write && covers(inp, w, r)) {
+            return unproven(
+                format!("{shared_why}, and csa-lint cannot prove that each iteration writes the elements this read uses before reading them"),
+                r.span,
+            );
+        }
+    }
+    if super::scalars::live_after(func, blocks, v) {
+        return unproven(
+            format!("{shared_why}, and it is read after the loop, so it cannot be private"),
+            first_write,
+        );
+    }
+    None
+}
+
+/// The loops inside `l` that hold block `b`, innermost first.
+fn chain(forest: &LoopForest, l: LoopId, b: u32) -> Vec<LoopId> {
+    let mut out = Vec::new();
+    let mut cur = forest.loop_for(b);
+    while let Some(m) = cur {
+        if m == l {
+            return out;
+        }
+        out.push(m);
+        cur = forest.loops[m.index()].parent;
+    }
+    // `b` is not inside `l`
+    Vec::new()
+}
+
+/// Whether write `w` writes, earlier in every iteration, every element
+/// read `r` may touch.
+fn covers(inp: &ArrayInput, w: &Acc, r: &Acc) -> bool {
+    if w.from_call || w.path.len() != r.path.len() || w.path.is_empty() {
+        return false;
+    }
+    let forest = inp.forest;
+    let wc = chain(forest, inp.l, w.at.block.0);
+    let rc = chain(forest, inp.l, r.at.block.0);
+    let wonly: Vec<LoopId> = wc.iter().copied().filter(|m| !rc.contains(m)).collect();
+    let ronly: Vec<LoopId> = rc.iter().copied().filter(|m| !wc.contains(m)).collect();
+    // the write runs before the read on every path through the iteration
+    match wonly.last() {
+        None => {
+            let before = if w.at.block == r.at.block {
+                w.at.index < r.at.index
+            } else {
+                inp.dom.dominates(w.at.block.0, r.at.block.0)
+            };
+            if !before {
+                return false;
+            }
+        }
+        Some(top) => {
+            if !inp
+                .dom
+                .dominates(forest.loops[top.index()].header, r.at.block.0)
+            {
+                return false;
+            }
+            // ... and on every iteration of the loops that hold it only
+            let mut rep = w.at.block.0;
+            for m in &wonly {
+                let ml = &forest.loops[m.index()];
+                if ml.latches.len() != 1 || !inp.dom.dominates(rep, ml.latches[0]) {
+                    return false;
+                }
+                rep = ml.header;
+            }
+        }
+    }
+    let trip = |m: LoopId| {
+        inp.trips
+            .iter()
+            .find(|(x, _)| *x == m)
+            .map(|(_, t)| t.clone())
+    };
+    let mut stepped: Vec<LoopId> = Vec::new();
+    for (sw, sr) in w.path.iter().zip(&r.path) {
+        match (sw, sr) {
+            (Sub::Field(a), Sub::Field(b)) if a == b => {}
+            (Sub::Index(Ok(pw)), Sub::Index(Ok(pr))) => {
+                if let Some(ok) = strided(pw, pr, &wonly, &ronly, &mut stepped, &trip) {
+                    if !ok {
+                        return false;
+                    }
+                    continue;
+                }
+                let Some((wlo, whi)) = write_box(pw, &wonly, &mut stepped, &trip) else {
+                    return false;
+                };
+                let Some((rlo, rhi)) = read_box(pr, &ronly, &trip) else {
+                    return false;
+                };
+                let ok = |small: &Poly, big: &Poly| {
+                    big.sub(small)
+                        .and_then(|d| d.as_constant())
+                        .is_some_and(|d| d >= 0)
+                };
+                if !ok(&wlo, &rlo) || !ok(&rhi, &whi) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    // a loop that holds only the write and steps no dimension: the write
+    // may not run at all (zero trips)
+    wonly.iter().all(|m| stepped.contains(m))
+}
+
+/// `p` split into the part without `ranged` counters and the terms with
+/// them, each `(loop, coefficient)`; `None` when a counter of `ranged` is
+/// multiplied by anything but a constant.
+fn split(p: &Poly, ranged: &[LoopId]) -> Option<(Poly, Vec<(LoopId, i64)>)> {
+    let mut fixed = p.clone();
+    let mut terms = Vec::new();
+    for (m, k) in &p.terms {
+        let atoms = m.as_slice();
+        let hits = atoms
+            .iter()
+            .filter(|a| matches!(a, Atom::Iter(x) if ranged.contains(x)))
+            .count();
+        if hits == 0 {
+            continue;
+        }
+        match atoms {
+            [Atom::Iter(x)] => {
+                terms.push((*x, *k));
+                fixed = fixed.sub(&Poly::atom(Atom::Iter(*x)).scale(*k)?)?;
+            }
+            _ => return None,
+        }
+    }
+    Some((fixed, terms))
+}
+
+/// The elements a write's subscript covers over the loops that hold only
+/// the write: exact, so at most one such loop per dimension, stepping it
+/// by +1 or -1.
+fn write_box(
+    p: &Poly,
+    wonly: &[LoopId],
+    stepped: &mut Vec<LoopId>,
+    trip: &dyn Fn(LoopId) -> Option<Poly>,
+) -> Option<(Poly, Poly)> {
+    let (fixed, terms) = split(p, wonly)?;
+    match terms.as_slice() {
+        [] => Some((fixed.clone(), fixed)),
+        [(m, k)] if k.abs() == 1 && !stepped.contains(m) => {
+            stepped.push(*m);
+            let span = trip(*m)?.sub(&Poly::constant(1))?;
+            let far = fixed.add_scaled(&span, *k)?;
+            Some(if *k > 0 { (fixed, far) } else { (far, fixed) })
+        }
+        _ => None,
+    }
+}
+
+/// A write that steps a dimension by `k` (`|k| > 1`: `x(2*j - 1)` for
+/// `j` in `[0, T)`) covers the elements `fixed + k*t`, a lattice: a read
+/// is inside it when it has no counter of its own there and its offset
+/// from `fixed` is a multiple `q` of `k` with `0 <= q < T`, or steps by the
+/// same `k` over `T'` iterations from such an offset with `q + T' <= T`.
+/// `None` when the write does not step the dimension by more than one
+/// (the box test applies); `Some(covered)` otherwise.
+fn strided(
+    pw: &Poly,
+    pr: &Poly,
+    wonly: &[LoopId],
+    ronly: &[LoopId],
+    stepped: &mut Vec<LoopId>,
+    trip: &dyn Fn(LoopId) -> Option<Poly>,
+) -> Option<bool> {
+    let (wfixed, wterms) = split(pw, wonly)?;
+    let [(m, k)] = wterms.as_slice() else {
+        return None;
+    };
+    if k.abs() <= 1 || stepped.contains(m) {
+        return None;
+    }
+    stepped.push(*m);
+    let Some((rfixed, rterms)) = split(pr, ronly) else {
+        return Some(false);
+    };
+    let Some(d) = rfixed.sub(&wfixed).and_then(|d| d.as_constant()) else {
+        return Some(false);
+    };
+    if d % k != 0 || d / k < 0 {
+        return Some(false);
+    }
+    let q = d / k;
+    let Some(tw) = trip(*m) else {
+        return Some(false);
+    };
+    // the iterations of the write the read needs: q .. q + tr
+    let tr = match rterms.as_slice() {
+        [] => Poly::constant(1),
+        [(mr, kr)] if kr == k => match trip(*mr) {
+            Some(t) => t,
+            None => return Some(false),
+        },
+        _ => return Some(false),
+    };
+    Some(
+        tw.sub(&tr)
+            .and_then(|x| x.add(&Poly::constant(-q)))
+            .and_then(|x| x.as_constant())
+            .is_some_and(|x| x >= 0),
+    )
+}
+
+/// The elements a read's subscript may touch over the loops that hold
+/// only the read (a superset is fine; those loops run at least once when
+/// the read runs).
+fn read_box(
+    p: &Poly,
+    ronly: &[LoopId],
+    trip: &dyn Fn(LoopId) -> Option<Poly>,
+) -> Option<(Poly, Poly)> {
+    let (fixed, terms) = split(p, ronly)?;
+    let (mut lo, mut hi) = (fixed.clone(), fixed);
+    for (m, k) in terms {
+        let span = trip(m)?.sub(&Poly::constant(1))?;
+        if k > 0 {
+            hi = hi.add_scaled(&span, k)?;
+        } else {
+            lo = lo.add_scaled(&span, k)?;
+        }
+    }
+    Some((lo, hi))
+}
+
+/// The operator when every access of array `v` in the loop is an element
+/// update `v(s) = v(s) op e` whose read is the same element (same
+/// subscript expressions) and `e` does not read `v`.
+fn reduction(func: &Function, blocks: &[u32], v: VarId) -> Option<RedOp> {
+    let mut op: Option<RedOp> = None;
+    let mut operands: Vec<InstRef> = Vec::new();
+    let mut reads: Vec<InstRef> = Vec::new();
+    for &b in blocks {
+        for (k, inst) in func.block(BlockId(b)).insts.iter().enumerate() {
+            let InstKind::Access(a) = &inst.kind else {
+                continue;
+            };
+            if a.target != AccessTarget::Var(v) {
+                continue;
+            }
+            let at = InstRef {
+                block: BlockId(b),
+                index: k as u32,
+            };
+            if !a.write {
+                reads.push(at);
+                continue;
+            }
+            if a.path.is_empty() || a.path.iter().any(|s| !matches!(s, Sel::Index(_))) {
+                return None;
+            }
+            let same_element = |r: InstRef| match func.inst_at(r).map(|i| &i.kind) {
+                Some(InstKind::Access(x)) => {
+                    x.target == AccessTarget::Var(v)
+                        && !x.write
+                        && same_path(func, &x.path, &a.path)
+                }
+                _ => false,
+            };
+            let (this, operand) = super::scalars::update_by(func, a.rhs?, &same_element, &|e| {
+                super::scalars::mentions(func, e, v)
+            })?;
+            // the subscripts must not read the array
+            for s in &a.path {
+                if let Sel::Index(e) = s {
+                    if super::scalars::mentions(func, *e, v) {
+                        return None;
+                    }
+                }
+            }
+            op = match op {
+                None => Some(this),
+                Some(o) if !o.fits(this) => return None,
+                Some(RedOp::Sub) if this == RedOp::Add => Some(RedOp::Add),
+                Some(o) => Some(o),
+            };
+            operands.push(operand);
+        }
+    }
+    if reads.iter().all(|r| operands.contains(r)) {
+        op
+    } else {
+        None
+    }
+}
+
+/// Whether two paths select the same element: the same fields and
+/// subscript expressions of the same shape over the same variables.
+fn same_path(func: &Function, a: &[Sel], b: &[Sel]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Sel::Index(e), Sel::Index(f)) => same_expr(func, *e, *f, 0),
+            (Sel::Field(f), Sel::Field(g)) => f == g,
+            _ => false,
+        })
+}
+
+fn same_expr(func: &Function, a: ExprId, b: ExprId, depth: u32) -> bool {
+    if a == b {
+        // one evaluation (`a[idx[i]] += e` reads and writes one element)
+        return true;
+    }
+    if depth > 64 {
+        return false;
+    }
+    match (func.expr(a), func.expr(b)) {
+        (Expr::Int(x), Expr::Int(y)) => x == y,
+        (Expr::Read(x), Expr::Read(y)) => {
+            // whole reads of one scalar in one statement
+            match (func.read_var(*x), func.read_var(*y)) {
+                (Some(p), Some(q)) => p == q,
+                _ => false,
+            }
+        }
+        (Expr::Bin(o, l, r), Expr::Bin(p, m, s)) => {
+            o == p && same_expr(func, *l, *m, depth + 1) && same_expr(func, *r, *s, depth + 1)
+        }
+        (Expr::Neg(x), Expr::Neg(y)) => same_expr(func, *x, *y, depth + 1),
+        _ => false,
+    }
+}
