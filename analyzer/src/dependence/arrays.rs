@@ -26,6 +26,13 @@
 //!   "Optimizing Compilers for Modern Architectures", 5.5 on array
 //!   privatization by upward-exposed reads; here with single-write
 //!   coverage and no union of sections);
+//!   A write stepping a dimension by `k` (`x(2*j - 1)`) covers a lattice:
+//!   a read is inside when `k` divides its offset and it steps by the same
+//!   `k` within the write's trip count;
+//! * an array that is not local to the function, with a finding:
+//!   **asserted** — a CSA loop shares it too, so the marker's assertion is
+//!   all that makes the loop parallel under either model (shared; CSA501
+//!   and CSA502 say what was found);
 //! * otherwise **unproven**: the conversion would share an array whose
 //!   elements the iterations may both use, and is refused.
 

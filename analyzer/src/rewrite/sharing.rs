@@ -43,13 +43,12 @@
 //! * a `do ... while` inner loop is taken as possibly running zero times and
 //!   `switch` fallthrough is ignored (both only make the analysis stricter);
 //! * globals, statics, `SAVE`/`COMMON` variables and pointees are shared, as
-//!   the user asserted by marking the loop parallel; so are local arrays,
-//!   except one written at constant subscripts only (`tmp[0] = ...`), which
-//!   the compiler keeps in per-iteration registers: that is refused. A
-//!   local array the loop writes (or passes to a procedure with unknown
-//!   effects) whose independence the dependence analysis cannot show is
-//!   refused too (`rewrite::shared_local_array`): it may be per-iteration
-//!   scratch that needs `private`, which this analysis cannot prove.
+//!   the user asserted by marking the loop parallel. Arrays are not
+//!   classified here: `dependence::arrays` decides on the IR (`private`,
+//!   array reductions, refusals) and `openmp.rs` prints its clauses; the
+//!   region/section loop pattern, which has no IR loop at hand, refuses a
+//!   local array written at constant subscripts only
+//!   ([`c_constant_index_refusal`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
