@@ -126,7 +126,13 @@ pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
             _ => {
                 let var = func.var(v);
                 let local = var.kind == VarKind::Local;
-                if let Some(op) = reduction(func, &blocks, v).filter(|_| passed.is_none()) {
+                // a pointer access in the loop may reach the shared copy
+                // of an array whose address is taken
+                let by_pointer = super::reachable_by_pointer(func, v)
+                    && inp.accs.iter().any(|a| matches!(a.root, Root::Ptr(_)));
+                if let Some(op) =
+                    reduction(func, &blocks, v).filter(|_| passed.is_none() && !by_pointer)
+                {
                     ArrayClass::Reduction(op)
                 } else if !local {
                     ArrayClass::Asserted

@@ -1380,7 +1380,7 @@ fn alias_finding(
     None
 }
 
-fn reachable_by_pointer(func: &Function, v: VarId) -> bool {
+pub(super) fn reachable_by_pointer(func: &Function, v: VarId) -> bool {
     let var = func.var(v);
     match func.lang {
         Lang::C => matches!(var.kind, VarKind::Global | VarKind::Static) || var.address_taken,

@@ -307,6 +307,14 @@ fn array_reductions() {
         out.contains("#pragma omp parallel for reduction(+:hist[:16])\n"),
         "{out}"
     );
+    // a pointer in the loop may reach the shared array: no reduction
+    let c = "void f(int n, const int *idx, double *w) {\n  double hist[16];\n  double *p = hist;\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) {\n    hist[idx[i] & 15] += w[i];\n    p[3] = 1;\n  }\n  w[0] = hist[0];\n}\n";
+    let (out, refused) = rewrite(SourceKind::C, c, Target::OpenMp);
+    assert_eq!(out, c);
+    assert!(
+        refused.len() == 1 && refused[0].contains("`hist`"),
+        "{refused:?}"
+    );
 }
 
 /// The lines a refusal's reason names are lines of the text as given, not
