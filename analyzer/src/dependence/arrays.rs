@@ -505,7 +505,10 @@ fn reduction(func: &Function, blocks: &[u32], v: VarId) -> Option<RedOp> {
             operands.push(operand);
         }
     }
-    if reads.iter().all(|r| operands.contains(r)) {
+    if reads
+        .iter()
+        .all(|r| operands.contains(r) && super::scalars::used_once(func, *r))
+    {
         op
     } else {
         None

@@ -26,6 +26,7 @@
 //! finding is unproven ("only on some iterations").
 
 pub mod arrays;
+pub mod classify;
 pub mod openmp;
 pub mod pair;
 pub mod poly;
@@ -662,7 +663,9 @@ fn analyze_loop_as(
     // CSA503's facts; for markers (registers may carry values) nobody
     // reads them during linting, so they are not computed
     let scalars = if omp {
-        scalars::scalar_uses(func, inp.preds, inp.forest, l, own_index)
+        scalars::scalar_uses(func, inp.preds, inp.forest, l, own_index, &|n: &str| {
+            memory::is_pure_function(n, inp.pure_functions) || output_only(n, func.lang)
+        })
     } else {
         Vec::new()
     };
@@ -1156,7 +1159,9 @@ fn base_of_value(func: &Function, vals: &Values, mut val: Poly) -> Result<(Root,
 /// own, and the runtime serialises the units. Calls from different
 /// iterations do not race on program memory; only the order of the
 /// records changes.
-fn output_only(name: &str, lang: Lang) -> bool {
+/// Output statements and functions: they read their items (accesses of
+/// the loop already) and touch no other program memory.
+pub fn output_only(name: &str, lang: Lang) -> bool {
     match lang {
         Lang::C => matches!(
             name,

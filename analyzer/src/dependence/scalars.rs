@@ -112,6 +112,23 @@ pub struct ScalarUse {
     pub live_after: bool,
     /// The loop index of a loop inside this one (`control.var`).
     pub inner_index: bool,
+    /// An induction variable: its one write in the loop is `x = x + c`
+    /// (`x++`, `x -= c`) with a constant `c`, once on every iteration (not
+    /// in an inner loop, on every path): the step `c`.
+    pub linear: Option<i64>,
+    /// The first call with unknown effects the variable is passed to (by
+    /// reference or address): the callee may read it and write it.
+    pub passed: Option<Passed>,
+}
+
+/// A call that is passed a scalar and may read and change it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Passed {
+    pub callee: String,
+    pub at: Span,
+    /// The iteration may not have written the variable before the call
+    /// (the callee may read a value from an earlier iteration).
+    pub unset: bool,
 }
 
 /// Most variables whose liveness after the loop is searched; the others
@@ -120,23 +137,57 @@ const LIVE_BUDGET: usize = 64;
 
 /// The scalar facts of loop `l`, in order of first access. `own_index` is
 /// the loop's own index (left out).
+/// `known` tells which callees have no effects on the scalars passed to
+/// them besides reading them (pure functions, output statements).
 pub fn scalar_uses(
     func: &Function,
     preds: &Csr,
     forest: &LoopForest,
     l: LoopId,
     own_index: Option<VarId>,
+    known: &dyn Fn(&str) -> bool,
 ) -> Vec<ScalarUse> {
     let lp = &forest.loops[l.index()];
     let mut blocks: Vec<u32> = lp.blocks.clone();
     blocks.sort_unstable();
     let in_loop = |b: u32| blocks.binary_search(&b).is_ok();
+    // the scalars a call with unknown effects is passed (by reference, by
+    // address), but not the index of a DO that holds the call
+    let passed_at = |b: u32, inst: &Inst| -> Vec<VarId> {
+        let InstKind::Call(c) = &inst.kind else {
+            return Vec::new();
+        };
+        if c.callee.as_deref().is_some_and(known) {
+            return Vec::new();
+        }
+        let args = c.args.iter().filter_map(|a| match a {
+            CallArg::Ref { var, .. } => Some(*var),
+            _ => None,
+        });
+        let mut out: Vec<VarId> = c.escapes.iter().copied().chain(args).collect();
+        out.sort_unstable();
+        out.dedup();
+        out.retain(|&v| {
+            let var = func.var(v);
+            !var.ty.is_array
+                && !var.ty.is_aggregate
+                && var.kind != VarKind::Constant
+                && !forest
+                    .loop_for(b)
+                    .is_some_and(|m| super::classify::active_do_index(func, forest, m, l, v))
+        });
+        out
+    };
     // the candidates, in order of first access
     let mut cands: Vec<VarId> = Vec::new();
     let mut slots: rustc_hash::FxHashMap<VarId, usize> = rustc_hash::FxHashMap::default();
     for &b in &blocks {
         for inst in &func.block(BlockId(b)).insts {
-            if let Some((v, _)) = whole_scalar(func, inst) {
+            let vs = match whole_scalar(func, inst) {
+                Some((v, _)) => vec![v],
+                None => passed_at(b, inst),
+            };
+            for v in vs {
                 if Some(v) != own_index && !slots.contains_key(&v) {
                     slots.insert(v, cands.len());
                     cands.push(v);
@@ -228,6 +279,8 @@ pub fn scalar_uses(
             reduction: Ok(None),
             live_after: false,
             inner_index: false,
+            linear: None,
+            passed: None,
         })
         .collect();
     let first = |cur: &mut Option<Span>, s: Span| {
@@ -238,6 +291,22 @@ pub fn scalar_uses(
     for &b in &blocks {
         let mut cur = block_in(&out, b);
         for inst in &func.block(BlockId(b)).insts {
+            if let InstKind::Call(c) = &inst.kind {
+                for v in passed_at(b, inst) {
+                    let i = slot(v);
+                    if let Some(u) = uses.get_mut(i).filter(|u| u.passed.is_none()) {
+                        u.passed = Some(Passed {
+                            callee: c
+                                .callee
+                                .clone()
+                                .unwrap_or_else(|| "a function pointer".into()),
+                            at: c.name_span,
+                            unset: !has(&cur, i),
+                        });
+                    }
+                }
+                continue;
+            }
             let Some((v, write)) = whole_scalar(func, inst) else {
                 continue;
             };
@@ -265,6 +334,19 @@ pub fn scalar_uses(
                 .iter()
                 .all(|&lt| index_of(lt).is_some_and(|li| has(&out[li], i)));
         u.reduction = reduction_form(func, &by_var[i], u.var);
+        if u.written_every {
+            let mut writes = by_var[i]
+                .iter()
+                .filter(|(_, inst)| matches!(&inst.kind, InstKind::Access(a) if a.write));
+            if let (Some((at, inst)), None) = (writes.next(), writes.next()) {
+                if forest.loop_for(at.block.0) == Some(l) {
+                    u.linear = match &inst.kind {
+                        InstKind::Access(a) => a.rhs.and_then(|e| step_of(func, e, u.var)),
+                        _ => None,
+                    };
+                }
+            }
+        }
     }
     // inner loop indices
     for sl in &func.source_loops {
@@ -309,36 +391,16 @@ fn whole_scalar(func: &Function, inst: &Inst) -> Option<(VarId, bool)> {
     Some((v, a.write))
 }
 
-/// Whether the value the loop `l` leaves in the local variable named `name`
-/// can be read after it (some path from an exit reads it before writing
-/// it; order-aware, so `do m = 1, 5` after the loop kills `m`). `None`
-/// when the name is not exactly one local or parameter of the function, or
-/// its address is taken (reads through pointers or by a callee are not
-/// accesses of the variable): the caller keeps its own answer then.
-pub(crate) fn live_after_loop(
-    func: &Function,
-    forest: &crate::graph::loops::LoopForest,
-    l: crate::graph::loops::LoopId,
-    name: &str,
-) -> Option<bool> {
-    let fortran = func.lang == Lang::Fortran;
-    let mut found = func.vars.iter().enumerate().filter(|(_, var)| {
-        if fortran {
-            var.name.eq_ignore_ascii_case(name)
-        } else {
-            var.name == name
-        }
-    });
-    let (i, var) = found.next()?;
-    if found.next().is_some()
-        || !matches!(var.kind, VarKind::Local | VarKind::Param)
-        || (var.address_taken && !var.only_passed)
-    {
-        return None;
-    }
-    let mut blocks = forest.loops.get(l.index())?.blocks.clone();
+/// Whether the value loop `l` leaves in `v` can be read after it (some
+/// path from an exit reads `v` before writing it; a call passed `v`
+/// counts as a read).
+pub fn live_after_var(func: &Function, forest: &LoopForest, l: LoopId, v: VarId) -> bool {
+    let Some(lp) = forest.loops.get(l.index()) else {
+        return true;
+    };
+    let mut blocks = lp.blocks.clone();
     blocks.sort_unstable();
-    Some(live_after(func, &blocks, VarId(i as u32)))
+    live_after(func, &blocks, v)
 }
 
 /// Whether some path from an exit of the loop reads `v` before writing it.
@@ -424,13 +486,74 @@ fn reduction_form(
     if op.is_none() {
         return Ok(None);
     }
-    // every read of the variable is the operand of an update
+    // every read of the variable is the operand of an update, and its
+    // value flows nowhere else (`b[k++] = x` also uses the old `k`)
     for (at, span) in reads {
-        if !operands.contains(&at) {
+        if !operands.contains(&at) || !used_once(func, at) {
             return Err(span);
         }
     }
     Ok(op)
+}
+
+/// Whether the value read at `at` is used by exactly one expression: one
+/// `Read` node refers to it, and one place refers to that node (the
+/// update it is the operand of). C's `k++` inside a subscript or a
+/// condition also hands the old value to that expression.
+pub(super) fn used_once(func: &Function, at: InstRef) -> bool {
+    let mut node = None;
+    for (i, e) in func.exprs.iter().enumerate() {
+        if matches!(e, Expr::Read(r) if *r == at) {
+            if node.is_some() {
+                return false;
+            }
+            node = Some(ExprId(i as u32));
+        }
+    }
+    let Some(id) = node else {
+        return false;
+    };
+    let mut refs = 0usize;
+    for e in &func.exprs {
+        match e {
+            Expr::Bin(_, l, r) => refs += usize::from(*l == id) + usize::from(*r == id),
+            Expr::Neg(x) => refs += usize::from(*x == id),
+            _ => {}
+        }
+    }
+    let in_path = |path: &[Sel]| {
+        path.iter()
+            .map(|s| match s {
+                Sel::Index(e) => usize::from(*e == id),
+                Sel::Range { lo, hi, step } => [lo, hi, step]
+                    .into_iter()
+                    .flatten()
+                    .filter(|e| **e == id)
+                    .count(),
+                _ => 0,
+            })
+            .sum::<usize>()
+    };
+    for b in &func.blocks {
+        for inst in &b.insts {
+            match &inst.kind {
+                InstKind::Access(a) => {
+                    refs += in_path(&a.path) + usize::from(a.rhs == Some(id));
+                }
+                InstKind::Call(c) => {
+                    for arg in &c.args {
+                        match arg {
+                            CallArg::Value(e) => refs += usize::from(*e == id),
+                            CallArg::Ref { path, .. } => refs += in_path(path),
+                            CallArg::Other { .. } => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    refs == 1
 }
 
 /// `e` as an update of `v`: its operator and the read of `v` it combines.
@@ -494,6 +617,22 @@ pub(super) fn update_by(
         }
         _ => None,
     }
+}
+
+/// `e` as `v + c` / `c + v` / `v - c` with a constant `c`: the step.
+fn step_of(func: &Function, e: ExprId, v: VarId) -> Option<i64> {
+    let is_v = |x: ExprId| matches!(func.expr(x), Expr::Read(at) if func.read_var(*at) == Some(v));
+    let int = |x: ExprId| match func.expr(x) {
+        Expr::Int(c) => Some(*c),
+        _ => None,
+    };
+    match func.expr(e) {
+        Expr::Bin(BinOp::Add, l, r) if is_v(*l) => int(*r),
+        Expr::Bin(BinOp::Add, l, r) if is_v(*r) => int(*l),
+        Expr::Bin(BinOp::Sub, l, r) if is_v(*l) => int(*r).and_then(|c| c.checked_neg()),
+        _ => None,
+    }
+    .filter(|c| *c != 0)
 }
 
 /// Whether expression `e` reads `v` anywhere (the whole variable, or an

@@ -346,7 +346,9 @@ impl<'a> Values<'a> {
     }
 
     fn header_value_uncached(&self, v: VarId, x: LoopId) -> Result<Poly, Why> {
-        if self.clobbered.get(v.index()).copied().unwrap_or(false) && !self.active_do_index(v, x) {
+        if self.clobbered.get(v.index()).copied().unwrap_or(false)
+            && !super::classify::active_do_index(self.func, self.forest, x, self.outer, v)
+        {
             return Err(Why::Clobbered(v));
         }
         let lp = &self.forest.loops[x.index()];
@@ -393,31 +395,6 @@ impl<'a> Values<'a> {
             }
             _ => Err(Why::Varies(v)),
         }
-    }
-
-    /// Whether `v` is the index of a Fortran counted `DO` that holds loop
-    /// `x` (or is `x`): while that `DO` is active no call may redefine its
-    /// index (Fortran 2018 11.1.7.4.3), so what the loop's calls may write
-    /// (`u(m, i)` with `u` unknown passes `m` by reference) leaves it alone.
-    /// A non-conforming program that does is not modelled.
-    fn active_do_index(&self, v: VarId, x: LoopId) -> bool {
-        if self.func.lang != Lang::Fortran {
-            return false;
-        }
-        let mut cur = Some(x);
-        while let Some(m) = cur {
-            let header = self.forest.loops[m.index()].header;
-            if self.func.source_loop_with_header(header).is_some_and(|sl| {
-                sl.kind == LoopKind::FortranDo && sl.control.as_ref().is_some_and(|c| c.var == v)
-            }) {
-                return true;
-            }
-            if m == self.outer {
-                break;
-            }
-            cur = self.forest.loops[m.index()].parent;
-        }
-        false
     }
 
     /// The value of `v` when the outermost loop is entered: the assigned

@@ -16,6 +16,7 @@
 pub mod ivdep;
 pub mod openmp;
 pub mod regions;
+pub mod scalars;
 pub mod sharing;
 
 use crate::analysis::{FileAnalysis, FunctionAnalysis};
@@ -72,8 +73,9 @@ pub(crate) struct MarkerSite<'a> {
     pub loop_node: Node<'a>,
     /// Deletes the marker (and a wrapper holding nothing else).
     pub removal: Vec<Edit>,
-    /// Whether a local's value can be read after the loop, from the IR.
-    pub live_after: sharing::LiveAfter<'a>,
+    /// The scalar clauses from the IR (`rewrite::scalars`), or why the
+    /// loop cannot be an OpenMP loop.
+    pub scalars: Result<sharing::Sharing, sharing::Refusal>,
     /// The arrays the loop writes and what an OpenMP loop must make of
     /// them (`dependence::arrays`; OpenMP target only).
     pub arrays: Vec<LoopArray>,
@@ -264,10 +266,18 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 continue;
             }
             let ir_loop = f.forest.loop_with_header(sl.header.0);
-            let live_after = |name: &str| {
-                ir_loop.and_then(|l| {
-                    crate::dependence::scalars::live_after_loop(&f.func, &f.forest, l, name)
-                })
+            let scalars = match (target, ir_loop) {
+                (Target::OpenMp, Some(l)) => scalars::scalar_sharing(
+                    f,
+                    l,
+                    sl,
+                    &fa.source,
+                    &sharing::update_patterns(node, &fa.preprocessed.text, fortran),
+                ),
+                (Target::OpenMp, None) => Err(sharing::Refusal {
+                    reason: "the loop is not a natural loop in the control-flow graph".into(),
+                }),
+                _ => Ok(sharing::Sharing::default()),
             };
             let arrays = match (target, ir_loop) {
                 (Target::OpenMp, Some(l)) => f
@@ -299,7 +309,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 source_loop: sl,
                 loop_node: node,
                 removal: marker_removal(fa, b.span),
-                live_after: &live_after,
+                scalars,
                 arrays,
             };
             let pre = &fa.preprocessed.text;

@@ -79,6 +79,13 @@ pub(crate) fn clause_list(
     if !sharing.lastprivate.is_empty() {
         out.push(format!("lastprivate({})", sharing.lastprivate.join(", ")));
     }
+    for (name, step) in &sharing.linear {
+        if *step == 1 {
+            out.push(format!("linear({name})"));
+        } else {
+            out.push(format!("linear({name}:{step})"));
+        }
+    }
     let mut ops: Vec<_> = sharing.reductions.iter().map(|(op, _)| *op).collect();
     ops.sort();
     ops.dedup();
@@ -205,13 +212,12 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
             "the loop uses spmd_worker_num(); replace it with omp_get_thread_num() (and #include <omp.h>) by hand",
         );
     }
-    let sharing: Result<Sharing, Refusal> = if site.fortran {
-        sharing::fortran_canonical(node, pre)
-            .and_then(|canon| sharing::fortran_sharing(node, pre, &canon, site.live_after))
+    let canonical = if site.fortran {
+        sharing::fortran_canonical(node, pre).map(|_| ())
     } else {
-        sharing::c_canonical(node, pre)
-            .and_then(|canon| sharing::c_sharing(node, pre, &canon, site.live_after))
+        sharing::c_canonical(node, pre).map(|_| ())
     };
+    let sharing: Result<Sharing, Refusal> = canonical.and_then(|()| site.scalars.clone());
     let sharing = sharing.and_then(|mut sh| {
         add_arrays(&mut sh, &site.arrays, site.fortran)?;
         Ok(sh)

@@ -102,6 +102,8 @@ pub struct Sharing {
     pub private: Vec<String>,
     pub lastprivate: Vec<String>,
     pub reductions: Vec<(RedOp, String)>,
+    /// Induction variables and their steps: `linear(x:step)`.
+    pub linear: Vec<(String, i64)>,
 }
 
 /// Why a loop cannot become an OpenMP loop.
@@ -164,6 +166,35 @@ struct Flow {
     continues: Vec<BTreeSet<String>>,
     /// Names treated as reductions (their updates are not reads/writes).
     reductions: BTreeMap<String, RedOp>,
+}
+
+/// The names of a loop body (a C `for` or a Fortran `DO`) whose every
+/// occurrence is an update with one operator, read from the tree (keys
+/// lower case in Fortran). The IR keeps neither branch conditions nor the
+/// value of a short-circuit `&&`/`||`, so a compare-and-assign minimum or
+/// maximum (`if (a[i] > m) m = a[i];`, `m = a[i] < m ? a[i] : m`) and
+/// `all = all && e` are recognised here; everything else the rewrite
+/// decides on the IR (`rewrite::scalars`), which asks this only for a
+/// variable it finds carried.
+pub(crate) fn update_patterns(
+    loop_node: Node,
+    src: &str,
+    fortran: bool,
+) -> BTreeMap<String, RedOp> {
+    let eff = if fortran {
+        let mut b = FBuilder {
+            src,
+            depth: 0,
+            arrays: BTreeSet::new(),
+        };
+        b.stmts(&do_body(loop_node), 0)
+    } else {
+        let Some(body) = loop_node.child_by_field_name("body") else {
+            return BTreeMap::new();
+        };
+        CBuilder { src, depth: 0 }.stmt(body, 0, false)
+    };
+    find_reductions(&eff)
 }
 
 /// Names whose every occurrence is an update with one operator.
@@ -2030,237 +2061,6 @@ impl<'s> FBuilder<'s> {
             ),
         }
     }
-}
-
-/// Scalars local to a Fortran procedure and the arrays it declares.
-struct FortranScope {
-    /// key -> (spelling, is dummy argument)
-    scalars: BTreeMap<String, (String, bool)>,
-    arrays: BTreeSet<String>,
-    /// COMMON, SAVE, EQUIVALENCE and PARAMETER names.
-    shared: BTreeSet<String>,
-    /// `implicit none` or a `use` statement: undeclared names are not local.
-    undeclared_are_global: bool,
-}
-
-fn fortran_scope(proc_node: Node, src: &str) -> FortranScope {
-    let mut scalars = BTreeMap::new();
-    let mut arrays = BTreeSet::new();
-    let mut shared = BTreeSet::new();
-    let mut undeclared_are_global = false;
-    let mut dummies = BTreeSet::new();
-    for c in named_children(proc_node) {
-        match c.kind() {
-            "subroutine_statement" | "function_statement" => {
-                for p in named_children(c) {
-                    if p.kind() == "parameters" {
-                        for a in named_children(p) {
-                            dummies.insert(fkey(text(a, src)));
-                        }
-                    }
-                    if c.kind() == "function_statement" && p.kind() == "function_result" {
-                        for a in identifiers_under(p, &["identifier"]) {
-                            dummies.insert(fkey(text(a, src)));
-                        }
-                    }
-                }
-                if c.kind() == "function_statement" {
-                    if let Some(nm) = c.child_by_field_name("name") {
-                        dummies.insert(fkey(text(nm, src)));
-                    }
-                }
-            }
-            "implicit_statement" | "use_statement" => {
-                let t = fkey(text(c, src));
-                if c.kind() == "use_statement" || t.contains("none") {
-                    undeclared_are_global = true;
-                }
-            }
-            "common_statement" | "equivalence_statement" => {
-                for id in identifiers_under(c, &["identifier"]) {
-                    shared.insert(fkey(text(id, src)));
-                }
-            }
-            "variable_declaration" => {
-                let quals: Vec<String> = named_children(c)
-                    .into_iter()
-                    .filter(|q| q.kind() == "type_qualifier")
-                    .map(|q| fkey(text(q, src)))
-                    .collect();
-                let is_array_decl = quals.iter().any(|q| q.starts_with("dimension"));
-                let is_static = quals
-                    .iter()
-                    .any(|q| q.starts_with("save") || q.starts_with("parameter"));
-                let mut cur = c.walk();
-                for d in c.children_by_field_name("declarator", &mut cur) {
-                    let (name, array) = match d.kind() {
-                        "identifier" => (d, is_array_decl),
-                        "sized_declarator" => match d.named_child(0) {
-                            Some(n) => (n, true),
-                            None => continue,
-                        },
-                        "init_declarator" => match d.child_by_field_name("left") {
-                            Some(n) if n.kind() == "identifier" => (n, is_array_decl),
-                            Some(n) => match n.named_child(0) {
-                                Some(m) => (m, true),
-                                None => continue,
-                            },
-                            None => continue,
-                        },
-                        _ => continue,
-                    };
-                    let key = fkey(text(name, src));
-                    if array {
-                        if is_static {
-                            shared.insert(key.clone());
-                        }
-                        arrays.insert(key);
-                    } else if is_static {
-                        shared.insert(key);
-                    } else {
-                        scalars.insert(key, (text(name, src).to_string(), false));
-                    }
-                }
-            }
-            "save_statement" => {
-                for id in identifiers_under(c, &["identifier"]) {
-                    shared.insert(fkey(text(id, src)));
-                }
-            }
-            _ => {}
-        }
-    }
-    for s in &shared {
-        scalars.remove(s);
-    }
-    for (k, v) in scalars.iter_mut() {
-        v.1 = dummies.contains(k);
-    }
-    if !undeclared_are_global {
-        // Dummy arguments without a declaration are implicit scalars.
-        for d in &dummies {
-            if !arrays.contains(d) && !shared.contains(d) {
-                scalars.entry(d.clone()).or_insert((d.clone(), true));
-            }
-        }
-    }
-    FortranScope {
-        scalars,
-        arrays,
-        shared,
-        undeclared_are_global,
-    }
-}
-
-/// The data sharing of a Fortran counted `DO`.
-pub fn fortran_sharing(
-    do_loop: Node,
-    src: &str,
-    canon: &FortranLoop,
-    live_after: LiveAfter,
-) -> Result<Sharing, Refusal> {
-    let proc_node = {
-        let mut p = do_loop.parent();
-        while let Some(x) = p {
-            if matches!(
-                x.kind(),
-                "subroutine" | "function" | "program" | "module_procedure"
-            ) {
-                break;
-            }
-            p = x.parent();
-        }
-        p.ok_or_else(|| Refusal::new("the loop is not inside a procedure"))?
-    };
-    let scope = fortran_scope(proc_node, src);
-    let mut b = FBuilder {
-        src,
-        depth: 0,
-        arrays: scope.arrays.clone(),
-    };
-    let body = do_body(do_loop);
-    let mut parts = vec![b.stmts(&body, 0)];
-    for c in named_children(do_loop) {
-        if c.kind() == "end_do_label_loop_statement" {
-            for s in named_children(c) {
-                if s.kind() != "statement_label" {
-                    parts.push(b.stmt(s, 0));
-                }
-            }
-        }
-    }
-    let eff = Eff::Seq(parts);
-    let range = do_loop.byte_range();
-    let enclosing_loop = {
-        let mut p = do_loop.parent();
-        let mut found = None;
-        while let Some(x) = p {
-            if x == proc_node {
-                break;
-            }
-            if x.kind() == "do_loop" {
-                found = Some(x.byte_range());
-            }
-            p = x.parent();
-        }
-        found
-    };
-    let ids: Vec<Node> = identifiers_under(proc_node, &["identifier"]);
-    // Names declared in the loop do not exist in Fortran; every scalar is
-    // the procedure's. Undeclared names written in the loop are implicit
-    // locals unless `implicit none`/`use` says they come from elsewhere.
-    let mut keys: BTreeMap<String, (String, bool)> = scope.scalars.clone();
-    if !scope.undeclared_are_global {
-        for id in identifiers_under(do_loop, &["identifier"]) {
-            let k = fkey(text(id, src));
-            if scope.arrays.contains(&k) || scope.shared.contains(&k) || keys.contains_key(&k) {
-                continue;
-            }
-            if id
-                .parent()
-                .is_some_and(|p| p.kind() == "call_expression" && p.named_child(0) == Some(id))
-            {
-                continue;
-            }
-            if FORTRAN_INTRINSICS.contains(&k.as_str()) {
-                continue;
-            }
-            keys.insert(k, (text(id, src).to_string(), false));
-        }
-    }
-    let mut locals = BTreeMap::new();
-    for (key, (spelling, dummy)) in keys {
-        let mut live_out = dummy;
-        match live_after(&key) {
-            // the IR's order-aware answer (a dummy is the caller's anyway)
-            Some(l) => live_out |= l,
-            None => {
-                for id in ids.iter().filter(|i| fkey(text(**i, src)) == key) {
-                    let at = id.start_byte();
-                    if !range.contains(&at)
-                        && (at >= range.end
-                            || enclosing_loop.as_ref().is_some_and(|r| r.contains(&at)))
-                    {
-                        live_out = true;
-                    }
-                }
-            }
-        }
-        locals.insert(
-            key,
-            Local {
-                spelling,
-                live_out,
-                addr_taken: false,
-            },
-        );
-    }
-    let index_key = fkey(&canon.index);
-    let mut sharing = classify(&eff, &locals, Some(&index_key))?;
-    if locals.get(&index_key).is_none_or(|l| l.live_out) {
-        sharing.lastprivate.insert(0, canon.index.clone());
-    }
-    Ok(sharing)
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@
 //! code it can see (a callee may read the variable).
 
 use super::FunctionContext;
+use crate::dependence::classify::{self, Clause, NoClause};
 use crate::dependence::openmp::{red_op, Sharing};
 use crate::dependence::scalars::{RedOp, ScalarUse};
 use crate::dependence::Asserted;
@@ -84,32 +85,37 @@ enum Suggest {
     None(String),
 }
 
+/// The clause `dependence::classify` decides, as CSA503 words it.
 fn suggestion(cx: &FunctionContext, u: &ScalarUse) -> Suggest {
-    if let Ok(Some(op)) = u.reduction {
-        return Suggest::Clause("reduction", Some(op));
-    }
-    if let Some(r) = u.exposed_read {
-        return Suggest::None(format!(
+    match classify::scalar_clause(cx.func, u, false) {
+        Ok(Clause::Reduction(op)) => Suggest::Clause("reduction", Some(op)),
+        Ok(Clause::Private | Clause::Shared) => Suggest::Clause("private", None),
+        Ok(Clause::Lastprivate) => Suggest::Clause("lastprivate", None),
+        Ok(Clause::Linear(1)) => Suggest::Clause("linear", None),
+        Ok(Clause::Linear(step)) => Suggest::None(format!(
+            "it is an induction variable stepped by {step} on every iteration, which `linear(...:{step})` describes"
+        )),
+        Err(NoClause::Carried(r)) => Suggest::None(format!(
             "it carries a value from one iteration to the next (read at {} before the iteration writes it), which no clause makes parallel",
             cx.line(r)
-        ));
-    }
-    if cx.func.var(u.var).address_taken {
-        return Suggest::None(
+        )),
+        Err(NoClause::AddressTaken) => Suggest::None(
             "its address is taken, so code csa-lint cannot see may use it through a pointer"
                 .to_string(),
-        );
+        ),
+        Err(NoClause::SomePaths) => Suggest::None(
+            "it is read after the loop but written on some iterations only, so no clause keeps the value the sequential loop leaves"
+                .to_string(),
+        ),
+        Err(NoClause::Passed { callee, at }) => Suggest::None(format!(
+            "it is passed to `{callee}` at {}, which may read or change it, so no clause can be chosen",
+            cx.line(at)
+        )),
+        Err(NoClause::SteppedPointer) => Suggest::None(
+            "it is a pointer stepped on every iteration, which no clause makes parallel"
+                .to_string(),
+        ),
     }
-    if !u.live_after {
-        return Suggest::Clause("private", None);
-    }
-    if u.written_every {
-        return Suggest::Clause("lastprivate", None);
-    }
-    Suggest::None(
-        "it is read after the loop but written on some iterations only, so no clause keeps the value the sequential loop leaves"
-            .to_string(),
-    )
 }
 
 fn shared(
@@ -138,6 +144,9 @@ fn shared(
             };
             let why = match kind {
                 "reduction" => "every access is an update of one kind".to_string(),
+                "linear" => {
+                    "it is an induction variable stepped by one on every iteration".to_string()
+                }
                 "lastprivate" => {
                     "each iteration sets it before reading it, and it is read after the loop"
                         .to_string()

@@ -1,5 +1,7 @@
 //! Many small cases for the data-sharing analysis: each gives a function
-//! with one outer `for`/`DO` loop and expects its clauses or its refusal.
+//! whose first `for`/`DO` loop gets a `parallel_loop` marker, runs the
+//! whole analysis and the OpenMP rewrite, and expects its clauses or its
+//! refusal.
 
 use super::*;
 use tree_sitter::Parser;
@@ -17,44 +19,66 @@ fn first<'t>(n: Node<'t>, kind: &str) -> Option<Node<'t>> {
     best
 }
 
-/// `Ok("private(t) lastprivate(x) reduction(+:s)")` or `Err(reason)`.
+/// `Ok("private(t) lastprivate(x) reduction(+:s)")` or `Err(reason)`: the
+/// clauses the rewrite writes when a `parallel_loop` marker is put before
+/// the function's first loop (the whole analysis runs: the IR decides).
 fn c(body: &str) -> Result<String, String> {
-    let mut p = Parser::new();
-    p.set_language(&csa_grammars::c_language()).unwrap();
-    let tree = p.parse(body, None).unwrap();
-    let l = first(tree.root_node(), "for_statement").unwrap();
-    let canon = c_canonical(l, body).map_err(|r| r.reason)?;
-    let s = c_sharing(l, body, &canon, &|_| None).map_err(|r| r.reason)?;
-    Ok(show(&s, false))
+    rewrite_first_loop(body, false)
 }
 
 fn f(body: &str) -> Result<String, String> {
-    let mut p = Parser::new();
-    p.set_language(&csa_grammars::fortran_language()).unwrap();
-    let tree = p.parse(body, None).unwrap();
-    let l = first(tree.root_node(), "do_loop").unwrap();
-    let canon = fortran_canonical(l, body).map_err(|r| r.reason)?;
-    let s = fortran_sharing(l, body, &canon, &|_| None).map_err(|r| r.reason)?;
-    Ok(show(&s, true))
+    rewrite_first_loop(body, true)
 }
 
-fn show(s: &Sharing, fortran: bool) -> String {
-    let mut out = Vec::new();
-    if !s.private.is_empty() {
-        out.push(format!("private({})", s.private.join(", ")));
+fn rewrite_first_loop(body: &str, fortran: bool) -> Result<String, String> {
+    use crate::analysis::{analyze, AnalysisOptions};
+    use csa_grammars::SourceKind;
+    let mut p = Parser::new();
+    let (lang, kind, marker) = if fortran {
+        (
+            csa_grammars::fortran_language(),
+            "do_loop",
+            "call builtin_csa_parallel_loop()\n",
+        )
+    } else {
+        (
+            csa_grammars::c_language(),
+            "for_statement",
+            "__builtin_csa_parallel_loop();\n",
+        )
+    };
+    p.set_language(&lang).unwrap();
+    let tree = p.parse(body, None).unwrap();
+    let at = first(tree.root_node(), kind).unwrap().start_byte();
+    let src = format!("{}{marker}{}", &body[..at], &body[at..]);
+    let sk = if fortran {
+        SourceKind::FortranFree
+    } else {
+        SourceKind::C
+    };
+    let fa = analyze(sk, &src, &AnalysisOptions::default());
+    let rs = crate::rewrite::rewrite_markers(&fa, crate::rewrite::Target::OpenMp);
+    let [r] = rs.as_slice() else {
+        return Err(format!("{} rewrites", rs.len()));
+    };
+    if !r.converts() {
+        let t = &r.fix.title;
+        return Err(t
+            .strip_prefix("Cannot convert to OpenMP: ")
+            .unwrap_or(t)
+            .to_string());
     }
-    if !s.lastprivate.is_empty() {
-        out.push(format!("lastprivate({})", s.lastprivate.join(", ")));
-    }
-    for (op, v) in &s.reductions {
-        let o = if fortran {
-            op.spelling(crate::ir::Lang::Fortran)
-        } else {
-            op.spelling(crate::ir::Lang::C)
-        };
-        out.push(format!("reduction({o}:{v})"));
-    }
-    out.join(" ")
+    let text = crate::rewrite::apply_rewrites(&src, &rs);
+    let head = if fortran {
+        "!$omp parallel do"
+    } else {
+        "#pragma omp parallel for"
+    };
+    let line = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(head))
+        .ok_or_else(|| format!("no directive in {text}"))?;
+    Ok(line.trim().to_string())
 }
 
 fn refused_naming(r: Result<String, String>, var: &str) {
@@ -265,7 +289,7 @@ fn inner_loop_index_is_private() {
 #[test]
 fn inner_loop_index_read_after_is_lastprivate() {
     assert_eq!(
-        c("int f(int n, int *a) { int j = 0; for (int i = 0; i < n; i++) for (j = 0; j < n; j++) a[j] = 0; return j; }"),
+        c("int f(int n, int *a) { int j = 0; for (int i = 0; i < n; i++) for (j = 0; j < n; j++) a[i * n + j] = 0; return j; }"),
         Ok("lastprivate(j)".into())
     );
 }
@@ -452,8 +476,14 @@ fn fortran_inner_do_index_is_private_and_index_lastprivate() {
 
 #[test]
 fn fortran_common_and_save_are_shared() {
-    assert_eq!(
+    // not privatized: shared, so every iteration writing `c` conflicts
+    refused_naming(
         f("subroutine f(n, a)\n integer :: n, i\n real :: a(n), c, s\n common /blk/ c\n save s\n do i = 1, n\n  c = a(i)\n  s = c\n end do\nend subroutine\n"),
+        "c",
+    );
+    // only read: shared, converted
+    assert_eq!(
+        f("subroutine f(n, a)\n integer :: n, i\n real :: a(n), c, s\n common /blk/ c\n save s\n do i = 1, n\n  a(i) = c + s\n end do\nend subroutine\n"),
         Ok("".into())
     );
 }
@@ -475,10 +505,11 @@ fn fortran_implicit_locals_are_analysed() {
 }
 
 #[test]
-fn shadowed_name_is_refused() {
-    refused_naming(
+fn shadowed_name_is_its_own_variable() {
+    // the inner `t` is each iteration's own; the outer one is read after
+    assert_eq!(
         c("int f(int n, int *a) { int t = 0; for (int i = 0; i < n; i++) { { int t = a[i]; a[i] = t; } t = i; } return t; }"),
-        "t",
+        Ok("lastprivate(t)".into())
     );
 }
 
@@ -497,7 +528,7 @@ fn local_array_indexed_by_iteration_is_shared() {
         Ok("".into())
     );
     assert_eq!(
-        f("subroutine f(n, a)\n integer :: n, i\n real :: a(n)\n a(1) = 0\n do i = 1, n\n  a(1) = a(i)\n end do\nend subroutine\n"),
+        f("subroutine f(n, a, s)\n integer :: n, i\n real :: a(n), s, r(100)\n do i = 1, min(n, 100)\n  r(i) = a(i)\n end do\n s = r(1)\nend subroutine\n"),
         Ok("".into())
     );
 }
