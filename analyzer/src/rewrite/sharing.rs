@@ -1,54 +1,26 @@
-//! Data-sharing analysis for the OpenMP rewrite (REWRITES.md "Data sharing
-//! is the hard part"): which scalar locals written in a loop body become
-//! `private`, `lastprivate` or `reduction(op:x)`, and which carry a value
-//! from one iteration to the next so the conversion must be refused.
+//! The tree-sitter side of the OpenMP rewrite's data sharing.
 //!
-//! The analysis is syntactic, on the tree-sitter tree of the loop. The body
-//! is first turned into a small language-neutral effect tree ([`Eff`]): reads
-//! and writes of names in evaluation order, alternatives (`if`, `?:`, the
-//! right side of `&&`/`||`, `switch`/`select case` arms), inner loops (which
-//! may run zero times), `continue`/`cycle`, and reduction-shaped updates.
-//! One forward pass then computes, per name, whether some read can see a
-//! value from an earlier iteration (an *exposed* read: no write before it on
-//! every path of this iteration) and which names are written on every path
-//! to the end of the iteration.
+//! Markers are decided on the IR: scalars by `dependence::classify` (via
+//! `rewrite::scalars`), arrays by `dependence::arrays`. What stays here:
+//! * the OpenMP canonical-form checks of a C `for` ([`c_canonical`]) and a
+//!   Fortran `DO` ([`fortran_canonical`]);
+//! * [`update_patterns`]: updates the IR cannot express yet (it keeps no
+//!   branch conditions and no value of a short-circuit `&&`/`||`), i.e. a
+//!   compare-and-assign minimum or maximum and `all = all && e`; the
+//!   rewrite asks it only for a variable the IR finds carried;
+//! * [`c_sharing`], the whole syntactic analysis, for the region/section
+//!   loop pattern (`regions.rs`), which has no IR loop at hand yet.
 //!
-//! Classification of a scalar local `x` written in the loop (not the loop
-//! index):
-//! * every occurrence is one update `x op= e`, `x = x op e`, `x = e op x`
-//!   (commutative `op`), `x++`/`x--`, or a min/max pattern, all with the same
-//!   operator, and `e` never mentions `x`: `reduction(op:x)`;
-//! * an exposed read: carried, refused;
-//! * read after the loop (a Fortran dummy argument, or some path from the
-//!   loop's exit reads it before writing it: the IR's order-aware liveness,
-//!   `dependence::scalars::live_after_loop`, when the name is one variable
-//!   whose address is not taken; otherwise any later use in the function or
-//!   any use in an enclosing loop): `lastprivate(x)` when it is written on
-//!   every path through the body, else refused;
-//! * otherwise `private(x)`.
-//!
-//! Also refused: a local whose address is taken in the function (`&x`), a
-//! field of a local struct written in the loop, `goto`/`return`/`break` or
-//! `EXIT` leaving the loop, and in Fortran a local passed to a subroutine
-//! (by reference, so the callee may write it).
-//!
-//! Approximations (each has a `fixme_*` fixture or a unit test):
-//! * names, not declarations: a name declared both inside the loop and
-//!   outside it is refused (`fixme_rewrite_shadowed_name.c`);
-//! * C calls are assumed not to write scalar locals except through `&x`;
-//!   in Fortran a variable passed to a subroutine or to a function (a name
-//!   that is neither a declared array nor an intrinsic) may be written, so
-//!   an array from a module looks like a function whose arguments may be
-//!   written (`fixme_rewrite_module_array.f90`);
-//! * a `do ... while` inner loop is taken as possibly running zero times and
-//!   `switch` fallthrough is ignored (both only make the analysis stricter);
-//! * globals, statics, `SAVE`/`COMMON` variables and pointees are shared, as
-//!   the user asserted by marking the loop parallel. Arrays are not
-//!   classified here: `dependence::arrays` decides on the IR (`private`,
-//!   array reductions, refusals) and `openmp.rs` prints its clauses; the
-//!   region/section loop pattern, which has no IR loop at hand, refuses a
-//!   local array written at constant subscripts only
-//!   ([`c_constant_index_refusal`]).
+//! The syntactic analysis: the body becomes a small language-neutral effect
+//! tree ([`Eff`]): reads and writes of names in evaluation order,
+//! alternatives (`if`, `?:`, the right side of `&&`/`||`, `switch`/`select
+//! case` arms), inner loops (which may run zero times), `continue`/`cycle`,
+//! and reduction-shaped updates. One forward pass computes, per name,
+//! whether some read can see a value from an earlier iteration and which
+//! names are written on every path; the classification gives `private`,
+//! `lastprivate`, `reduction(op:x)` or a refusal. It works on names, not
+//! declarations (a name declared both inside the loop and outside it is
+//! refused), and assumes C calls write scalar locals only through `&x`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
