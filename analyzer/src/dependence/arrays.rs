@@ -130,8 +130,11 @@ pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
                 // of an array whose address is taken
                 let by_pointer = super::reachable_by_pointer(func, v)
                     && inp.accs.iter().any(|a| matches!(a.root, Root::Ptr(_)));
-                if let Some(op) =
-                    reduction(func, &blocks, v).filter(|_| passed.is_none() && !by_pointer)
+                // a callee that reads or writes a global array would see
+                // the shared copy, not the partial results
+                let by_callee = mine.iter().any(|a| a.from_call);
+                if let Some(op) = reduction(func, &blocks, v)
+                    .filter(|_| passed.is_none() && !by_pointer && !by_callee)
                 {
                     ArrayClass::Reduction(op)
                 } else if !local {
