@@ -130,15 +130,18 @@ pub fn compatible_fixes<'a>(text: &str, fixes: &[&'a Fix]) -> Vec<&'a Fix> {
 /// The fix `--fix` (or an editor's fix-all) takes for a diagnostic: the
 /// first safe one (or unsafe too when `unsafe_ok`), never a suppression.
 pub fn bulk_fix(d: &crate::diag::Diagnostic, unsafe_ok: bool) -> Option<&Fix> {
-    d.fixes.iter().find(|f| {
-        !f.edits.is_empty()
-            && !f.title.starts_with(crate::suppress::SUPPRESS_FIX_TITLE)
-            && match f.applicability {
-                Applicability::Safe => true,
-                Applicability::Unsafe => unsafe_ok,
-                Applicability::DisplayOnly => false,
-            }
-    })
+    d.fixes.iter().find(|f| bulk_fix_applies(f, unsafe_ok))
+}
+
+/// Whether `--fix` takes fix `f` (never a suppression).
+pub fn bulk_fix_applies(f: &Fix, unsafe_ok: bool) -> bool {
+    !f.edits.is_empty()
+        && !f.title.starts_with(crate::suppress::SUPPRESS_FIX_TITLE)
+        && match f.applicability {
+            Applicability::Safe => true,
+            Applicability::Unsafe => unsafe_ok,
+            Applicability::DisplayOnly => false,
+        }
 }
 
 /// The file's line ending: `\r\n` when its first line ends with one.

@@ -425,6 +425,10 @@ pub struct FixAllResult {
     /// Markers a rewrite would convert but did not, because rewrites are
     /// unsafe fixes and `unsafe_fixes` was not set.
     pub withheld: usize,
+    /// Fixes not applied because the analysis of the fixed text finds an
+    /// error the text did not have (a fix another finding contradicts),
+    /// with why, at their place in the text given.
+    pub rejected: Vec<(Span, String)>,
 }
 
 /// Rounds of apply-and-reanalyse before giving up on conflicting edits.
@@ -482,21 +486,65 @@ pub fn fix_all(
         }
     }
     if opts.fix {
-        for _ in 0..MAX_ROUNDS {
-            let fixes: Vec<&Fix> = fa
-                .diagnostics
-                .iter()
-                .filter(|d| !opts.disabled.contains(&d.code))
-                .filter_map(|d| crate::fix::bulk_fix(d, opts.unsafe_fixes))
-                .collect();
+        // fixes found to add an error, in the current text (cleared when
+        // the text changes: their spans move)
+        let mut rejected: Vec<(Span, String)> = Vec::new();
+        for _ in 0..MAX_ROUNDS * 2 {
+            let chosen = fixes_for_round(&fa, opts, &rejected);
+            if chosen.is_empty() {
+                break;
+            }
+            let fixes: Vec<&Fix> = chosen.iter().map(|(_, f)| *f).collect();
             let (next, applied, _, edits) = crate::fix::apply_fixes_logged(&out.text, &fixes);
             if applied == 0 || next == out.text {
                 break;
             }
-            out.applied += applied;
-            out.text = next;
-            history.push(edits);
-            fa = analyze(kind, &out.text, analysis);
+            let after = analyze(kind, &next, analysis);
+            if new_errors(&fa, &after).is_empty() {
+                out.applied += applied;
+                out.text = next;
+                history.push(edits);
+                fa = after;
+                rejected.clear();
+                continue;
+            }
+            // some fix contradicts another finding: find which, alone
+            let mut any = false;
+            for (d, f) in &chosen {
+                let (alone, n, _, _) = crate::fix::apply_fixes_logged(&out.text, &[*f]);
+                if n == 0 {
+                    continue;
+                }
+                let added = new_errors(&fa, &analyze(kind, &alone, analysis));
+                if !added.is_empty() {
+                    any = true;
+                    rejected.push((d.span, f.title.clone()));
+                    // reported at its place in the text given
+                    let back = |pos: u32| {
+                        history
+                            .iter()
+                            .rev()
+                            .fold(pos, |p, edits| crate::fix::position_before(p, edits))
+                    };
+                    let why = format!(
+                        "Not applied: {} ({}): the fixed code would have {}",
+                        f.title,
+                        d.code,
+                        added.join(", ")
+                    );
+                    let at = Span::new(back(d.span.start) as usize, back(d.span.end) as usize);
+                    if !out.rejected.iter().any(|(s, w)| *s == at && *w == why) {
+                        out.rejected.push((at, why));
+                    }
+                }
+            }
+            if !any {
+                // they add an error only together: the first goes alone in
+                // the next round, the others wait (not reported)
+                for (d, f) in chosen.iter().skip(1) {
+                    rejected.push((d.span, f.title.clone()));
+                }
+            }
         }
     }
     if let Some(target) = opts.rewrite {
@@ -526,6 +574,94 @@ pub fn fix_all(
                 )
             })
             .collect();
+    }
+    out
+}
+
+/// The fixes of one round of `--fix`: each diagnostic's first applicable
+/// fix not `rejected`, at most one per loop (a loop's fixes interact: one
+/// is applied and the loop re-analysed before the next), and in the
+/// order of the diagnostics.
+fn fixes_for_round<'a>(
+    fa: &'a crate::analysis::FileAnalysis,
+    opts: &FixAllOptions,
+    rejected: &[(Span, String)],
+) -> Vec<(&'a crate::diag::Diagnostic, &'a Fix)> {
+    let mut loops_taken: Vec<u32> = Vec::new();
+    let mut out = Vec::new();
+    for d in fa
+        .diagnostics
+        .iter()
+        .filter(|d| !opts.disabled.contains(&d.code))
+    {
+        let fix = d.fixes.iter().find(|f| {
+            crate::fix::bulk_fix_applies(f, opts.unsafe_fixes)
+                && !rejected.iter().any(|(s, t)| *s == d.span && *t == f.title)
+        });
+        let Some(fix) = fix else { continue };
+        if let Some(l) = loop_of(fa, d.span) {
+            if loops_taken.contains(&l) {
+                continue;
+            }
+            loops_taken.push(l);
+        }
+        out.push((d, fix));
+    }
+    out
+}
+
+/// The outermost loop statement that holds `span`, or that the marker at
+/// `span` attaches to: its start.
+fn loop_of(fa: &crate::analysis::FileAnalysis, span: Span) -> Option<u32> {
+    let shift = |i: usize| fa.function_shifts.get(i).copied().unwrap_or(0);
+    let mut best: Option<Span> = None;
+    for (i, f) in fa.functions.iter().enumerate() {
+        let k = shift(i);
+        let moved = |s: Span| Span::new((s.start as i64 + k) as usize, (s.end as i64 + k) as usize);
+        for sl in &f.func.source_loops {
+            let s = moved(sl.span);
+            if s.start <= span.start && span.end <= s.end && best.is_none_or(|b| s.start < b.start)
+            {
+                best = Some(s);
+            }
+        }
+        if best.is_none() {
+            for (j, b) in f.func.builtins.iter().enumerate() {
+                if moved(b.span) == span {
+                    if let Ok(sl) = attached_loop(f, BuiltinId(j as u32)) {
+                        best = Some(moved(sl.span));
+                    }
+                }
+            }
+        }
+    }
+    best.map(|s| s.start)
+}
+
+/// The errors `after` has that `before` does not (by code, counted), as
+/// `CSA501 at line N`.
+fn new_errors(
+    before: &crate::analysis::FileAnalysis,
+    after: &crate::analysis::FileAnalysis,
+) -> Vec<String> {
+    use crate::diag::Severity;
+    fn errors(fa: &crate::analysis::FileAnalysis) -> Vec<&crate::diag::Diagnostic> {
+        fa.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect()
+    }
+    let old = errors(before);
+    let mut out = Vec::new();
+    let new = errors(after);
+    for d in &new {
+        let was = old.iter().filter(|x| x.code == d.code).count();
+        let now = new.iter().filter(|x| x.code == d.code).count();
+        let line = after.source.line_col(d.span.start as usize).line;
+        let item = format!("{} at line {line}", d.code);
+        if now > was && !out.contains(&item) {
+            out.push(item);
+        }
     }
     out
 }

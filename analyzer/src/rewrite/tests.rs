@@ -341,3 +341,39 @@ fn refusal_reasons_name_lines_of_the_text_as_given() {
         "at line 4 and line 13, line x"
     );
 }
+
+/// A fix that another finding contradicts is not applied: moving the
+/// per-iteration array out of the parallel loop (CSA301's first fix) would
+/// make every iteration write one array (CSA501), so the next fix of the
+/// same diagnostic is taken (the marker goes: the loop runs sequentially)
+/// and the rejected one is reported where the user wrote the declaration.
+#[test]
+fn a_fix_that_adds_an_error_is_not_applied() {
+    let src = "void f(int n, int k, double *restrict a, double *restrict b) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) {\n    double t[8];\n    for (int j = 0; j < 8; j++)\n      t[j] = a[i] * j;\n    b[i] = t[k & 7];\n  }\n}\n";
+    let r = fix_all(
+        SourceKind::C,
+        src,
+        &AnalysisOptions::default(),
+        &FixAllOptions {
+            fix: true,
+            unsafe_fixes: true,
+            rewrite: None,
+            disabled: Vec::new(),
+        },
+    );
+    assert_eq!(
+        r.text,
+        "void f(int n, int k, double *restrict a, double *restrict b) {\n  for (int i = 0; i < n; i++) {\n    double t[8];\n    for (int j = 0; j < 8; j++)\n      t[j] = a[i] * j;\n    b[i] = t[k & 7];\n  }\n}\n"
+    );
+    assert_eq!(r.rejected.len(), 1, "{:?}", r.rejected);
+    let (span, why) = &r.rejected[0];
+    assert_eq!(
+        &src[span.start as usize..span.start as usize + 1],
+        "t",
+        "{span:?}"
+    );
+    assert!(
+        why.contains("Move the declaration") && why.contains("CSA501"),
+        "{why}"
+    );
+}

@@ -101,6 +101,7 @@ fn fix_text(
     let refusals = r
         .refusals
         .iter()
+        .chain(&r.rejected)
         .map(|(span, why)| {
             let lc = src.line_col(span.start as usize);
             format!("{display}:{}:{}: {why}", lc.line, lc.column)
