@@ -521,15 +521,25 @@ fn reduction(func: &Function, blocks: &[u32], v: VarId) -> Option<RedOp> {
 /// Whether two paths select the same element: the same fields and
 /// subscript expressions of the same shape over the same variables.
 fn same_path(func: &Function, a: &[Sel], b: &[Sel]) -> bool {
+    same_path_at(func, a, b, 0)
+}
+
+fn same_path_at(func: &Function, a: &[Sel], b: &[Sel], depth: u32) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| match (x, y) {
-            (Sel::Index(e), Sel::Index(f)) => same_expr(func, *e, *f, 0),
+            (Sel::Index(e), Sel::Index(f)) => same_expr(func, *e, *f, depth),
             (Sel::Field(f), Sel::Field(g)) => f == g,
             _ => false,
         })
 }
 
-fn same_expr(func: &Function, a: ExprId, b: ExprId, depth: u32) -> bool {
+/// Whether two expressions compute the same value in one iteration: the
+/// same shape over the same variables, element reads of the same array (or
+/// through the same pointer) at the same subscripts (no write between them
+/// is checked: the callers
+/// compare a statement's parts, or a condition with the assignment it
+/// guards).
+pub(super) fn same_expr(func: &Function, a: ExprId, b: ExprId, depth: u32) -> bool {
     if a == b {
         // one evaluation (`a[idx[i]] += e` reads and writes one element)
         return true;
@@ -540,9 +550,24 @@ fn same_expr(func: &Function, a: ExprId, b: ExprId, depth: u32) -> bool {
     match (func.expr(a), func.expr(b)) {
         (Expr::Int(x), Expr::Int(y)) => x == y,
         (Expr::Read(x), Expr::Read(y)) => {
-            // whole reads of one scalar in one statement
             match (func.read_var(*x), func.read_var(*y)) {
+                // whole reads of one scalar
                 (Some(p), Some(q)) => p == q,
+                (None, None) => match (
+                    func.inst_at(*x).map(|i| &i.kind),
+                    func.inst_at(*y).map(|i| &i.kind),
+                ) {
+                    // element reads of one named array at the same place
+                    (Some(InstKind::Access(p)), Some(InstKind::Access(q))) => {
+                        matches!(
+                            p.target,
+                            AccessTarget::Var(_) | AccessTarget::Deref { ptr: Some(_) }
+                        ) && p.target == q.target
+                            && !p.path.is_empty()
+                            && same_path_at(func, &p.path, &q.path, depth + 1)
+                    }
+                    _ => false,
+                },
                 _ => false,
             }
         }

@@ -333,7 +333,7 @@ pub fn scalar_uses(
                 .latches
                 .iter()
                 .all(|&lt| index_of(lt).is_some_and(|li| has(&out[li], i)));
-        u.reduction = reduction_form(func, &by_var[i], u.var);
+        u.reduction = reduction_form(func, preds, &by_var[i], u.var);
         if u.written_every {
             let mut writes = by_var[i]
                 .iter()
@@ -458,6 +458,7 @@ pub(super) fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool
 /// the first access that breaks the pattern.
 fn reduction_form(
     func: &Function,
+    preds: &Csr,
     accesses: &[(InstRef, &Inst)],
     v: VarId,
 ) -> Result<Option<RedOp>, Span> {
@@ -472,7 +473,10 @@ fn reduction_form(
             reads.push((at, inst.span));
             continue;
         }
-        let Some((this, operand)) = a.rhs.and_then(|e| update_of(func, e, v)) else {
+        let update = a.rhs.and_then(|e| {
+            update_of(func, e, v).or_else(|| compare_and_assign(func, preds, at, e, v))
+        });
+        let Some((this, operand)) = update else {
             return Err(inst.span);
         };
         match op {
@@ -494,6 +498,60 @@ fn reduction_form(
         }
     }
     Ok(op)
+}
+
+/// A write `v = e` at `at` that runs only when `e` compares above (below)
+/// `v`: the branch into its block tests `e > v`, `v < e` (or their
+/// negation on the else side), with `e` the same expression as the value
+/// written: a `max` (`min`) update whose operand is the condition's read
+/// of `v`. (`if (a[i] > m) m = a[i];`)
+fn compare_and_assign(
+    func: &Function,
+    preds: &Csr,
+    at: InstRef,
+    e: ExprId,
+    v: VarId,
+) -> Option<(RedOp, InstRef)> {
+    // the write opens its block, which one branch enters
+    let [p] = preds.get(at.block.0 as usize)? else {
+        return None;
+    };
+    if func.block(at.block).insts[..at.index as usize].iter().any(
+        |i| matches!(&i.kind, InstKind::Access(a) if a.write || a.target == AccessTarget::Var(v)),
+    ) {
+        return None;
+    }
+    let term = &func.block(BlockId(*p)).term;
+    let TermKind::Branch { then, else_ } = term.kind else {
+        return None;
+    };
+    if then == else_ {
+        return None;
+    }
+    let taken_when_true = then == at.block;
+    let Expr::Bin(BinOp::Cmp(cmp), x, y) = func.expr(term.cond?) else {
+        return None;
+    };
+    // as `other CMP v`
+    let reads_v = |z: ExprId| match func.expr(z) {
+        Expr::Read(r) if func.read_var(*r) == Some(v) => Some(*r),
+        _ => None,
+    };
+    let (other, cmp, read) = match (reads_v(*x), reads_v(*y)) {
+        (None, Some(r)) => (*x, *cmp, r),
+        (Some(r), None) => (*y, cmp.swapped(), r),
+        _ => return None,
+    };
+    if mentions(func, e, v) || !super::arrays::same_expr(func, other, e, 0) {
+        return None;
+    }
+    // the write happens when `other CMP v` holds (then side) or fails
+    let above = match (cmp, taken_when_true) {
+        (Cmp::Gt | Cmp::Ge, true) | (Cmp::Lt | Cmp::Le, false) => true,
+        (Cmp::Lt | Cmp::Le, true) | (Cmp::Gt | Cmp::Ge, false) => false,
+        _ => return None,
+    };
+    Some((if above { RedOp::Max } else { RedOp::Min }, read))
 }
 
 /// Whether the value read at `at` is used by exactly one expression: one

@@ -209,6 +209,7 @@ impl<'f> State<'f> {
         block.term = Terminator {
             kind: TermKind::Goto(BlockId(target)),
             span: None,
+            cond: None,
         };
         func.blocks.push(block);
         for &p in redirect {

@@ -115,7 +115,29 @@ impl FunctionBuilder {
     /// Ends the current block with `kind`. Afterwards there is no current block.
     pub fn terminate(&mut self, kind: TermKind, span: Option<Span>) {
         let b = self.ensure_block();
-        self.func.blocks[b.index()].term = Terminator { kind, span };
+        self.func.blocks[b.index()].term = Terminator {
+            kind,
+            span,
+            cond: None,
+        };
+        self.current = None;
+    }
+
+    /// Ends the current block with a two-way branch on `cond` (its symbolic
+    /// value, when known).
+    pub fn branch(
+        &mut self,
+        then: BlockId,
+        else_: BlockId,
+        cond: Option<ExprId>,
+        span: Option<Span>,
+    ) {
+        let b = self.ensure_block();
+        self.func.blocks[b.index()].term = Terminator {
+            kind: TermKind::Branch { then, else_ },
+            span,
+            cond: cond.filter(|e| *e != Self::UNKNOWN),
+        };
         self.current = None;
     }
 
@@ -137,6 +159,7 @@ impl FunctionBuilder {
         self.func.blocks[b.index()].term = Terminator {
             kind: TermKind::Return,
             span: None,
+            cond: None,
         };
         self.return_block = Some(b);
         b

@@ -165,6 +165,7 @@ impl Block {
             term: Terminator {
                 kind: TermKind::Unreachable,
                 span: None,
+                cond: None,
             },
             name,
             origin,
@@ -179,6 +180,9 @@ pub struct Terminator {
     /// condition, the `break`/`goto`/`exit`/`return` statement, the `if`
     /// condition. `None` for implicit fallthrough.
     pub span: Option<Span>,
+    /// For a `Branch`: the condition's value as a symbolic expression, when
+    /// the front end knows it (`then` is taken when it is non-zero).
+    pub cond: Option<ExprId>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -272,7 +272,11 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                     l,
                     sl,
                     &fa.source,
-                    &sharing::update_patterns(node, &fa.preprocessed.text, fortran),
+                    &if fortran {
+                        Default::default()
+                    } else {
+                        sharing::ternary_min_max(node, &fa.preprocessed.text)
+                    },
                 ),
                 (Target::OpenMp, None) => Err(sharing::Refusal {
                     reason: "the loop is not a natural loop in the control-flow graph".into(),

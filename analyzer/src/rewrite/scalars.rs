@@ -108,8 +108,8 @@ pub(crate) fn scalar_sharing(
             name.clone()
         };
         let clause = match classify::scalar_clause(func, u, true) {
-            // an update the IR cannot express: a compare-and-assign minimum or
-            // maximum, a short-circuit `&&`/`||` (read from the tree)
+            // a `?:` minimum or maximum, which the IR gives no value (read
+            // from the tree)
             Err(NoClause::Carried(_)) if updates.contains_key(&key) => {
                 Ok(Clause::Reduction(updates[&key]))
             }

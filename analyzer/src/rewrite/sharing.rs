@@ -4,23 +4,23 @@
 //! `rewrite::scalars`), arrays by `dependence::arrays`. What stays here:
 //! * the OpenMP canonical-form checks of a C `for` ([`c_canonical`]) and a
 //!   Fortran `DO` ([`fortran_canonical`]);
-//! * [`update_patterns`]: updates the IR cannot express yet (it keeps no
-//!   branch conditions and no value of a short-circuit `&&`/`||`), i.e. a
-//!   compare-and-assign minimum or maximum and `all = all && e`; the
-//!   rewrite asks it only for a variable the IR finds carried;
-//! * [`c_sharing`], the whole syntactic analysis, for the region/section
-//!   loop pattern (`regions.rs`), which has no IR loop at hand yet.
+//! * [`ternary_min_max`]: a minimum or maximum written with `?:`, whose
+//!   value the IR does not keep (its branches join); the rewrite asks it
+//!   only for a variable the IR finds carried;
+//! * [`c_sharing`], the whole syntactic analysis of a C loop, for the
+//!   region/section loop pattern (`regions.rs`), which has no IR loop at
+//!   hand yet.
 //!
-//! The syntactic analysis: the body becomes a small language-neutral effect
-//! tree ([`Eff`]): reads and writes of names in evaluation order,
-//! alternatives (`if`, `?:`, the right side of `&&`/`||`, `switch`/`select
-//! case` arms), inner loops (which may run zero times), `continue`/`cycle`,
-//! and reduction-shaped updates. One forward pass computes, per name,
-//! whether some read can see a value from an earlier iteration and which
-//! names are written on every path; the classification gives `private`,
-//! `lastprivate`, `reduction(op:x)` or a refusal. It works on names, not
-//! declarations (a name declared both inside the loop and outside it is
-//! refused), and assumes C calls write scalar locals only through `&x`.
+//! The syntactic analysis: the body becomes a small effect tree ([`Eff`]):
+//! reads and writes of names in evaluation order, alternatives (`if`,
+//! `?:`, the right side of `&&`/`||`, `switch` arms), inner loops (which
+//! may run zero times), `continue`, and reduction-shaped updates. One
+//! forward pass computes, per name, whether some read can see a value from
+//! an earlier iteration and which names are written on every path; the
+//! classification gives `private`, `lastprivate`, `reduction(op:x)` or a
+//! refusal. It works on names, not declarations (a name declared both
+//! inside the loop and outside it is refused), and assumes calls write
+//! scalar locals only through `&x`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
@@ -42,28 +42,6 @@ fn red_op_of_c_binary(op: &str) -> Option<RedOp> {
         "^" => RedOp::BitXor,
         "&&" => RedOp::LogAnd,
         "||" => RedOp::LogOr,
-        _ => return None,
-    })
-}
-
-fn red_op_of_fortran_binary(op: &str) -> Option<RedOp> {
-    Some(match op.to_ascii_lowercase().as_str() {
-        "+" => RedOp::Add,
-        "-" => RedOp::Sub,
-        "*" => RedOp::Mul,
-        ".and." => RedOp::LogAnd,
-        ".or." => RedOp::LogOr,
-        _ => return None,
-    })
-}
-
-fn red_op_of_fortran_intrinsic(name: &str) -> Option<RedOp> {
-    Some(match name.to_ascii_lowercase().as_str() {
-        "max" => RedOp::Max,
-        "min" => RedOp::Min,
-        "iand" => RedOp::BitAnd,
-        "ior" => RedOp::BitOr,
-        "ieor" => RedOp::BitXor,
         _ => return None,
     })
 }
@@ -97,8 +75,6 @@ impl Refusal {
 enum Eff {
     Read(String),
     Write(String),
-    /// A callee may write it (Fortran by-reference argument).
-    MayWrite(String),
     Seq(Vec<Eff>),
     /// Exactly one alternative runs.
     Branch(Vec<Eff>),
@@ -140,33 +116,21 @@ struct Flow {
     reductions: BTreeMap<String, RedOp>,
 }
 
-/// The names of a loop body (a C `for` or a Fortran `DO`) whose every
-/// occurrence is an update with one operator, read from the tree (keys
-/// lower case in Fortran). The IR keeps neither branch conditions nor the
-/// value of a short-circuit `&&`/`||`, so a compare-and-assign minimum or
-/// maximum (`if (a[i] > m) m = a[i];`, `m = a[i] < m ? a[i] : m`) and
-/// `all = all && e` are recognised here; everything else the rewrite
-/// decides on the IR (`rewrite::scalars`), which asks this only for a
-/// variable it finds carried.
-pub(crate) fn update_patterns(
-    loop_node: Node,
-    src: &str,
-    fortran: bool,
-) -> BTreeMap<String, RedOp> {
-    let eff = if fortran {
-        let mut b = FBuilder {
-            src,
-            depth: 0,
-            arrays: BTreeSet::new(),
-        };
-        b.stmts(&do_body(loop_node), 0)
-    } else {
-        let Some(body) = loop_node.child_by_field_name("body") else {
-            return BTreeMap::new();
-        };
-        CBuilder { src, depth: 0 }.stmt(body, 0, false)
+/// The names of a C loop body whose every occurrence is a conditional
+/// minimum or maximum written with `?:` (`m = a[i] < m ? a[i] : m`), with
+/// their operator. The IR gives a `?:` no value (its two branches join),
+/// so this pattern is still read from the tree; everything else the
+/// rewrite decides on the IR (`rewrite::scalars`), which asks this only for
+/// a variable it finds carried.
+pub(crate) fn ternary_min_max(loop_node: Node, src: &str) -> BTreeMap<String, RedOp> {
+    let Some(body) = loop_node.child_by_field_name("body") else {
+        return BTreeMap::new();
     };
+    let eff = CBuilder { src, depth: 0 }.stmt(body, 0, false);
     find_reductions(&eff)
+        .into_iter()
+        .filter(|(_, op)| matches!(op, RedOp::Min | RedOp::Max))
+        .collect()
 }
 
 /// Names whose every occurrence is an update with one operator.
@@ -176,11 +140,7 @@ fn find_reductions(e: &Eff) -> BTreeMap<String, RedOp> {
     let mut stack = vec![e];
     while let Some(e) = stack.pop() {
         match e {
-            Eff::Read(v)
-            | Eff::Write(v)
-            | Eff::MayWrite(v)
-            | Eff::AddrTaken(v)
-            | Eff::PartialWrite(v) => {
+            Eff::Read(v) | Eff::Write(v) | Eff::AddrTaken(v) | Eff::PartialWrite(v) => {
                 other.insert(v.clone());
             }
             Eff::Seq(v) | Eff::Branch(v) => stack.extend(v.iter()),
@@ -229,10 +189,6 @@ fn flow(e: &Eff, state: State, f: &mut Flow) -> State {
                 s.insert(v.clone());
                 s
             })
-        }
-        Eff::MayWrite(v) => {
-            f.written.insert(v.clone());
-            state
         }
         Eff::Seq(items) => {
             let mut st = state;
@@ -1461,88 +1417,6 @@ pub struct FortranLoop {
     pub index: String,
 }
 
-const FORTRAN_INTRINSICS: &[&str] = &[
-    "abs",
-    "max",
-    "min",
-    "mod",
-    "modulo",
-    "sqrt",
-    "exp",
-    "log",
-    "log10",
-    "sin",
-    "cos",
-    "tan",
-    "atan",
-    "atan2",
-    "asin",
-    "acos",
-    "sinh",
-    "cosh",
-    "tanh",
-    "real",
-    "dble",
-    "int",
-    "nint",
-    "floor",
-    "ceiling",
-    "iand",
-    "ior",
-    "ieor",
-    "not",
-    "ishft",
-    "sign",
-    "dim",
-    "float",
-    "size",
-    "len",
-    "len_trim",
-    "trim",
-    "merge",
-    "huge",
-    "tiny",
-    "epsilon",
-    "kind",
-    "cmplx",
-    "aimag",
-    "conjg",
-    "sum",
-    "product",
-    "maxval",
-    "minval",
-    "dot_product",
-    "matmul",
-    "transpose",
-    "char",
-    "ichar",
-    "achar",
-    "iachar",
-    "present",
-    "allocated",
-    "associated",
-    "lbound",
-    "ubound",
-    "btest",
-    "ibset",
-    "ibclr",
-    "popcnt",
-    "shape",
-    "reshape",
-    "spread",
-    "pack",
-    "count",
-    "any",
-    "all",
-];
-
-struct FBuilder<'s> {
-    src: &'s str,
-    depth: usize,
-    /// Names of arrays (declared with dimensions).
-    arrays: BTreeSet<String>,
-}
-
 fn fkey(s: &str) -> String {
     s.to_ascii_lowercase()
 }
@@ -1619,420 +1493,6 @@ fn fortran_written_names(n: Node, src: &str) -> BTreeSet<String> {
         }
     }
     out
-}
-
-impl<'s> FBuilder<'s> {
-    fn t(&self, n: Node) -> &'s str {
-        text(n, self.src)
-    }
-
-    fn key(&self, n: Node) -> String {
-        fkey(self.t(n))
-    }
-
-    fn stmts(&mut self, nodes: &[Node], depth: usize) -> Eff {
-        Eff::Seq(nodes.iter().map(|s| self.stmt(*s, depth)).collect())
-    }
-
-    fn stmt(&mut self, n: Node, loop_depth: usize) -> Eff {
-        if self.depth > MAX_DEPTH {
-            return Eff::Opaque("the loop body is nested too deeply to analyse".into());
-        }
-        self.depth += 1;
-        let e = self.stmt_inner(n, loop_depth);
-        self.depth -= 1;
-        e
-    }
-
-    fn stmt_inner(&mut self, n: Node, loop_depth: usize) -> Eff {
-        match n.kind() {
-            "assignment_statement" => {
-                let left = n.child_by_field_name("left");
-                let right = n.child_by_field_name("right");
-                let (Some(l), Some(r)) = (left, right) else {
-                    return Eff::empty();
-                };
-                match l.kind() {
-                    "identifier" => {
-                        let var = self.key(l);
-                        if let Some(u) = self.update_shape(&var, r) {
-                            return u;
-                        }
-                        Eff::Seq(vec![self.expr(r), Eff::Write(var)])
-                    }
-                    "derived_type_member_expression" => {
-                        let base = l.named_child(0);
-                        let mut seq = vec![self.expr(r)];
-                        if let Some(b) = base.filter(|b| b.kind() == "identifier") {
-                            seq.push(Eff::PartialWrite(self.key(b)));
-                        } else if let Some(b) = base {
-                            seq.push(self.expr(b));
-                        }
-                        Eff::Seq(seq)
-                    }
-                    "call_expression" => {
-                        // An array element: its subscripts are reads.
-                        let mut seq = vec![self.expr(r)];
-                        for c in named_children(l).into_iter().skip(1) {
-                            seq.push(self.expr(c));
-                        }
-                        Eff::Seq(seq)
-                    }
-                    _ => Eff::Seq(vec![self.expr(r), self.expr(l)]),
-                }
-            }
-            "if_statement" => {
-                let kids = named_children(n);
-                let is_block = {
-                    let mut c = n.walk();
-                    let has_then = n.children(&mut c).any(|k| k.kind() == "then");
-                    has_then
-                };
-                let cond = kids
-                    .iter()
-                    .find(|k| k.kind() == "parenthesized_expression")
-                    .copied();
-                if !is_block {
-                    if let Some(u) = self.minmax_if(n, cond) {
-                        return u;
-                    }
-                }
-                let cond_eff = cond.map(|c| self.expr(c)).unwrap_or_else(Eff::empty);
-                let mut then_stmts = Vec::new();
-                let mut alts = Vec::new();
-                let mut has_else = false;
-                for k in &kids {
-                    match k.kind() {
-                        "parenthesized_expression" if Some(*k) == cond => {}
-                        "end_if_statement" | "comment" => {}
-                        "elseif_clause" => {
-                            let parts = named_children(*k);
-                            let c = parts
-                                .iter()
-                                .find(|p| p.kind() == "parenthesized_expression")
-                                .copied();
-                            let body: Vec<Node> = parts
-                                .iter()
-                                .filter(|p| Some(**p) != c && p.kind() != "comment")
-                                .copied()
-                                .collect();
-                            alts.push((c, body));
-                        }
-                        "else_clause" => {
-                            has_else = true;
-                            let body: Vec<Node> = named_children(*k)
-                                .into_iter()
-                                .filter(|p| p.kind() != "comment")
-                                .collect();
-                            alts.push((None, body));
-                        }
-                        _ => then_stmts.push(*k),
-                    }
-                }
-                // if c1 then A elseif c2 then B else C: c1; (A | c2; (B | C))
-                let mut tail = if has_else { None } else { Some(Eff::empty()) };
-                for (c, body) in alts.into_iter().rev() {
-                    let body_eff = self.stmts(&body, loop_depth);
-                    tail = Some(match (c, tail) {
-                        (None, _) => body_eff,
-                        (Some(c), rest) => Eff::Seq(vec![
-                            self.expr(c),
-                            Eff::Branch(vec![body_eff, rest.unwrap_or_else(Eff::empty)]),
-                        ]),
-                    });
-                }
-                let then_eff = self.stmts(&then_stmts, loop_depth);
-                Eff::Seq(vec![
-                    cond_eff,
-                    Eff::Branch(vec![then_eff, tail.unwrap_or_else(Eff::empty)]),
-                ])
-            }
-            "do_loop" => {
-                let mut seq = Vec::new();
-                let stmt = named_children(n)
-                    .into_iter()
-                    .find(|c| c.kind() == "do_statement");
-                let mut cond_again = Eff::empty();
-                if let Some(s) = stmt {
-                    for c in named_children(s) {
-                        match c.kind() {
-                            "loop_control_expression" => {
-                                let parts = named_children(c);
-                                for p in parts.iter().skip(1) {
-                                    seq.push(self.expr(*p));
-                                }
-                                if let Some(i) = parts.first() {
-                                    seq.push(Eff::Write(self.key(*i)));
-                                }
-                            }
-                            "while_statement" => {
-                                let e = self.expr(c);
-                                seq.push(e.clone());
-                                cond_again = e;
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                let body = do_body(n);
-                let mut body_eff = vec![self.stmts(&body, loop_depth + 1)];
-                // The label-terminated form's last statement.
-                for c in named_children(n) {
-                    if c.kind() == "end_do_label_loop_statement" {
-                        for s in named_children(c) {
-                            if s.kind() != "statement_label" {
-                                body_eff.push(self.stmt(s, loop_depth + 1));
-                            }
-                        }
-                    }
-                }
-                seq.push(Eff::Loop(Box::new(Eff::Seq(body_eff))));
-                seq.push(Eff::Loop(Box::new(cond_again)));
-                Eff::Seq(seq)
-            }
-            "select_case_statement" => {
-                let mut seq = Vec::new();
-                let mut alts = vec![Eff::empty()];
-                for c in named_children(n) {
-                    match c.kind() {
-                        "selector" => seq.push(self.expr(c)),
-                        "case_statement" => {
-                            let body: Vec<Node> = named_children(c)
-                                .into_iter()
-                                .filter(|s| {
-                                    !matches!(
-                                        s.kind(),
-                                        "case_value_range_list" | "default" | "comment"
-                                    )
-                                })
-                                .collect();
-                            alts.push(self.stmts(&body, loop_depth));
-                        }
-                        _ => {}
-                    }
-                }
-                seq.push(Eff::Branch(alts));
-                Eff::Seq(seq)
-            }
-            "keyword_statement" => {
-                let word = fkey(self.t(n));
-                let named = n.named_child_count() > 0;
-                if word.starts_with("cycle") {
-                    if named {
-                        Eff::Opaque("a named CYCLE in the loop".into())
-                    } else {
-                        Eff::Exit(loop_depth == 0)
-                    }
-                } else if word.starts_with("exit") {
-                    if named || loop_depth == 0 {
-                        Eff::Opaque(
-                            "an EXIT leaves the loop, which OpenMP loops do not allow".into(),
-                        )
-                    } else {
-                        Eff::Exit(false)
-                    }
-                } else if word.starts_with("continue") {
-                    Eff::empty()
-                } else if word.starts_with("return") {
-                    Eff::Opaque("a RETURN leaves the loop, which OpenMP loops do not allow".into())
-                } else if word.starts_with("stop") || word.starts_with("error") {
-                    Eff::Opaque("a STOP in the loop".into())
-                } else if word.starts_with("go") {
-                    Eff::Opaque("the loop body contains a GO TO".into())
-                } else {
-                    Eff::empty()
-                }
-            }
-            "stop_statement" => Eff::Opaque("a STOP in the loop".into()),
-            "subroutine_call" => {
-                let mut seq = Vec::new();
-                for c in named_children(n) {
-                    if c.kind() == "argument_list" {
-                        for a in named_children(c) {
-                            if a.kind() == "identifier" && !self.arrays.contains(&self.key(a)) {
-                                let k = self.key(a);
-                                seq.push(Eff::Read(k.clone()));
-                                seq.push(Eff::MayWrite(k));
-                            } else {
-                                seq.push(self.expr(a));
-                            }
-                        }
-                    }
-                }
-                Eff::Seq(seq)
-            }
-            "read_statement" => Eff::Opaque("a READ statement in the loop".into()),
-            "comment" | "statement_label" => Eff::empty(),
-            k if k.starts_with("preproc") => Eff::empty(),
-            _ => self.expr(n),
-        }
-    }
-
-    fn mentions(&self, n: Node, var: &str) -> bool {
-        identifiers_under(n, &["identifier"])
-            .into_iter()
-            .any(|i| self.key(i) == var)
-    }
-
-    fn is_var(&self, n: Node, var: &str) -> bool {
-        let n = unparen(n);
-        n.kind() == "identifier" && self.key(n) == var
-    }
-
-    fn update_shape(&mut self, var: &str, r: Node) -> Option<Eff> {
-        let r = unparen(r);
-        let (red, e) = match r.kind() {
-            "math_expression" | "logical_expression" => {
-                let op = self.t(r.child_by_field_name("operator")?).to_string();
-                let red = red_op_of_fortran_binary(&op)?;
-                let a = r.child_by_field_name("left")?;
-                let b = r.child_by_field_name("right")?;
-                if self.is_var(a, var) {
-                    (red, b)
-                } else if commutative(red) && self.is_var(b, var) {
-                    (red, a)
-                } else {
-                    return None;
-                }
-            }
-            "call_expression" => {
-                let kids = named_children(r);
-                let f = kids.first()?;
-                let red = red_op_of_fortran_intrinsic(self.t(*f))?;
-                let args: Vec<Node> = named_children(*kids.get(1)?)
-                    .into_iter()
-                    .filter(|a| a.kind() != "comment")
-                    .collect();
-                let [a, b] = args.as_slice() else {
-                    return None;
-                };
-                if self.is_var(*a, var) {
-                    (red, *b)
-                } else if self.is_var(*b, var) {
-                    (red, *a)
-                } else {
-                    return None;
-                }
-            }
-            _ => return None,
-        };
-        if self.mentions(e, var) {
-            return None;
-        }
-        Some(Eff::Update {
-            var: var.to_string(),
-            op: red,
-            rhs: Box::new(self.expr(e)),
-        })
-    }
-
-    /// `if (e > m) m = e` (logical IF).
-    fn minmax_if(&mut self, n: Node, cond: Option<Node>) -> Option<Eff> {
-        let cond = unparen(cond?);
-        let asg = named_children(n)
-            .into_iter()
-            .find(|k| k.kind() == "assignment_statement")?;
-        let l = asg.child_by_field_name("left")?;
-        if l.kind() != "identifier" {
-            return None;
-        }
-        let var = self.key(l);
-        let r = asg.child_by_field_name("right")?;
-        if cond.kind() != "relational_expression" {
-            return None;
-        }
-        let op = fkey(self.t(cond.child_by_field_name("operator")?));
-        let a = unparen(cond.child_by_field_name("left")?);
-        let b = unparen(cond.child_by_field_name("right")?);
-        let greater = match op.as_str() {
-            ">" | ">=" | ".gt." | ".ge." => true,
-            "<" | "<=" | ".lt." | ".le." => false,
-            _ => return None,
-        };
-        let (red, e) = if self.is_var(b, &var) {
-            (if greater { RedOp::Max } else { RedOp::Min }, a)
-        } else if self.is_var(a, &var) {
-            (if greater { RedOp::Min } else { RedOp::Max }, b)
-        } else {
-            return None;
-        };
-        if !squash(e, self.src).eq_ignore_ascii_case(&squash(unparen(r), self.src))
-            || self.mentions(e, &var)
-        {
-            return None;
-        }
-        Some(Eff::Update {
-            var,
-            op: red,
-            rhs: Box::new(Eff::Seq(vec![self.expr(e), self.expr(r)])),
-        })
-    }
-
-    fn expr(&mut self, n: Node) -> Eff {
-        if self.depth > MAX_DEPTH {
-            return Eff::Opaque("an expression in the loop is nested too deeply to analyse".into());
-        }
-        self.depth += 1;
-        let e = self.expr_inner(n);
-        self.depth -= 1;
-        e
-    }
-
-    fn expr_inner(&mut self, n: Node) -> Eff {
-        match n.kind() {
-            "identifier" => Eff::Read(self.key(n)),
-            "call_expression" => {
-                // a(i) (a declared array) or an intrinsic: reads. Any other
-                // f(x): a function that may write `x` (by reference).
-                let kids = named_children(n);
-                let name = kids.first().map(|f| self.key(*f)).unwrap_or_default();
-                let function =
-                    !self.arrays.contains(&name) && !FORTRAN_INTRINSICS.contains(&name.as_str());
-                let mut seq = Vec::new();
-                for c in kids.into_iter().skip(1) {
-                    if function && c.kind() == "argument_list" {
-                        for a in named_children(c) {
-                            if a.kind() == "identifier" {
-                                let k = self.key(a);
-                                seq.push(Eff::Read(k.clone()));
-                                seq.push(Eff::MayWrite(k));
-                            } else {
-                                seq.push(self.expr(a));
-                            }
-                        }
-                    } else {
-                        seq.push(self.expr(c));
-                    }
-                }
-                Eff::Seq(seq)
-            }
-            "derived_type_member_expression" => match n.named_child(0) {
-                Some(b) => self.expr(b),
-                None => Eff::empty(),
-            },
-            "keyword_argument" => match n.child_by_field_name("value").or(n.named_child(1)) {
-                Some(v) => self.expr(v),
-                None => Eff::empty(),
-            },
-            "logical_expression" => {
-                // Fortran does not promise short-circuit evaluation, so both
-                // operands may run: no alternative needed.
-                Eff::Seq(
-                    named_children(n)
-                        .into_iter()
-                        .map(|c| self.expr(c))
-                        .collect(),
-                )
-            }
-            "type_member" | "comment" | "format_identifier" | "unit_identifier" => Eff::empty(),
-            _ => Eff::Seq(
-                named_children(n)
-                    .into_iter()
-                    .map(|c| self.expr(c))
-                    .collect(),
-            ),
-        }
-    }
 }
 
 #[cfg(test)]

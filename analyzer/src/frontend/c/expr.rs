@@ -1020,16 +1020,32 @@ impl<'t> FnLowerer<'_, 't> {
         };
         let rhs_b = self.b.new_block(rhs_name, Some(sp));
         let end_b = self.b.new_block(end_name, Some(sp));
+        self.last_cond = None;
+        let conds_before = self.cond_count;
         if is_and {
             self.cond(Some(l), rhs_b, end_b, span(l), false);
         } else {
             self.cond(Some(l), end_b, rhs_b, span(l), false);
         }
+        // the left operand's value, when one branch tested it
+        let left = self
+            .last_cond
+            .filter(|_| self.cond_count == conds_before + 1);
         self.b.set_current(Some(rhs_b));
-        let _ = self.value(r);
+        let rv = self.rvalue(r);
+        let right = rv.expr;
+        let _ = self.consume(rv);
         self.b.goto_if_open(end_b);
         self.b.set_current(Some(end_b));
-        Rv::new(Val::Other, Some(CType::int()))
+        let mut out = Rv::new(Val::Other, Some(CType::int()));
+        // its symbolic value (evaluation order is the CFG's)
+        if let Some(left) = left.filter(|e| *e != FunctionBuilder::UNKNOWN) {
+            if right != FunctionBuilder::UNKNOWN {
+                let op = if is_and { BinOp::LogAnd } else { BinOp::LogOr };
+                out.expr = self.b.expr(Expr::Bin(op, left, right));
+            }
+        }
+        out
     }
 
     /// `c ? x : y` as a value: `cond.true`/`cond.false`/`cond.end`.
@@ -1119,9 +1135,9 @@ impl<'t> FnLowerer<'_, 't> {
         let rv = self.rvalue(e);
         self.last_cond = Some(rv.expr);
         self.cond_count += 1;
+        let cond = rv.expr;
         let _ = self.consume(rv);
-        self.b
-            .terminate(TermKind::Branch { then: t, else_: f }, Some(sp));
+        self.b.branch(t, f, Some(cond), Some(sp));
     }
 
     #[inline(never)]

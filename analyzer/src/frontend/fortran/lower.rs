@@ -1394,24 +1394,18 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// join). Returns (else block, join block).
     #[inline(never)]
     fn if_branch(&mut self, cond: Option<FNode<'t>>, origin: Span, has_else: bool) -> [BlockId; 2] {
-        let cspan = match cond {
+        let (cspan, cexpr) = match cond {
             Some(c) => {
                 self.eval(c);
-                self.span(c)
+                (self.span(c), Some(self.last_expr))
             }
-            None => origin,
+            None => (origin, None),
         };
         let then_b = self.b.new_block("if.then", Some(origin));
         let else_b = has_else.then(|| self.b.new_block("if.else", Some(origin)));
         let end_b = self.b.new_block("if.end", Some(origin));
         let else_target = else_b.unwrap_or(end_b);
-        self.b.terminate(
-            TermKind::Branch {
-                then: then_b,
-                else_: else_target,
-            },
-            Some(cspan),
-        );
+        self.b.branch(then_b, else_target, cexpr, Some(cspan));
         self.b.set_current(Some(then_b));
         [else_target, end_b]
     }
