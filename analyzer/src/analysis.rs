@@ -388,13 +388,9 @@ pub(crate) fn analyze_function(
 }
 
 impl FunctionAnalysis {
-    /// The data sharing of the arrays loop `l` (marked by `marker`) writes,
+    /// The data sharing of the arrays loop `l` writes,
     /// as an OpenMP loop needs it (`dependence::arrays`).
-    pub fn array_sharing(
-        &self,
-        l: LoopId,
-        marker: crate::ir::BuiltinId,
-    ) -> Vec<crate::dependence::arrays::ArrayUse> {
+    pub fn array_sharing(&self, l: LoopId) -> Vec<crate::dependence::arrays::ArrayUse> {
         crate::dependence::array_sharing(
             &crate::dependence::DepInput {
                 func: &self.func,
@@ -408,7 +404,6 @@ impl FunctionAnalysis {
                 src: "",
             },
             l,
-            marker,
         )
     }
 

@@ -256,12 +256,18 @@ enum Sub {
 }
 
 /// The arrays loop `l` writes, with the data sharing an OpenMP loop
-/// without clauses would need for each ([`arrays`]); for the rewrite of
-/// `marker`.
-pub fn array_sharing(inp: &DepInput, l: LoopId, marker: BuiltinId) -> Vec<arrays::ArrayUse> {
+/// without clauses would need for each ([`arrays`]; for the rewrite).
+pub fn array_sharing(inp: &DepInput, l: LoopId) -> Vec<arrays::ArrayUse> {
     let defs = values::Defs::new(inp.func);
     let mut out = Vec::new();
-    analyze_loop_as(inp, &defs, l, Asserted::Marker(marker), Some(&mut out));
+    // the assertion is the rewrite's own: the loop is analysed as shared
+    analyze_loop_as(
+        inp,
+        &defs,
+        l,
+        Asserted::Marker(BuiltinId(0)),
+        Some(&mut out),
+    );
     out
 }
 

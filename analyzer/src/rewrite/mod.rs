@@ -22,6 +22,7 @@ pub mod sharing;
 use crate::analysis::{FileAnalysis, FunctionAnalysis};
 use crate::clie::MarkerStatus;
 use crate::diag::{Applicability, Edit, Fix};
+use crate::graph::loops::LoopId;
 use crate::ir::{BuiltinCall, BuiltinId, SourceLoop};
 use crate::source::Span;
 use crate::suppress::is_line_suppression;
@@ -284,26 +285,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                 _ => Ok(sharing::Sharing::default()),
             };
             let arrays = match (target, ir_loop) {
-                (Target::OpenMp, Some(l)) => f
-                    .array_sharing(l, BuiltinId(i as u32))
-                    .into_iter()
-                    .map(|u| {
-                        let var = f.func.var(u.var);
-                        let at = match &u.class {
-                            crate::dependence::arrays::ArrayClass::Unproven { at, .. } => at.start,
-                            _ => var.span.start,
-                        };
-                        LoopArray {
-                            name: var.name.clone(),
-                            line: fa.source.line_col(at as usize).line,
-                            extents: (!var.ty.is_vla)
-                                .then(|| var.ty.dims.iter().map(|d| d.extent).collect())
-                                .flatten()
-                                .filter(|e: &Vec<i64>| !e.is_empty()),
-                            class: u.class,
-                        }
-                    })
-                    .collect(),
+                (Target::OpenMp, Some(l)) => loop_arrays(fa, f, l),
                 _ => Vec::new(),
             };
             let site = MarkerSite {
@@ -326,11 +308,65 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
     }
     if target == Target::OpenMp && fa.kind == SourceKind::C {
         if let Some(tree) = &tree {
-            out.extend(regions::rewrite(fa.source.text(), &fa.preprocessed, tree));
+            // the data sharing of a region's loop, from the IR
+            let sharing_of = |for_node: Node| -> Result<sharing::Sharing, sharing::Refusal> {
+                let found = fa.functions.iter().find_map(|f| {
+                    let sl = f
+                        .func
+                        .source_loops
+                        .iter()
+                        .find(|sl| sl.span.start as usize == for_node.start_byte())?;
+                    Some((f, sl, f.forest.loop_with_header(sl.header.0)?))
+                });
+                let Some((f, sl, l)) = found else {
+                    return Err(sharing::Refusal {
+                        reason: "the loop is not a natural loop in the control-flow graph".into(),
+                    });
+                };
+                let mut sh = scalars::scalar_sharing(
+                    f,
+                    l,
+                    sl,
+                    &fa.source,
+                    &sharing::ternary_min_max(for_node, &fa.preprocessed.text),
+                )?;
+                openmp::add_arrays(&mut sh, &loop_arrays(fa, f, l), false)?;
+                Ok(sh)
+            };
+            out.extend(regions::rewrite(
+                fa.source.text(),
+                &fa.preprocessed,
+                tree,
+                &sharing_of,
+            ));
         }
     }
     out.sort_by_key(|r| r.marker.start);
     out
+}
+
+/// The arrays loop `l` writes, with their data sharing, as the clause
+/// printer needs them.
+fn loop_arrays(fa: &FileAnalysis, f: &FunctionAnalysis, l: LoopId) -> Vec<LoopArray> {
+    f.array_sharing(l)
+        .into_iter()
+        .map(|u| {
+            let var = f.func.var(u.var);
+            let at = match &u.class {
+                crate::dependence::arrays::ArrayClass::Unproven { at, .. } => at.start,
+                _ => var.span.start,
+            };
+            LoopArray {
+                name: var.name.clone(),
+                line: fa.source.line_col(at as usize).line,
+                extents: (!var.ty.is_vla)
+                    .then(|| var.ty.dims.iter().map(|d| d.extent).collect())
+                    .flatten()
+                    .filter(|e: &Vec<i64>| !e.is_empty()),
+                class: u.class,
+            }
+        })
+        .collect()
 }
 
 /// A conversion of a marker whose loop has a proven conflict (CSA501)

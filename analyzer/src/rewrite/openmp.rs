@@ -138,7 +138,11 @@ fn fortran_directive(head: &str, clauses: &[String], indent: &str, eol: &str) ->
 /// Adds the clauses the loop's arrays need (`private(a)`,
 /// `reduction(op:a)`; C array sections `a[:n]` for reductions), or refuses
 /// when an array can be none of shared, private or a reduction.
-fn add_arrays(sh: &mut Sharing, arrays: &[LoopArray], fortran: bool) -> Result<(), Refusal> {
+pub(crate) fn add_arrays(
+    sh: &mut Sharing,
+    arrays: &[LoopArray],
+    fortran: bool,
+) -> Result<(), Refusal> {
     for a in arrays {
         let name = &a.name;
         match &a.class {

@@ -114,7 +114,13 @@ fn function_of(n: Node) -> Option<Node> {
 /// Rewrites every region entry of a C file that starts one of the two
 /// patterns; region entries that start neither are left alone (no entry in
 /// the result), ones that start a pattern but cannot convert are refused.
-pub(crate) fn rewrite(text: &str, pre: &Preprocessed, tree: &Tree) -> Vec<MarkerRewrite> {
+/// `sharing_of` gives the data sharing of a loop statement (from the IR).
+pub(crate) fn rewrite(
+    text: &str,
+    pre: &Preprocessed,
+    tree: &Tree,
+    sharing_of: LoopSharing,
+) -> Vec<MarkerRewrite> {
     let src = pre.text.as_str();
     let mut out = Vec::new();
     let mut stack = vec![tree.root_node()];
@@ -129,13 +135,16 @@ pub(crate) fn rewrite(text: &str, pre: &Preprocessed, tree: &Tree) -> Vec<Marker
             let Some((BuiltinKind::RegionEntry, Some(reg), _)) = intrinsic_call(*s, src) else {
                 continue;
             };
-            if let Some(r) = try_pattern(text, pre, src, &stmts, i, reg) {
+            if let Some(r) = try_pattern(text, pre, src, &stmts, i, reg, sharing_of) {
                 out.push(r);
             }
         }
     }
     out
 }
+
+/// What gives the data sharing of a loop statement.
+pub(crate) type LoopSharing<'a> = &'a dyn Fn(Node) -> Result<sharing::Sharing, sharing::Refusal>;
 
 fn try_pattern(
     text: &str,
@@ -144,6 +153,7 @@ fn try_pattern(
     stmts: &[Node],
     i: usize,
     reg: &str,
+    sharing_of: LoopSharing,
 ) -> Option<MarkerRewrite> {
     let entry = stmts[i];
     let func = function_of(entry)?;
@@ -155,7 +165,9 @@ fn try_pattern(
             Some((BuiltinKind::RegionExit, None, arg)) if arg == reg => {}
             _ => return None,
         }
-        return Some(loop_pattern(text, pre, src, func, entry, *next, *exit, reg));
+        return Some(loop_pattern(
+            text, pre, src, func, entry, *next, *exit, reg, sharing_of,
+        ));
     }
     // Straight-line: groups of entry ... exit until the region exit.
     let mut groups: Vec<(Node, Vec<Node>, Node)> = Vec::new();
@@ -215,6 +227,7 @@ fn loop_pattern(
     for_node: Node,
     exit: Node,
     reg: &str,
+    sharing_of: LoopSharing,
 ) -> MarkerRewrite {
     let span = Span::new(entry.start_byte(), entry.end_byte());
     let Some(body) = for_node
@@ -253,11 +266,7 @@ fn loop_pattern(
     if occurrences(func, src, reg) != 3 || occurrences(func, src, sec) != 2 {
         return refused(span, WHAT, "the region or section token is used elsewhere");
     }
-    if let Some(r) = sharing::c_constant_index_refusal(for_node, src) {
-        return refused(span, WHAT, &r.reason);
-    }
-    let sh = sharing::c_canonical(for_node, src)
-        .and_then(|canon| sharing::c_sharing(for_node, src, &canon, &|_| None));
+    let sh = sharing::c_canonical(for_node, src).and_then(|_| sharing_of(for_node));
     let sh = match sh {
         Ok(s) => s,
         Err(r) => return refused(span, WHAT, &r.reason),

@@ -80,10 +80,8 @@ enum Eff {
     Branch(Vec<Eff>),
     /// An inner loop body: runs zero or more times.
     Loop(Box<Eff>),
-    /// The path ends: `continue`/`cycle` of the analysed loop (`true`,
-    /// counts as reaching the end of the iteration) or of an inner loop /
-    /// `break` out of a switch or inner loop (`false`).
-    Exit(bool),
+    /// The path ends: `continue`, `break` out of a switch or inner loop.
+    Exit,
     /// A reduction-shaped update of a name; `rhs` holds the reads of `e`.
     Update {
         var: String,
@@ -92,28 +90,14 @@ enum Eff {
     },
     AddrTaken(String),
     PartialWrite(String),
-    /// Something that makes the loop unconvertible.
-    Opaque(String),
+    /// Something the patterns do not look into (`goto`, asm, too deep).
+    Opaque,
 }
 
 impl Eff {
     fn empty() -> Eff {
         Eff::Seq(Vec::new())
     }
-}
-
-/// What the forward pass found.
-#[derive(Default, Debug)]
-struct Flow {
-    exposed: BTreeSet<String>,
-    written: BTreeSet<String>,
-    addr: BTreeSet<String>,
-    partial: BTreeSet<String>,
-    opaque: Vec<String>,
-    /// States at `continue` of the analysed loop.
-    continues: Vec<BTreeSet<String>>,
-    /// Names treated as reductions (their updates are not reads/writes).
-    reductions: BTreeMap<String, RedOp>,
 }
 
 /// The names of a C loop body whose every occurrence is a conditional
@@ -149,177 +133,13 @@ fn find_reductions(e: &Eff) -> BTreeMap<String, RedOp> {
                 ops.entry(var.clone()).or_default().insert(*op);
                 stack.push(rhs);
             }
-            Eff::Exit(_) | Eff::Opaque(_) => {}
+            Eff::Exit | Eff::Opaque => {}
         }
     }
     ops.into_iter()
         .filter(|(v, o)| o.len() == 1 && !other.contains(v))
         .filter_map(|(v, o)| o.into_iter().next().map(|op| (v, op)))
         .collect()
-}
-
-type State = Option<BTreeSet<String>>;
-
-fn intersect(states: impl IntoIterator<Item = State>) -> State {
-    let mut acc: State = None;
-    for s in states.into_iter().flatten() {
-        acc = Some(match acc {
-            None => s,
-            Some(a) => a.intersection(&s).cloned().collect(),
-        });
-    }
-    acc
-}
-
-/// The forward pass. Iterative over an explicit work stack would obscure
-/// the join logic; the effect tree's depth is capped when it is built.
-fn flow(e: &Eff, state: State, f: &mut Flow) -> State {
-    match e {
-        Eff::Read(v) => {
-            if let Some(s) = &state {
-                if !s.contains(v) {
-                    f.exposed.insert(v.clone());
-                }
-            }
-            state
-        }
-        Eff::Write(v) => {
-            f.written.insert(v.clone());
-            state.map(|mut s| {
-                s.insert(v.clone());
-                s
-            })
-        }
-        Eff::Seq(items) => {
-            let mut st = state;
-            for i in items {
-                st = flow(i, st, f);
-            }
-            st
-        }
-        Eff::Branch(alts) => {
-            if alts.is_empty() {
-                return state;
-            }
-            let outs: Vec<State> = alts.iter().map(|a| flow(a, state.clone(), f)).collect();
-            intersect(outs)
-        }
-        Eff::Loop(body) => {
-            let saved = std::mem::take(&mut f.continues);
-            let _ = flow(body, state.clone(), f);
-            f.continues = saved;
-            state
-        }
-        Eff::Exit(outer) => {
-            if *outer {
-                if let Some(s) = state {
-                    f.continues.push(s);
-                }
-            }
-            None
-        }
-        Eff::Update { var, op: _, rhs } => {
-            let st = flow(rhs, state, f);
-            if f.reductions.contains_key(var) {
-                st
-            } else {
-                let st = flow(&Eff::Read(var.clone()), st, f);
-                flow(&Eff::Write(var.clone()), st, f)
-            }
-        }
-        Eff::AddrTaken(v) => {
-            f.addr.insert(v.clone());
-            state
-        }
-        Eff::PartialWrite(v) => {
-            f.partial.insert(v.clone());
-            state
-        }
-        Eff::Opaque(why) => {
-            f.opaque.push(why.clone());
-            state
-        }
-    }
-}
-
-/// A scalar local of the function, as the classification needs it.
-#[derive(Clone, Debug)]
-struct Local {
-    /// The name as first written.
-    spelling: String,
-    /// Read after the loop, or visible to the caller.
-    live_out: bool,
-    /// `&x` somewhere in the function.
-    addr_taken: bool,
-}
-
-/// Classifies the names of a body's effect tree.
-fn classify(
-    body: &Eff,
-    locals: &BTreeMap<String, Local>,
-    index: Option<&str>,
-) -> Result<Sharing, Refusal> {
-    let mut f = Flow {
-        reductions: find_reductions(body),
-        ..Flow::default()
-    };
-    let end = flow(body, Some(BTreeSet::new()), &mut f);
-    if let Some(why) = f.opaque.first() {
-        return Err(Refusal::new(why.clone()));
-    }
-    let mut conts = std::mem::take(&mut f.continues);
-    conts.extend(end.map(Some).into_iter().flatten());
-    let definite = intersect(conts.into_iter().map(Some)).unwrap_or_default();
-    let mut out = Sharing::default();
-    for (key, local) in locals {
-        if Some(key.as_str()) == index {
-            continue;
-        }
-        let name = &local.spelling;
-        let in_loop = f.written.contains(key)
-            || f.exposed.contains(key)
-            || f.reductions.contains_key(key)
-            || f.addr.contains(key)
-            || f.partial.contains(key);
-        if !in_loop {
-            continue;
-        }
-        let written = f.written.contains(key) || f.reductions.contains_key(key);
-        if f.addr.contains(key) || (local.addr_taken && written) {
-            return Err(Refusal::new(format!(
-                "the address of `{name}` is taken, so iterations may share it through a pointer"
-            )));
-        }
-        if f.partial.contains(key) {
-            return Err(Refusal::new(format!(
-                "a part of the local `{name}` is written in the loop; iterations would have to share the rest of it"
-            )));
-        }
-        if let Some(op) = f.reductions.get(key) {
-            out.reductions.push((*op, name.clone()));
-            continue;
-        }
-        if !f.written.contains(key) {
-            continue;
-        }
-        if f.exposed.contains(key) {
-            return Err(Refusal::new(format!(
-                "`{name}` carries a value from one iteration to the next (it is read before it is written) and is not a reduction"
-            )));
-        }
-        if local.live_out {
-            if definite.contains(key) {
-                out.lastprivate.push(name.clone());
-            } else {
-                return Err(Refusal::new(format!(
-                    "`{name}` is read after the loop but written only on some paths through the body, so its final value may come from an earlier iteration"
-                )));
-            }
-        } else {
-            out.private.push(name.clone());
-        }
-    }
-    Ok(out)
 }
 
 const MAX_DEPTH: usize = 256;
@@ -574,7 +394,7 @@ impl<'s> CBuilder<'s> {
     /// leaves a switch rather than the loop.
     fn stmt(&mut self, n: Node, loop_depth: usize, in_switch: bool) -> Eff {
         if self.depth > MAX_DEPTH {
-            return Eff::Opaque("the loop body is nested too deeply to analyse".into());
+            return Eff::Opaque;
         }
         self.depth += 1;
         let e = self.stmt_inner(n, loop_depth, in_switch);
@@ -707,21 +527,17 @@ impl<'s> CBuilder<'s> {
                 }
                 Eff::Seq(vec![cond, Eff::Branch(alts)])
             }
-            "continue_statement" => Eff::Exit(loop_depth == 0),
+            "continue_statement" => Eff::Exit,
             "break_statement" => {
                 if loop_depth == 0 && !in_switch {
-                    Eff::Opaque("a `break` leaves the loop, which OpenMP loops do not allow".into())
+                    Eff::Opaque
                 } else {
-                    Eff::Exit(false)
+                    Eff::Exit
                 }
             }
-            "return_statement" => {
-                Eff::Opaque("a `return` leaves the loop, which OpenMP loops do not allow".into())
-            }
-            "goto_statement" => Eff::Opaque("the loop body contains a `goto`".into()),
-            "gnu_asm_expression" | "asm_statement" => {
-                Eff::Opaque("the loop body contains inline assembly".into())
-            }
+            "return_statement" => Eff::Opaque,
+            "goto_statement" => Eff::Opaque,
+            "gnu_asm_expression" | "asm_statement" => Eff::Opaque,
             "labeled_statement" | "attributed_statement" => Eff::Seq(
                 named_children(n)
                     .into_iter()
@@ -937,7 +753,7 @@ impl<'s> CBuilder<'s> {
 
     fn expr(&mut self, n: Node) -> Eff {
         if self.depth > MAX_DEPTH {
-            return Eff::Opaque("an expression in the loop is nested too deeply to analyse".into());
+            return Eff::Opaque;
         }
         self.depth += 1;
         let e = self.expr_inner(n);
@@ -1048,7 +864,7 @@ impl<'s> CBuilder<'s> {
                 None => Eff::empty(),
             },
             "sizeof_expression" | "alignof_expression" | "offsetof_expression" => Eff::empty(),
-            "gnu_asm_expression" => Eff::Opaque("the loop body contains inline assembly".into()),
+            "gnu_asm_expression" => Eff::Opaque,
             "compound_statement" => self.stmt(n, 1, false),
             _ => Eff::Seq(
                 named_children(n)
@@ -1117,26 +933,10 @@ impl<'s> CBuilder<'s> {
 }
 
 /// Scalars local to a C function: parameters and non-`static`/`extern`
-/// block-scope declarations outside `exclude`, that are not arrays.
-/// Returns (scalars, names declared inside `exclude`).
-/// What a C function declares, seen from a loop.
-struct CLocals {
-    /// Scalars declared outside the loop and visible in it.
-    scalars: BTreeSet<String>,
-    /// Names declared inside the loop.
-    inner: BTreeSet<String>,
-    /// Automatic arrays declared outside the loop (not parameters, whose
-    /// `a[]` is a pointer).
-    arrays: BTreeSet<String>,
-    /// Scalars declared as pointers.
-    pointers: BTreeSet<String>,
-}
-
-fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
+/// block-scope declarations outside `exclude` whose scope holds it, that
+/// are not arrays.
+fn c_locals(func: Node, exclude: Node, src: &str) -> BTreeSet<String> {
     let mut scalars = BTreeMap::new();
-    let mut inner = BTreeSet::new();
-    let mut arrays = BTreeSet::new();
-    let mut pointers = BTreeSet::new();
     let range = exclude.byte_range();
     for d in identifiers_under(func, &["declaration", "parameter_declaration"]) {
         let in_loop = range.contains(&d.start_byte());
@@ -1167,11 +967,7 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
         for decl in d.children_by_field_name("declarator", &mut c) {
             let mut x = decl;
             let mut array = false;
-            let mut pointer = false;
             loop {
-                if x.kind() == "pointer_declarator" {
-                    pointer = true;
-                }
                 match x.kind() {
                     "init_declarator"
                     | "pointer_declarator"
@@ -1204,209 +1000,23 @@ fn c_locals(func: Node, exclude: Node, src: &str) -> CLocals {
                 continue;
             }
             let name = text(x, src).to_string();
-            if pointer && !array && !in_loop {
-                pointers.insert(name.clone());
-            }
             if in_loop {
-                inner.insert(name);
-            } else if !storage_static && !array {
-                scalars.insert(name, true);
-            } else {
-                if array && !storage_static && d.kind() == "declaration" {
-                    arrays.insert(name.clone());
-                }
-                scalars.insert(name, false);
+                continue;
             }
+            scalars.insert(name, !storage_static && !array);
         }
     }
     // `false` entries (arrays, statics) are not scalars.
     scalars.retain(|_, v| *v);
-    CLocals {
-        scalars: scalars.into_keys().collect(),
-        inner,
-        arrays,
-        pointers,
-    }
-}
-
-/// The region/section loop pattern has no IR array classification
-/// (`dependence::arrays`): a local array written at constant subscripts
-/// only (`tmp[0] = ...`), which the compiler splits into per-iteration
-/// registers (SROA) but OpenMP iterations would share, refuses it.
-pub(crate) fn c_constant_index_refusal(for_node: Node, src: &str) -> Option<Refusal> {
-    let mut p = for_node.parent();
-    while let Some(x) = p {
-        if x.kind() == "function_definition" {
-            break;
-        }
-        p = x.parent();
-    }
-    let arrays = c_locals(p?, for_node, src).arrays;
-    let body = for_node.child_by_field_name("body")?;
-    c_constant_index_array_write(body, src, &arrays).map(|a| Refusal::new(format!(
-        "the local array `{a}` is written at constant indices in every iteration: the compiler keeps it in registers per iteration, but OpenMP iterations would share it"
-    )))
-}
-
-/// A local array written at constant subscripts only (`tmp[0] = ...`).
-fn c_constant_index_array_write(
-    body: Node,
-    src: &str,
-    arrays: &BTreeSet<String>,
-) -> Option<String> {
-    for a in identifiers_under(body, &["assignment_expression", "update_expression"]) {
-        let target = if a.kind() == "assignment_expression" {
-            a.child_by_field_name("left")
-        } else {
-            a.child_by_field_name("argument")
-        };
-        let Some(mut t) = target.map(unparen) else {
-            continue;
-        };
-        let mut all_constant = true;
-        let mut any = false;
-        while t.kind() == "subscript_expression" {
-            any = true;
-            let idx = t.child_by_field_name("index").map(unparen);
-            if idx.is_none_or(|i| i.kind() != "number_literal") {
-                all_constant = false;
-            }
-            match t.child_by_field_name("argument").map(unparen) {
-                Some(b) => t = b,
-                None => break,
-            }
-        }
-        if any && all_constant && t.kind() == "identifier" && arrays.contains(text(t, src)) {
-            return Some(text(t, src).to_string());
-        }
-    }
-    None
+    scalars.into_keys().collect()
 }
 
 /// Scalars local to a C function that are visible at `at` (a statement of
 /// its body).
 pub(crate) fn c_scalar_locals(func: Node, at: Node, src: &str) -> BTreeSet<String> {
-    c_locals(func, at, src).scalars
+    c_locals(func, at, src)
 }
 
-/// The data sharing of a C `for` loop in canonical form.
-/// What the IR says of a local's liveness after the loop, by name (`None`:
-/// no single variable of that name; the text decides then).
-pub type LiveAfter<'a> = &'a dyn Fn(&str) -> Option<bool>;
-
-pub fn c_sharing(
-    for_node: Node,
-    src: &str,
-    canon: &CanonicalLoop,
-    live_after: LiveAfter,
-) -> Result<Sharing, Refusal> {
-    let func = {
-        let mut p = for_node.parent();
-        while let Some(x) = p {
-            if x.kind() == "function_definition" {
-                break;
-            }
-            p = x.parent();
-        }
-        p.ok_or_else(|| Refusal::new("the loop is not inside a function"))?
-    };
-    let body = for_node
-        .child_by_field_name("body")
-        .ok_or_else(|| Refusal::new("the loop has no body"))?;
-    let mut b = CBuilder { src, depth: 0 };
-    let eff = b.stmt(body, 0, false);
-    let CLocals {
-        scalars,
-        inner,
-        pointers,
-        ..
-    } = c_locals(func, for_node, src);
-    let range = for_node.byte_range();
-    let enclosing_loop = {
-        let mut p = for_node.parent();
-        let mut found = None;
-        while let Some(x) = p {
-            if x == func {
-                break;
-            }
-            if matches!(
-                x.kind(),
-                "for_statement" | "while_statement" | "do_statement"
-            ) {
-                found = Some(x.byte_range());
-            }
-            p = x.parent();
-        }
-        found
-    };
-    let ids: Vec<Node> = identifiers_under(func, &["identifier"]);
-    let mut locals = BTreeMap::new();
-    for name in &scalars {
-        if inner.contains(name) {
-            // Names, not declarations: which occurrences in the loop are the
-            // outer variable is not known, so refuse rather than guess.
-            if ids
-                .iter()
-                .any(|i| text(*i, src) == name && range.contains(&i.start_byte()))
-            {
-                return Err(Refusal::new(format!(
-                    "`{name}` is declared both inside the loop and before it; rename one"
-                )));
-            }
-            continue;
-        }
-        let mut live_out = false;
-        let mut addr_taken = false;
-        for id in ids.iter().filter(|i| text(**i, src) == name) {
-            let at = id.start_byte();
-            let outside = !range.contains(&at);
-            if outside
-                && (at >= range.end || enclosing_loop.as_ref().is_some_and(|r| r.contains(&at)))
-            {
-                live_out = true;
-            }
-            if let Some(p) = id.parent() {
-                if p.kind() == "pointer_expression"
-                    && p.child_by_field_name("operator").map(|o| text(o, src)) == Some("&")
-                {
-                    addr_taken = true;
-                }
-            }
-        }
-        // the IR's order-aware answer when the name is one variable whose
-        // address is not taken
-        if !addr_taken {
-            if let Some(l) = live_after(name) {
-                live_out = l;
-            }
-        }
-        locals.insert(
-            name.clone(),
-            Local {
-                spelling: name.clone(),
-                live_out,
-                addr_taken,
-            },
-        );
-    }
-    let mut sharing = classify(&eff, &locals, Some(&canon.index))?;
-    if let Some((_, p)) = sharing
-        .reductions
-        .iter()
-        .find(|(_, v)| pointers.contains(v))
-    {
-        return Err(Refusal::new(format!(
-            "the pointer `{p}` is stepped in every iteration, which is not a reduction"
-        )));
-    }
-    if !canon.index_declared {
-        let index_live = locals.get(&canon.index).is_none_or(|l| l.live_out);
-        if index_live {
-            sharing.lastprivate.insert(0, canon.index.clone());
-        }
-    }
-    Ok(sharing)
-}
 
 // ---------------------------------------------------------- Fortran ----
 
