@@ -9,8 +9,12 @@
 //!   fits, from how the variable is used: `private(x)` when every
 //!   iteration sets it before reading it, `lastprivate(x)` when it is also
 //!   read after the loop (and set on every path), `reduction(op:x)` when
-//!   every access is an update `x = x op e` with one operator; or that no
-//!   clause fits, when an iteration reads the value an earlier one left;
+//!   every access is an update `x = x op e` with one operator (also a
+//!   compare-and-assign `if (a[i] > m) m = a[i];`: `reduction(max:m)`),
+//!   `linear(x)` for an induction variable stepped once per iteration; or
+//!   that no clause fits, when an iteration reads the value an earlier one
+//!   left or a procedure it is passed to may change it. The clause is
+//!   decided where the OpenMP rewrite decides it (`dependence::classify`);
 //! * a **private** (or `lastprivate`) scalar read before the iteration
 //!   writes it: each thread's copy starts undefined;
 //! * a **reduction** variable accessed other than by its update, or
