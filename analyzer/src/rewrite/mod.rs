@@ -13,11 +13,14 @@
 //! lines at the loop's indentation with the file's line ending; a
 //! converted file has no markers left, so rewriting again changes nothing.
 
+pub mod canonical;
 pub mod ivdep;
 pub mod openmp;
 pub mod regions;
 pub mod scalars;
 pub mod sharing;
+mod syntax;
+mod ternary;
 
 use crate::analysis::{FileAnalysis, FunctionAnalysis};
 use crate::clie::MarkerStatus;
@@ -276,7 +279,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                     &if fortran {
                         Default::default()
                     } else {
-                        sharing::ternary_min_max(node, &fa.preprocessed.text)
+                        ternary::ternary_min_max(node, &fa.preprocessed.text)
                     },
                 ),
                 (Target::OpenMp, None) => Err(sharing::Refusal {
@@ -328,7 +331,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                     l,
                     sl,
                     &fa.source,
-                    &sharing::ternary_min_max(for_node, &fa.preprocessed.text),
+                    &ternary::ternary_min_max(for_node, &fa.preprocessed.text),
                 )?;
                 openmp::add_arrays(&mut sh, &loop_arrays(fa, f, l), false)?;
                 Ok(sh)

@@ -4,7 +4,7 @@
 //! clauses from [`super::sharing`]. `pipeline_loop` has no OpenMP
 //! equivalent and is display-only.
 
-use super::sharing::{self, Refusal, Sharing};
+use super::sharing::{Refusal, Sharing};
 use super::{refused, LoopArray, MarkerRewrite, MarkerSite};
 use crate::dependence::arrays::ArrayClass;
 use crate::diag::{Applicability, Fix};
@@ -217,9 +217,9 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
         );
     }
     let canonical = if site.fortran {
-        sharing::fortran_canonical(node, pre).map(|_| ())
+        super::canonical::fortran_canonical(node, pre).map(|_| ())
     } else {
-        sharing::c_canonical(node, pre).map(|_| ())
+        super::canonical::c_canonical(node, pre).map(|_| ())
     };
     let sharing: Result<Sharing, Refusal> = canonical.and_then(|()| site.scalars.clone());
     let sharing = sharing.and_then(|mut sh| {

@@ -266,7 +266,7 @@ fn loop_pattern(
     if occurrences(func, src, reg) != 3 || occurrences(func, src, sec) != 2 {
         return refused(span, WHAT, "the region or section token is used elsewhere");
     }
-    let sh = sharing::c_canonical(for_node, src).and_then(|_| sharing_of(for_node));
+    let sh = super::canonical::c_canonical(for_node, src).and_then(|_| sharing_of(for_node));
     let sh = match sh {
         Ok(s) => s,
         Err(r) => return refused(span, WHAT, &r.reason),
@@ -430,7 +430,7 @@ fn sections_pattern(
             return refused(span, WHAT, "there is code between two sections");
         }
     }
-    let scalars = sharing::c_scalar_locals(func, entry, src);
+    let scalars = super::canonical::c_scalar_locals(func, entry, src);
     let mut writers: Vec<(String, usize)> = Vec::new();
     for (k, (_, body, _)) in groups.iter().enumerate() {
         for s in body {
@@ -441,7 +441,7 @@ fn sections_pattern(
                     "a section declares a variable, whose scope would shrink to the section's block",
                 );
             }
-            for w in sharing::c_written_in(*s, src) {
+            for w in super::canonical::c_written_in(*s, src) {
                 if scalars.contains(&w) {
                     writers.push((w, k));
                 }

@@ -3,7 +3,7 @@
 //! whole analysis and the OpenMP rewrite, and expects its clauses or its
 //! refusal.
 
-use super::*;
+use tree_sitter::Node;
 use tree_sitter::Parser;
 
 fn first<'t>(n: Node<'t>, kind: &str) -> Option<Node<'t>> {
