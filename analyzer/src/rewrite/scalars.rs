@@ -134,7 +134,7 @@ pub(crate) fn scalar_sharing(
                         "`{name}` is read after the loop but written only on some paths through the body, so its final value may come from an earlier iteration"
                     ),
                     NoClause::Passed { callee, at } => format!(
-                        "`{name}` is passed to `{callee}` (line {}), whose effects csa-lint cannot see: it may read or change it",
+                        "`{name}` is passed to `{callee}` (line {}) before the iteration sets it, or while it is updated, and `{callee}` may read or change it",
                         line(at)
                     ),
                     NoClause::SteppedPointer => {
