@@ -128,10 +128,12 @@ pub(crate) fn scalar_sharing(
                         line(r)
                     ),
                     NoClause::AddressTaken => format!(
-                        "the address of `{name}` is taken, so iterations may share it through a pointer"
+                        "the address of `{name}` is taken, so iterations may share it through a pointer (written at line {})",
+                        u.first_write.map_or(0, line)
                     ),
                     NoClause::SomePaths => format!(
-                        "`{name}` is read after the loop but written only on some paths through the body, so its final value may come from an earlier iteration"
+                        "`{name}` is read after the loop but written only on some paths through the body (line {}), so its final value may come from an earlier iteration",
+                        u.first_write.map_or(0, line)
                     ),
                     NoClause::Passed { callee, at } => format!(
                         "`{name}` is passed to `{callee}` (line {}) before the iteration sets it, or while it is updated, and `{callee}` may read or change it",
