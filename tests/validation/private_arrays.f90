@@ -2,6 +2,7 @@
 ! expect: !$omp parallel do private(i1, j1, y2, x1)
 ! expect: !$omp parallel do private(m) reduction(+:rms)
 ! expect: !$omp parallel do private(c)
+! expect: !$omp parallel do private(w, z)
 ! Local arrays each iteration fills before it reads them (an inner loop, a
 ! stride-2 inner loop, constant subscripts) become private; element
 ! updates of a small array become an array reduction.
@@ -10,7 +11,7 @@ program private_arrays
   integer, parameter :: n = 64, m1 = 40
   integer :: i, j1, i1, m, k
   double precision :: r(m1, n), s(m1, n), w(8), x1(m1), y2, t
-  double precision :: rms(5), u(5, n), c(2), out(n)
+  double precision :: rms(5), u(5, n), c(2), out(n), z(4, 8)
   do i = 1, n
     do i1 = 1, m1
       r(i1, i) = dble(mod(i1 * 7 + i * 3, 11))
@@ -55,6 +56,12 @@ program private_arrays
     c(1) = u(1, k) + u(2, k)
     c(2) = u(3, k) * 2.0d0
     out(k) = c(1) * c(2)
+  end do
+  call builtin_csa_parallel_loop()
+  do k = 1, n
+    w = u(1, k) * k
+    z(:, 3) = u(2, k)
+    out(k) = out(k) + w(1) * w(8) - z(4, 3)
   end do
   print '(f14.4)', sum(s), sum(rms), sum(out)
 end program private_arrays

@@ -18,7 +18,8 @@
 //!   or the outermost inner loop that holds it only, dominates the read),
 //!   runs on every iteration of the inner loops that hold it only, and the
 //!   box of elements it writes holds the box the read may touch. A box is
-//!   per dimension `[lo, hi]` from the subscript's polynomial: each inner
+//!   per dimension `[lo, hi]` from the subscript's polynomial (a dimension
+//!   the write selects whole, `w = 0` or `w(:, k)`, holds any read): each inner
 //!   loop that holds only the write must step one dimension by +1 or -1
 //!   (so the box is exact), loops that hold both accesses are the same
 //!   iteration for both, and the bounds are compared as polynomials whose
@@ -257,6 +258,24 @@ fn covers(inp: &ArrayInput, w: &Acc, r: &Acc) -> bool {
     if w.from_call || w.path.len() != r.path.len() || w.path.is_empty() {
         return false;
     }
+    // dimensions the write selects whole (`w = 0`, `w(:, k) = ...`)
+    let whole: Vec<bool> = match inp.func.inst_at(w.at).map(|i| &i.kind) {
+        Some(InstKind::Access(a)) if a.path.len() == w.path.len() => a
+            .path
+            .iter()
+            .map(|s| {
+                matches!(
+                    s,
+                    Sel::Range {
+                        lo: None,
+                        hi: None,
+                        step: None
+                    }
+                )
+            })
+            .collect(),
+        _ => vec![false; w.path.len()],
+    };
     let forest = inp.forest;
     let wc = chain(forest, inp.l, w.at.block.0);
     let rc = chain(forest, inp.l, r.at.block.0);
@@ -299,7 +318,11 @@ fn covers(inp: &ArrayInput, w: &Acc, r: &Acc) -> bool {
             .map(|(_, t)| t.clone())
     };
     let mut stepped: Vec<LoopId> = Vec::new();
-    for (sw, sr) in w.path.iter().zip(&r.path) {
+    for ((sw, sr), all) in w.path.iter().zip(&r.path).zip(&whole) {
+        if *all {
+            // every element of the dimension is written
+            continue;
+        }
         match (sw, sr) {
             (Sub::Field(a), Sub::Field(b)) if a == b => {}
             (Sub::Index(Ok(pw)), Sub::Index(Ok(pr))) => {

@@ -427,6 +427,24 @@ pub(super) fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool
                 }
                 _ => {}
             }
+            // an assignment to the whole array (`w = 0`) kills it too
+            if let InstKind::Access(a) = &inst.kind {
+                let whole = !a.path.is_empty()
+                    && a.path.iter().all(|s| {
+                        matches!(
+                            s,
+                            Sel::Range {
+                                lo: None,
+                                hi: None,
+                                step: None
+                            }
+                        )
+                    });
+                if a.write && a.target == AccessTarget::Var(v) && whole {
+                    killed = true;
+                    break;
+                }
+            }
             match &inst.kind {
                 // a partial or indirect read of the variable
                 InstKind::Access(a) if a.target == AccessTarget::Var(v) && !a.write => return true,
