@@ -167,10 +167,7 @@ fn passed_to_call(
             let InstKind::Call(c) = &inst.kind else {
                 continue;
             };
-            let passes = c.escapes.contains(&v)
-                || c.args
-                    .iter()
-                    .any(|a| matches!(a, CallArg::Ref { var, .. } if *var == v));
+            let passes = c.passed_vars().any(|x| x == v);
             let unknown = c.callee.as_deref().is_none_or(|n| {
                 opaque
                     .iter()
@@ -505,9 +502,7 @@ fn reduction(func: &Function, blocks: &[u32], v: VarId) -> Option<RedOp> {
             }
             let same_element = |r: InstRef| match func.inst_at(r).map(|i| &i.kind) {
                 Some(InstKind::Access(x)) => {
-                    x.target == AccessTarget::Var(v)
-                        && !x.write
-                        && same_path(func, &x.path, &a.path)
+                    x.target == AccessTarget::Var(v) && !x.write && func.same_path(&x.path, &a.path)
                 }
                 _ => false,
             };
@@ -538,66 +533,5 @@ fn reduction(func: &Function, blocks: &[u32], v: VarId) -> Option<RedOp> {
         op
     } else {
         None
-    }
-}
-
-/// Whether two paths select the same element: the same fields and
-/// subscript expressions of the same shape over the same variables.
-fn same_path(func: &Function, a: &[Sel], b: &[Sel]) -> bool {
-    same_path_at(func, a, b, 0)
-}
-
-fn same_path_at(func: &Function, a: &[Sel], b: &[Sel], depth: u32) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| match (x, y) {
-            (Sel::Index(e), Sel::Index(f)) => same_expr(func, *e, *f, depth),
-            (Sel::Field(f), Sel::Field(g)) => f == g,
-            _ => false,
-        })
-}
-
-/// Whether two expressions compute the same value in one iteration: the
-/// same shape over the same variables, element reads of the same array (or
-/// through the same pointer) at the same subscripts (no write between them
-/// is checked: the callers
-/// compare a statement's parts, or a condition with the assignment it
-/// guards).
-pub(super) fn same_expr(func: &Function, a: ExprId, b: ExprId, depth: u32) -> bool {
-    if a == b {
-        // one evaluation (`a[idx[i]] += e` reads and writes one element)
-        return true;
-    }
-    if depth > 64 {
-        return false;
-    }
-    match (func.expr(a), func.expr(b)) {
-        (Expr::Int(x), Expr::Int(y)) => x == y,
-        (Expr::Read(x), Expr::Read(y)) => {
-            match (func.read_var(*x), func.read_var(*y)) {
-                // whole reads of one scalar
-                (Some(p), Some(q)) => p == q,
-                (None, None) => match (
-                    func.inst_at(*x).map(|i| &i.kind),
-                    func.inst_at(*y).map(|i| &i.kind),
-                ) {
-                    // element reads of one named array at the same place
-                    (Some(InstKind::Access(p)), Some(InstKind::Access(q))) => {
-                        matches!(
-                            p.target,
-                            AccessTarget::Var(_) | AccessTarget::Deref { ptr: Some(_) }
-                        ) && p.target == q.target
-                            && !p.path.is_empty()
-                            && same_path_at(func, &p.path, &q.path, depth + 1)
-                    }
-                    _ => false,
-                },
-                _ => false,
-            }
-        }
-        (Expr::Bin(o, l, r), Expr::Bin(p, m, s)) => {
-            o == p && same_expr(func, *l, *m, depth + 1) && same_expr(func, *r, *s, depth + 1)
-        }
-        (Expr::Neg(x), Expr::Neg(y)) => same_expr(func, *x, *y, depth + 1),
-        _ => false,
     }
 }

@@ -318,10 +318,10 @@ fn analyze_loop_as(
             for inst in &func.block(BlockId(b)).insts {
                 match &inst.kind {
                     InstKind::Call(c) => {
-                        let pure = c.callee.as_deref().is_some_and(|n| {
-                            memory::is_pure_function(n, inp.pure_functions)
-                                || output_only(n, func.lang)
-                        });
+                        let pure = c
+                            .callee
+                            .as_deref()
+                            .is_some_and(|n| harmless_call(n, inp.pure_functions, func.lang));
                         let summary = c.callee.as_deref().and_then(|n| sums.get(n));
                         if let Some(why) = summary.as_ref().and_then(|s| s.unknown.clone()) {
                             any_call = true;
@@ -433,7 +433,7 @@ fn analyze_loop_as(
         .collect();
     let bounds = loop_bounds(inp, &vals, l);
     let sym_trips = symbolic_trip_counts(inp, &vals, l);
-    let inside = declared_inside(inp, l);
+    let inside = declared_inside(func, inp.forest, l);
     // objects only callees name (`Root::Extern`)
     let mut externs: Vec<String> = Vec::new();
     // the loops a `collapse` clause adds to the worksharing loop
@@ -668,9 +668,11 @@ fn analyze_loop_as(
         .map(|c| c.var);
     // CSA503's facts; for markers (registers may carry values) nobody
     // reads them during linting, so they are not computed
-    let scalars = if omp {
+    // (not for the rewrite's array classification either: the rewrite
+    // computes the scalars' clauses itself)
+    let scalars = if matches!(asserted, Asserted::Omp { .. }) {
         scalars::scalar_uses(func, inp.preds, inp.forest, l, own_index, &|n: &str| {
-            memory::is_pure_function(n, inp.pure_functions) || output_only(n, func.lang)
+            harmless_call(n, inp.pure_functions, func.lang)
         })
     } else {
         Vec::new()
@@ -960,11 +962,12 @@ fn counts(
 
 /// The variables whose declaration is inside the loop: each iteration has
 /// its own (for CSA, the storage is shared: CSA301 reports that).
-fn declared_inside(inp: &DepInput, l: LoopId) -> Vec<VarId> {
-    let mut out: Vec<VarId> = inp.forest.loops[l.index()]
+/// Sorted.
+pub fn declared_inside(func: &Function, forest: &LoopForest, l: LoopId) -> Vec<VarId> {
+    let mut out: Vec<VarId> = forest.loops[l.index()]
         .blocks
         .iter()
-        .flat_map(|&b| &inp.func.block(BlockId(b)).insts)
+        .flat_map(|&b| &func.block(BlockId(b)).insts)
         .filter_map(|i| match i.kind {
             InstKind::Decl(d) => Some(d),
             _ => None,
@@ -1165,6 +1168,12 @@ fn base_of_value(func: &Function, vals: &Values, mut val: Poly) -> Result<(Root,
 /// own, and the runtime serialises the units. Calls from different
 /// iterations do not race on program memory; only the order of the
 /// records changes.
+/// A callee that reads what it is passed and writes no program memory: a
+/// pure function (built in or configured) or an output statement.
+pub fn harmless_call(name: &str, pure_functions: &[String], lang: Lang) -> bool {
+    memory::is_pure_function(name, pure_functions) || output_only(name, lang)
+}
+
 /// Output statements and functions: they read their items (accesses of
 /// the loop already) and touch no other program memory.
 pub fn output_only(name: &str, lang: Lang) -> bool {

@@ -160,11 +160,7 @@ pub fn scalar_uses(
         if c.callee.as_deref().is_some_and(known) {
             return Vec::new();
         }
-        let args = c.args.iter().filter_map(|a| match a {
-            CallArg::Ref { var, .. } => Some(*var),
-            _ => None,
-        });
-        let mut out: Vec<VarId> = c.escapes.iter().copied().chain(args).collect();
+        let mut out: Vec<VarId> = c.passed_vars().collect();
         out.sort_unstable();
         out.dedup();
         out.retain(|&v| {
@@ -448,14 +444,7 @@ pub(super) fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool
             match &inst.kind {
                 // a partial or indirect read of the variable
                 InstKind::Access(a) if a.target == AccessTarget::Var(v) && !a.write => return true,
-                InstKind::Call(c)
-                    if c.escapes.contains(&v)
-                        || c.args
-                            .iter()
-                            .any(|a| matches!(a, CallArg::Ref { var, .. } if *var == v)) =>
-                {
-                    return true
-                }
+                InstKind::Call(c) if c.passed_vars().any(|x| x == v) => return true,
                 _ => {}
             }
         }
@@ -560,7 +549,7 @@ fn compare_and_assign(
         (Some(r), None) => (*y, cmp.swapped(), r),
         _ => return None,
     };
-    if mentions(func, e, v) || !super::arrays::same_expr(func, other, e, 0) {
+    if mentions(func, e, v) || !func.same_expr(other, e) {
         return None;
     }
     // the write happens when `other CMP v` holds (then side) or fails

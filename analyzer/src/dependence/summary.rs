@@ -30,10 +30,8 @@
 //! assembly, accesses memory through a pointer it computes or loads, or is
 //! recursive.
 
-use super::output_only;
 use super::poly::{Atom, Poly};
 use crate::ir::*;
-use crate::memory;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -332,7 +330,7 @@ fn summarize(f: &Function, all: &Summaries) -> Summary {
                         s.unknown = Some("it calls through a function pointer".into());
                         continue;
                     };
-                    if memory::is_pure_function(name, all.pure) || output_only(name, f.lang) {
+                    if super::harmless_call(name, all.pure, f.lang) {
                         continue;
                     }
                     let Some(sub) = all.get(name) else {

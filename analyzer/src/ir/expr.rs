@@ -13,7 +13,7 @@
 //! Positions are stable: blocks are only appended (LoopSimplify) and
 //! instructions never move.
 
-use super::{BlockId, Function, InstKind, VarId};
+use super::{AccessTarget, BlockId, Function, InstKind, VarId};
 use serde::Serialize;
 
 /// Index of an expression in [`Function::exprs`](super::Function::exprs).
@@ -201,6 +201,75 @@ impl Function {
                 _ => None,
             },
             _ => None,
+        }
+    }
+}
+
+/// Structural equality of expressions, for recognising updates.
+impl Function {
+    /// Whether two paths select the same element: the same fields and
+    /// subscript expressions of the same shape over the same variables.
+    pub fn same_path(&self, a: &[Sel], b: &[Sel]) -> bool {
+        self.same_path_at(a, b, 0)
+    }
+
+    fn same_path_at(&self, a: &[Sel], b: &[Sel], depth: u32) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| match (x, y) {
+                (Sel::Index(e), Sel::Index(f)) => self.same_expr_at(*e, *f, depth),
+                (Sel::Field(f), Sel::Field(g)) => f == g,
+                _ => false,
+            })
+    }
+
+    /// Whether two expressions compute the same value: the same shape over
+    /// the same variables, element reads of the same array (or through the
+    /// same pointer) at the same subscripts. No write between them is
+    /// checked: the callers compare a statement's parts, or a condition
+    /// with the assignment it guards.
+    pub fn same_expr(&self, a: ExprId, b: ExprId) -> bool {
+        self.same_expr_at(a, b, 0)
+    }
+
+    fn same_expr_at(&self, a: ExprId, b: ExprId, depth: u32) -> bool {
+        if a == b {
+            // one evaluation (`a[idx[i]] += e` reads and writes one element)
+            return true;
+        }
+        if depth > 64 {
+            return false;
+        }
+        match (self.expr(a), self.expr(b)) {
+            (Expr::Int(x), Expr::Int(y)) => x == y,
+            (Expr::Read(x), Expr::Read(y)) => {
+                match (self.read_var(*x), self.read_var(*y)) {
+                    // whole reads of one scalar
+                    (Some(p), Some(q)) => p == q,
+                    (None, None) => match (
+                        self.inst_at(*x).map(|i| &i.kind),
+                        self.inst_at(*y).map(|i| &i.kind),
+                    ) {
+                        // element reads of one named array at the same place
+                        (Some(InstKind::Access(p)), Some(InstKind::Access(q))) => {
+                            matches!(
+                                p.target,
+                                AccessTarget::Var(_) | AccessTarget::Deref { ptr: Some(_) }
+                            ) && p.target == q.target
+                                && !p.path.is_empty()
+                                && self.same_path_at(&p.path, &q.path, depth + 1)
+                        }
+                        _ => false,
+                    },
+                    _ => false,
+                }
+            }
+            (Expr::Bin(o, l, r), Expr::Bin(p, m, s)) => {
+                o == p
+                    && self.same_expr_at(*l, *m, depth + 1)
+                    && self.same_expr_at(*r, *s, depth + 1)
+            }
+            (Expr::Neg(x), Expr::Neg(y)) => self.same_expr_at(*x, *y, depth + 1),
+            _ => false,
         }
     }
 }

@@ -338,6 +338,20 @@ pub struct Call {
     pub args: Vec<CallArg>,
 }
 
+impl Call {
+    /// The variables the call is passed by reference or by address (its
+    /// escapes and Fortran by-reference arguments; may repeat).
+    pub fn passed_vars(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.escapes
+            .iter()
+            .copied()
+            .chain(self.args.iter().filter_map(|a| match a {
+                CallArg::Ref { var, .. } => Some(*var),
+                _ => None,
+            }))
+    }
+}
+
 /// One actual argument of a [`Call`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallArg {

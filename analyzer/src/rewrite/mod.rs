@@ -563,12 +563,7 @@ pub fn fix_all(
                     any = true;
                     rejected.push((d.span, f.title.clone()));
                     // reported at its place in the text given
-                    let back = |pos: u32| {
-                        history
-                            .iter()
-                            .rev()
-                            .fold(pos, |p, edits| crate::fix::position_before(p, edits))
-                    };
+                    let back = |pos: u32| position_in_given(&history, pos);
                     let why = format!(
                         "Not applied: {} ({}): the fixed code would have {}",
                         f.title,
@@ -592,12 +587,7 @@ pub fn fix_all(
     }
     if let Some(target) = opts.rewrite {
         // what is left unconverted in the final text, placed in the original
-        let back = |pos: u32| {
-            history
-                .iter()
-                .rev()
-                .fold(pos, |p, edits| crate::fix::position_before(p, edits))
-        };
+        let back = |pos: u32| position_in_given(&history, pos);
         let now = crate::source::SourceText::new(out.text.clone());
         let before = crate::source::SourceText::new(text.to_string());
         // a line the reason names, in the final text, as a line of `text`
@@ -619,6 +609,15 @@ pub fn fix_all(
             .collect();
     }
     out
+}
+
+/// A position in the text after the rounds of `history`, in the text
+/// before them.
+fn position_in_given(history: &[Vec<crate::fix::Edit>], pos: u32) -> u32 {
+    history
+        .iter()
+        .rev()
+        .fold(pos, |p, edits| crate::fix::position_before(p, edits))
 }
 
 /// The fixes of one round of `--fix`: each diagnostic's first applicable

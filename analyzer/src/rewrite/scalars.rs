@@ -24,6 +24,8 @@ pub(crate) fn scalar_sharing(
     let line = |s: Span| source.line_col(s.start as usize).line;
     let refuse = |reason: String| Err(Refusal { reason });
     let lp = &f.forest.loops[l.index()];
+    let inside = crate::dependence::declared_inside(func, &f.forest, l);
+    let declared_in = |v: VarId| inside.binary_search(&v).is_ok();
     let fortran = func.lang == Lang::Fortran;
     // shapes an OpenMP loop may not have
     for &b in &lp.blocks {
@@ -74,7 +76,7 @@ pub(crate) fn scalar_sharing(
                         if var.ty.is_aggregate
                             && !var.ty.is_array
                             && matches!(var.kind, VarKind::Local | VarKind::Param)
-                            && !declared_in(f, l, v)
+                            && !declared_in(v)
                         {
                             return refuse(format!(
                                 "a part of the local `{}` is written in the loop (line {}); iterations would have to share the rest of it",
@@ -89,16 +91,13 @@ pub(crate) fn scalar_sharing(
         }
     }
     let own = sl.control.as_ref().map(|c| c.var);
-    let known = |n: &str| {
-        crate::memory::is_pure_function(n, &f.pure_functions)
-            || crate::dependence::output_only(n, func.lang)
-    };
+    let known = |n: &str| crate::dependence::harmless_call(n, &f.pure_functions, func.lang);
     let uses = scalars::scalar_uses(func, &f.preds, &f.forest, l, own, &known);
     let mut out = Sharing::default();
     let mut private: Vec<String> = Vec::new();
     let mut lastprivate: Vec<String> = Vec::new();
     for u in &uses {
-        if declared_in(f, l, u.var) {
+        if declared_in(u.var) {
             continue;
         }
         let name = &func.var(u.var).name;
@@ -153,7 +152,7 @@ pub(crate) fn scalar_sharing(
     if let Some(i) = own {
         let var = func.var(i);
         if matches!(var.kind, VarKind::Local | VarKind::Param | VarKind::Dummy)
-            && !declared_in(f, l, i)
+            && !declared_in(i)
             && (var.kind == VarKind::Dummy || scalars::live_after_var(func, &f.forest, l, i))
         {
             lastprivate.insert(0, var.name.clone());
@@ -166,13 +165,5 @@ pub(crate) fn scalar_sharing(
     Ok(out)
 }
 
-/// Whether `v` is declared inside loop `l` (C: each iteration has its own).
-fn declared_in(f: &FunctionAnalysis, l: LoopId, v: VarId) -> bool {
-    f.forest.loops[l.index()].blocks.iter().any(|&b| {
-        f.func
-            .block(BlockId(b))
-            .insts
-            .iter()
-            .any(|i| matches!(i.kind, InstKind::Decl(d) if d == v))
-    })
-}
+#[cfg(test)]
+mod tests;

@@ -32,5 +32,3 @@ impl Refusal {
     }
 }
 
-#[cfg(test)]
-mod tests;

@@ -14,6 +14,21 @@ fn rewrite(kind: SourceKind, src: &str, target: Target) -> (String, Vec<String>)
     (apply_rewrites(src, &rs), refusals)
 }
 
+/// `fix_all` with unsafe fixes allowed, default analysis options.
+fn fix_unsafe(kind: SourceKind, src: &str, fix: bool, rewrite: Option<Target>) -> FixAllResult {
+    fix_all(
+        kind,
+        src,
+        &AnalysisOptions::default(),
+        &FixAllOptions {
+            fix,
+            unsafe_fixes: true,
+            rewrite,
+            disabled: Vec::new(),
+        },
+    )
+}
+
 #[test]
 fn c_parallel_loop_with_reduction() {
     let src = "int f(int n, int *a) {\n  int s = 0;\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++)\n    s += a[i];\n  return s;\n}\n";
@@ -227,17 +242,7 @@ fn refusals_are_placed_in_the_text_as_given() {
     // the first marker converts (its `#ifdef` lines go: the text after it
     // moves up), the second is refused
     let src = "void f(int n, int *restrict a) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) a[i] = 0;\n  int p = 0;\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) { a[i] = p; p = i; }\n}\n";
-    let r = fix_all(
-        SourceKind::C,
-        src,
-        &AnalysisOptions::default(),
-        &FixAllOptions {
-            fix: false,
-            unsafe_fixes: true,
-            rewrite: Some(Target::OpenMp),
-            disabled: Vec::new(),
-        },
-    );
+    let r = fix_unsafe(SourceKind::C, src, false, Some(Target::OpenMp));
     assert_eq!(r.applied, 1);
     assert_eq!(r.refusals.len(), 1, "{:?}", r.refusals);
     let second = src.rfind("__builtin_csa_parallel_loop").unwrap();
@@ -322,17 +327,7 @@ fn array_reductions() {
 #[test]
 fn refusal_reasons_name_lines_of_the_text_as_given() {
     let src = "subroutine f(u, v, n, last)\n  integer :: n, k\n  double precision :: u(n), v(n), c(2), last\n  call builtin_csa_parallel_loop()\n  do k = 1, n\n    v(k) = u(k)\n  end do\n  call builtin_csa_parallel_loop()\n  do k = 1, n\n    c(1) = u(k)\n    v(k) = c(1) * 2\n  end do\n  last = c(1)\nend subroutine\n";
-    let r = fix_all(
-        SourceKind::FortranFree,
-        src,
-        &AnalysisOptions::default(),
-        &FixAllOptions {
-            fix: false,
-            unsafe_fixes: true,
-            rewrite: Some(Target::OpenMp),
-            disabled: Vec::new(),
-        },
-    );
+    let r = fix_unsafe(SourceKind::FortranFree, src, false, Some(Target::OpenMp));
     assert_eq!(r.applied, 1);
     assert_eq!(r.refusals.len(), 1, "{:?}", r.refusals);
     assert!(r.refusals[0].1.contains("(line 10)"), "{}", r.refusals[0].1);
@@ -350,17 +345,7 @@ fn refusal_reasons_name_lines_of_the_text_as_given() {
 #[test]
 fn a_fix_that_adds_an_error_is_not_applied() {
     let src = "void f(int n, int k, double *restrict a, double *restrict b) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) {\n    double t[8];\n    for (int j = 0; j < 8; j++)\n      t[j] = a[i] * j;\n    b[i] = t[k & 7];\n  }\n}\n";
-    let r = fix_all(
-        SourceKind::C,
-        src,
-        &AnalysisOptions::default(),
-        &FixAllOptions {
-            fix: true,
-            unsafe_fixes: true,
-            rewrite: None,
-            disabled: Vec::new(),
-        },
-    );
+    let r = fix_unsafe(SourceKind::C, src, true, None);
     assert_eq!(
         r.text,
         "void f(int n, int k, double *restrict a, double *restrict b) {\n  for (int i = 0; i < n; i++) {\n    double t[8];\n    for (int j = 0; j < 8; j++)\n      t[j] = a[i] * j;\n    b[i] = t[k & 7];\n  }\n}\n"
