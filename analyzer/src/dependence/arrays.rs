@@ -16,7 +16,8 @@
 //!   earlier" is proven one read at a time against one write: the write
 //!   runs before the read on every path through the iteration (its block,
 //!   or the outermost inner loop that holds it only, dominates the read),
-//!   runs on every iteration of the inner loops that hold it only, and the
+//!   runs on every iteration of the inner loops that hold it only (which
+//!   have one way out, so none is left early), and the
 //!   box of elements it writes holds the box the read may touch. A box is
 //!   per dimension `[lo, hi]` from the subscript's polynomial (a dimension
 //!   the write selects whole, `w = 0` or `w(:, k)`, holds any read): each inner
@@ -301,7 +302,12 @@ fn covers(inp: &ArrayInput, w: &Acc, r: &Acc) -> bool {
             let mut rep = w.at.block.0;
             for m in &wonly {
                 let ml = &forest.loops[m.index()];
-                if ml.latches.len() != 1 || !inp.dom.dominates(rep, ml.latches[0]) {
+                // (one way out: a loop left early by `exit`, `break`,
+                // `return` or `goto` writes only a prefix of its box)
+                if ml.latches.len() != 1
+                    || ml.exiting_blocks.len() != 1
+                    || !inp.dom.dominates(rep, ml.latches[0])
+                {
                     return false;
                 }
                 rep = ml.header;
