@@ -770,7 +770,7 @@ fn effect_access(
         };
         Root::Extern(k as u32)
     };
-    let (index, lower) = match &e.target {
+    let (index, dummy) = match &e.target {
         Target::Global(n) => {
             let root = var_named(func, n).map_or_else(|| intern(n.clone()), Root::Var);
             return Some((root, epath));
@@ -778,7 +778,7 @@ fn effect_access(
         Target::Own { function, var } => {
             return Some((intern(format!("{var} (static in `{function}`)")), epath));
         }
-        Target::Param { index, lower } => (*index, lower),
+        Target::Param { index, dims } => (*index, dims),
     };
     let (root, base): (Root, Vec<Sub>) = match summary::arg_for(g, c, index)? {
         CallArg::Other { .. } => return None,
@@ -810,13 +810,7 @@ fn effect_access(
             };
             if epath.is_empty() {
                 base
-            } else if base.is_empty()
-                && lower.len() == dims.len()
-                && lower
-                    .iter()
-                    .zip(dims)
-                    .all(|(l, d)| l.is_some() && *l == d.lower)
-            {
+            } else if base.is_empty() && summary::same_shape(dummy, dims) {
                 epath
             } else {
                 vec![Sub::Index(Err(Why::NotAffine(span)))]

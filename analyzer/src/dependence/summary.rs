@@ -65,11 +65,12 @@ pub enum Target {
     Global(String),
     /// A C `static` local of function `function`.
     Own { function: String, var: String },
-    /// Parameter `index` (0-based). `lower`: Fortran, the declared lower
+    /// Parameter `index` (0-based). `dims`: Fortran, the declared
+    /// dimensions of the accessed dummy.
     /// bound of each dimension of the dummy (`None`: not a constant).
     Param {
         index: usize,
-        lower: Vec<Option<i64>>,
+        dims: Vec<Dim>,
     },
 }
 
@@ -315,7 +316,7 @@ fn summarize(f: &Function, all: &Summaries) -> Summary {
                         },
                         Place::Param(k) => Target::Param {
                             index: k,
-                            lower: lower_bounds(f, a, deref),
+                            dims: dummy_dims(f, a, deref),
                         },
                     };
                     s.effects.push(Effect {
@@ -370,12 +371,10 @@ fn summarize(f: &Function, all: &Summaries) -> Summary {
     s
 }
 
-/// Fortran: the declared lower bounds of an accessed dummy.
-fn lower_bounds(f: &Function, a: &Access, deref: bool) -> Vec<Option<i64>> {
+/// Fortran: the declared dimensions of an accessed dummy.
+fn dummy_dims(f: &Function, a: &Access, deref: bool) -> Vec<Dim> {
     match (f.lang, &a.target, deref) {
-        (Lang::Fortran, AccessTarget::Var(v), false) => {
-            f.var(*v).ty.dims.iter().map(|d| d.lower).collect()
-        }
+        (Lang::Fortran, AccessTarget::Var(v), false) => f.var(*v).ty.dims.clone(),
         _ => Vec::new(),
     }
 }
@@ -421,9 +420,9 @@ fn through_call(
             g.name
         )
     };
-    let (index, lower) = match &e.target {
+    let (index, dims) = match &e.target {
         Target::Global(_) | Target::Own { .. } => return Ok(Some(e.clone())),
-        Target::Param { index, lower } => (*index, lower),
+        Target::Param { index, dims } => (*index, dims),
     };
     // the callee's parameters in f's terms
     let actual = |v: VarId| -> Option<Poly> {
@@ -477,7 +476,7 @@ fn through_call(
                         Some(k) => Ok(Some(Effect {
                             target: Target::Param {
                                 index: k,
-                                lower: Vec::new(),
+                                dims: Vec::new(),
                             },
                             write: e.write,
                             path: compose_c(&[ESel::Index(off)], &path),
@@ -492,7 +491,7 @@ fn through_call(
     };
     let path = match f.lang {
         Lang::C => compose_c(&base, &path),
-        Lang::Fortran => compose_fortran(&base, &path, lower, &f.var(var).ty.dims),
+        Lang::Fortran => compose_fortran(&base, &path, dims, &f.var(var).ty.dims),
     };
     let target = match place_of(f, var) {
         Place::Private => return Ok(None),
@@ -504,7 +503,7 @@ fn through_call(
         },
         Place::Param(k) => Target::Param {
             index: k,
-            lower: f.var(var).ty.dims.iter().map(|d| d.lower).collect(),
+            dims: f.var(var).ty.dims.clone(),
         },
     };
     Ok(Some(Effect {
@@ -574,27 +573,31 @@ pub fn compose_c(base: &[ESel], path: &[ESel]) -> Vec<ESel> {
 
 /// Fortran: the actual argument `base` (a whole variable, an element, a
 /// section) and the dummy's selection `path`. A scalar dummy is the actual
-/// itself; a whole array actual of the same rank and lower bounds is
+/// itself; a whole array actual of the same shape ([`same_shape`]) is
 /// subscripted alike; anything else (sequence association of an element,
 /// reshaped dummies) is an unknown subscript.
-pub fn compose_fortran(
-    base: &[ESel],
-    path: &[ESel],
-    lower: &[Option<i64>],
-    actual_dims: &[Dim],
-) -> Vec<ESel> {
+pub fn compose_fortran(base: &[ESel], path: &[ESel], dummy: &[Dim], actual: &[Dim]) -> Vec<ESel> {
     if path.is_empty() {
         return base.to_vec();
     }
-    if base.is_empty() {
-        let same = lower.len() == actual_dims.len()
-            && lower
-                .iter()
-                .zip(actual_dims)
-                .all(|(l, d)| l.is_some() && *l == d.lower);
-        if same {
-            return path.to_vec();
-        }
+    if base.is_empty() && same_shape(dummy, actual) {
+        return path.to_vec();
     }
     vec![ESel::Unknown]
+}
+
+/// Fortran: a dummy array declared `dummy` names every element of a whole
+/// actual array declared `actual` by the same subscripts: the same rank,
+/// the same constant lower bounds and the same constant extents in every
+/// dimension but the last (array element sequence association, F2018
+/// 15.5.2.11: with other leading extents, `a(i, j)` of the dummy is
+/// another element of the actual).
+pub fn same_shape(dummy: &[Dim], actual: &[Dim]) -> bool {
+    let n = dummy.len();
+    n == actual.len()
+        && dummy.iter().zip(actual).enumerate().all(|(k, (d, a))| {
+            d.lower.is_some()
+                && d.lower == a.lower
+                && (k + 1 == n || (d.extent.is_some() && d.extent == a.extent))
+        })
 }
