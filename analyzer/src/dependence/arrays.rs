@@ -82,6 +82,24 @@ pub(super) struct ArrayInput<'a> {
     pub findings: &'a [Finding],
     /// Trip counts of the inner loops (constant or symbolic).
     pub trips: &'a [(LoopId, Poly)],
+    /// The calls in the loop that write a section of an array on every
+    /// call.
+    pub call_covers: &'a [CallCover],
+}
+
+/// A call in the loop that writes a section of a whole array on every call
+/// (a `cover::Cover` at the call, in the caller's terms).
+#[derive(Clone, Debug)]
+pub(super) struct CallCover {
+    pub at: InstRef,
+    pub var: VarId,
+    /// Per subscript: `None` for the whole dimension, or `[lo, hi]`.
+    pub section: Vec<Option<(Poly, Poly)>>,
+    /// The callee reads only elements it wrote first.
+    pub reads_covered: bool,
+    /// The callee's other effects are unknown: none of its accesses are
+    /// in the loop's.
+    pub opaque: bool,
 }
 
 /// The arrays loop `inp.l` writes or passes to calls, in order of first
@@ -105,15 +123,25 @@ pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
             _ => None,
         })
         .collect();
-    for a in inp.accs {
-        let Root::Var(v) = a.root else { continue };
+    // arrays the loop accesses, then arrays only unknown callees write
+    let candidates = inp
+        .accs
+        .iter()
+        .filter_map(|a| match a.root {
+            Root::Var(v) => Some(v),
+            _ => None,
+        })
+        .chain(inp.call_covers.iter().map(|c| c.var));
+    for v in candidates {
         if seen.contains(&v) || !func.var(v).ty.is_array {
             continue;
         }
         seen.push(v);
         let mine: Vec<&Acc> = inp.accs.iter().filter(|x| x.root == Root::Var(v)).collect();
-        let passed = passed_to_call(func, &blocks, v, &opaque);
-        if !mine.iter().any(|x| x.write) && passed.is_none() {
+        let passed = passed_to_call(func, &blocks, v, &opaque, inp.call_covers);
+        // written by a callee csa-lint sees no accesses of
+        let opaque_write = inp.call_covers.iter().any(|c| c.var == v && c.opaque);
+        if !mine.iter().any(|x| x.write) && passed.is_none() && !opaque_write {
             continue;
         }
         let name = &func.var(v).name;
@@ -124,7 +152,7 @@ pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
             o == name || (func.lang == Lang::Fortran && o.eq_ignore_ascii_case(name))
         });
         let class = match finding {
-            None if passed.is_none() => ArrayClass::Shared,
+            None if passed.is_none() && !opaque_write => ArrayClass::Shared,
             _ => {
                 let var = func.var(v);
                 let local = var.kind == VarKind::Local;
@@ -136,7 +164,7 @@ pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
                 // the shared copy, not the partial results
                 let by_callee = mine.iter().any(|a| a.from_call);
                 if let Some(op) = reduction(func, &blocks, v)
-                    .filter(|_| passed.is_none() && !by_pointer && !by_callee)
+                    .filter(|_| passed.is_none() && !opaque_write && !by_pointer && !by_callee)
                 {
                     ArrayClass::Reduction(op)
                 } else if !local {
@@ -156,18 +184,30 @@ pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
 /// The first call in the loop to a procedure with unknown effects (one of
 /// `opaque`, or through a pointer) that is passed `v` (by reference or as
 /// a pointer), with its callee's name. Calls with known effects are
-/// accesses of the loop already.
+/// accesses of the loop already; a call that covers what it reads of `v`
+/// (`covers`) writes it as the cover says and reads nothing of the caller's.
 fn passed_to_call(
     func: &Function,
     blocks: &[u32],
     v: VarId,
     opaque: &[&str],
+    covers: &[CallCover],
 ) -> Option<(String, Span)> {
     for &b in blocks {
-        for inst in &func.block(BlockId(b)).insts {
+        for (k, inst) in func.block(BlockId(b)).insts.iter().enumerate() {
             let InstKind::Call(c) = &inst.kind else {
                 continue;
             };
+            let at = InstRef {
+                block: BlockId(b),
+                index: k as u32,
+            };
+            if covers
+                .iter()
+                .any(|x| x.at == at && x.var == v && x.reads_covered)
+            {
+                continue;
+            }
             let passes = c.passed_vars().any(|x| x == v);
             let unknown = c.callee.as_deref().is_none_or(|n| {
                 opaque
@@ -218,8 +258,44 @@ fn not_private(
             at,
         );
     }
+    let unit = Unit {
+        func,
+        dom: inp.dom,
+        forest: inp.forest,
+        l: Some(inp.l),
+        trips: inp.trips,
+    };
     for r in mine.iter().filter(|a| !a.write) {
-        if !mine.iter().any(|w| w.write && covers(inp, w, r)) {
+        let calls = inp.call_covers.iter().filter(|c| c.var == v);
+        // a callee's read of what it wrote itself
+        if r.from_call && calls.clone().any(|c| c.at == r.at && c.reads_covered) {
+            continue;
+        }
+        let by_access = mine.iter().any(|w| {
+            w.write
+                && !w.from_call
+                && unit.covers(
+                    &Writer::Access {
+                        at: w.at,
+                        path: &w.path,
+                    },
+                    r.at,
+                    &r.path,
+                )
+        });
+        let by_call = || {
+            calls.clone().any(|c| {
+                unit.covers(
+                    &Writer::Call {
+                        at: c.at,
+                        section: &c.section,
+                    },
+                    r.at,
+                    &r.path,
+                )
+            })
+        };
+        if !by_access && !by_call() {
             return unproven(
                 format!("{shared_why}, and csa-lint cannot prove that each iteration writes the elements this read uses before reading them"),
                 r.span,
@@ -235,127 +311,233 @@ fn not_private(
     None
 }
 
-/// The loops inside `l` that hold block `b`, innermost first.
-fn chain(forest: &LoopForest, l: LoopId, b: u32) -> Vec<LoopId> {
-    let mut out = Vec::new();
-    let mut cur = forest.loop_for(b);
-    while let Some(m) = cur {
-        if m == l {
-            return out;
-        }
-        out.push(m);
-        cur = forest.loops[m.index()].parent;
-    }
-    // `b` is not inside `l`
-    Vec::new()
+/// Where coverage is proven: a function, and the unit whose runs are
+/// compared, one iteration of loop `l` or (`l` is `None`) one call of the
+/// function.
+pub(super) struct Unit<'a> {
+    pub func: &'a Function,
+    pub dom: &'a DomTree,
+    pub forest: &'a LoopForest,
+    pub l: Option<LoopId>,
+    /// Trip counts of loops inside the unit (constant or symbolic).
+    pub trips: &'a [(LoopId, Poly)],
 }
 
-/// Whether write `w` writes, earlier in every iteration, every element
-/// read `r` may touch.
-fn covers(inp: &ArrayInput, w: &Acc, r: &Acc) -> bool {
-    if w.from_call || w.path.len() != r.path.len() || w.path.is_empty() {
-        return false;
-    }
-    // dimensions the write selects whole (`w = 0`, `w(:, k) = ...`)
-    let whole: Vec<bool> = match inp.func.inst_at(w.at).map(|i| &i.kind) {
-        Some(InstKind::Access(a)) if a.path.len() == w.path.len() => a
-            .path
-            .iter()
-            .map(|s| {
-                matches!(
-                    s,
-                    Sel::Range {
-                        lo: None,
-                        hi: None,
-                        step: None
-                    }
-                )
-            })
-            .collect(),
-        _ => vec![false; w.path.len()],
-    };
-    let forest = inp.forest;
-    let wc = chain(forest, inp.l, w.at.block.0);
-    let rc = chain(forest, inp.l, r.at.block.0);
-    let wonly: Vec<LoopId> = wc.iter().copied().filter(|m| !rc.contains(m)).collect();
-    let ronly: Vec<LoopId> = rc.iter().copied().filter(|m| !wc.contains(m)).collect();
-    // the write runs before the read on every path through the iteration
-    match wonly.last() {
-        None => {
-            let before = if w.at.block == r.at.block {
-                w.at.index < r.at.index
-            } else {
-                inp.dom.dominates(w.at.block.0, r.at.block.0)
-            };
-            if !before {
-                return false;
+/// A write, as the coverage test sees it.
+pub(super) enum Writer<'a> {
+    /// An access of the unit with its evaluated subscripts.
+    Access { at: InstRef, path: &'a [Sub] },
+    /// A call that writes a section on every call (per subscript: `None`
+    /// for the whole dimension, or `[lo, hi]`), `cover::Cover` at a call.
+    Call {
+        at: InstRef,
+        section: &'a [Option<(Poly, Poly)>],
+    },
+}
+
+impl Unit<'_> {
+    /// The loops inside the unit that hold block `b`, innermost first.
+    fn chain(&self, b: u32) -> Vec<LoopId> {
+        let mut out = Vec::new();
+        let mut cur = self.forest.loop_for(b);
+        while let Some(m) = cur {
+            if Some(m) == self.l {
+                return out;
             }
+            out.push(m);
+            cur = self.forest.loops[m.index()].parent;
         }
-        Some(top) => {
-            if !inp
-                .dom
-                .dominates(forest.loops[top.index()].header, r.at.block.0)
-            {
-                return false;
-            }
-            // ... and on every iteration of the loops that hold it only
-            let mut rep = w.at.block.0;
-            for m in &wonly {
-                let ml = &forest.loops[m.index()];
-                // (one way out: a loop left early by `exit`, `break`,
-                // `return` or `goto` writes only a prefix of its box)
-                if ml.latches.len() != 1
-                    || ml.exiting_blocks.len() != 1
-                    || !inp.dom.dominates(rep, ml.latches[0])
-                {
-                    return false;
-                }
-                rep = ml.header;
-            }
+        if self.l.is_some() {
+            // `b` is not inside `l`
+            return Vec::new();
         }
+        out
     }
-    let trip = |m: LoopId| {
-        inp.trips
+
+    fn trip(&self, m: LoopId) -> Option<Poly> {
+        self.trips
             .iter()
             .find(|(x, _)| *x == m)
             .map(|(_, t)| t.clone())
-    };
-    let mut stepped: Vec<LoopId> = Vec::new();
-    for ((sw, sr), all) in w.path.iter().zip(&r.path).zip(&whole) {
-        if *all {
-            // every element of the dimension is written
-            continue;
-        }
-        match (sw, sr) {
-            (Sub::Field(a), Sub::Field(b)) if a == b => {}
-            (Sub::Index(Ok(pw)), Sub::Index(Ok(pr))) => {
-                if let Some(ok) = strided(pw, pr, &wonly, &ronly, &mut stepped, &trip) {
-                    if !ok {
-                        return false;
-                    }
-                    continue;
-                }
-                let Some((wlo, whi)) = write_box(pw, &wonly, &mut stepped, &trip) else {
-                    return false;
+    }
+
+    /// When the instruction at `w` runs before the one at `r` on every
+    /// path through the unit, and on every iteration of the loops that
+    /// hold it and not `r` (each with one way out, so none is left early:
+    /// a loop left by `exit`, `break`, `return` or `goto` writes only a
+    /// prefix of its box): those loops and the loops that hold `r` only.
+    fn before(&self, w: InstRef, r: InstRef) -> Option<(Vec<LoopId>, Vec<LoopId>)> {
+        let forest = self.forest;
+        let wc = self.chain(w.block.0);
+        let rc = self.chain(r.block.0);
+        let wonly: Vec<LoopId> = wc.iter().copied().filter(|m| !rc.contains(m)).collect();
+        let ronly: Vec<LoopId> = rc.iter().copied().filter(|m| !wc.contains(m)).collect();
+        match wonly.last() {
+            None => {
+                let before = if w.block == r.block {
+                    w.index < r.index
+                } else {
+                    self.dom.dominates(w.block.0, r.block.0)
                 };
-                let Some((rlo, rhi)) = read_box(pr, &ronly, &trip) else {
-                    return false;
-                };
-                let ok = |small: &Poly, big: &Poly| {
-                    big.sub(small)
-                        .and_then(|d| d.as_constant())
-                        .is_some_and(|d| d >= 0)
-                };
-                if !ok(&wlo, &rlo) || !ok(&rhi, &whi) {
-                    return false;
+                if !before {
+                    return None;
                 }
             }
-            _ => return false,
+            Some(top) => {
+                if !self
+                    .dom
+                    .dominates(forest.loops[top.index()].header, r.block.0)
+                {
+                    return None;
+                }
+                let mut rep = w.block.0;
+                for m in &wonly {
+                    let ml = &forest.loops[m.index()];
+                    if ml.latches.len() != 1
+                        || ml.exiting_blocks.len() != 1
+                        || !self.dom.dominates(rep, ml.latches[0])
+                    {
+                        return None;
+                    }
+                    rep = ml.header;
+                }
+            }
+        }
+        Some((wonly, ronly))
+    }
+
+    /// Whether write `w` writes, earlier in every run of the unit, every
+    /// element the read at `r` with subscripts `rpath` may touch.
+    pub(super) fn covers(&self, w: &Writer, r: InstRef, rpath: &[Sub]) -> bool {
+        match w {
+            Writer::Access { at, path } => self.access_covers(*at, path, r, rpath),
+            Writer::Call { at, section } => {
+                let Some((wonly, ronly)) = self.before(*at, r) else {
+                    return false;
+                };
+                // (a call in a loop the read is not in may not run at all)
+                wonly.is_empty()
+                    && section.len() == rpath.len()
+                    && section.iter().zip(rpath).all(|(s, sr)| match (s, sr) {
+                        (None, _) => true,
+                        (Some((lo, hi)), Sub::Index(Ok(pr))) => {
+                            read_box(pr, &ronly, &|m| self.trip(m))
+                                .is_some_and(|(rlo, rhi)| le(lo, &rlo) && le(&rhi, hi))
+                        }
+                        _ => false,
+                    })
+            }
         }
     }
-    // a loop that holds only the write and steps no dimension: the write
-    // may not run at all (zero trips)
-    wonly.iter().all(|m| stepped.contains(m))
+
+    /// The dimensions the access at `at` selects whole (`w = 0`,
+    /// `w(:, k) = ...`).
+    fn whole_dims(&self, at: InstRef, n: usize) -> Vec<bool> {
+        match self.func.inst_at(at).map(|i| &i.kind) {
+            Some(InstKind::Access(a)) if a.path.len() == n => a
+                .path
+                .iter()
+                .map(|s| {
+                    matches!(
+                        s,
+                        Sel::Range {
+                            lo: None,
+                            hi: None,
+                            step: None
+                        }
+                    )
+                })
+                .collect(),
+            _ => vec![false; n],
+        }
+    }
+
+    fn access_covers(&self, w: InstRef, wpath: &[Sub], r: InstRef, rpath: &[Sub]) -> bool {
+        if wpath.len() != rpath.len() || wpath.is_empty() {
+            return false;
+        }
+        let Some((wonly, ronly)) = self.before(w, r) else {
+            return false;
+        };
+        let whole = self.whole_dims(w, wpath.len());
+        let trip = |m: LoopId| self.trip(m);
+        let mut stepped: Vec<LoopId> = Vec::new();
+        for ((sw, sr), all) in wpath.iter().zip(rpath).zip(&whole) {
+            if *all {
+                // every element of the dimension is written
+                continue;
+            }
+            match (sw, sr) {
+                (Sub::Field(a), Sub::Field(b)) if a == b => {}
+                (Sub::Index(Ok(pw)), Sub::Index(Ok(pr))) => {
+                    if let Some(ok) = strided(pw, pr, &wonly, &ronly, &mut stepped, &trip) {
+                        if !ok {
+                            return false;
+                        }
+                        continue;
+                    }
+                    let Some((wlo, whi)) = write_box(pw, &wonly, &mut stepped, &trip) else {
+                        return false;
+                    };
+                    let Some((rlo, rhi)) = read_box(pr, &ronly, &trip) else {
+                        return false;
+                    };
+                    if !le(&wlo, &rlo) || !le(&rhi, &whi) {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+        // a loop that holds only the write and steps no dimension: the
+        // write may not run at all (zero trips)
+        wonly.iter().all(|m| stepped.contains(m))
+    }
+}
+
+/// `small <= big`: their difference is a constant of that sign.
+fn le(small: &Poly, big: &Poly) -> bool {
+    big.sub(small)
+        .and_then(|d| d.as_constant())
+        .is_some_and(|d| d >= 0)
+}
+
+/// The section a write at `at` (subscripts `path`) writes on every run of
+/// a unit that is one call of its function (`u.l` is `None`), over what
+/// does not change during the call: per subscript `None` for a whole
+/// dimension or `[lo, hi]`. `None` when the write may not run on some
+/// call (it does not run before `exit`, the return block, on every path),
+/// or its box is not exact.
+pub(super) fn exit_section(
+    u: &Unit,
+    at: InstRef,
+    path: &[Sub],
+    exit: BlockId,
+) -> Option<Vec<Option<(Poly, Poly)>>> {
+    let (wonly, _) = u.before(
+        at,
+        InstRef {
+            block: exit,
+            index: 0,
+        },
+    )?;
+    let whole = u.whole_dims(at, path.len());
+    let trip = |m: LoopId| u.trip(m);
+    let mut stepped: Vec<LoopId> = Vec::new();
+    let mut out = Vec::new();
+    for (s, all) in path.iter().zip(&whole) {
+        if *all {
+            out.push(None);
+            continue;
+        }
+        let Sub::Index(Ok(p)) = s else { return None };
+        let (lo, hi) = write_box(p, &wonly, &mut stepped, &trip)?;
+        if lo.has_iter() || hi.has_iter() {
+            return None;
+        }
+        out.push(Some((lo, hi)));
+    }
+    (!out.is_empty() && wonly.iter().all(|m| stepped.contains(m))).then_some(out)
 }
 
 /// `p` split into the part without `ranged` counters and the terms with

@@ -27,6 +27,7 @@
 
 pub mod arrays;
 pub mod classify;
+pub mod cover;
 pub mod openmp;
 pub mod pair;
 pub mod poly;
@@ -441,6 +442,10 @@ fn analyze_loop_as(
         .as_ref()
         .map(|o| o.loops[1..].to_vec())
         .unwrap_or_default();
+    // calls that write sections of whole arrays (the rewrite's array
+    // privatization only)
+    let want_covers = arrays.is_some();
+    let mut call_covers: Vec<arrays::CallCover> = Vec::new();
     for &b in &lp.blocks {
         let bid = BlockId(b);
         let every = every_iteration(inp, l, b, latch);
@@ -457,6 +462,11 @@ fn analyze_loop_as(
                 let (Some(s), Some(g)) = (sums.get(name), sums.function(name)) else {
                     continue;
                 };
+                if want_covers {
+                    call_covers.extend(s.covers.iter().filter_map(|cv| {
+                        call_cover(func, &vals, g, c, cv, at, s.unknown.is_some())
+                    }));
+                }
                 if s.unknown.is_some() {
                     continue;
                 }
@@ -699,6 +709,7 @@ fn analyze_loop_as(
             accs: &accs,
             findings: &findings,
             trips: &trips,
+            call_covers: &call_covers,
         });
     }
     LoopDeps {
@@ -739,15 +750,7 @@ fn effect_access(
     externs: &mut Vec<String>,
 ) -> Option<(Root, Vec<Sub>)> {
     use summary::{ESel, Target};
-    // the callee's parameters' values at the call
-    let actual = |v: VarId| -> Option<Poly> {
-        let k = g.params.iter().position(|p| *p == Some(v))?;
-        match summary::arg_for(g, c, k)? {
-            CallArg::Value(x) => vals.eval(*x).ok(),
-            CallArg::Ref { var, path, .. } if path.is_empty() => vals.value_at(*var, at).ok(),
-            _ => None,
-        }
-    };
+    let actual = |v: VarId| actual_value(vals, g, c, at, v);
     let epath: Vec<Sub> = e
         .path
         .iter()
@@ -818,6 +821,62 @@ fn effect_access(
         }
     };
     Some((root, path))
+}
+
+/// The value at the call `c` (at `at`) of the callee `g`'s parameter `v`.
+fn actual_value(vals: &Values, g: &Function, c: &Call, at: InstRef, v: VarId) -> Option<Poly> {
+    let k = g.params.iter().position(|p| *p == Some(v))?;
+    match summary::arg_for(g, c, k)? {
+        CallArg::Value(x) | CallArg::Other { value: Some(x), .. } => vals.eval(*x).ok(),
+        CallArg::Ref { var, path, .. } if path.is_empty() => vals.value_at(*var, at).ok(),
+        _ => None,
+    }
+}
+
+/// Cover `cv` of callee `g` at the call `c` (at `at`), when its actual is
+/// a whole array the cover describes: an assumed-shape dummy covered
+/// whole, or a dummy of the actual's shape. `opaque`: the callee's other
+/// effects are unknown.
+fn call_cover(
+    func: &Function,
+    vals: &Values,
+    g: &Function,
+    c: &Call,
+    cv: &cover::Cover,
+    at: InstRef,
+    opaque: bool,
+) -> Option<arrays::CallCover> {
+    let CallArg::Ref { var, path, .. } = summary::arg_for(g, c, cv.index)? else {
+        return None;
+    };
+    let ty = &func.var(*var).ty;
+    let shaped = if cv.dims.is_empty() {
+        cv.section.len() == ty.dims.len()
+    } else {
+        summary::same_shape(&cv.dims, &ty.dims)
+    };
+    if !path.is_empty() || !ty.is_array || !shaped {
+        return None;
+    }
+    let actual = |v: VarId| actual_value(vals, g, c, at, v);
+    let section = cv
+        .section
+        .iter()
+        .map(|s| match s {
+            None => Some(None),
+            Some((lo, hi)) => Some(Some((
+                summary::substitute(lo, &actual)?,
+                summary::substitute(hi, &actual)?,
+            ))),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(arrays::CallCover {
+        at,
+        var: *var,
+        section,
+        reads_covered: cv.reads_covered,
+        opaque,
+    })
 }
 
 /// C: a pointer to the element `base` selects, then `path` from it (the

@@ -43,6 +43,8 @@ pub struct Summary {
     pub effects: Vec<Effect>,
     /// Why the effects are not known, when they are not ("calls `f`").
     pub unknown: Option<String>,
+    /// What every call writes of its dummy arrays (known or not).
+    pub covers: Vec<super::cover::Cover>,
 }
 
 /// One read or write of a summary.
@@ -68,10 +70,7 @@ pub enum Target {
     /// Parameter `index` (0-based). `dims`: Fortran, the declared
     /// dimensions of the accessed dummy.
     /// bound of each dimension of the dummy (`None`: not a constant).
-    Param {
-        index: usize,
-        dims: Vec<Dim>,
-    },
+    Param { index: usize, dims: Vec<Dim> },
 }
 
 /// One selector of an effect.
@@ -128,6 +127,7 @@ impl<'a> Summaries<'a> {
             return Some(Rc::new(Summary {
                 effects: Vec::new(),
                 unknown: Some(format!("`{name}` is recursive")),
+                covers: Vec::new(),
             }));
         }
         self.active.borrow_mut().push(name.to_string());
@@ -148,7 +148,7 @@ fn callee_name(f: &Function) -> std::borrow::Cow<'_, str> {
 
 /// The variables `f` may change: whole-variable writes, and variables whose
 /// address a call receives.
-fn written_vars(f: &Function) -> Vec<bool> {
+pub(super) fn written_vars(f: &Function) -> Vec<bool> {
     let mut w = vec![false; f.vars.len()];
     for b in &f.blocks {
         for inst in &b.insts {
@@ -207,7 +207,25 @@ fn place_of(f: &Function, v: VarId) -> Place {
 /// The value of an integer expression of `f` over its unchanged
 /// parameters (and addresses of named objects), when it is affine.
 pub fn param_value(f: &Function, written: &[bool], e: ExprId) -> Option<Poly> {
-    fn go(f: &Function, written: &[bool], e: ExprId, depth: u32) -> Option<Poly> {
+    value_with(f, written, e, &|_, _| None)
+}
+
+/// [`param_value`], where `other(at, v)` gives the value of a read of
+/// scalar `v` at `at` that is not an unchanged parameter (a loop counter,
+/// for [`super::cover`]).
+pub fn value_with(
+    f: &Function,
+    written: &[bool],
+    e: ExprId,
+    other: &dyn Fn(InstRef, VarId) -> Option<Poly>,
+) -> Option<Poly> {
+    fn go(
+        f: &Function,
+        written: &[bool],
+        e: ExprId,
+        other: &dyn Fn(InstRef, VarId) -> Option<Poly>,
+        depth: u32,
+    ) -> Option<Poly> {
         if depth > 64 {
             return None;
         }
@@ -229,12 +247,18 @@ pub fn param_value(f: &Function, written: &[bool], e: ExprId) -> Option<Poly> {
                 let var = f.vars.get(v.index())?;
                 let is_param = f.params.contains(&Some(v));
                 let scalar = !var.ty.is_array && !var.ty.is_aggregate && a.path.is_empty();
-                (is_param && scalar && !written.get(v.index()).copied().unwrap_or(true))
-                    .then(|| Poly::atom(Atom::Sym(v)))
+                if !scalar {
+                    return None;
+                }
+                if is_param && !written.get(v.index()).copied().unwrap_or(true) {
+                    Some(Poly::atom(Atom::Sym(v)))
+                } else {
+                    other(*at, v)
+                }
             }
             Expr::Bin(op, x, y) => {
-                let a = go(f, written, *x, depth + 1)?;
-                let b = go(f, written, *y, depth + 1)?;
+                let a = go(f, written, *x, other, depth + 1)?;
+                let b = go(f, written, *y, other, depth + 1)?;
                 match op {
                     BinOp::Add => a.add(&b),
                     BinOp::Sub => a.sub(&b),
@@ -242,11 +266,11 @@ pub fn param_value(f: &Function, written: &[bool], e: ExprId) -> Option<Poly> {
                     _ => None,
                 }
             }
-            Expr::Neg(x) => go(f, written, *x, depth + 1)?.scale(-1),
+            Expr::Neg(x) => go(f, written, *x, other, depth + 1)?.scale(-1),
             Expr::Unknown => None,
         }
     }
-    go(f, written, e, 0)
+    go(f, written, e, other, 0)
 }
 
 /// The effects of `f`.
@@ -255,6 +279,7 @@ fn summarize(f: &Function, all: &Summaries) -> Summary {
     let mut s = Summary {
         effects: Vec::new(),
         unknown: None,
+        covers: super::cover::covers(f),
     };
     let sel_path = |path: &[Sel], index: IndexKind| -> Vec<ESel> {
         let mut out: Vec<ESel> = path
@@ -382,7 +407,7 @@ fn dummy_dims(f: &Function, a: &Access, deref: bool) -> Vec<Dim> {
 /// The position of the dummy an actual argument is associated with.
 pub fn arg_for<'c>(callee: &Function, call: &'c Call, index: usize) -> Option<&'c CallArg> {
     let keyword = |a: &CallArg| match a {
-        CallArg::Ref { keyword, .. } | CallArg::Other { keyword } => keyword.clone(),
+        CallArg::Ref { keyword, .. } | CallArg::Other { keyword, .. } => keyword.clone(),
         CallArg::Value(_) => None,
     };
     if call.args.iter().all(|a| keyword(a).is_none()) {
@@ -428,7 +453,9 @@ fn through_call(
     let actual = |v: VarId| -> Option<Poly> {
         let k = g.params.iter().position(|p| *p == Some(v))?;
         match arg_for(g, c, k)? {
-            CallArg::Value(x) => param_value(f, written, *x),
+            CallArg::Value(x) | CallArg::Other { value: Some(x), .. } => {
+                param_value(f, written, *x)
+            }
             CallArg::Ref { var, path, .. } if path.is_empty() => {
                 let is_param = f.params.contains(&Some(*var));
                 (is_param && !written[var.index()]).then(|| Poly::atom(Atom::Sym(*var)))

@@ -367,8 +367,12 @@ pub enum CallArg {
         keyword: Option<Box<str>>,
     },
     /// Anything else (Fortran: an expression, passed as a temporary the
-    /// callee cannot change for the caller).
-    Other { keyword: Option<Box<str>> },
+    /// callee cannot change for the caller); `value`: the expression, when
+    /// it is not a designator (`16`, `n - 1`).
+    Other {
+        keyword: Option<Box<str>>,
+        value: Option<ExprId>,
+    },
 }
 
 /// Scalar type classes for the type-based alias rule.
@@ -454,6 +458,26 @@ pub struct VarType {
     /// Array dimensions in declaration order (C: outermost first; Fortran:
     /// the first varies fastest), where the front end knows them.
     pub dims: Vec<Dim>,
+    /// Fortran: the INTENT of a dummy argument.
+    pub intent: Intent,
+    /// Fortran: an assumed-shape dummy (`a(:)`, `a(0:, :)`): it has the
+    /// shape of its actual argument.
+    pub assumed_shape: bool,
+}
+
+/// The INTENT attribute of a Fortran dummy argument (F2018 8.5.10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Intent {
+    /// No INTENT (or not a Fortran dummy).
+    #[default]
+    Unspecified,
+    /// `intent(in)`: the procedure does not redefine it.
+    In,
+    /// `intent(out)`: undefined on entry, so the procedure writes every
+    /// part of it that it reads before reading it.
+    Out,
+    /// `intent(inout)`.
+    InOut,
 }
 
 /// One array dimension's bounds, when they are compile-time constants.
@@ -478,6 +502,8 @@ impl Default for VarType {
             pointer_or_target: false,
             const_value: None,
             dims: Vec::new(),
+            intent: Intent::Unspecified,
+            assumed_shape: false,
         }
     }
 }

@@ -915,16 +915,24 @@ impl<'t> Lowerer<'_, 't> {
             let keyword = (a.node_kind() == "keyword_argument")
                 .then(|| a.field(F::Name).map(|k| self.cx.lname(k).into_boxed_str()))
                 .flatten();
-            let arg = match self.actual_arg(keyword_value(a), Some(escapes)) {
+            let e = keyword_value(a);
+            let arg = match self.actual_arg(e, Some(escapes)) {
                 Some(p) => match (p.target, p.base_var) {
                     (AccessTarget::Var(v), Some(b)) if v == b => CallArg::Ref {
                         var: v,
                         path: p.path.to_vec(),
                         keyword,
                     },
-                    _ => CallArg::Other { keyword },
+                    _ => CallArg::Other {
+                        keyword,
+                        value: None,
+                    },
                 },
-                None => CallArg::Other { keyword },
+                None => CallArg::Other {
+                    keyword,
+                    // (`actual_arg` evaluated it)
+                    value: (!is_designator(e.node_kind())).then_some(self.last_expr),
+                },
             };
             args.push(arg);
         }

@@ -329,6 +329,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         vt.is_vla = d.is_vla() && kind != VarKind::Constant;
         vt.is_aggregate = matches!(ty, TypeSpec::Derived(_)) && !d.is_array() && !d.pointer;
         vt.pointer_or_target = d.pointer || d.target;
+        vt.intent = d.intent;
+        vt.assumed_shape =
+            !d.allocatable && !d.pointer && d.dims.as_ref().is_some_and(|x| x.assumed_shape);
         if kind == VarKind::Constant {
             vt.const_value = d.const_value;
         }

@@ -73,6 +73,8 @@ pub struct Dims {
     pub constant: bool,
     /// Each dimension's lower bound and extent, where they are constants.
     pub bounds: Vec<crate::ir::Dim>,
+    /// Assumed shape (`:` or `lo:` in every dimension).
+    pub assumed_shape: bool,
 }
 
 /// The parts of a section triplet or a bounds specifier `lo:hi:step`, by
@@ -114,6 +116,8 @@ pub struct DeclEntry {
     pub external: bool,
     pub intrinsic: bool,
     pub equivalenced: bool,
+    /// The INTENT of a dummy argument.
+    pub intent: crate::ir::Intent,
     /// Cray pointee: the (lower-case) name of its pointer.
     pub cray_pointer: Option<String>,
     /// Not a variable: a procedure (decided after collection).
@@ -142,6 +146,7 @@ impl DeclEntry {
             external: false,
             intrinsic: false,
             equivalenced: false,
+            intent: crate::ir::Intent::Unspecified,
             cray_pointer: None,
             proc_kind: None,
         }
@@ -755,6 +760,7 @@ fn kind_value(cx: &Cx, k: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Option
 pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Dims {
     let mut constant = true;
     let mut bounds = Vec::new();
+    let mut assumed = 0usize;
     for d in super::named_kids(spec) {
         match d.node_kind() {
             "comment" => {}
@@ -765,6 +771,10 @@ pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Di
                     None => Some(1),
                 };
                 let upper = hi.and_then(|h| fold(cx, h, lookup));
+                if hi.is_none() {
+                    // `lo:`
+                    assumed += 1;
+                }
                 if lo.is_some_and(|l| fold(cx, l, lookup).is_none()) || upper.is_none() {
                     constant = false;
                 }
@@ -780,6 +790,9 @@ pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Di
             // allocation's: see `Lowerer::make_var`)
             "assumed_size" | "assumed_shape" => {
                 constant = false;
+                if d.node_kind() == "assumed_shape" {
+                    assumed += 1;
+                }
                 bounds.push(crate::ir::Dim {
                     lower: Some(1),
                     extent: None,
@@ -797,7 +810,12 @@ pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Di
             }
         }
     }
-    Dims { constant, bounds }
+    let assumed_shape = assumed > 0 && assumed == bounds.len();
+    Dims {
+        constant,
+        bounds,
+        assumed_shape,
+    }
 }
 
 /// Collects the declarations of a scoping unit (a program unit, a module or
@@ -1425,6 +1443,7 @@ struct AttrFlags {
     allocatable: bool,
     external: bool,
     intrinsic: bool,
+    intent: crate::ir::Intent,
 }
 
 impl AttrFlags {
@@ -1446,6 +1465,20 @@ impl AttrFlags {
             "allocatable" => self.allocatable = true,
             "external" => self.external = true,
             "intrinsic" => self.intrinsic = true,
+            "intent" => {
+                use crate::ir::Intent;
+                let kinds: Vec<String> = q
+                    .children()
+                    .map(|c| c.node_kind().to_ascii_lowercase())
+                    .collect();
+                let has = |k: &str| kinds.iter().any(|x| x == k);
+                self.intent = match (has("in"), has("out") || has("inout")) {
+                    (_, true) if has("inout") || has("in") => Intent::InOut,
+                    (false, true) => Intent::Out,
+                    (true, false) => Intent::In,
+                    _ => Intent::Unspecified,
+                };
+            }
             "dimension" => {
                 *dims = q
                     .named_children()
@@ -1463,6 +1496,9 @@ impl AttrFlags {
         e.allocatable |= self.allocatable;
         e.external |= self.external;
         e.intrinsic |= self.intrinsic;
+        if self.intent != crate::ir::Intent::Unspecified {
+            e.intent = self.intent;
+        }
     }
 }
 
