@@ -94,7 +94,7 @@ pub(super) struct CallCover {
     pub at: InstRef,
     pub var: VarId,
     /// Per subscript: `None` for the whole dimension, or `[lo, hi]`.
-    pub section: Vec<Option<(Poly, Poly)>>,
+    pub section: Vec<Extent>,
     /// The callee reads only elements it wrote first.
     pub reads_covered: bool,
     /// The callee's other effects are unknown: none of its accesses are
@@ -295,7 +295,23 @@ fn not_private(
                 )
             })
         };
-        if !by_access && !by_call() {
+        // several writes, each before the read, whose boxes together hold it
+        let by_union = || {
+            let writers: Vec<Writer> = mine
+                .iter()
+                .filter(|w| w.write && !w.from_call)
+                .map(|w| Writer::Access {
+                    at: w.at,
+                    path: &w.path,
+                })
+                .chain(calls.clone().map(|c| Writer::Call {
+                    at: c.at,
+                    section: &c.section,
+                }))
+                .collect();
+            unit.union_covers(&writers, r.at, &r.path)
+        };
+        if !by_access && !by_call() && !by_union() {
             return unproven(
                 format!("{shared_why}, and csa-lint cannot prove that each iteration writes the elements this read uses before reading them"),
                 r.span,
@@ -310,6 +326,10 @@ fn not_private(
     }
     None
 }
+
+/// What a write covers of one dimension: `None` for the whole dimension,
+/// or the elements `[lo, hi]`.
+pub type Extent = Option<(Poly, Poly)>;
 
 /// Where coverage is proven: a function, and the unit whose runs are
 /// compared, one iteration of loop `l` or (`l` is `None`) one call of the
@@ -329,10 +349,7 @@ pub(super) enum Writer<'a> {
     Access { at: InstRef, path: &'a [Sub] },
     /// A call that writes a section on every call (per subscript: `None`
     /// for the whole dimension, or `[lo, hi]`), `cover::Cover` at a call.
-    Call {
-        at: InstRef,
-        section: &'a [Option<(Poly, Poly)>],
-    },
+    Call { at: InstRef, section: &'a [Extent] },
 }
 
 impl Unit<'_> {
@@ -430,6 +447,106 @@ impl Unit<'_> {
         }
     }
 
+    /// Whether writes `ws` together write, earlier in every run of the
+    /// unit, every element the read at `r` may touch: the boxes of the
+    /// writes that run before the read, in one dimension, chain from the
+    /// read's lower bound to its upper one (each starting at or below the
+    /// first element not yet covered), while in every other dimension they
+    /// hold the read's range (`c(1) = ...; c(2) = ...; ... c(1:2)`).
+    pub(super) fn union_covers(&self, ws: &[Writer], r: InstRef, rpath: &[Sub]) -> bool {
+        let mut boxes: Vec<(Vec<Extent>, Vec<LoopId>)> =
+            ws.iter().filter_map(|w| self.written_box(w, r)).collect();
+        let Some(ronly) = boxes.first().map(|b| b.1.clone()) else {
+            return false;
+        };
+        // writes in the same loops relative to the read: one read box
+        boxes.retain(|b| b.1 == ronly);
+        let ronly = &ronly;
+        let trip = |m: LoopId| self.trip(m);
+        // the read's box (`ronly` is the same for every write)
+        let Some(read): Option<Vec<(Poly, Poly)>> = rpath
+            .iter()
+            .map(|s| match s {
+                Sub::Index(Ok(p)) => read_box(p, ronly, &trip),
+                Sub::Range(lo, hi) => {
+                    Some((read_box(lo, ronly, &trip)?.0, read_box(hi, ronly, &trip)?.1))
+                }
+                _ => None,
+            })
+            .collect()
+        else {
+            return false;
+        };
+        let holds = |b: &Extent, (rlo, rhi): &(Poly, Poly)| match b {
+            None => true,
+            Some((lo, hi)) => le(lo, rlo) && le(rhi, hi),
+        };
+        (0..read.len()).any(|d| {
+            let mut pieces: Vec<(Poly, Poly)> = boxes
+                .iter()
+                .filter(|(b, _)| b.len() == read.len())
+                .filter(|(b, _)| (0..read.len()).all(|e| e == d || holds(&b[e], &read[e])))
+                .map(|(b, _)| b[d].clone().unwrap_or_else(|| read[d].clone()))
+                .collect();
+            let (rlo, rhi) = &read[d];
+            let mut cur = rlo.clone();
+            loop {
+                // covered up to `rhi`
+                if cur.add(&Poly::constant(-1)).is_some_and(|c| le(rhi, &c)) {
+                    return true;
+                }
+                let Some(k) = pieces
+                    .iter()
+                    .position(|(lo, hi)| le(lo, &cur) && le(&cur, hi))
+                else {
+                    return false;
+                };
+                let (_, hi) = pieces.swap_remove(k);
+                match hi.add(&Poly::constant(1)) {
+                    Some(next) => cur = next,
+                    None => return false,
+                }
+            }
+        })
+    }
+
+    /// The box writer `w` writes on every run of the unit before the read
+    /// at `r` (per dimension `None` for the whole dimension, or `[lo,
+    /// hi]`), and the loops that hold the read only; `None` when it may
+    /// not run before the read or its box is not exact.
+    fn written_box(&self, w: &Writer, r: InstRef) -> Option<(Vec<Extent>, Vec<LoopId>)> {
+        match w {
+            Writer::Call { at, section } => {
+                let (wonly, ronly) = self.before(*at, r)?;
+                wonly.is_empty().then(|| (section.to_vec(), ronly))
+            }
+            Writer::Access { at, path } => {
+                let (wonly, ronly) = self.before(*at, r)?;
+                let whole = self.whole_dims(*at, path.len());
+                let trip = |m: LoopId| self.trip(m);
+                let mut stepped = Vec::new();
+                let mut out = Vec::new();
+                for (s, all) in path.iter().zip(&whole) {
+                    out.push(match s {
+                        _ if *all => None,
+                        Sub::Index(Ok(p)) => Some(write_box(p, &wonly, &mut stepped, &trip)?),
+                        Sub::Range(lo, hi) => {
+                            let fixed =
+                                |p: &Poly| split(p, &wonly).is_some_and(|(_, t)| t.is_empty());
+                            if !fixed(lo) || !fixed(hi) {
+                                return None;
+                            }
+                            Some((lo.clone(), hi.clone()))
+                        }
+                        _ => return None,
+                    });
+                }
+                (!out.is_empty() && wonly.iter().all(|m| stepped.contains(m)))
+                    .then_some((out, ronly))
+            }
+        }
+    }
+
     /// The dimensions the access at `at` selects whole (`w = 0`,
     /// `w(:, k) = ...`).
     fn whole_dims(&self, at: InstRef, n: usize) -> Vec<bool> {
@@ -513,31 +630,19 @@ pub(super) fn exit_section(
     at: InstRef,
     path: &[Sub],
     exit: BlockId,
-) -> Option<Vec<Option<(Poly, Poly)>>> {
-    let (wonly, _) = u.before(
-        at,
+) -> Option<Vec<Extent>> {
+    let (section, _) = u.written_box(
+        &Writer::Access { at, path },
         InstRef {
             block: exit,
             index: 0,
         },
     )?;
-    let whole = u.whole_dims(at, path.len());
-    let trip = |m: LoopId| u.trip(m);
-    let mut stepped: Vec<LoopId> = Vec::new();
-    let mut out = Vec::new();
-    for (s, all) in path.iter().zip(&whole) {
-        if *all {
-            out.push(None);
-            continue;
-        }
-        let Sub::Index(Ok(p)) = s else { return None };
-        let (lo, hi) = write_box(p, &wonly, &mut stepped, &trip)?;
-        if lo.has_iter() || hi.has_iter() {
-            return None;
-        }
-        out.push(Some((lo, hi)));
-    }
-    (!out.is_empty() && wonly.iter().all(|m| stepped.contains(m))).then_some(out)
+    let varies = |b: &Extent| {
+        b.as_ref()
+            .is_some_and(|(lo, hi)| lo.has_iter() || hi.has_iter())
+    };
+    (!section.iter().any(varies)).then_some(section)
 }
 
 /// `p` split into the part without `ranged` counters and the terms with

@@ -33,7 +33,7 @@
 //! call has its address taken, and nothing tells where the callee's copy
 //! of the pointer goes.
 
-use super::arrays::{exit_section, Unit};
+use super::arrays::{exit_section, Extent, Unit};
 use super::poly::{Atom, Poly};
 use super::summary::{value_with, written_vars};
 use super::Sub;
@@ -56,7 +56,7 @@ pub struct Cover {
     /// pointer's index, then the pointed-to array's): `None` for a whole
     /// dimension, or the range `[lo, hi]` over the callee's unchanged
     /// parameters (atoms `Atom::Sym` of its parameter variables).
-    pub section: Vec<Option<(Poly, Poly)>>,
+    pub section: Vec<Extent>,
     /// Every read the callee makes of the parameter's memory reads an
     /// element the same call wrote before: the call reads nothing of its
     /// caller's array.

@@ -251,6 +251,10 @@ enum Root {
 
 enum Sub {
     Index(Result<Poly, Why>),
+    /// A section `lo:hi` with unit step whose bounds are known: the
+    /// elements in between (any element for the pair tests; the range for
+    /// the array privatization of `arrays`).
+    Range(Poly, Poly),
     /// A section or an undescribed selector: any element.
     Any,
     Field(Box<str>),
@@ -519,13 +523,25 @@ fn analyze_loop_as(
             if ivs.contains(&root) {
                 continue;
             }
+            let dims: &[Dim] = match root {
+                Root::Var(v) => &func.var(v).ty.dims,
+                _ => &[],
+            };
             let mut path: Vec<Sub> = a
                 .path
                 .iter()
-                .map(|s| match s {
+                .enumerate()
+                .map(|(k, s)| match s {
                     Sel::Index(e) => Sub::Index(vals.eval(*e)),
                     Sel::Field(f) => Sub::Field(f.clone()),
-                    Sel::Range { .. } | Sel::Unknown => Sub::Any,
+                    Sel::Range { lo, hi, step } => section(
+                        &vals,
+                        *lo,
+                        *hi,
+                        *step,
+                        dims.get(k).filter(|_| a.path.len() == dims.len()),
+                    ),
+                    Sel::Unknown => Sub::Any,
                 })
                 .collect();
             if a.path.is_empty() && a.index != IndexKind::Whole {
@@ -821,6 +837,29 @@ fn effect_access(
         }
     };
     Some((root, path))
+}
+
+/// A section subscript `lo:hi:step` of a dimension declared `dim`: its
+/// range when the step is 1 and both bounds are known (a missing one is
+/// the declared bound).
+fn section(
+    vals: &Values,
+    lo: Option<ExprId>,
+    hi: Option<ExprId>,
+    step: Option<ExprId>,
+    dim: Option<&Dim>,
+) -> Sub {
+    let unit = step.is_none_or(|e| vals.eval(e).ok().and_then(|p| p.as_constant()) == Some(1));
+    let lower = dim.and_then(|d| d.lower);
+    let upper = dim.and_then(|d| Some(d.lower? + d.extent? - 1));
+    let bound = |e: Option<ExprId>, declared: Option<i64>| match e {
+        Some(e) => vals.eval(e).ok(),
+        None => declared.map(Poly::constant),
+    };
+    match (unit, bound(lo, lower), bound(hi, upper)) {
+        (true, Some(lo), Some(hi)) => Sub::Range(lo, hi),
+        _ => Sub::Any,
+    }
 }
 
 /// The value at the call `c` (at `at`) of the callee `g`'s parameter `v`.
