@@ -481,11 +481,15 @@ fn reduction_form(
             continue;
         }
         let update = a.rhs.and_then(|e| {
-            update_of(func, e, v).or_else(|| compare_and_assign(func, preds, at, e, v))
+            update_of(func, e, v)
+                .or_else(|| compare_and_assign(func, preds, at, e, v))
+                .map(|(op, r)| (op, r, None))
+                .or_else(|| select_min_max(func, e, v))
         });
-        let Some((this, operand)) = update else {
+        let Some((this, operand, also)) = update else {
             return Err(inst.span);
         };
+        operands.extend(also);
         match op {
             Some(o) if !o.fits(this) => return Err(inst.span),
             Some(RedOp::Add) if this == RedOp::Sub => {}
@@ -561,6 +565,52 @@ fn compare_and_assign(
     Some((if above { RedOp::Max } else { RedOp::Min }, read))
 }
 
+/// `v = o CMP v ? o : v` (either operand order, either arm): a `max`
+/// (`min`) update when the arm taken is `o` while `o` compares above
+/// (below) `v`; its operands are the condition's read of `v` and the other
+/// arm's. (`m = a[i] > m ? a[i] : m;`)
+fn select_min_max(
+    func: &Function,
+    e: ExprId,
+    v: VarId,
+) -> Option<(RedOp, InstRef, Option<InstRef>)> {
+    let Expr::Select { cond, then, else_ } = func.expr(e) else {
+        return None;
+    };
+    let Expr::Bin(BinOp::Cmp(cmp), x, y) = func.expr(*cond) else {
+        return None;
+    };
+    let reads_v = |z: ExprId| match func.expr(z) {
+        Expr::Read(r) if func.read_var(*r) == Some(v) => Some(*r),
+        _ => None,
+    };
+    // the condition as `other CMP v`
+    let (other, cmp, read) = match (reads_v(*x), reads_v(*y)) {
+        (None, Some(r)) => (*x, *cmp, r),
+        (Some(r), None) => (*y, cmp.swapped(), r),
+        _ => return None,
+    };
+    if mentions(func, other, v) {
+        return None;
+    }
+    // which arm is `other`, which keeps `v`
+    let (takes_other, kept) = match (reads_v(*then), reads_v(*else_)) {
+        (None, Some(r)) if func.same_expr(*then, other) => (true, r),
+        (Some(r), None) if func.same_expr(*else_, other) => (false, r),
+        _ => return None,
+    };
+    let above = match (cmp, takes_other) {
+        (Cmp::Gt | Cmp::Ge, true) | (Cmp::Lt | Cmp::Le, false) => true,
+        (Cmp::Lt | Cmp::Le, true) | (Cmp::Gt | Cmp::Ge, false) => false,
+        _ => return None,
+    };
+    Some((
+        if above { RedOp::Max } else { RedOp::Min },
+        read,
+        Some(kept),
+    ))
+}
+
 /// Whether the value read at `at` is used by exactly one expression: one
 /// `Read` node refers to it, and one place refers to that node (the
 /// update it is the operand of). C's `k++` inside a subscript or a
@@ -583,6 +633,9 @@ pub(super) fn used_once(func: &Function, at: InstRef) -> bool {
         match e {
             Expr::Bin(_, l, r) => refs += usize::from(*l == id) + usize::from(*r == id),
             Expr::Neg(x) => refs += usize::from(*x == id),
+            Expr::Select { cond, then, else_ } => {
+                refs += [cond, then, else_].iter().filter(|x| ***x == id).count()
+            }
             _ => {}
         }
     }
@@ -606,8 +659,12 @@ pub(super) fn used_once(func: &Function, at: InstRef) -> bool {
                     refs += in_path(&a.path) + usize::from(a.rhs == Some(id));
                 }
                 InstKind::Call(c) => {
+                    // `fmax(x, y)`'s value `Max(x, y)` counts its arguments
+                    let valued = func.lang == Lang::C
+                        && c.callee.as_deref().and_then(BinOp::of_c_function).is_some();
                     for arg in &c.args {
                         match arg {
+                            CallArg::Value(_) if valued => {}
                             CallArg::Value(e) => refs += usize::from(*e == id),
                             CallArg::Ref { path, .. } => refs += in_path(path),
                             CallArg::Other { .. } => {}
@@ -740,6 +797,7 @@ pub(super) fn mentions(func: &Function, e: ExprId, v: VarId) -> bool {
                 stack.push(*r);
             }
             Expr::Neg(x) => stack.push(*x),
+            Expr::Select { cond, then, else_ } => stack.extend([*cond, *then, *else_]),
             Expr::Int(_) | Expr::AddrOf(_) | Expr::Unknown => {}
         }
     }

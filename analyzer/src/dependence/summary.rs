@@ -267,7 +267,7 @@ pub fn value_with(
                 }
             }
             Expr::Neg(x) => go(f, written, *x, other, depth + 1)?.scale(-1),
-            Expr::Unknown => None,
+            Expr::Select { .. } | Expr::Unknown => None,
         }
     }
     go(f, written, e, other, 0)

@@ -61,6 +61,18 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The operator a C math function computes on its two arguments:
+    /// `fmax`/`fmin` and their `f`/`l` forms (names the C standard
+    /// reserves, 7.1.3). The front end gives such a call the value
+    /// `Bin(op, x, y)` over its arguments' values.
+    pub fn of_c_function(name: &str) -> Option<BinOp> {
+        match name {
+            "fmax" | "fmaxf" | "fmaxl" => Some(BinOp::Max),
+            "fmin" | "fminf" | "fminl" => Some(BinOp::Min),
+            _ => None,
+        }
+    }
+
     /// The operator of a C binary or compound-assignment operator
     /// (`+`, `+=`).
     pub fn from_c(op: &str) -> Option<BinOp> {
@@ -108,6 +120,14 @@ pub enum Expr {
     AddrOf(VarId),
     Bin(BinOp, ExprId, ExprId),
     Neg(ExprId),
+    /// C `c ? x : y`: the values of its arms, and the condition the
+    /// branch between them tests (`cond` is the branch's
+    /// `Terminator::cond`; the arms' reads are in their own blocks).
+    Select {
+        cond: ExprId,
+        then: ExprId,
+        else_: ExprId,
+    },
     /// Anything else: a call's result, a floating-point or logical value,
     /// a comparison, a value the front end did not follow.
     Unknown,
@@ -269,6 +289,22 @@ impl Function {
                     && self.same_expr_at(*r, *s, depth + 1)
             }
             (Expr::Neg(x), Expr::Neg(y)) => self.same_expr_at(*x, *y, depth + 1),
+            (
+                Expr::Select {
+                    cond: c1,
+                    then: t1,
+                    else_: e1,
+                },
+                Expr::Select {
+                    cond: c2,
+                    then: t2,
+                    else_: e2,
+                },
+            ) => {
+                self.same_expr_at(*c1, *c2, depth + 1)
+                    && self.same_expr_at(*t1, *t2, depth + 1)
+                    && self.same_expr_at(*e1, *e2, depth + 1)
+            }
             _ => false,
         }
     }

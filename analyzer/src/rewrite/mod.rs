@@ -20,7 +20,6 @@ pub mod regions;
 pub mod scalars;
 pub mod sharing;
 mod syntax;
-mod ternary;
 
 use crate::analysis::{FileAnalysis, FunctionAnalysis};
 use crate::clie::MarkerStatus;
@@ -271,17 +270,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
             }
             let ir_loop = f.forest.loop_with_header(sl.header.0);
             let scalars = match (target, ir_loop) {
-                (Target::OpenMp, Some(l)) => scalars::scalar_sharing(
-                    f,
-                    l,
-                    sl,
-                    &fa.source,
-                    &if fortran {
-                        Default::default()
-                    } else {
-                        ternary::ternary_min_max(node, &fa.preprocessed.text)
-                    },
-                ),
+                (Target::OpenMp, Some(l)) => scalars::scalar_sharing(f, l, sl, &fa.source),
                 (Target::OpenMp, None) => Err(sharing::Refusal {
                     reason: "the loop is not a natural loop in the control-flow graph".into(),
                 }),
@@ -326,13 +315,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
                         reason: "the loop is not a natural loop in the control-flow graph".into(),
                     });
                 };
-                let mut sh = scalars::scalar_sharing(
-                    f,
-                    l,
-                    sl,
-                    &fa.source,
-                    &ternary::ternary_min_max(for_node, &fa.preprocessed.text),
-                )?;
+                let mut sh = scalars::scalar_sharing(f, l, sl, &fa.source)?;
                 openmp::add_arrays(&mut sh, &loop_arrays(fa, f, l), false)?;
                 Ok(sh)
             };

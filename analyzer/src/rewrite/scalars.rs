@@ -18,7 +18,6 @@ pub(crate) fn scalar_sharing(
     l: LoopId,
     sl: &SourceLoop,
     source: &SourceText,
-    updates: &std::collections::BTreeMap<String, crate::dependence::scalars::RedOp>,
 ) -> Result<Sharing, Refusal> {
     let func = &f.func;
     let line = |s: Span| source.line_col(s.start as usize).line;
@@ -101,19 +100,7 @@ pub(crate) fn scalar_sharing(
             continue;
         }
         let name = &func.var(u.var).name;
-        let key = if fortran {
-            name.to_ascii_lowercase()
-        } else {
-            name.clone()
-        };
-        let clause = match classify::scalar_clause(func, u, true) {
-            // a `?:` minimum or maximum, which the IR gives no value (read
-            // from the tree)
-            Err(NoClause::Carried(_)) if updates.contains_key(&key) => {
-                Ok(Clause::Reduction(updates[&key]))
-            }
-            c => c,
-        };
+        let clause = classify::scalar_clause(func, u, true);
         match clause {
             Ok(Clause::Shared) => {}
             Ok(Clause::Private) => private.push(name.clone()),

@@ -3,8 +3,7 @@
 //! around. The data sharing itself is decided on the IR: scalars by
 //! `dependence::classify` (via `rewrite::scalars`), arrays by
 //! `dependence::arrays`; `openmp.rs` prints the clauses. The tree-sitter
-//! side: `canonical.rs` (OpenMP canonical loop forms, C scopes) and
-//! `ternary.rs` (a `?:` minimum or maximum, which the IR gives no value).
+//! side is `canonical.rs` (OpenMP canonical loop forms, C scopes).
 
 pub use crate::dependence::scalars::RedOp;
 

@@ -1,5 +1,5 @@
-//! Small helpers over tree-sitter nodes shared by the rewrite's syntactic
-//! parts (`canonical.rs`, `ternary.rs`).
+//! Small helpers over tree-sitter nodes for the rewrite's syntactic parts
+//! (`canonical.rs`).
 
 use tree_sitter::Node;
 
@@ -10,15 +10,6 @@ pub(super) fn text<'a>(n: Node, src: &'a str) -> &'a str {
 pub(super) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     let mut c = n.walk();
     n.named_children(&mut c).collect()
-}
-
-/// The text of an expression with blanks removed, for comparing the two
-/// `e` of a min/max pattern.
-pub(super) fn squash(n: Node, src: &str) -> String {
-    text(n, src)
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect()
 }
 
 pub(super) fn unparen(mut n: Node) -> Node {

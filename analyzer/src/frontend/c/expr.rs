@@ -1057,19 +1057,40 @@ impl<'t> FnLowerer<'_, 't> {
         let f = self.b.new_block("cond.false", Some(sp));
         let end = self.b.new_block("cond.end", Some(sp));
         let csp = c.map(span).unwrap_or(sp);
+        let entry = self.b.current();
         self.cond(c, t, f, csp, false);
         self.b.set_current(Some(t));
-        if let Some(x) = e.field(F::Consequence) {
-            let _ = self.value(x);
-        }
+        let x = e.field(F::Consequence).map(|x| {
+            let rv = self.rvalue(x);
+            let id = rv.expr;
+            let _ = self.consume(rv);
+            id
+        });
         self.b.goto_if_open(end);
         self.b.set_current(Some(f));
-        if let Some(y) = e.field(F::Alternative) {
-            let _ = self.value(y);
-        }
+        let y = e.field(F::Alternative).map(|y| {
+            let rv = self.rvalue(y);
+            let id = rv.expr;
+            let _ = self.consume(rv);
+            id
+        });
         self.b.goto_if_open(end);
         self.b.set_current(Some(end));
-        Rv::other()
+        // the value of a `?:` whose condition is one branch between its
+        // arms (not `&&`/`||`, which branch several times)
+        let test = entry
+            .and_then(|b| self.b.func().blocks.get(b.index()))
+            .and_then(|b| match b.term.kind {
+                TermKind::Branch { then, else_ } if then == t && else_ == f => Some(b.term.cond),
+                _ => None,
+            });
+        let mut rv = Rv::other();
+        if let (Some(Some(cond)), Some(then), Some(else_)) = (test, x, y) {
+            if then != FunctionBuilder::UNKNOWN && else_ != FunctionBuilder::UNKNOWN {
+                rv.expr = self.b.expr(Expr::Select { cond, then, else_ });
+            }
+        }
+        rv
     }
 
     /// Branches on a condition like clang's `EmitBranchOnBoolExpr`.
@@ -1438,6 +1459,16 @@ impl<'t> FnLowerer<'_, 't> {
             if !is_var {
                 let ret = self.file.functions.get(&name).cloned().map(|t| t.peel());
                 let (escapes, args) = self.call_args_with_values(args);
+                // `fmax(x, y)`: the value `Max(x, y)`
+                let extreme = BinOp::of_c_function(&name);
+                let value = match (extreme, args.as_slice()) {
+                    (Some(op), [CallArg::Value(x), CallArg::Value(y)])
+                        if *x != FunctionBuilder::UNKNOWN && *y != FunctionBuilder::UNKNOWN =>
+                    {
+                        Some(self.b.expr(Expr::Bin(op, *x, *y)))
+                    }
+                    _ => None,
+                };
                 self.b.push(
                     InstKind::Call(Call {
                         callee: Some(name.clone()),
@@ -1451,7 +1482,11 @@ impl<'t> FnLowerer<'_, 't> {
                     let sp = self.call_span(e);
                     self.b.terminate(TermKind::Unreachable, Some(sp));
                 }
-                return Rv::new(Val::Other, ret);
+                let mut rv = Rv::new(Val::Other, ret);
+                if let Some(v) = value {
+                    rv.expr = v;
+                }
+                return rv;
             }
         }
         // a call through a function pointer

@@ -2008,6 +2008,9 @@ fn check_exprs(f: &Function) {
         match e {
             Expr::Bin(_, a, b) => assert!(a.index() < i && b.index() < i),
             Expr::Neg(a) => assert!(a.index() < i),
+            Expr::Select { cond, then, else_ } => {
+                assert!([cond, then, else_].iter().all(|x| x.index() < i))
+            }
             Expr::Read(at) => assert!(
                 matches!(f.inst_at(*at).map(|x| &x.kind), Some(InstKind::Access(a)) if !a.write),
                 "{} reads {at:?}",
@@ -2324,6 +2327,12 @@ fn show(f: &Function, e: ExprId) -> String {
         },
         Expr::AddrOf(v) => format!("&{}", f.var(*v).name),
         Expr::Neg(a) => format!("-{}", show(f, *a)),
+        Expr::Select { cond, then, else_ } => format!(
+            "({} ? {} : {})",
+            show(f, *cond),
+            show(f, *then),
+            show(f, *else_)
+        ),
         Expr::Bin(op, a, b) => {
             let (a, b) = (show(f, *a), show(f, *b));
             let infix = match op {
