@@ -163,9 +163,11 @@ pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
                 // a callee that reads or writes a global array would see
                 // the shared copy, not the partial results
                 let by_callee = mine.iter().any(|a| a.from_call);
-                if let Some(op) = reduction(func, &blocks, v)
-                    .filter(|_| passed.is_none() && !opaque_write && !by_pointer && !by_callee)
-                {
+                // (OpenMP cannot make copies of an array of unknown size)
+                let sized = !var.ty.assumed_size;
+                if let Some(op) = reduction(func, &blocks, v).filter(|_| {
+                    sized && passed.is_none() && !opaque_write && !by_pointer && !by_callee
+                }) {
                     ArrayClass::Reduction(op)
                 } else if !local {
                     ArrayClass::Asserted

@@ -463,6 +463,9 @@ pub struct VarType {
     /// Fortran: an assumed-shape dummy (`a(:)`, `a(0:, :)`): it has the
     /// shape of its actual argument.
     pub assumed_shape: bool,
+    /// Fortran: an assumed-size dummy (`a(*)`, `a(n, *)`): its size is
+    /// unknown, also to OpenMP (no REDUCTION or PRIVATE clause may name it).
+    pub assumed_size: bool,
 }
 
 /// The INTENT attribute of a Fortran dummy argument (F2018 8.5.10).
@@ -504,6 +507,7 @@ impl Default for VarType {
             dims: Vec::new(),
             intent: Intent::Unspecified,
             assumed_shape: false,
+            assumed_size: false,
         }
     }
 }

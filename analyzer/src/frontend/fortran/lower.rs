@@ -332,6 +332,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         vt.intent = d.intent;
         vt.assumed_shape =
             !d.allocatable && !d.pointer && d.dims.as_ref().is_some_and(|x| x.assumed_shape);
+        vt.assumed_size = d.dims.as_ref().is_some_and(|x| x.assumed_size);
         if kind == VarKind::Constant {
             vt.const_value = d.const_value;
         }

@@ -75,6 +75,8 @@ pub struct Dims {
     pub bounds: Vec<crate::ir::Dim>,
     /// Assumed shape (`:` or `lo:` in every dimension).
     pub assumed_shape: bool,
+    /// Assumed size (`*` as the last upper bound).
+    pub assumed_size: bool,
 }
 
 /// The parts of a section triplet or a bounds specifier `lo:hi:step`, by
@@ -761,6 +763,7 @@ pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Di
     let mut constant = true;
     let mut bounds = Vec::new();
     let mut assumed = 0usize;
+    let mut assumed_size = false;
     for d in super::named_kids(spec) {
         match d.node_kind() {
             "comment" => {}
@@ -774,6 +777,10 @@ pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Di
                 if hi.is_none() {
                     // `lo:`
                     assumed += 1;
+                }
+                if hi.is_some_and(|h| h.node_kind() == "assumed_size" || cx.text(h).trim() == "*") {
+                    // `lo:*`
+                    assumed_size = true;
                 }
                 if lo.is_some_and(|l| fold(cx, l, lookup).is_none()) || upper.is_none() {
                     constant = false;
@@ -792,6 +799,8 @@ pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Di
                 constant = false;
                 if d.node_kind() == "assumed_shape" {
                     assumed += 1;
+                } else {
+                    assumed_size = true;
                 }
                 bounds.push(crate::ir::Dim {
                     lower: Some(1),
@@ -815,6 +824,7 @@ pub fn dims_of(cx: &Cx, spec: FNode, lookup: &dyn Fn(&str) -> Option<i64>) -> Di
         constant,
         bounds,
         assumed_shape,
+        assumed_size,
     }
 }
 
