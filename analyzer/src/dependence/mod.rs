@@ -265,38 +265,48 @@ enum Sub {
 pub fn array_sharing(inp: &DepInput, l: LoopId) -> Vec<arrays::ArrayUse> {
     let defs = values::Defs::new(inp.func);
     let mut out = Vec::new();
-    // the assertion is the rewrite's own: the loop is analysed as shared
-    analyze_loop_as(
-        inp,
-        &defs,
-        l,
-        Asserted::Marker(BuiltinId(0)),
-        Some(&mut out),
-    );
+    analyze_loop_as(inp, &defs, l, None, Some(&mut out));
     out
 }
 
 fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Asserted) -> LoopDeps {
-    analyze_loop_as(inp, defs, l, asserted, None)
+    let facts = analyze_loop_as(inp, defs, l, Some(&asserted), None);
+    LoopDeps {
+        loop_id: l,
+        asserted,
+        findings: facts.findings,
+        independent: facts.independent,
+        scalars: facts.scalars,
+        sharing: facts.sharing,
+    }
 }
 
-/// [`analyze_loop`]; with `arrays`, the loop is analysed as an OpenMP loop
-/// without clauses (every array counts) and the arrays' data sharing is
-/// added to it.
+/// What [`analyze_loop_as`] finds ([`LoopDeps`] without the assertion).
+struct LoopFacts {
+    findings: Vec<Finding>,
+    independent: Vec<String>,
+    scalars: Vec<scalars::ScalarUse>,
+    sharing: Vec<openmp::Sharing>,
+}
+
+/// Analyses loop `l` as `asserted` asserts it parallel; or, for the
+/// OpenMP rewrite's array data sharing (`asserted` is `None`, `arrays`
+/// receives it), as an OpenMP loop without clauses (every array counts,
+/// the iterations share what the loop does not declare).
 fn analyze_loop_as(
     inp: &DepInput,
     defs: &values::Defs,
     l: LoopId,
-    asserted: Asserted,
+    asserted: Option<&Asserted>,
     arrays: Option<&mut Vec<arrays::ArrayUse>>,
-) -> LoopDeps {
+) -> LoopFacts {
     let func = inp.func;
-    let omp = matches!(asserted, Asserted::Omp { .. }) || arrays.is_some();
-    let omp_loop = match &asserted {
-        Asserted::Omp { directive, .. } => {
+    let omp = matches!(asserted, Some(Asserted::Omp { .. })) || arrays.is_some();
+    let omp_loop = match asserted {
+        Some(Asserted::Omp { directive, .. }) => {
             openmp::OmpLoop::new(func, inp.forest, inp.src, l, *directive)
         }
-        Asserted::Marker(_) => None,
+        _ => None,
     };
     // what the directive makes of each variable, on first use
     let mut sharing_cache: rustc_hash::FxHashMap<VarId, bool> = Default::default();
@@ -696,7 +706,7 @@ fn analyze_loop_as(
     // reads them during linting, so they are not computed
     // (not for the rewrite's array classification either: the rewrite
     // computes the scalars' clauses itself)
-    let scalars = if matches!(asserted, Asserted::Omp { .. }) {
+    let scalars = if matches!(asserted, Some(Asserted::Omp { .. })) {
         scalars::scalar_uses(func, inp.preds, inp.forest, l, own_index, &|n: &str| {
             harmless_call(n, inp.pure_functions, func.lang)
         })
@@ -728,9 +738,7 @@ fn analyze_loop_as(
             call_covers: &call_covers,
         });
     }
-    LoopDeps {
-        loop_id: l,
-        asserted,
+    LoopFacts {
         findings,
         independent,
         scalars,
