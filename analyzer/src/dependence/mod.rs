@@ -477,7 +477,7 @@ fn analyze_loop_as(
                     continue;
                 };
                 if want_covers {
-                    call_covers.extend(s.covers.iter().filter_map(|cv| {
+                    call_covers.extend(sums.covers(name).iter().filter_map(|cv| {
                         call_cover(func, &vals, g, c, cv, at, s.unknown.is_some())
                     }));
                 }

@@ -43,8 +43,6 @@ pub struct Summary {
     pub effects: Vec<Effect>,
     /// Why the effects are not known, when they are not ("calls `f`").
     pub unknown: Option<String>,
-    /// What every call writes of its dummy arrays (known or not).
-    pub covers: Vec<super::cover::Cover>,
 }
 
 /// One read or write of a summary.
@@ -94,6 +92,7 @@ pub struct Summaries<'a> {
     callees: &'a [Arc<Function>],
     pure: &'a [String],
     memo: RefCell<FxHashMap<String, Rc<Summary>>>,
+    covers: RefCell<FxHashMap<String, Rc<Vec<super::cover::Cover>>>>,
     /// Names being summarised (recursion).
     active: RefCell<Vec<String>>,
 }
@@ -104,6 +103,7 @@ impl<'a> Summaries<'a> {
             callees,
             pure,
             memo: RefCell::default(),
+            covers: RefCell::default(),
             active: RefCell::default(),
         }
     }
@@ -114,6 +114,21 @@ impl<'a> Summaries<'a> {
             .iter()
             .find(|f| callee_name(f) == name)
             .map(|f| &**f)
+    }
+
+    /// What every call of the same-file function `name` writes of its
+    /// dummy arrays (`cover`), computed on first use.
+    pub fn covers(&self, name: &str) -> Rc<Vec<super::cover::Cover>> {
+        if let Some(c) = self.covers.borrow().get(name) {
+            return c.clone();
+        }
+        let c = Rc::new(
+            self.function(name)
+                .map(super::cover::covers)
+                .unwrap_or_default(),
+        );
+        self.covers.borrow_mut().insert(name.to_string(), c.clone());
+        c
     }
 
     /// The summary of the same-file function `name`; `None` when the file
@@ -127,7 +142,6 @@ impl<'a> Summaries<'a> {
             return Some(Rc::new(Summary {
                 effects: Vec::new(),
                 unknown: Some(format!("`{name}` is recursive")),
-                covers: Vec::new(),
             }));
         }
         self.active.borrow_mut().push(name.to_string());
@@ -279,7 +293,6 @@ fn summarize(f: &Function, all: &Summaries) -> Summary {
     let mut s = Summary {
         effects: Vec::new(),
         unknown: None,
-        covers: super::cover::covers(f),
     };
     let sel_path = |path: &[Sel], index: IndexKind| -> Vec<ESel> {
         let mut out: Vec<ESel> = path
