@@ -1413,6 +1413,28 @@ impl<'t> FnLowerer<'_, 't> {
                 if let Some(rv) = self.macro_builtin(e, &name, Some((callee, args))) {
                     return rv;
                 }
+                // a maximum or minimum macro: the value `Max(x, y)`
+                if let Some(op) = self.file.extreme_macro(&name, offset) {
+                    let vals: Vec<ExprId> = args
+                        .map(named_children)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|a| a.node_kind() != "comment")
+                        .map(|a| {
+                            let rv = self.rvalue(a);
+                            let id = rv.expr;
+                            let _ = self.consume(rv);
+                            id
+                        })
+                        .collect();
+                    let mut rv = Rv::other();
+                    if let [x, y] = vals.as_slice() {
+                        if *x != FunctionBuilder::UNKNOWN && *y != FunctionBuilder::UNKNOWN {
+                            rv.expr = self.b.expr(Expr::Bin(op, *x, *y));
+                        }
+                    }
+                    return rv;
+                }
                 // a function-like macro: its arguments are evaluated where
                 // the expansion puts them; nothing is called
                 let _ = self.call_args(args);

@@ -40,6 +40,7 @@ mod tests;
 
 use super::{relevance, FrontendOptions, LoweredFile};
 use crate::frontend::fields::{CFields, F};
+use crate::ir::BinOp;
 use crate::source::Span;
 use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
 use rustc_hash::FxHashMap as HashMap;
@@ -1023,6 +1024,49 @@ impl<'t> FileCtx<'t> {
                 ..
             })
         )
+    }
+
+    /// A function-like macro of two parameters whose body is a maximum or
+    /// minimum of them written with `?:` (`#define MAX(a, b) ((a) > (b) ?
+    /// (a) : (b))`, any of `<`, `<=`, `>`, `>=`, either arm order): that
+    /// operator.
+    pub fn extreme_macro(&self, name: &str, offset: usize) -> Option<BinOp> {
+        let Some(MacroDef {
+            kind: MacroKind::Function { params, body },
+            ..
+        }) = self.macro_at(name, offset)
+        else {
+            return None;
+        };
+        let [p, q] = params.as_slice() else {
+            return None;
+        };
+        // the body without blanks and parentheses: `a>b?a:b`
+        let flat: String = body
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '(' && *c != ')')
+            .collect();
+        let (cond, arms) = flat.split_once('?')?;
+        let (then, else_) = arms.split_once(':')?;
+        let (x, cmp, y) = ["<=", ">=", "<", ">"]
+            .iter()
+            .find_map(|op| cond.split_once(op).map(|(x, y)| (x, *op, y)))?;
+        let param = |t: &str| {
+            if t == p {
+                Some(0)
+            } else if t == q {
+                Some(1)
+            } else {
+                None
+            }
+        };
+        let (x, y, then, else_) = (param(x)?, param(y)?, param(then)?, param(else_)?);
+        if x == y || then == else_ || !((then == x && else_ == y) || (then == y && else_ == x)) {
+            return None;
+        }
+        // `x CMP y ? x : y`: `>` picks the larger
+        let larger = matches!(cmp, ">" | ">=") == (then == x);
+        Some(if larger { BinOp::Max } else { BinOp::Min })
     }
 
     pub fn is_object_macro(&self, name: &str, offset: usize) -> bool {
