@@ -707,9 +707,15 @@ fn analyze_loop_as(
     // (not for the rewrite's array classification either: the rewrite
     // computes the scalars' clauses itself)
     let scalars = if matches!(asserted, Some(Asserted::Omp { .. })) {
-        scalars::scalar_uses(func, inp.preds, inp.forest, l, own_index, &|n: &str| {
-            harmless_call(n, inp.pure_functions, func.lang)
-        })
+        scalars::scalar_uses(
+            func,
+            inp.preds,
+            inp.forest,
+            l,
+            own_index,
+            &|n: &str| harmless_call(n, inp.pure_functions, func.lang),
+            &|c, v| call_reads_only(&sums, func, c, v),
+        )
     } else {
         Vec::new()
     };
@@ -1272,6 +1278,42 @@ fn base_of_value(func: &Function, vals: &Values, mut val: Poly) -> Result<(Root,
 /// pure function (built in or configured) or an output statement.
 pub fn harmless_call(name: &str, pure_functions: &[String], lang: Lang) -> bool {
     memory::is_pure_function(name, pure_functions) || output_only(name, lang)
+}
+
+/// Whether the Fortran call `c` leaves the scalar `v` it is passed
+/// unchanged: its callee, defined in the file, has known effects
+/// (`summary`), every actual argument naming `v` is matched to a dummy, and
+/// no effect writes one of those dummies (or `v` itself, by its global
+/// name).
+pub fn call_reads_only(sums: &summary::Summaries, func: &Function, c: &Call, v: VarId) -> bool {
+    if func.lang != Lang::Fortran {
+        return false;
+    }
+    let Some(name) = c.callee.as_deref() else {
+        return false;
+    };
+    let (Some(s), Some(g)) = (sums.get(name), sums.function(name)) else {
+        return false;
+    };
+    if s.unknown.is_some() {
+        return false;
+    }
+    let is_v = |a: &CallArg| matches!(a, CallArg::Ref { var, .. } if *var == v);
+    let dummies: Vec<usize> = (0..g.params.len())
+        .filter(|&k| summary::arg_for(g, c, k).is_some_and(is_v))
+        .collect();
+    if dummies.len() != c.args.iter().filter(|a| is_v(a)).count() {
+        return false;
+    }
+    let global = func.var(v).name.to_ascii_lowercase();
+    !s.effects.iter().any(|e| {
+        e.write
+            && match &e.target {
+                summary::Target::Param { index, .. } => dummies.contains(index),
+                summary::Target::Global(n) => *n == global,
+                summary::Target::Own { .. } => false,
+            }
+    })
 }
 
 /// Output statements and functions: they read their items (accesses of

@@ -138,7 +138,11 @@ const LIVE_BUDGET: usize = 64;
 /// The scalar facts of loop `l`, in order of first access. `own_index` is
 /// the loop's own index (left out).
 /// `known` tells which callees have no effects on the scalars passed to
-/// them besides reading them (pure functions, output statements).
+/// them besides reading them (pure functions, output statements);
+/// `reads_only(c, v)` whether call `c` (to a callee with known effects,
+/// `summary`) does not change scalar `v` it is passed: such a call does
+/// not count as passing `v` when the loop never writes `v` (then the loop
+/// only reads it).
 pub fn scalar_uses(
     func: &Function,
     preds: &Csr,
@@ -146,6 +150,7 @@ pub fn scalar_uses(
     l: LoopId,
     own_index: Option<VarId>,
     known: &dyn Fn(&str) -> bool,
+    reads_only: &dyn Fn(&Call, VarId) -> bool,
 ) -> Vec<ScalarUse> {
     let lp = &forest.loops[l.index()];
     let mut blocks: Vec<u32> = lp.blocks.clone();
@@ -284,13 +289,21 @@ pub fn scalar_uses(
             *cur = Some(s);
         }
     };
+    // calls that only read what they are passed, kept aside until the
+    // loop's writes are known
+    let mut read_passes = uses.clone();
     for &b in &blocks {
         let mut cur = block_in(&out, b);
         for inst in &func.block(BlockId(b)).insts {
             if let InstKind::Call(c) = &inst.kind {
                 for v in passed_at(b, inst) {
                     let i = slot(v);
-                    if let Some(u) = uses.get_mut(i).filter(|u| u.passed.is_none()) {
+                    let readers = if reads_only(c, v) {
+                        &mut read_passes
+                    } else {
+                        &mut uses
+                    };
+                    if let Some(u) = readers.get_mut(i).filter(|u| u.passed.is_none()) {
                         u.passed = Some(Passed {
                             callee: c
                                 .callee
@@ -320,6 +333,13 @@ pub fn scalar_uses(
                     first(&mut u.exposed_read, inst.span);
                 }
             }
+        }
+    }
+    for (u, r) in uses.iter_mut().zip(read_passes) {
+        // a variable the loop writes is read by those calls at points the
+        // analysis does not follow: passed, as to any call
+        if u.passed.is_none() && u.first_write.is_some() {
+            u.passed = r.passed;
         }
     }
     for u in uses.iter_mut() {

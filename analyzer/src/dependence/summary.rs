@@ -43,6 +43,10 @@ pub struct Summary {
     pub effects: Vec<Effect>,
     /// Why the effects are not known, when they are not ("calls `f`").
     pub unknown: Option<String>,
+    /// A call may end the program (Fortran STOP, C `exit`/`abort`, a
+    /// no-return call, here or in a callee): nothing the caller does after
+    /// it runs then, which no effect describes.
+    pub may_stop: bool,
 }
 
 /// One read or write of a summary.
@@ -142,6 +146,7 @@ impl<'a> Summaries<'a> {
             return Some(Rc::new(Summary {
                 effects: Vec::new(),
                 unknown: Some(format!("`{name}` is recursive")),
+                may_stop: false,
             }));
         }
         self.active.borrow_mut().push(name.to_string());
@@ -293,6 +298,7 @@ fn summarize(f: &Function, all: &Summaries) -> Summary {
     let mut s = Summary {
         effects: Vec::new(),
         unknown: None,
+        may_stop: false,
     };
     let sel_path = |path: &[Sel], index: IndexKind| -> Vec<ESel> {
         let mut out: Vec<ESel> = path
@@ -310,9 +316,16 @@ fn summarize(f: &Function, all: &Summaries) -> Summary {
         out
     };
     'insts: for b in &f.blocks {
-        for inst in &b.insts {
+        // a call the block ends the program with (no-return)
+        let stops = b.term.kind == TermKind::Unreachable;
+        let last = b.insts.len().wrapping_sub(1);
+        for (k, inst) in b.insts.iter().enumerate() {
             if s.unknown.is_some() {
                 break 'insts;
+            }
+            if stops && k == last && matches!(inst.kind, InstKind::Call(_)) {
+                s.may_stop = true;
+                continue;
             }
             match &inst.kind {
                 InstKind::Access(a) => {
@@ -380,6 +393,7 @@ fn summarize(f: &Function, all: &Summaries) -> Summary {
                         s.unknown = Some(why.clone());
                         continue;
                     }
+                    s.may_stop |= sub.may_stop;
                     let Some(g) = all.function(name) else {
                         continue;
                     };

@@ -26,6 +26,7 @@ pub(crate) fn scalar_sharing(
     let inside = crate::dependence::declared_inside(func, &f.forest, l);
     let declared_in = |v: VarId| inside.binary_search(&v).is_ok();
     let fortran = func.lang == Lang::Fortran;
+    let sums = crate::dependence::summary::Summaries::new(&func.callees, &f.pure_functions);
     // shapes an OpenMP loop may not have
     for &b in &lp.blocks {
         let block = func.block(BlockId(b));
@@ -69,6 +70,18 @@ pub(crate) fn scalar_sharing(
                         line(inst.span)
                     ))
                 }
+                InstKind::Call(c)
+                    if c.callee
+                        .as_deref()
+                        .and_then(|n| sums.get(n))
+                        .is_some_and(|s| s.may_stop) =>
+                {
+                    return refuse(format!(
+                        "`{}` (line {}) may stop the program, and a parallel loop would stop it after other iterations than the sequential loop ran",
+                        c.callee.as_deref().unwrap_or_default(),
+                        line(inst.span)
+                    ))
+                }
                 InstKind::Access(a) if a.write => {
                     if let AccessTarget::Var(v) = a.target {
                         let var = func.var(v);
@@ -91,7 +104,9 @@ pub(crate) fn scalar_sharing(
     }
     let own = sl.control.as_ref().map(|c| c.var);
     let known = |n: &str| crate::dependence::harmless_call(n, &f.pure_functions, func.lang);
-    let uses = scalars::scalar_uses(func, &f.preds, &f.forest, l, own, &known);
+    let uses = scalars::scalar_uses(func, &f.preds, &f.forest, l, own, &known, &|c, v| {
+        crate::dependence::call_reads_only(&sums, func, c, v)
+    });
     let mut out = Sharing::default();
     let mut private: Vec<String> = Vec::new();
     let mut lastprivate: Vec<String> = Vec::new();
