@@ -3,11 +3,17 @@
 //! ## What it does
 //! Reports a Fortran call to `builtin_csa_parallel_loop`, `builtin_csa_spmd`,
 //! `builtin_csa_pipeline_loop` or `builtin_csa_spmd_worker_num` whose
-//! arguments are not all integer constants (literals or PARAMETERs) or whose
-//! argument count is wrong (0, 2, 1 and 0). The compiler's Fortran
-//! intrinsic converter prints `!! WARNING: BAD CSA FORTRAN INTRINSIC !!`
-//! and leaves the call alone: it stays a call to an external procedure,
-//! marks no loop, and fails to link unless such a procedure exists.
+//! arguments are not all integer constants or whose argument count is
+//! wrong (0, 2, 1 and 0). The compiler's Fortran intrinsic converter
+//! (`CSAFortranIntrinsics::runOnFunction`, CSAFortranIntrinsics.cpp) runs
+//! before any constant propagation and accepts a literal, a PARAMETER, or
+//! a local variable stored exactly once in the whole function, with a
+//! constant (`nw = 4`; the store may be anywhere, in any order). Anything
+//! else, a variable assigned twice or from an expression, an initialized
+//! or SAVE variable (a global that is not constant), a dummy argument,
+//! makes it print `!! WARNING: BAD CSA FORTRAN INTRINSIC !!` and leave the
+//! call alone: it stays a call to an external procedure, marks no loop,
+//! and fails to link unless such a procedure exists.
 //!
 //! ## Why it matters
 //! The loop is not parallelized, and the leftover call is itself a memory
@@ -17,15 +23,17 @@
 //! ```fortran
 //! integer :: nw
 //! nw = 4
-//! call builtin_csa_spmd(nw, 0)     ! nw is a variable, not a constant
+//! if (n > 1000) nw = 8              ! two stores: not a constant to it
+//! call builtin_csa_spmd(nw, 0)
 //! do i = 1, n
 //!   a(i) = b(i)
 //! end do
 //! ```
 //!
 //! ## How to fix
-//! Pass integer literals or PARAMETER constants, and the right number of
-//! them: `integer, parameter :: nw = 4`.
+//! Pass integer literals, PARAMETER constants or a local variable assigned
+//! once from a constant, and the right number of them: `integer,
+//! parameter :: nw = 4`.
 //!
 //! ## Fix safety
 //! No fix changes the code. As for every diagnostic, a safe fix appends
@@ -55,7 +63,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                     "BAD CSA FORTRAN INTRINSIC: a call to builtin_csa_{name} was found with non-constant arguments; this call will be ignored and stays an external call"
                 ),
             )
-            .with_related(a.span, "not an integer constant (use a literal or a PARAMETER)")
+            .with_related(a.span, "not an integer constant (use a literal, a PARAMETER or a local variable assigned once from a constant)")
         } else if b.args.len() != expected {
             Diagnostic::new(
                 Code(107),
