@@ -184,10 +184,43 @@ const PURE_MATH: &[&str] = &[
     "signbit",
 ];
 
+/// Clang builtins (spelled with `__builtin_`) that clang emits as LLVM
+/// intrinsics touching no memory (`llvm.ctlz`, `llvm.cttz`, `llvm.ctpop`,
+/// `llvm.bswap`, `llvm.bitreverse`, `llvm.fshl`/`fshr`, `llvm.assume`):
+/// CLIE's `mayNeedOrdering` (mayReadOrWriteMemory) and the memop ordering
+/// pass (intrinsics other than prefetch and trap) count none of them, in
+/// any width.
+const CLANG_BIT_BUILTINS: &[&str] = &[
+    "clz",
+    "ctz",
+    "popcount",
+    "parity",
+    "ffs",
+    "clrsb",
+    "bswap",
+    "bitreverse",
+    "rotateleft",
+    "rotateright",
+    "assume",
+];
+
 /// Whether `name` is pure under the default list plus `extra`.
 pub fn is_pure_function(name: &str, extra: &[String]) -> bool {
     if extra.iter().any(|e| e == name) {
         return true;
+    }
+    if let Some(b) = name.strip_prefix("__builtin_") {
+        // `__builtin_popcountll`, `__builtin_bswap32`, `__builtin_clzs`
+        let stem = b.trim_end_matches(|c: char| c.is_ascii_digit());
+        let stem = stem
+            .strip_suffix("ll")
+            .or_else(|| stem.strip_suffix('l'))
+            .or_else(|| stem.strip_suffix('s'))
+            .filter(|s| CLANG_BIT_BUILTINS.contains(s))
+            .unwrap_or(stem);
+        if CLANG_BIT_BUILTINS.contains(&stem) {
+            return true;
+        }
     }
     let base = name.strip_prefix("__builtin_").unwrap_or(name);
     static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
