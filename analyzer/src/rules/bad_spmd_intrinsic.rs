@@ -1,15 +1,22 @@
 //! # CSA103 bad-spmd-intrinsic
 //!
 //! ## What it does
-//! Reports `__builtin_csa_spmd(W, C)` with a worker count `W` below 1 or a
-//! chunk size `C` below 0 (or either not an integer constant), and
-//! `__builtin_csa_spmdization(W, kind)` whose kind is not a string literal
-//! naming `cyclic`, `block`, `blocked`, `blocking` or `hybrid` (any case),
-//! on a marker that a loop takes (a marker no loop takes is deleted first:
-//! CSA105, CSA106).
-//! The compiler prints `!! WARNING: BAD CSA SPMD INTRINSIC !!`; for a bad
-//! spmdization kind it then gives up on the loop
-//! (`COULD NOT PARALLELIZE LOOP`, CSA101).
+//! Reports, on a marker that a loop takes (a marker no loop takes is
+//! deleted first: CSA105, CSA106):
+//! * `__builtin_csa_spmdization(W, kind)` whose kind is not a string
+//!   literal naming `cyclic`, `block`, `blocked`, `blocking` or `hybrid`
+//!   (any case). CLIE (`CSALoopIntrinsicExpander.cpp`,
+//!   `expandParLoopIntrinsic`) checks the kind after it has placed the
+//!   loop's section: it prints `!! WARNING: BAD CSA SPMD INTRINSIC !!` and
+//!   then gives up on the loop (`COULD NOT PARALLELIZE LOOP`, CSA101). When
+//!   the section cannot be placed, only CSA101 is printed, so CSA103 is not
+//!   reported then.
+//! * `__builtin_csa_spmd(W, C)` / `spmdization(W, kind)` with an integer
+//!   constant worker count `W` below 1, or an spmd chunk size `C` below 0,
+//!   on a loop CLIE parallelized: `LoopSPMDization::runOnLoop` prints the
+//!   banner and leaves the loop unsplit. CLIE never checks `W` or `C`, and
+//!   a `W` or `C` that is not a constant by then is skipped without a
+//!   banner (no SPMDization: CSA112), so neither is reported here.
 //!
 //! ## Why it matters
 //! The loop is not split into workers the way the marker says, and the
@@ -31,7 +38,7 @@
 //! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
-use crate::clie::{spmdization_chunk, MarkerStatus};
+use crate::clie::{spmdization_chunk, MarkerStatus, Outcome};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 use crate::source::Span;
@@ -40,7 +47,16 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
         // Only markers a loop takes are ever examined by the compiler; a
         // deleted one is CSA105/CSA106's business.
-        if !matches!(m.status, MarkerStatus::Attached(_)) {
+        let MarkerStatus::Attached(loops) = &m.status else {
+            continue;
+        };
+        // CLIE places the section before it looks at any argument: a loop
+        // it cannot parallelize gets CSA101 alone
+        let examined = loops.iter().any(|l| {
+            let outcome = cx.clie.verdict_for(*l).map(|v| &v.outcome);
+            !matches!(outcome, None | Some(Outcome::CouldNotParallelize(_)))
+        });
+        if !examined {
             continue;
         }
         let b = cx.func.builtin(m.builtin);
@@ -61,14 +77,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                     }) if *w < 1 => {
                         bad(*span, format!("{name} needs at least one worker, got {w}"))
                     }
-                    Some(BuiltinArg {
-                        value: ArgValue::Int(_),
-                        ..
-                    }) => {}
-                    Some(a) => bad(
-                        a.span,
-                        format!("the worker count of {name} must be an integer constant"),
-                    ),
+                    // (not a constant: no banner, CSA112)
+                    Some(_) => {}
                     None => bad(whole, format!("{name} needs a worker count")),
                 }
                 if b.kind == BuiltinKind::Spmd {
@@ -77,8 +87,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                             *span,
                             format!("the chunk size of spmd must be 0 (blocked), 1 (cyclic) or more (block-cyclic), got {c}"),
                         ),
-                        Some(BuiltinArg { value: ArgValue::Int(_), .. }) => {}
-                        Some(a) => bad(a.span, "the chunk size of spmd must be an integer constant".to_string()),
+                        Some(_) => {}
                         None => bad(whole, "spmd needs a chunk size".to_string()),
                     }
                 } else {
