@@ -15,6 +15,8 @@
 //! inside; fail when either bound leaves the loop. Post-dominators are
 //! recomputed per marked loop (O(blocks) each).
 
+pub mod spmdization;
+
 use crate::graph::dom::DomTree;
 use crate::graph::loops::{LoopForest, LoopId};
 use crate::ir::*;

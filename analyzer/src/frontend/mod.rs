@@ -188,3 +188,78 @@ pub fn fortran_unit_end(line: &str) -> bool {
         None => false,
     }
 }
+
+/// How a builtin argument that is a local variable becomes the constant
+/// the compiler sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StoredConstant {
+    /// Fortran: `CSAFortranIntrinsics::runOnFunction` (CSAFortranIntrinsics.cpp)
+    /// runs before SROA and mem2reg and, for an argument that is a stack
+    /// slot, counts the stores to the slot in the whole function, in any
+    /// order: exactly one store of a constant gives that constant (a READ
+    /// into the variable is not a store it counts), so `w = 4; call
+    /// builtin_csa_spmd(w, 0)` is accepted as 4. Variables with an
+    /// initializer or SAVE are globals there, and a global that is not
+    /// constant is rejected (CSA107).
+    OneStore,
+    /// C: SROA and mem2reg run before CLIE, and SCCP/InstCombine before
+    /// LoopSPMDization, so a local whose address is never taken and whose
+    /// every store is the same constant (`int w = 4;`) is that constant at
+    /// the builtin.
+    SameConstant,
+}
+
+/// Replaces builtin arguments that are local variables by the constant the
+/// compiler sees there ([`StoredConstant`]).
+pub(crate) fn fold_builtin_constants(f: &mut crate::ir::Function, rule: StoredConstant) {
+    use crate::ir::*;
+    let wanted: Vec<VarId> = f
+        .builtins
+        .iter()
+        .flat_map(|b| b.args.iter())
+        .filter_map(|a| match a.value {
+            ArgValue::Var(v) => Some(v),
+            _ => None,
+        })
+        .filter(|&v| {
+            let var = f.var(v);
+            var.kind == VarKind::Local
+                && !var.ty.is_array
+                && (rule == StoredConstant::OneStore || !var.address_taken)
+        })
+        .collect();
+    for v in wanted {
+        let stores: Vec<Option<i64>> = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter_map(|i| match &i.kind {
+                InstKind::Access(a) if a.write && a.target == AccessTarget::Var(v) => {
+                    Some(match (a.index, &a.value) {
+                        (IndexKind::Whole, Some(ValueSrc::Const(c))) => Some(*c),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        let value = match (rule, stores.as_slice()) {
+            (StoredConstant::OneStore, [Some(c)]) => Some(*c),
+            (StoredConstant::SameConstant, [Some(c), rest @ ..])
+                if rest.iter().all(|x| *x == Some(*c)) =>
+            {
+                Some(*c)
+            }
+            _ => None,
+        };
+        if let Some(c) = value {
+            for b in f.builtins.iter_mut() {
+                for a in b.args.iter_mut() {
+                    if a.value == ArgValue::Var(v) {
+                        a.value = ArgValue::Int(c);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -24,6 +24,7 @@ mod reused_region_id;
 mod shadowed_loop_marker;
 mod shared_scalar_in_openmp_loop;
 mod single_worker_spmd;
+mod spmdization_not_performed;
 mod syntax_error;
 mod token_not_connected;
 mod unattached_loop_marker;
@@ -99,6 +100,7 @@ pub static RULES: &[Rule] = &[
     rule!(109, "pipeline-has-no-effect", Info, false, "pipeline_has_no_effect.rs", "pipeline_loop on a loop that is not nested in a loop, or with depth 1, does nothing"),
     rule!(110, "worker-num-outside-spmd", Warning, false, "worker_num_outside_spmd.rs", "spmd_worker_num() outside an SPMDized loop is deleted with everything computed from it"),
     rule!(111, "single-worker-spmd", Info, false, "single_worker_spmd.rs", "spmd with one worker is just parallel_loop"),
+    rule!(112, "spmdization-not-performed", Warning, false, "spmdization_not_performed.rs", "The compiler does not split an spmd loop into workers; it runs as one, and worker_num code is deleted"),
     rule!(201, "bad-parallel-section-intrinsics", Warning, false, "bad_parallel_section_intrinsics.rs", "Region/section intrinsics whose meaning depends on the path: the compiler ignores every region of the function"),
     rule!(202, "token-not-connected", Error, false, "token_not_connected.rs", "A region/section intrinsic's token does not come from an entry of the right kind on every path"),
     rule!(203, "ambiguous-region-id", Warning, false, "ambiguous_region_id.rs", "A token comes from region entries with different ids; the compiler silently takes the first"),
@@ -282,6 +284,7 @@ pub fn check_function(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     pipeline_has_no_effect::check(cx, out);
     worker_num_outside_spmd::check(cx, out);
     single_worker_spmd::check(cx, out);
+    spmdization_not_performed::check(cx, out);
     token_not_connected::check(cx, out);
     ambiguous_region_id::check(cx, out);
     non_constant_region_id::check(cx, out);

@@ -2,9 +2,12 @@
 //!
 //! ## What it does
 //! Reports `__builtin_csa_spmd_worker_num()` (Fortran
-//! `builtin_csa_spmd_worker_num()`) outside a loop that is SPMDized by an
-//! `spmd` or `spmdization` marker. The compiler deletes the call there, and
-//! everything computed from it, without a message.
+//! `builtin_csa_spmd_worker_num()`) outside a loop that LoopSPMDization
+//! splits into workers under an `spmd` or `spmdization` marker: outside
+//! such loops, in a loop CLIE does not expand, with one worker, or where
+//! the split is not performed (CSA103, CSA111, CSA112).
+//! `CSAIntrinsicCleaner` deletes the call there, and everything computed
+//! from it, without a message (it is never replaced by 0).
 //!
 //! ## Why it matters
 //! Code you wrote silently disappears from the program.
@@ -26,7 +29,7 @@
 //! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
-use crate::clie::Outcome;
+use crate::clie::spmdization::{spmdization, SpmdInput, Spmdization};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 
@@ -38,14 +41,15 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         if cx.func.lang == Lang::Fortran && !crate::clie::fortran_builtin_accepted(b) {
             continue; // CSA107: it is not the intrinsic at all
         }
+        let inp = SpmdInput {
+            func: cx.func,
+            succs: cx.succs,
+            forest: cx.forest,
+            memory: cx.memory,
+        };
         let in_spmd = cx.clie.verdicts.iter().any(|v| {
-            let m = cx.func.builtin(v.marker);
-            matches!(m.kind, BuiltinKind::Spmd | BuiltinKind::Spmdization)
-                && matches!(
-                    v.outcome,
-                    Outcome::Parallelized(_) | Outcome::SpmdWithoutMemory
-                )
-                && cx.forest.contains(v.loop_id, b.block.0)
+            cx.forest.contains(v.loop_id, b.block.0)
+                && spmdization(&inp, v) == Some(Spmdization::Performed)
         });
         if in_spmd {
             continue;
@@ -54,7 +58,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             Diagnostic::new(
                 Code(110),
                 b.span,
-                "spmd_worker_num() is outside any SPMDized loop: the compiler deletes this call and everything computed from it",
+                "spmd_worker_num() is not in a loop the compiler splits into workers: it deletes this call and everything computed from it",
             )
             .with_help("Use it only inside a loop marked with spmd/spmdization that the compiler expands."),
         );

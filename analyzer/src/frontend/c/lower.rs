@@ -148,6 +148,7 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     l.pop_scope();
     let err = first_error(n, file.src).or(l.depth_error);
     let mut f = l.b.finish();
+    crate::frontend::fold_builtin_constants(&mut f, crate::frontend::StoredConstant::SameConstant);
     f.syntax_error = err;
     f
 }

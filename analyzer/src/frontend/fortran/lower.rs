@@ -169,58 +169,8 @@ pub(super) fn lower_unit(
     let mut f = l.b.finish();
     f.syntax_error = error;
     shift_entry_reads(&mut f, &inserts);
-    fold_stored_constants(&mut f);
+    crate::frontend::fold_builtin_constants(&mut f, crate::frontend::StoredConstant::OneStore);
     (f, host_refs)
-}
-
-/// A builtin argument that is a local variable stored exactly once in the
-/// function, with a constant: that constant. `CSAFortranIntrinsics::
-/// runOnFunction` (CSAFortranIntrinsics.cpp) runs before SROA and mem2reg
-/// and, for an argument that is a stack slot, counts the stores to the
-/// slot in the whole function, in any order: exactly one store of a
-/// constant gives that constant (a READ into the variable is not a store
-/// it counts), so `w = 4; call builtin_csa_spmd(w, 0)` is accepted as 4.
-/// Variables with an initializer or SAVE are globals there, and a global
-/// that is not constant is rejected (CSA107).
-fn fold_stored_constants(f: &mut Function) {
-    let wanted: Vec<VarId> = f
-        .builtins
-        .iter()
-        .flat_map(|b| b.args.iter())
-        .filter_map(|a| match a.value {
-            ArgValue::Var(v) if f.var(v).kind == VarKind::Local && !f.var(v).ty.is_array => Some(v),
-            _ => None,
-        })
-        .collect();
-    if wanted.is_empty() {
-        return;
-    }
-    for v in wanted {
-        let mut stores = f
-            .blocks
-            .iter()
-            .flat_map(|b| &b.insts)
-            .filter_map(|i| match &i.kind {
-                InstKind::Access(a) if a.write && a.target == AccessTarget::Var(v) => Some(a),
-                _ => None,
-            });
-        let value = match (stores.next(), stores.next()) {
-            (Some(a), None) if a.index == IndexKind::Whole => match a.value {
-                Some(ValueSrc::Const(c)) => Some(c),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some(c) = value {
-            for b in f.builtins.iter_mut() {
-                for a in b.args.iter_mut() {
-                    if a.value == ArgValue::Var(v) {
-                        a.value = ArgValue::Int(c);
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// How a DO variable compares with its limit while the loop runs: `Ge`
