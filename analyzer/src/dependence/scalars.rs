@@ -560,29 +560,39 @@ fn compare_and_assign(
         return None;
     }
     let taken_when_true = then == at.block;
-    let Expr::Bin(BinOp::Cmp(cmp), x, y) = func.expr(term.cond?) else {
-        return None;
-    };
-    // as `other CMP v`
-    let reads_v = |z: ExprId| match func.expr(z) {
-        Expr::Read(r) if func.read_var(*r) == Some(v) => Some(*r),
-        _ => None,
-    };
-    let (other, cmp, read) = match (reads_v(*x), reads_v(*y)) {
-        (None, Some(r)) => (*x, *cmp, r),
-        (Some(r), None) => (*y, cmp.swapped(), r),
-        _ => return None,
-    };
+    let (other, cmp, read) = compared_with(func, term.cond?, v)?;
     if mentions(func, e, v) || !func.same_expr(other, e) {
         return None;
     }
     // the write happens when `other CMP v` holds (then side) or fails
-    let above = match (cmp, taken_when_true) {
-        (Cmp::Gt | Cmp::Ge, true) | (Cmp::Lt | Cmp::Le, false) => true,
-        (Cmp::Lt | Cmp::Le, true) | (Cmp::Gt | Cmp::Ge, false) => false,
-        _ => return None,
+    Some((extreme(cmp, taken_when_true)?, read))
+}
+
+/// Condition `c` as `other CMP v`: `other`, the comparison and the read of
+/// `v` (either operand order).
+fn compared_with(func: &Function, c: ExprId, v: VarId) -> Option<(ExprId, Cmp, InstRef)> {
+    let Expr::Bin(BinOp::Cmp(cmp), x, y) = func.expr(c) else {
+        return None;
     };
-    Some((if above { RedOp::Max } else { RedOp::Min }, read))
+    let reads_v = |z: ExprId| match func.expr(z) {
+        Expr::Read(r) if func.read_var(*r) == Some(v) => Some(*r),
+        _ => None,
+    };
+    match (reads_v(*x), reads_v(*y)) {
+        (None, Some(r)) => Some((*x, *cmp, r)),
+        (Some(r), None) => Some((*y, cmp.swapped(), r)),
+        _ => None,
+    }
+}
+
+/// The update `v` gets when it takes `other` exactly when `other CMP v`
+/// holds (`when_true`) or fails: max when that is when `other` is larger.
+fn extreme(cmp: Cmp, when_true: bool) -> Option<RedOp> {
+    match (cmp, when_true) {
+        (Cmp::Gt | Cmp::Ge, true) | (Cmp::Lt | Cmp::Le, false) => Some(RedOp::Max),
+        (Cmp::Lt | Cmp::Le, true) | (Cmp::Gt | Cmp::Ge, false) => Some(RedOp::Min),
+        _ => None,
+    }
 }
 
 /// `v = o CMP v ? o : v` (either operand order, either arm): a `max`
@@ -597,38 +607,21 @@ fn select_min_max(
     let Expr::Select { cond, then, else_ } = func.expr(e) else {
         return None;
     };
-    let Expr::Bin(BinOp::Cmp(cmp), x, y) = func.expr(*cond) else {
+    let (other, cmp, read) = compared_with(func, *cond, v)?;
+    if mentions(func, other, v) {
         return None;
-    };
+    }
     let reads_v = |z: ExprId| match func.expr(z) {
         Expr::Read(r) if func.read_var(*r) == Some(v) => Some(*r),
         _ => None,
     };
-    // the condition as `other CMP v`
-    let (other, cmp, read) = match (reads_v(*x), reads_v(*y)) {
-        (None, Some(r)) => (*x, *cmp, r),
-        (Some(r), None) => (*y, cmp.swapped(), r),
-        _ => return None,
-    };
-    if mentions(func, other, v) {
-        return None;
-    }
     // which arm is `other`, which keeps `v`
     let (takes_other, kept) = match (reads_v(*then), reads_v(*else_)) {
         (None, Some(r)) if func.same_expr(*then, other) => (true, r),
         (Some(r), None) if func.same_expr(*else_, other) => (false, r),
         _ => return None,
     };
-    let above = match (cmp, takes_other) {
-        (Cmp::Gt | Cmp::Ge, true) | (Cmp::Lt | Cmp::Le, false) => true,
-        (Cmp::Lt | Cmp::Le, true) | (Cmp::Gt | Cmp::Ge, false) => false,
-        _ => return None,
-    };
-    Some((
-        if above { RedOp::Max } else { RedOp::Min },
-        read,
-        Some(kept),
-    ))
+    Some((extreme(cmp, takes_other)?, read, Some(kept)))
 }
 
 /// Whether the value read at `at` is used by exactly one expression: one
