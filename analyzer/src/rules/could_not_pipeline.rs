@@ -1,10 +1,13 @@
 //! # CSA104 could-not-pipeline
 //!
 //! ## What it does
-//! Reports `__builtin_csa_pipeline_loop(D)` with a negative depth `D` (or a
-//! depth that is not an integer constant). The compiler prints
-//! `!! WARNING: COULD NOT PIPELINE INNER LOOP !!` and does not pipeline the
-//! loop.
+//! Reports `__builtin_csa_pipeline_loop(D)` with a negative depth `D`: CLIE
+//! (`CSALoopIntrinsicExpander.cpp`) prints `!! WARNING: COULD NOT PIPELINE
+//! INNER LOOP !!` and does not pipeline the loop. A depth that is not an
+//! integer constant once SROA has run (a local set once from a constant is
+//! one) is worse: clang accepts it, and CLIE, which expects a constant,
+//! fails an assertion (or dereferences null in a release build), so the
+//! compiler crashes; that is reported here too, as an error of the build.
 //!
 //! ## Why it matters
 //! The inner loop runs one iteration at a time, although you asked for
@@ -43,21 +46,20 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 span,
             }) => (
                 *span,
-                format!("the pipelining depth must be 0 (compiler's choice) or positive, got {d}"),
+                format!("COULD NOT PIPELINE INNER LOOP: the pipelining depth must be 0 (compiler's choice) or positive, got {d}"),
             ),
             Some(a) => (
                 a.span,
-                "the pipelining depth must be an integer constant".to_string(),
+                "the pipelining depth is not an integer constant: the compiler does not check it, and CLIE, which expects one, crashes (an assertion, or a null dereference in a release build)".to_string(),
             ),
-            None => (b.span, "pipeline_loop needs a depth".to_string()),
+            None => (
+                b.span,
+                "COULD NOT PIPELINE INNER LOOP: pipeline_loop needs a depth".to_string(),
+            ),
         };
         out.push(
-            Diagnostic::new(
-                Code(104),
-                span,
-                format!("COULD NOT PIPELINE INNER LOOP: {msg}"),
-            )
-            .with_related(cx.loop_span(v.loop_id), "the loop that is not pipelined"),
+            Diagnostic::new(Code(104), span, msg)
+                .with_related(cx.loop_span(v.loop_id), "the loop that is not pipelined"),
         );
     }
 }
