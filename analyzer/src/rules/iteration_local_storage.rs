@@ -2,15 +2,20 @@
 //!
 //! ## What it does
 //! Reports a local that lives in memory (an array not split into registers,
-//! a variable whose address is taken, a variable-length array) declared
-//! inside a loop that runs in parallel: a loop with a parallel section entry
+//! a variable whose address is taken) declared inside a loop that runs in
+//! parallel: a loop with a parallel section entry
 //! of its own (outside its inner loops), whether CLIE placed it for a
 //! `parallel_loop`/`spmd` marker, you wrote
 //! `__builtin_csa_parallel_section_entry`, or the loop is an OpenMP
 //! worksharing loop. The compiler prints
 //! `!! WARNING: ITERATION-LOCAL STORAGE DETECTED IN A PARALLELIZED LOOP !!`
 //! for the first such loop of a function; csa-lint reports every
-//! (loop, declaration) pair.
+//! (loop, declaration) pair. The check
+//! (`CSAIntrinsicCleaner::check_for_problematic_iter_storage`) looks for
+//! `lifetime.start` markers only: a C variable-length array, which clang
+//! allocates between `stacksave` and `stackrestore` without one, is not
+//! reported, nor is storage SROA splits into registers; `lifetime.end`
+//! plays no part.
 //!
 //! ## Why it matters
 //! The compiler allocates such storage once per function, not once per
@@ -87,6 +92,14 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         for op in &cx.memory.ops {
             if op.kind != MemOpKind::LifetimeStart || !cx.forest.contains(l, op.block.0) {
                 continue;
+            }
+            // clang gives a C variable-length array a dynamic alloca between
+            // stacksave/stackrestore, never a `lifetime.start`, which is all
+            // the compiler's check looks for
+            if let Some(LocBase::Var(v)) = op.loc.map(|loc| loc.base) {
+                if cx.func.lang == Lang::C && cx.func.var(v).ty.is_vla {
+                    continue;
+                }
             }
             let name = match op.loc.map(|loc| loc.base) {
                 Some(LocBase::Var(v)) => format!("`{}`", cx.func.var(v).name),
