@@ -8,12 +8,17 @@
 //!
 //! Alias sets group the loop's memory operations that may touch the same
 //! memory under the alias model (distinct named objects, incompatible types
-//! and `restrict` pointers do not alias; calls and inline assembly alias
-//! everything they can reach). A call or inline assembly in the loop is
-//! neither a load nor a store and always needs ordering across iterations,
-//! so its loop is never reported. Neither is a loop in which the
-//! dependence analysis (CSA501/CSA502) finds iterations that may touch the
-//! same memory: pointer offsets (`p = a + 1`) that the alias sets keep
+//! and `restrict` pointers do not alias; calls alias everything they can
+//! reach). A call in the loop is neither a load nor a store and always
+//! needs ordering across iterations (`RequireOrdering` orders every
+//! non-intrinsic call), so its loop is never reported. Inline assembly is
+//! not a memory operation to the ordering pass at all
+//! (`needsOrderingEdges`: the compiler warns that memory instructions in
+//! inline asm are not ordered), so it takes no part in the alias sets; a
+//! loop holding it is still not reported, because the dependence analysis
+//! cannot see what it touches (CSA502). Neither is any other loop in which
+//! the dependence analysis (CSA501/CSA502) finds iterations that may touch
+//! the same memory: pointer offsets (`p = a + 1`) that the alias sets keep
 //! apart would make this note contradict that finding.
 //!
 //! ## Why it matters
@@ -69,7 +74,10 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             .enumerate()
             .filter(|(_, op)| {
                 cx.forest.contains(v.loop_id, op.block.0)
-                    && !matches!(op.kind, MemOpKind::Intrinsic | MemOpKind::LifetimeStart)
+                    && !matches!(
+                        op.kind,
+                        MemOpKind::Intrinsic | MemOpKind::LifetimeStart | MemOpKind::Asm
+                    )
             })
             .map(|(i, _)| i)
             .collect();
@@ -103,10 +111,10 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             if kind == MemOpKind::Write {
                 writes[root] += 1;
             }
-            // A call or inline assembly is neither a load nor a store, and
-            // is not ordered with its own previous iteration: it always
-            // needs a loop-carried edge.
-            if matches!(kind, MemOpKind::Call | MemOpKind::Asm) {
+            // A call is neither a load nor a store, and is not ordered with
+            // its own previous iteration: it always needs a loop-carried
+            // edge.
+            if kind == MemOpKind::Call {
                 opaque[root] = true;
             }
         }
