@@ -127,6 +127,9 @@ pub struct LoopVerdict {
     pub loop_id: LoopId,
     pub marker: BuiltinId,
     pub outcome: Outcome,
+    /// What LoopSPMDization then does with the loop (`spmdization`), for
+    /// `spmd`/`spmdization` markers.
+    pub spmd: Option<spmdization::Spmdization>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -287,10 +290,22 @@ pub fn run(inp: &ClieInput) -> ClieResult {
         };
         if let Some(m) = search.found {
             let outcome = expand(inp, l, func.builtin(m));
+            let spmd = spmdization::spmdization(
+                &spmdization::SpmdInput {
+                    func,
+                    preds: inp.preds,
+                    forest: inp.forest,
+                    memory: inp.memory,
+                },
+                l,
+                func.builtin(m),
+                &outcome,
+            );
             verdicts.push(LoopVerdict {
                 loop_id: l,
                 marker: m,
                 outcome,
+                spmd,
             });
         }
         searches[l.0 as usize] = Some(search);

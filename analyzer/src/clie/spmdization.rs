@@ -26,10 +26,10 @@
 //! whenever the loop has an induction variable and its bound is not
 //! written in the loop.
 
-use super::{spmdization_chunk, LoopVerdict, Outcome};
+use super::{spmdization_chunk, Outcome};
 use crate::dependence::classify::{scalar_clause, NoClause};
-use crate::dependence::scalars::scalar_uses;
-use crate::graph::loops::LoopForest;
+use crate::dependence::scalars::{mentions, scalar_uses};
+use crate::graph::loops::{LoopForest, LoopId};
 use crate::graph::Csr;
 use crate::ir::*;
 use crate::memory::{MemoryInfo, Storage};
@@ -79,24 +79,30 @@ impl NotPerformed {
 }
 
 /// What one function needs for the verdicts.
-pub struct SpmdInput<'a> {
+pub(super) struct SpmdInput<'a> {
     pub func: &'a Function,
-    pub succs: &'a Csr,
+    pub preds: &'a Csr,
     pub forest: &'a LoopForest,
     pub memory: &'a MemoryInfo,
 }
 
-/// LoopSPMDization's verdict on the loop of `v`, when its marker is `spmd`
-/// or `spmdization`; `None` for other markers.
-pub fn spmdization(inp: &SpmdInput, v: &LoopVerdict) -> Option<Spmdization> {
+/// LoopSPMDization's verdict on loop `l`, which CLIE gave `outcome` under
+/// `marker`, when that is an `spmd` or `spmdization` marker; `None` for
+/// other markers. Computed once per loop by `clie::run`
+/// (`LoopVerdict::spmd`).
+pub(super) fn spmdization(
+    inp: &SpmdInput,
+    l: LoopId,
+    marker: &BuiltinCall,
+    outcome: &Outcome,
+) -> Option<Spmdization> {
     let func = inp.func;
-    let marker = func.builtin(v.marker);
     if !matches!(marker.kind, BuiltinKind::Spmd | BuiltinKind::Spmdization) {
         return None;
     }
     let not = |why| Some(Spmdization::NotPerformed(why));
     if !matches!(
-        v.outcome,
+        outcome,
         Outcome::Parallelized(_) | Outcome::SpmdWithoutMemory
     ) {
         return not(NotPerformed::NotExpanded);
@@ -137,7 +143,6 @@ pub fn spmdization(inp: &SpmdInput, v: &LoopVerdict) -> Option<Spmdization> {
     if w < 1 || chunk < 0 {
         return not(NotPerformed::BadArgument);
     }
-    let l = v.loop_id;
     let lp = &inp.forest.loops[l.index()];
     // exit blocks as SimplifyCFG leaves them: a block that only jumps on is
     // merged into where it jumps (`if (c) break;`, the dedicated exit
@@ -154,8 +159,9 @@ pub fn spmdization(inp: &SpmdInput, v: &LoopVerdict) -> Option<Spmdization> {
     }
     let sl = func.source_loop_with_header(lp.header);
     let own = sl.and_then(|s| s.control.as_ref()).map(|c| c.var);
-    let preds = Csr::reversed(inp.succs);
-    let uses = scalar_uses(func, &preds, inp.forest, l, own, &|_| false, &|_, _| false);
+    let uses = scalar_uses(func, inp.preds, inp.forest, l, own, &|_| false, &|_, _| {
+        false
+    });
     let register = |v: VarId| inp.memory.vars.storage(v) == Some(Storage::Register);
     for u in uses.iter().filter(|u| register(u.var)) {
         if let Err(NoClause::Carried(at)) = scalar_clause(func, u, true) {
@@ -179,12 +185,17 @@ pub fn spmdization(inp: &SpmdInput, v: &LoopVerdict) -> Option<Spmdization> {
     if chunk == 0 {
         // the bound of a counted loop must not change in it
         let bound_changes = counter.filter(|c| !c.bounds_once).is_some_and(|c| {
-            bound_vars(func, c.limit).iter().any(|b| {
-                lp.blocks.iter().any(|&blk| {
-                    func.block(BlockId(blk)).insts.iter().any(|i| {
-                        matches!(&i.kind, InstKind::Access(a) if a.write && a.target == AccessTarget::Var(*b))
+            lp.blocks.iter().any(|&blk| {
+                func.block(BlockId(blk))
+                    .insts
+                    .iter()
+                    .any(|i| match &i.kind {
+                        InstKind::Access(a) if a.write => match a.target {
+                            AccessTarget::Var(v) => mentions(func, c.limit, v),
+                            _ => false,
+                        },
+                        _ => false,
                     })
-                })
             })
         });
         if !induction || bound_changes {
@@ -217,29 +228,4 @@ fn forwarded(func: &Function, memory: &MemoryInfo, mut b: BlockId) -> BlockId {
         }
     }
     b
-}
-
-/// The whole scalar variables expression `e` reads.
-fn bound_vars(func: &Function, e: ExprId) -> Vec<VarId> {
-    let mut out = Vec::new();
-    let mut stack = vec![e];
-    let mut steps = 0;
-    while let Some(x) = stack.pop() {
-        steps += 1;
-        if steps > 10_000 {
-            break;
-        }
-        match func.expr(x) {
-            Expr::Read(at) => {
-                if let Some(v) = func.read_var(*at) {
-                    out.push(v);
-                }
-            }
-            Expr::Bin(_, a, b) => stack.extend([*a, *b]),
-            Expr::Neg(a) => stack.push(*a),
-            Expr::Select { cond, then, else_ } => stack.extend([*cond, *then, *else_]),
-            Expr::Int(_) | Expr::AddrOf(_) | Expr::Unknown => {}
-        }
-    }
-    out
 }

@@ -772,7 +772,7 @@ fn step_of(func: &Function, e: ExprId, v: VarId) -> Option<i64> {
 
 /// Whether expression `e` reads `v` anywhere (the whole variable, or an
 /// element of it).
-pub(super) fn mentions(func: &Function, e: ExprId, v: VarId) -> bool {
+pub(crate) fn mentions(func: &Function, e: ExprId, v: VarId) -> bool {
     let mut stack = vec![e];
     let mut steps = 0usize;
     while let Some(x) = stack.pop() {

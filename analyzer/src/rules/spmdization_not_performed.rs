@@ -48,18 +48,12 @@
 //! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
-use crate::clie::spmdization::{spmdization, NotPerformed, SpmdInput, Spmdization};
+use crate::clie::spmdization::{NotPerformed, Spmdization};
 use crate::diag::{Code, Diagnostic};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
-    let inp = SpmdInput {
-        func: cx.func,
-        succs: cx.succs,
-        forest: cx.forest,
-        memory: cx.memory,
-    };
     for v in &cx.clie.verdicts {
-        let Some(Spmdization::NotPerformed(why)) = spmdization(&inp, v) else {
+        let Some(Spmdization::NotPerformed(why)) = &v.spmd else {
             continue;
         };
         if !why.is_failure() {
@@ -68,7 +62,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         let b = cx.func.builtin(v.marker);
         let name = cx.builtin_name(b);
         let line = |s: crate::source::Span| cx.src.line_col(s.start as usize).line;
-        let (msg, related) = match &why {
+        let (msg, related) = match why {
             NotPerformed::NotConstant { what, at } => (
                 format!("the {what} of {name} is not a constant, so the compiler does not split the loop into workers (no message)"),
                 Some((*at, "not a constant")),

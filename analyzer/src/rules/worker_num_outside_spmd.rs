@@ -29,7 +29,7 @@
 //! a `csa-lint: ignore[CODE]` comment to the line.
 
 use super::FunctionContext;
-use crate::clie::spmdization::{spmdization, SpmdInput, Spmdization};
+use crate::clie::spmdization::Spmdization;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 
@@ -41,15 +41,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         if cx.func.lang == Lang::Fortran && !crate::clie::fortran_builtin_accepted(b) {
             continue; // CSA107: it is not the intrinsic at all
         }
-        let inp = SpmdInput {
-            func: cx.func,
-            succs: cx.succs,
-            forest: cx.forest,
-            memory: cx.memory,
-        };
         let in_spmd = cx.clie.verdicts.iter().any(|v| {
-            cx.forest.contains(v.loop_id, b.block.0)
-                && spmdization(&inp, v) == Some(Spmdization::Performed)
+            cx.forest.contains(v.loop_id, b.block.0) && v.spmd == Some(Spmdization::Performed)
         });
         if in_spmd {
             continue;
