@@ -268,7 +268,7 @@ pub(crate) fn finish_diagnostics(
 }
 
 /// The successor lists of the blocks of `func`.
-fn successor_graph(func: &Function) -> Csr {
+pub(crate) fn successor_graph(func: &Function) -> Csr {
     Csr::from_lists(
         func.blocks
             .iter()

@@ -93,11 +93,7 @@ pub fn covers(f: &Function) -> Vec<Cover> {
     if targets.is_empty() {
         return out;
     }
-    let succs = Csr::from_lists(
-        f.blocks
-            .iter()
-            .map(|b| b.term.kind.successors().map(|s| s.0)),
-    );
+    let succs = crate::analysis::successor_graph(f);
     let preds = Csr::reversed(&succs);
     let dom = DomTree::dominators_with_preds(&succs, &preds, 0);
     let forest = find_loops_with_preds(&succs, &preds, &dom);
@@ -208,12 +204,9 @@ fn counted_loops(f: &Function, forest: &LoopForest, written: &[bool]) -> Vec<Cou
         if step.as_constant() != Some(1) {
             continue;
         }
-        let trip = match c.cmp {
-            Cmp::Lt => limit.sub(&init),
-            Cmp::Le => limit.sub(&init).and_then(|x| x.add(&Poly::constant(1))),
-            _ => None,
+        let Some(trip) = super::counted_trips(c.cmp, &init, &limit) else {
+            continue;
         };
-        let Some(trip) = trip else { continue };
         // the counter changes only in the latch, and no call sees it
         let alone = lp.blocks.iter().all(|&b| {
             f.block(BlockId(b))

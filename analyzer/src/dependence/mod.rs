@@ -1133,16 +1133,22 @@ fn symbolic_trip_counts(inp: &DepInput, vals: &Values, l: LoopId) -> Vec<(LoopId
         if step.as_constant() != Some(1) || init.has_iter() || limit.has_iter() {
             continue;
         }
-        let t = match c.cmp {
-            Cmp::Lt => limit.sub(&init),
-            Cmp::Le => limit.sub(&init).and_then(|x| x.add(&Poly::constant(1))),
-            _ => None,
-        };
-        if let Some(t) = t {
+        if let Some(t) = counted_trips(c.cmp, &init, &limit) {
             out.push((m, t));
         }
     }
     out
+}
+
+/// The iterations of a loop whose counter steps by +1 from `init` while
+/// it compares `cmp` with `limit` (`<` or `<=`): `limit - init (+ 1)`,
+/// zero or less when the loop does not run.
+pub(super) fn counted_trips(cmp: Cmp, init: &Poly, limit: &Poly) -> Option<Poly> {
+    match cmp {
+        Cmp::Lt => limit.sub(init),
+        Cmp::Le => limit.sub(init).and_then(|x| x.add(&Poly::constant(1))),
+        _ => None,
+    }
 }
 
 /// `p` is `c*s*x + y` for the asserted loop's counter `x`, a symbol `s`,
