@@ -261,19 +261,11 @@ fn subscripts(
         }
         c.init.add(&Poly::atom(Atom::Iter(c.id)))
     };
-    let mut path: Vec<Sub> = a
-        .path
-        .iter()
-        .map(|s| match s {
-            Sel::Index(e) => {
-                Sub::Index(value_with(f, written, *e, &counter).ok_or(super::Why::NotAffine(span)))
-            }
-            Sel::Field(n) => Sub::Field(n.clone()),
-            Sel::Range { .. } | Sel::Unknown => Sub::Any,
-        })
-        .collect();
-    if a.path.is_empty() && a.index != IndexKind::Whole {
-        path.push(Sub::Index(Err(super::Why::NotAffine(span))));
-    }
-    path
+    let dims = match a.target {
+        AccessTarget::Var(v) => f.var(v).ty.dims.as_slice(),
+        _ => &[],
+    };
+    super::subscripts(&a.path, a.index, dims, span, &|e| {
+        value_with(f, written, e, &counter).ok_or(super::Why::NotAffine(span))
+    })
 }

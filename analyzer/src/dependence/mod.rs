@@ -537,27 +537,7 @@ fn analyze_loop_as(
                 Root::Var(v) => &func.var(v).ty.dims,
                 _ => &[],
             };
-            let mut path: Vec<Sub> = a
-                .path
-                .iter()
-                .enumerate()
-                .map(|(k, s)| match s {
-                    Sel::Index(e) => Sub::Index(vals.eval(*e)),
-                    Sel::Field(f) => Sub::Field(f.clone()),
-                    Sel::Range { lo, hi, step } => section(
-                        &vals,
-                        *lo,
-                        *hi,
-                        *step,
-                        dims.get(k).filter(|_| a.path.len() == dims.len()),
-                    ),
-                    Sel::Unknown => Sub::Any,
-                })
-                .collect();
-            if a.path.is_empty() && a.index != IndexKind::Whole {
-                // the front end did not describe the selection
-                path.push(Sub::Index(Err(Why::NotAffine(inst.span))));
-            }
+            let mut path = subscripts(&a.path, a.index, dims, inst.span, &|e| vals.eval(e));
             match base {
                 Ok(off) if off.is_zero() => {}
                 Ok(off) => match path.first_mut() {
@@ -815,15 +795,16 @@ fn effect_access(
     };
     let (root, base): (Root, Vec<Sub>) = match summary::arg_for(g, c, index)? {
         CallArg::Other { .. } => return None,
+        // (an actual argument's selection is always described)
         CallArg::Ref { var, path, .. } => (
             Root::Var(*var),
-            path.iter()
-                .map(|sel| match sel {
-                    Sel::Index(x) => Sub::Index(vals.eval(*x)),
-                    Sel::Field(f) => Sub::Field(f.clone()),
-                    Sel::Range { .. } | Sel::Unknown => Sub::Any,
-                })
-                .collect(),
+            subscripts(
+                path,
+                IndexKind::Whole,
+                &func.var(*var).ty.dims,
+                span,
+                &|e| vals.eval(e),
+            ),
         ),
         CallArg::Value(x) => match vals.eval(*x).and_then(|v| base_of_value(func, vals, v)) {
             Ok((r, off)) => (r, vec![Sub::Index(Ok(off))]),
@@ -853,27 +834,48 @@ fn effect_access(
     Some((root, path))
 }
 
-/// A section subscript `lo:hi:step` of a dimension declared `dim`: its
-/// range when the step is 1 and both bounds are known (a missing one is
-/// the declared bound).
-fn section(
-    vals: &Values,
-    lo: Option<ExprId>,
-    hi: Option<ExprId>,
-    step: Option<ExprId>,
-    dim: Option<&Dim>,
-) -> Sub {
-    let unit = step.is_none_or(|e| vals.eval(e).ok().and_then(|p| p.as_constant()) == Some(1));
-    let lower = dim.and_then(|d| d.lower);
-    let upper = dim.and_then(|d| Some(d.lower? + d.extent? - 1));
-    let bound = |e: Option<ExprId>, declared: Option<i64>| match e {
-        Some(e) => vals.eval(e).ok(),
-        None => declared.map(Poly::constant),
+/// The selection `path` of an access (`index`: how it selects; `dims`:
+/// the root's declared dimensions) as subscripts, each index valued by
+/// `eval`. A section `lo:hi:step` with step 1 and both bounds known (a
+/// missing one is the declared bound) is a range; other sections and
+/// undescribed selectors select any element; a non-whole access the front
+/// end did not describe gets an unknown subscript at `span`.
+fn subscripts(
+    path: &[Sel],
+    index: IndexKind,
+    dims: &[Dim],
+    span: Span,
+    eval: &dyn Fn(ExprId) -> Result<Poly, Why>,
+) -> Vec<Sub> {
+    let section = |k: usize, lo: Option<ExprId>, hi: Option<ExprId>, step: Option<ExprId>| {
+        let dim = dims.get(k).filter(|_| path.len() == dims.len());
+        let unit = step.is_none_or(|e| eval(e).ok().and_then(|p| p.as_constant()) == Some(1));
+        let lower = dim.and_then(|d| d.lower);
+        let upper = dim.and_then(|d| Some(d.lower? + d.extent? - 1));
+        let bound = |e: Option<ExprId>, declared: Option<i64>| match e {
+            Some(e) => eval(e).ok(),
+            None => declared.map(Poly::constant),
+        };
+        match (unit, bound(lo, lower), bound(hi, upper)) {
+            (true, Some(lo), Some(hi)) => Sub::Range(lo, hi),
+            _ => Sub::Any,
+        }
     };
-    match (unit, bound(lo, lower), bound(hi, upper)) {
-        (true, Some(lo), Some(hi)) => Sub::Range(lo, hi),
-        _ => Sub::Any,
+    let mut out: Vec<Sub> = path
+        .iter()
+        .enumerate()
+        .map(|(k, s)| match s {
+            Sel::Index(e) => Sub::Index(eval(*e)),
+            Sel::Field(f) => Sub::Field(f.clone()),
+            Sel::Range { lo, hi, step } => section(k, *lo, *hi, *step),
+            Sel::Unknown => Sub::Any,
+        })
+        .collect();
+    if path.is_empty() && index != IndexKind::Whole {
+        // the front end did not describe the selection
+        out.push(Sub::Index(Err(Why::NotAffine(span))));
     }
+    out
 }
 
 /// The value at the call `c` (at `at`) of the callee `g`'s parameter `v`.
