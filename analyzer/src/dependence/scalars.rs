@@ -568,16 +568,21 @@ fn compare_and_assign(
     Some((extreme(cmp, taken_when_true)?, read))
 }
 
+/// The read `z` is when it is a plain read of the whole variable `v`.
+fn whole_read_of(func: &Function, z: ExprId, v: VarId) -> Option<InstRef> {
+    match func.expr(z) {
+        Expr::Read(r) if func.read_var(*r) == Some(v) => Some(*r),
+        _ => None,
+    }
+}
+
 /// Condition `c` as `other CMP v`: `other`, the comparison and the read of
 /// `v` (either operand order).
 fn compared_with(func: &Function, c: ExprId, v: VarId) -> Option<(ExprId, Cmp, InstRef)> {
     let Expr::Bin(BinOp::Cmp(cmp), x, y) = func.expr(c) else {
         return None;
     };
-    let reads_v = |z: ExprId| match func.expr(z) {
-        Expr::Read(r) if func.read_var(*r) == Some(v) => Some(*r),
-        _ => None,
-    };
+    let reads_v = |z: ExprId| whole_read_of(func, z, v);
     match (reads_v(*x), reads_v(*y)) {
         (None, Some(r)) => Some((*x, *cmp, r)),
         (Some(r), None) => Some((*y, cmp.swapped(), r)),
@@ -611,10 +616,7 @@ fn select_min_max(
     if mentions(func, other, v) {
         return None;
     }
-    let reads_v = |z: ExprId| match func.expr(z) {
-        Expr::Read(r) if func.read_var(*r) == Some(v) => Some(*r),
-        _ => None,
-    };
+    let reads_v = |z: ExprId| whole_read_of(func, z, v);
     // which arm is `other`, which keeps `v`
     let (takes_other, kept) = match (reads_v(*then), reads_v(*else_)) {
         (None, Some(r)) if func.same_expr(*then, other) => (true, r),
