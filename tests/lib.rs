@@ -3,7 +3,9 @@
 //! Fixture format (DIAGNOSTICS.md): `//~ CSA101` (C) or `!~ CSA101`
 //! (Fortran) at the end of a line expects that code anchored on that line;
 //! `//~^ CSA101` on the line above (`^^` two above). Several codes may
-//! follow one marker. Text after `--` is a comment. Header lines `//@ define
+//! follow one marker. A double-quoted string after a code (`//~ CSA201
+//! "does not notice"`) must occur in that diagnostic's message. Text after
+//! `--` is a comment. Header lines `//@ define
 //! NAME` / `!@ define NAME`, `//@ pure NAME` and
 //! `//@ disable-loop-storage-check` set analysis options. Every
 //! diagnostic must be annotated and every annotation matched.
@@ -32,6 +34,16 @@ pub struct Expectation {
     /// 1-based line.
     pub line: u32,
     pub code: Code,
+    /// Text the message must contain.
+    pub message: Option<String>,
+}
+
+impl Expectation {
+    fn matches(&self, line: u32, code: Code, message: &str) -> bool {
+        self.line == line
+            && self.code == code
+            && self.message.as_deref().is_none_or(|m| message.contains(m))
+    }
 }
 
 /// Expectations and options written in a fixture.
@@ -101,17 +113,43 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
             up += 1;
             rest = r;
         }
-        let rest = rest.split("--").next().unwrap_or("");
         let target = lineno.saturating_sub(up);
         let mut any = false;
-        for word in rest.split(|c: char| c.is_whitespace() || c == ',') {
-            if word.is_empty() {
+        loop {
+            rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+            if rest.is_empty() || rest.starts_with("--") {
+                break;
+            }
+            if let Some(quoted) = rest.strip_prefix('"') {
+                let Some(end) = quoted.find('"') else {
+                    ann.errors
+                        .push(format!("line {lineno}: unterminated message text"));
+                    break;
+                };
+                match ann.expected.last_mut() {
+                    Some(e) if any && e.line == target && e.message.is_none() => {
+                        e.message = Some(quoted[..end].to_string())
+                    }
+                    _ => ann.errors.push(format!(
+                        "line {lineno}: message text without a code before it"
+                    )),
+                }
+                rest = &quoted[end + 1..];
                 continue;
             }
+            let end = rest
+                .find(|c: char| c.is_whitespace() || c == ',' || c == '"')
+                .unwrap_or(rest.len());
+            let word = &rest[..end];
+            rest = &rest[end..];
             any = true;
             match Code::parse(word) {
                 Some(code) => {
-                    ann.expected.push(Expectation { line: target, code });
+                    ann.expected.push(Expectation {
+                        line: target,
+                        code,
+                        message: None,
+                    });
                 }
                 None => ann
                     .errors
@@ -237,16 +275,15 @@ fn check_fixed(
 }
 
 fn compare(path: &Path, fa: &FileAnalysis, ann: &Annotations) -> Result<(), String> {
-    let mut actual: Vec<(Expectation, String)> = fa
+    let mut actual: Vec<(u32, Code, &str, String)> = fa
         .diagnostics
         .iter()
         .map(|d| {
             let lc = fa.source.line_col(d.span.start as usize);
             (
-                Expectation {
-                    line: lc.line,
-                    code: d.code,
-                },
+                lc.line,
+                d.code,
+                d.message.as_str(),
                 format!("{}:{}: {} {}", lc.line, lc.column, d.code, d.message),
             )
         })
@@ -257,9 +294,15 @@ fn compare(path: &Path, fa: &FileAnalysis, ann: &Annotations) -> Result<(), Stri
         report.push_str(&format!("  annotation error: {e}\n"));
     }
     let mut expected = ann.expected.clone();
+    // Expectations with message text first, so that a bare one does not
+    // take the diagnostic a more precise one needs.
+    expected.sort_by_key(|e| e.message.is_none());
     let mut unexpected = Vec::new();
-    for (a, text) in &actual {
-        if let Some(i) = expected.iter().position(|e| e == a) {
+    for (line, code, message, text) in &actual {
+        if let Some(i) = expected
+            .iter()
+            .position(|e| e.matches(*line, *code, message))
+        {
             expected.remove(i);
         } else {
             unexpected.push(text.clone());
@@ -269,16 +312,22 @@ fn compare(path: &Path, fa: &FileAnalysis, ann: &Annotations) -> Result<(), Stri
         report.push_str(&format!("  unexpected diagnostic: {u}\n"));
     }
     for e in &expected {
-        report.push_str(&format!(
-            "  missing diagnostic: {} on line {}\n",
-            e.code, e.line
-        ));
+        match &e.message {
+            Some(m) => report.push_str(&format!(
+                "  missing diagnostic: {} on line {} with \"{m}\" in its message\n",
+                e.code, e.line
+            )),
+            None => report.push_str(&format!(
+                "  missing diagnostic: {} on line {}\n",
+                e.code, e.line
+            )),
+        }
     }
     if report.is_empty() {
         Ok(())
     } else {
         let mut all = String::new();
-        for (_, t) in &actual {
+        for (.., t) in &actual {
             all.push_str(&format!("    {t}\n"));
         }
         Err(format!(
@@ -310,6 +359,14 @@ pub fn tests_dir() -> PathBuf {
 mod tests {
     use super::*;
 
+    fn exp(line: u32, code: u16, message: Option<&str>) -> Expectation {
+        Expectation {
+            line,
+            code: Code(code),
+            message: message.map(str::to_string),
+        }
+    }
+
     #[test]
     fn annotations_parse() {
         let a = parse_annotations(
@@ -319,21 +376,28 @@ mod tests {
         assert_eq!(a.options.defines, vec!["FOO".to_string()]);
         assert_eq!(
             a.expected,
-            vec![
-                Expectation {
-                    line: 2,
-                    code: Code(101)
-                },
-                Expectation {
-                    line: 2,
-                    code: Code(103)
-                },
-                Expectation {
-                    line: 2,
-                    code: Code(105)
-                },
-            ]
+            vec![exp(2, 101, None), exp(2, 103, None), exp(2, 105, None)]
         );
         assert_eq!(a.errors.len(), 1, "{:?}", a.errors);
+    }
+
+    #[test]
+    fn annotations_with_message_text() {
+        let a = parse_annotations(
+            "x(); !~ CSA201 \"does not, notice\" CSA207 -- \"not this\"\ny(); !~ \"alone\"\nz(); !~ CSA101 \"open\n",
+            true,
+        );
+        assert_eq!(
+            a.expected,
+            vec![
+                exp(1, 201, Some("does not, notice")),
+                exp(1, 207, None),
+                exp(3, 101, None)
+            ]
+        );
+        assert_eq!(a.errors.len(), 3, "{:?}", a.errors);
+        assert!(exp(1, 201, Some("notice")).matches(1, Code(201), "it does not notice"));
+        assert!(!exp(1, 201, Some("notice")).matches(1, Code(201), "it ignores"));
+        assert!(exp(1, 201, None).matches(1, Code(201), "anything"));
     }
 }

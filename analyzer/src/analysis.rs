@@ -341,7 +341,6 @@ pub(crate) fn analyze_function(
         region_of: &|b| tokens.region_of(b),
     });
     let membership = membership::analyze(&func, &succs, &preds, &reachable, &events);
-    let bad_regions: Vec<_> = membership.problems.iter().map(|p| p.region).collect();
     let ordering = ordering::analyze(&OrderingInput {
         func: &func,
         succs: &succs,
@@ -351,7 +350,6 @@ pub(crate) fn analyze_function(
         forest: &forest,
         memory: &memory,
         events: &events,
-        membership_problems: &bad_regions,
         list_edges: false,
     });
     let deps = crate::dependence::analyze(&crate::dependence::DepInput {
@@ -412,7 +410,6 @@ impl FunctionAnalysis {
     /// use: its problems and `regions_ignored` are those of `ordering`.
     pub fn ordering_listing(&self) -> &OrderingInfo {
         self.ordering_listing.get_or_init(|| {
-            let bad_regions: Vec<_> = self.membership.problems.iter().map(|p| p.region).collect();
             ordering::analyze(&OrderingInput {
                 func: &self.func,
                 succs: &self.succs,
@@ -422,7 +419,6 @@ impl FunctionAnalysis {
                 forest: &self.forest,
                 memory: &self.memory,
                 events: &self.events,
-                membership_problems: &bad_regions,
                 list_edges: true,
             })
         })

@@ -60,12 +60,21 @@
 //!   of states over all paths; the same set also catches a transition that
 //!   fails on one path only.
 //!
-//! SEMANTICS.md makes any inconsistency BAD PARALLEL SECTION INTRINSICS after
-//! which every region and section of the function is ignored, so then (and
-//! when §6.2 membership already failed) the final verdicts are computed
-//! without regions, as the compiler's retry does; `first_attempt` keeps the
-//! verdict with regions. Regions with a membership problem are not walked
-//! (the membership rule reports them, and they are ignored anyway).
+//! The compiler also walks back from the function's return (every memory
+//! operation is ordered before it), which finds what no memory operation
+//! after a problem would, e.g. a section opened on one path just before
+//! returning; those walks list nothing.
+//!
+//! SEMANTICS.md makes any inconsistency (§6.2 membership or §6.3 ordering)
+//! BAD PARALLEL SECTION INTRINSICS after which every region and section of
+//! the function is ignored. We follow the compiler instead: only a failed
+//! transition or a rejected merge, in any walk of any region (regions with
+//! a §6.2 membership problem included: the compiler knows nothing of
+//! membership), makes `regions_ignored` true, and then the final verdicts
+//! are computed without regions, as the compiler's retry does;
+//! `first_attempt` keeps the verdict with regions. The path-dependent
+//! problems the compiler does not notice keep the regions, and their edge
+//! is dropped as the compiler's merged state says.
 //!
 //! # Where we follow SEMANTICS.md rather than the compiler
 //! * Prefetches ignore regions and sections always (the compiler: only
@@ -121,6 +130,8 @@ pub const FULL_LISTING_LIMIT: usize = 2_000;
 pub const MAX_LISTED_EDGES: usize = 1_000_000;
 
 const NONE: u32 = u32::MAX;
+/// B of the walk from the function's return (not a memory operation).
+const RETURN: usize = usize::MAX;
 
 // Compiler states (`SectionStates`), plus POISON after a failure/conflict.
 const N: u8 = 0;
@@ -245,8 +256,12 @@ pub struct PathWitness {
 pub struct OrderingProblem {
     pub kind: ProblemKind,
     pub region: RegionKey,
-    /// The later operation (index into `MemoryInfo::ops`).
-    pub b: usize,
+    /// The later operation (index into `MemoryInfo::ops`); `None` for the
+    /// function's return (the compiler orders every memory operation
+    /// before it and walks back from it too).
+    pub b: Option<usize>,
+    /// B's block (the return block for the return).
+    pub b_block: BlockId,
     /// An earlier operation whose ordering with B is affected, if any.
     pub a: Option<usize>,
     /// Where it shows: the merge block, the block of the failing
@@ -269,8 +284,9 @@ pub struct OrderingInfo {
     pub edges: Vec<OrderingEdge>,
     /// At most one per region, in region order.
     pub problems: Vec<OrderingProblem>,
-    /// Every region and section of the function is ignored (an ordering or
-    /// membership inconsistency): `verdict` is computed without them.
+    /// Every region and section of the function is ignored (the compiler
+    /// noticed an inconsistency: a problem with `compiler_notices`):
+    /// `verdict` is computed without them.
     pub regions_ignored: bool,
     /// Some pairs were not listed (see the module documentation).
     pub listing_truncated: bool,
@@ -304,9 +320,6 @@ pub struct OrderingInput<'a> {
     pub forest: &'a LoopForest,
     pub memory: &'a MemoryInfo,
     pub events: &'a MemopCfg,
-    /// Regions with a §6.2 membership problem: not walked, and they make
-    /// the function's regions ignored.
-    pub membership_problems: &'a [RegionKey],
     /// List the ordering edges (`OrderingInfo::edges`). The listing is
     /// O(M²) and only the memop graph dump reads it; without it only the
     /// walks that can find an inconsistency run (the problems and
@@ -316,19 +329,9 @@ pub struct OrderingInput<'a> {
 
 /// Computes the ordering edges and inconsistencies of one function.
 pub fn analyze(inp: &OrderingInput) -> OrderingInfo {
-    if !inp.list_edges
-        && inp
-            .events
-            .regions
-            .iter()
-            .all(|r| inp.membership_problems.contains(r))
-    {
-        // No region is walked: no walk can find an inconsistency, and
-        // nothing is listed.
-        return OrderingInfo {
-            regions_ignored: !inp.membership_problems.is_empty(),
-            ..OrderingInfo::default()
-        };
+    if !inp.list_edges && inp.events.regions.is_empty() {
+        // No walk can find an inconsistency, and nothing is listed.
+        return OrderingInfo::default();
     }
     let mut cx = Ctx::new(inp);
     cx.run();
@@ -487,7 +490,6 @@ struct Ctx<'a> {
     rpo_num: Vec<u32>,
     rpo: Vec<u32>,
     event_region: Vec<u32>,
-    skip: Vec<bool>,
     outermost: Vec<u32>,
     open_at_start: Csr,
     full_listing: bool,
@@ -535,11 +537,6 @@ impl<'a> Ctx<'a> {
                     .map_or(NONE, |i| i as u32)
             })
             .collect();
-        let skip: Vec<bool> = cfg
-            .regions
-            .iter()
-            .map(|r| inp.membership_problems.contains(r))
-            .collect();
         // Outermost loop of every block (parents come before children).
         let forest = inp.forest;
         let mut top = vec![NONE; forest.loops.len()];
@@ -570,7 +567,6 @@ impl<'a> Ctx<'a> {
             rpo_num,
             rpo,
             event_region,
-            skip,
             outermost,
             open_at_start: Csr::default(),
             full_listing: memops <= FULL_LISTING_LIMIT,
@@ -587,7 +583,7 @@ impl<'a> Ctx<'a> {
             truncated: false,
             capped: false,
         };
-        cx.open_at_start = open_regions(inp, &cx.event_region, &cx.skip, &cx.rpo_num);
+        cx.open_at_start = open_regions(inp, &cx.event_region, &cx.rpo_num);
         cx
     }
 
@@ -646,7 +642,45 @@ impl<'a> Ctx<'a> {
                 self.group(x, start, &members);
             }
         }
+        for &x in &rpo {
+            let block = self.inp.func.block(BlockId(x));
+            if matches!(block.term.kind, crate::ir::TermKind::Return) {
+                self.return_walk(x);
+            }
+        }
         self.rpo = rpo;
+    }
+
+    /// The compiler's walk from the function's `ret` (an ordering memop
+    /// that every earlier one is ordered before): it finds the failures
+    /// and conflicts no memory operation after them would, e.g. a section
+    /// left open on some paths only. Nothing is listed.
+    fn return_walk(&mut self, x: u32) {
+        let items = self.items(x);
+        let rel = self.live_regions(x, items.len());
+        if rel.is_empty() {
+            return;
+        }
+        let w = Walk {
+            x,
+            b: RETURN,
+            b_item: items.len(),
+            h: None,
+            rel: &rel,
+        };
+        let mut cur = vec![RS_START; rel.len()];
+        let mut out = WalkOut::default();
+        let mut pending: Vec<(usize, u32)> = Vec::new();
+        for j in (0..items.len()).rev() {
+            self.step_item(&w, x, j, items[j], &mut cur, true, &mut pending, &mut out);
+        }
+        let seeds: Vec<u32> = self
+            .preds(x)
+            .iter()
+            .copied()
+            .filter(|&p| self.allowed(None, p, x))
+            .collect();
+        self.walk(&w, &seeds, &cur, x, true, &[], &mut out);
     }
 
     /// The regions live for B at item `upto` of block `x`.
@@ -655,7 +689,7 @@ impl<'a> Ctx<'a> {
         for &it in &self.items(x)[..upto] {
             if let Item::Event(e) = it {
                 let r = self.event_region[e];
-                if r != NONE && !self.skip[r as usize] {
+                if r != NONE {
                     rel.push(r);
                 }
             }
@@ -908,7 +942,9 @@ impl<'a> Ctx<'a> {
                         _ => false,
                     }
                 });
-                if !check || self.inp.memory.ops[a].kind == MemOpKind::Prefetch {
+                // The documents' rule is about two memory operations: the
+                // return is not one.
+                if !check || w.b == RETURN || self.inp.memory.ops[a].kind == MemOpKind::Prefetch {
                     return;
                 }
                 for (k, rs) in cur.iter().enumerate() {
@@ -1096,7 +1132,7 @@ impl<'a> Ctx<'a> {
             .flatten()
             .map(|raw| self.build_problem(&raw))
             .collect();
-        let regions_ignored = !problems.is_empty() || !self.inp.membership_problems.is_empty();
+        let regions_ignored = problems.iter().any(|p| p.compiler_notices);
         let mut edges: Vec<OrderingEdge> = self
             .raw_edges
             .iter()
@@ -1229,7 +1265,8 @@ impl<'a> Ctx<'a> {
         OrderingProblem {
             kind,
             region,
-            b: raw.b,
+            b: (raw.b != RETURN).then_some(raw.b),
+            b_block: BlockId(raw.x),
             a: raw.a,
             block: BlockId(raw.block),
             split,
@@ -1389,7 +1426,7 @@ impl<'a> Ctx<'a> {
 /// start of each block: forward reachability from each region's entries,
 /// stopping at its exits of the same kind. Linear per region in the blocks
 /// it reaches.
-fn open_regions(inp: &OrderingInput, event_region: &[u32], skip: &[bool], rpo_num: &[u32]) -> Csr {
+fn open_regions(inp: &OrderingInput, event_region: &[u32], rpo_num: &[u32]) -> Csr {
     let cfg = inp.events;
     let n = rpo_num.len();
     // (block, region) in the order found: regions ascending per block.
@@ -1411,9 +1448,6 @@ fn open_regions(inp: &OrderingInput, event_region: &[u32], skip: &[bool], rpo_nu
     let mut added = vec![NONE; n];
     let mut cur = 0u32;
     for (r, evs) in by_region.iter().enumerate() {
-        if skip.get(r).copied().unwrap_or(true) {
-            continue;
-        }
         for section in [false, true] {
             cur += 1;
             let kind_ok = |e: usize| {
@@ -1509,12 +1543,6 @@ mod tests {
     }
 
     fn run(src: &str, name: &str) -> Case {
-        run_with(src, name, true)
-    }
-
-    /// `membership == false`: walk every region even if §6.2 fails for it
-    /// (to reach the compiler's own checks).
-    fn run_with(src: &str, name: &str, membership: bool) -> Case {
         let opts = AnalysisOptions {
             every_body: true,
             ..AnalysisOptions::default()
@@ -1526,24 +1554,7 @@ mod tests {
             .position(|f| f.func.name == name)
             .expect("function");
         let f = &fa.functions[fi];
-        if membership {
-            // What the analysis computed.
-            let (cfg, info) = (f.events.clone(), f.ordering_listing().clone());
-            return Case { fa, fi, cfg, info };
-        }
-        let cfg = f.events.clone();
-        let info = analyze(&OrderingInput {
-            func: &f.func,
-            succs: &f.succs,
-            preds: &f.preds,
-            reachable: &f.reachable,
-            rpo: f.dom.rpo(),
-            forest: &f.forest,
-            memory: &f.memory,
-            events: &cfg,
-            membership_problems: &[],
-            list_edges: true,
-        });
+        let (cfg, info) = (f.events.clone(), f.ordering_listing().clone());
         Case { fa, fi, cfg, info }
     }
 
@@ -1638,13 +1649,14 @@ mod tests {
     fn same_backedges_example_is_path_dependent() {
         let c = run(fixture("backedges"), "same_backedges");
         let (st1, st2) = (c.op("p[1]"), c.op("p[2]"));
-        assert!(c.info.regions_ignored);
+        // The compiler does not notice: it keeps the regions.
+        assert!(!c.info.regions_ignored);
         let [p] = c.info.problems.as_slice() else {
             panic!("{:#?}", c.info.problems)
         };
         assert_eq!(p.kind, ProblemKind::PathDependent);
         assert_eq!(p.region, c.region(0));
-        assert_eq!((p.a, p.b), (Some(st1), st2));
+        assert_eq!((p.a, p.b), (Some(st1), Some(st2)));
         assert!(!p.compiler_notices);
         assert_eq!(p.carried_by, None);
         // One path crosses the section exit and entry, the other nothing.
@@ -1662,11 +1674,11 @@ mod tests {
         assert!(p.paths[1].events.is_empty());
         assert!(p.split.is_some());
         assert_ne!(p.paths[0].via, p.paths[1].via);
-        // The compiler drops the edge on every path; the contract ignores
-        // the regions and keeps it.
+        // The compiler drops the edge on every path (SEMANTICS.md would
+        // ignore the regions and keep it; we follow the compiler).
         let e = c.info.edge(st1, st2, None).expect("edge");
         assert_eq!(e.first_attempt, dropped(c.region(0)));
-        assert_eq!(e.verdict, KEPT);
+        assert_eq!(e.verdict, dropped(c.region(0)));
     }
 
     #[test]
@@ -1676,7 +1688,7 @@ mod tests {
             panic!("{:#?}", c.info.problems)
         };
         assert_eq!(p.kind, ProblemKind::PathDependent);
-        assert_eq!((p.a, p.b), (Some(c.op("p[i]")), c.op("p[i + 1]")));
+        assert_eq!((p.a, p.b), (Some(c.op("p[i]")), Some(c.op("p[i + 1]"))));
         // Around the backedge every path crosses the sections: consistent.
         let l = c.source_loop(0);
         let e = c
@@ -1774,7 +1786,7 @@ mod tests {
         assert_eq!(c.cfg.events[event].kind, EventKind::RegionExit);
         assert_eq!(state, RegionState::OutsideOfSection);
         assert!(p.compiler_notices);
-        assert_eq!(p.b, c.op("p[0]"));
+        assert_eq!(p.b, Some(c.op("p[0]")));
         assert_eq!(p.a, Some(c.op("*q")));
         assert_eq!(p.paths.len(), 1);
         let kinds: Vec<EventKind> = p.paths[0]
@@ -1791,8 +1803,8 @@ mod tests {
     #[test]
     fn conflicting_merge_is_noticed_by_the_compiler() {
         // A second section entry on one branch only: "none seen" meets
-        // "outside of section" at the branch (§6.2 fails too; bypassed here
-        // to reach the ordering walk).
+        // "outside of section" at the branch (§6.2 fails too; the compiler
+        // knows nothing of it and walks the region all the same).
         let src = "void f(int *p, int c) {
           int r = __builtin_csa_parallel_region_entry(0);
           int s = __builtin_csa_parallel_section_entry(r);
@@ -1803,13 +1815,13 @@ mod tests {
           __builtin_csa_parallel_section_exit(s);
           __builtin_csa_parallel_region_exit(r);
         }";
-        let c = run_with(src, "f", false);
+        let c = run(src, "f");
         let [p] = c.info.problems.as_slice() else {
             panic!("{:#?}", c.info.problems)
         };
         assert_eq!(p.kind, ProblemKind::ConflictingMerge);
         assert!(p.compiler_notices);
-        assert_eq!(p.b, c.op("p[1]"));
+        assert_eq!(p.b, Some(c.op("p[1]")));
         assert_eq!(p.a, Some(c.op("p[0]")));
         assert_eq!(p.split, Some(p.block));
         let mut states: Vec<RegionState> = p.paths.iter().map(|w| w.state).collect();
@@ -1822,9 +1834,6 @@ mod tests {
             assert_eq!(w.blocks.first(), Some(&p.block));
             assert_eq!(w.via, w.blocks.get(1).copied());
         }
-        // With §6.2 in place the region is not walked: membership reports it.
-        let c = run(src, "f");
-        assert!(c.info.problems.is_empty());
         assert!(c.info.regions_ignored);
     }
 

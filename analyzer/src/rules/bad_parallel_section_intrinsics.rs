@@ -22,15 +22,32 @@
 //!
 //! Every point of the function must be either inside or outside each region
 //! and each region's sections, whatever path leads to it or away from it.
-//! The compiler prints `!! WARNING: BAD PARALLEL SECTION INTRINSICS !!` when
-//! it notices and then ignores **every** region and section of the function;
-//! some of these cases it does not notice and silently orders the code in a
-//! way that depends on the path taken.
+//!
+//! The message says what the compiler really does, which depends on the
+//! case. Its memory ordering pass (`MemopCFG::construct_chains` in
+//! `Intel_CSA/MemopOrdering/CSAMemopOrdering.cpp`) is the only place that
+//! looks at these intrinsics: it walks back from every memory operation
+//! and from the return with one state per region, and notices only an
+//! intrinsic its state machine does not allow (`SectionStates::transition`)
+//! and two paths bringing states it cannot merge (`merge_from`). Then it
+//! prints `!! WARNING: BAD PARALLEL SECTION INTRINSICS !!` and ignores
+//! **every** region and section of the function (`CSAMemopOrdering::order`
+//! orders it again without them); the message starts with that banner.
+//! Everything else it accepts silently and keeps the regions: a region or
+//! section left on one branch only (the path that left wins the merge, and
+//! the point keeps every ordering edge), a region or section still open at
+//! the return, and the documents' path-dependent ordering (it drops the
+//! edge on every path). The message then says "the compiler does not
+//! notice" and what it does instead; when another inconsistency of the same
+//! function is noticed, the regions are ignored anyway and the message says
+//! so.
 //!
 //! ## Why it matters
 //! The loop or sections you marked run sequentially (the warning case), or
-//! ordering edges are dropped on some paths only (the silent case), which
-//! can break memory ordering.
+//! the compiler orders the code in a way the intrinsics do not say (the
+//! silent cases: edges dropped on every path, or kept where a section was
+//! meant), which can break memory ordering or lose parallelism without a
+//! word at build time.
 //!
 //! ## Example
 //! ```c
@@ -54,6 +71,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::ir::BlockId;
 use crate::regions::events::{Item, RegionKey};
 use crate::regions::membership::{Broken, State};
+use crate::regions::ordering::{OrderingProblem, ProblemKind};
 use crate::source::Span;
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
@@ -81,13 +99,21 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 format!("a section of {region} is still open when the function returns here")
             }
         };
+        // What the compiler's ordering pass makes of it when its walks
+        // never fail on this region (N merged with NS or LR is accepted).
+        let silently = match p.broken {
+            Broken::AmbiguousRegion | Broken::AmbiguousSection => {
+                "where the paths join it takes the path that left, so this point keeps every ordering edge, as outside every section"
+            }
+            Broken::RegionOpenAtExit | Broken::SectionOpenAtExit => {
+                "nothing is ordered differently for it"
+            }
+        };
+        let noticed = noticed_in(cx, p.region);
         let mut d = Diagnostic::new(
             Code(201),
             anchor,
-            format!(
-                "BAD PARALLEL SECTION INTRINSICS: {what}; the compiler then ignores every region and section in `{}`",
-                cx.func.name
-            ),
+            message(cx, &what, noticed.is_some(), silently),
         );
         let section = matches!(
             p.broken,
@@ -108,9 +134,70 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 d = d.with_related(e.span, format!("{} of {region}", e.kind.describe()));
             }
         }
+        if let Some(o) = noticed {
+            let (span, label) = where_noticed(cx, o);
+            d = d.with_related(span, label);
+        }
         out.push(d.with_help(
             "Every point must be inside or outside each region and section whatever the path: pair each entry with exits on every path.",
         ));
+    }
+}
+
+/// The problem in `region` that the compiler's ordering pass notices, if
+/// any (a failed transition or a merge it rejects).
+fn noticed_in<'a>(cx: &FunctionContext<'a>, region: RegionKey) -> Option<&'a OrderingProblem> {
+    cx.ordering
+        .problems
+        .iter()
+        .find(|o| o.region == region && o.compiler_notices)
+}
+
+/// The message: `what` is broken; then what the compiler does about it.
+/// `silently` says what its ordering makes of it when it notices nothing.
+fn message(cx: &FunctionContext, what: &str, noticed: bool, silently: &str) -> String {
+    let name = &cx.func.name;
+    if noticed {
+        format!(
+            "BAD PARALLEL SECTION INTRINSICS: {what}; the compiler's ordering pass notices, warns and then ignores every region and section in `{name}`"
+        )
+    } else if cx.ordering.regions_ignored {
+        format!(
+            "inconsistent parallel section intrinsics: {what}; the compiler does not notice this one, but it ignores every region and section in `{name}` anyway because of another inconsistency it does notice"
+        )
+    } else {
+        format!(
+            "inconsistent parallel section intrinsics: {what}; the compiler does not notice (no BAD PARALLEL SECTION INTRINSICS warning) and keeps every region and section in `{name}`: {silently}"
+        )
+    }
+}
+
+/// Where the compiler's walk fails, and why, for a related location.
+fn where_noticed(cx: &FunctionContext, o: &OrderingProblem) -> (Span, String) {
+    let region = cx.region_name(o.region);
+    let from = match o.b.and_then(|b| cx.memory.ops.get(b)) {
+        Some(b) => format!("walking back from line {}", cx.line(b.span)),
+        None => "walking back from the return".to_string(),
+    };
+    match o.kind {
+        ProblemKind::FailedTransition { event, state } => {
+            let e = cx.events.events.get(event);
+            let kind = e.map_or("intrinsic", |e| e.kind.describe());
+            let span = e.map_or_else(|| block_span(cx, o.block), |e| e.span);
+            (
+                span,
+                format!(
+                    "the compiler's ordering pass fails here, {from}: a {kind} of {region} in state `{}`",
+                    state.describe()
+                ),
+            )
+        }
+        _ => (
+            block_span(cx, o.block),
+            format!(
+                "the compiler's ordering pass fails here, {from}: the paths that join bring {region} in states it cannot merge"
+            ),
+        ),
     }
 }
 
@@ -154,7 +241,7 @@ pub(super) fn block_span(cx: &FunctionContext, b: BlockId) -> Span {
 /// Ordering inconsistencies (SEMANTICS.md §6.3), one per region at most.
 fn check_ordering(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     use super::could_not_parallelize::describe_op;
-    use crate::regions::ordering::{ProblemKind, RegionState};
+    use crate::regions::ordering::RegionState;
     for p in &cx.ordering.problems {
         if cx.membership.problems.iter().any(|m| m.region == p.region) {
             continue; // reported above as a membership problem
@@ -162,24 +249,27 @@ fn check_ordering(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         if matches!(p.region, RegionKey::User(_)) && cx.tokens.fatal() {
             continue; // the compiler stopped already (CSA202/CSA204)
         }
-        let Some(b) = cx.memory.ops.get(p.b) else {
-            continue;
+        let b = match p.b {
+            Some(b) => match cx.memory.ops.get(b) {
+                Some(op) => Some(op),
+                None => continue,
+            },
+            None => None,
         };
         let region = cx.region_name(p.region);
         let a = p.a.and_then(|a| cx.memory.ops.get(a));
+        let later = match b {
+            Some(b) => format!("{} at {}", describe_op(cx, b), cx.line(b.span)),
+            None => "the function's return".to_string(),
+        };
+        let anchor = b.map_or_else(|| exit_span(cx, p.b_block), |b| b.span);
         let pair = match a {
             Some(a) => format!(
-                "path-dependent ordering between {} at {} and {} at {}",
+                "path-dependent ordering between {} at {} and {later}",
                 describe_op(cx, a),
                 cx.line(a.span),
-                describe_op(cx, b),
-                cx.line(b.span)
             ),
-            None => format!(
-                "path-dependent ordering before {} at {}",
-                describe_op(cx, b),
-                cx.line(b.span)
-            ),
+            None => format!("path-dependent ordering before {later}"),
         };
         let carried = p
             .carried_by
@@ -210,21 +300,15 @@ fn check_ordering(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 )
             }
         };
-        let consequence = if p.compiler_notices {
-            format!(
-                "the compiler then ignores every region and section in `{}`",
-                cx.func.name
-            )
-        } else {
-            format!(
-                "by the documents' rule the compiler then ignores every region and section in `{}`, but it does not notice this case and silently drops the edge on every path",
-                cx.func.name
-            )
-        };
         let mut d = Diagnostic::new(
             Code(201),
-            b.span,
-            format!("BAD PARALLEL SECTION INTRINSICS: {pair}: {detail}; {consequence}"),
+            anchor,
+            message(
+                cx,
+                &format!("{pair}: {detail}"),
+                p.compiler_notices,
+                "it merges the paths and drops the edge on every path",
+            ),
         );
         if let Some(a) = a {
             d = d.with_related(a.span, "the earlier operation");

@@ -102,7 +102,7 @@ pub static RULES: &[Rule] = &[
     rule!(110, "worker-num-outside-spmd", Warning, false, "worker_num_outside_spmd.rs", "spmd_worker_num() outside an SPMDized loop is deleted with everything computed from it"),
     rule!(111, "single-worker-spmd", Info, false, "single_worker_spmd.rs", "spmd with one worker is just parallel_loop"),
     rule!(112, "spmdization-not-performed", Warning, false, "spmdization_not_performed.rs", "The compiler does not split an spmd loop into workers; it runs as one, and worker_num code is deleted"),
-    rule!(201, "bad-parallel-section-intrinsics", Warning, false, "bad_parallel_section_intrinsics.rs", "Region/section intrinsics whose meaning depends on the path: the compiler ignores every region of the function"),
+    rule!(201, "bad-parallel-section-intrinsics", Warning, false, "bad_parallel_section_intrinsics.rs", "Region/section intrinsics whose meaning depends on the path: the compiler ignores every region of the function, or silently orders it its own way"),
     rule!(202, "token-not-connected", Error, false, "token_not_connected.rs", "A region/section intrinsic's token does not come from an entry of the right kind on every path"),
     rule!(203, "ambiguous-region-id", Warning, false, "ambiguous_region_id.rs", "A token comes from region entries with different ids; the compiler silently takes the first"),
     rule!(204, "non-constant-region-id", Error, false, "non_constant_region_id.rs", "A region entry's id is not an integer constant: the compiler stops with a fatal error"),
