@@ -118,12 +118,14 @@ impl MemopCfg {
 
     /// Whether the item is a memory operation for ordering: everything the
     /// memory model lists except intrinsics (markers vanish after CLIE,
-    /// region/section intrinsics are events) and lifetime starts (not
-    /// ordered by the compiler).
+    /// region/section intrinsics are events), lifetime starts and inline
+    /// assembly, which the compiler's ordering pass never orders
+    /// (`needsOrderingEdges` in CSAMemopOrdering: an asm call is not a
+    /// memop, although CLIE counts it when it places its section).
     pub fn is_ordering_memop(memory: &MemoryInfo, item: Item) -> Option<usize> {
         match item {
             Item::Mem(i) => match memory.ops[i].kind {
-                MemOpKind::Intrinsic | MemOpKind::LifetimeStart => None,
+                MemOpKind::Intrinsic | MemOpKind::LifetimeStart | MemOpKind::Asm => None,
                 _ => Some(i),
             },
             Item::Event(_) => None,

@@ -2,7 +2,9 @@
 //!
 //! ## What it does
 //! Reports a memory operation that is inside a parallel region but outside
-//! every section of that region.
+//! every section of that region. Only what the compiler's ordering pass
+//! orders counts: inline assembly does not (`needsOrderingEdges` in
+//! CSAMemopOrdering.cpp never orders it), nor do declarations.
 //!
 //! ## Why it matters
 //! Ordering edges are only dropped between operations that are both in
