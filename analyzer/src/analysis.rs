@@ -225,6 +225,7 @@ pub(crate) fn function_diagnostics(
         membership: &fa.membership,
         ordering: &fa.ordering,
         deps: &fa.deps,
+        pure_functions: &fa.pure_functions,
         disable_loop_storage_check: opts.disable_loop_storage_check,
         pre,
     };
@@ -283,6 +284,16 @@ pub(crate) fn analyze_function(
     mopts: &MemoryOptions,
     src: &str,
 ) -> FunctionAnalysis {
+    // Functions the file declares readnone are pure for this one.
+    let extended;
+    let mopts = if func.readnone_callees.is_empty() {
+        mopts
+    } else {
+        let mut pure_functions = mopts.pure_functions.clone();
+        pure_functions.extend(func.readnone_callees.iter().cloned());
+        extended = MemoryOptions { pure_functions };
+        &extended
+    };
     // Irreducibility is a property of the CFG the front end built.
     let succs0 = successor_graph(&func);
     let preds0 = Csr::reversed(&succs0);

@@ -393,6 +393,7 @@ mod tests {
             omp_regions: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
+            readnone_callees: Vec::new(),
             syntax_error: None,
             outline: false,
         }

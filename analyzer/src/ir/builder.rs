@@ -26,6 +26,7 @@ impl FunctionBuilder {
             omp_regions: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
+            readnone_callees: Vec::new(),
             syntax_error: None,
             outline: false,
         };

@@ -89,6 +89,10 @@ pub struct Function {
     /// dependence analysis summarises their effects, see
     /// `dependence::summary`). Empty for the callees themselves.
     pub callees: Vec<std::sync::Arc<Function>>,
+    /// Functions this one calls that the file declares `readnone` (C:
+    /// GNU `__attribute__((const))`, `[[gnu::const]]`): clang marks their
+    /// calls `readnone`, so they touch no memory (sorted, unique).
+    pub readnone_callees: Vec<String>,
     /// Byte span of the first ERROR/MISSING node inside the function, if any.
     pub syntax_error: Option<Span>,
     /// The body was not lowered: it holds nothing any rule looks at (no CSA
@@ -119,6 +123,7 @@ impl Function {
             omp_regions: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
+            readnone_callees: Vec::new(),
             syntax_error: None,
             outline: true,
         }

@@ -204,23 +204,81 @@ const CLANG_BIT_BUILTINS: &[&str] = &[
     "assume",
 ];
 
-/// Whether `name` is pure under the default list plus `extra`.
-pub fn is_pure_function(name: &str, extra: &[String]) -> bool {
+/// C math functions that clang emits as LLVM intrinsics when `errno` is
+/// not set (`-fno-math-errno`, the CSA driver's default; CGBuiltin), in
+/// every precision and `__builtin_` spelling. The other pure functions stay
+/// calls (marked `readnone`), which the memory ordering pass still orders
+/// (`RequireOrdering` orders every non-intrinsic call), although CLIE does
+/// not count them.
+const MATH_INTRINSICS: &[&str] = &[
+    "fabs",
+    "sqrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "nearbyint",
+    "round",
+    "copysign",
+    "fmin",
+    "fmax",
+    "pow",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "fma",
+];
+
+/// Whether a call to `name`, pure under the default list plus `extra`, is
+/// still a call after clang (not an LLVM intrinsic, nor folded into plain
+/// arithmetic): the memory ordering pass orders it with everything.
+pub fn pure_call_stays_call(name: &str, extra: &[String]) -> bool {
+    if !is_pure_function(name, extra) {
+        return false;
+    }
     if extra.iter().any(|e| e == name) {
+        // configured or declared `readnone`: a call to that function
         return true;
     }
-    if let Some(b) = name.strip_prefix("__builtin_") {
-        // `__builtin_popcountll`, `__builtin_bswap32`, `__builtin_clzs`
-        let stem = b.trim_end_matches(|c: char| c.is_ascii_digit());
-        let stem = stem
-            .strip_suffix("ll")
-            .or_else(|| stem.strip_suffix('l'))
-            .or_else(|| stem.strip_suffix('s'))
-            .filter(|s| CLANG_BIT_BUILTINS.contains(s))
-            .unwrap_or(stem);
-        if CLANG_BIT_BUILTINS.contains(&stem) {
-            return true;
-        }
+    if is_clang_bit_builtin(name) {
+        return false;
+    }
+    let base = name.strip_prefix("__builtin_").unwrap_or(name);
+    let intrinsic = |n: &str| MATH_INTRINSICS.contains(&n);
+    let folded = |n: &str| {
+        matches!(
+            n,
+            "abs" | "labs" | "llabs" | "isnan" | "isinf" | "isfinite" | "signbit"
+        )
+    };
+    let stem = base.strip_suffix('f').or_else(|| base.strip_suffix('l'));
+    !(intrinsic(base) || folded(base) || stem.is_some_and(|s| intrinsic(s) || folded(s)))
+}
+
+/// Whether `name` is one of [`CLANG_BIT_BUILTINS`] in some width
+/// (`__builtin_popcountll`, `__builtin_bswap32`, `__builtin_clzs`).
+fn is_clang_bit_builtin(name: &str) -> bool {
+    let Some(b) = name.strip_prefix("__builtin_") else {
+        return false;
+    };
+    let stem = b.trim_end_matches(|c: char| c.is_ascii_digit());
+    let stem = stem
+        .strip_suffix("ll")
+        .or_else(|| stem.strip_suffix('l'))
+        .or_else(|| stem.strip_suffix('s'))
+        .filter(|s| CLANG_BIT_BUILTINS.contains(s))
+        .unwrap_or(stem);
+    CLANG_BIT_BUILTINS.contains(&stem)
+}
+
+/// Whether `name` is pure under the default list plus `extra`.
+pub fn is_pure_function(name: &str, extra: &[String]) -> bool {
+    if extra.iter().any(|e| e == name) || is_clang_bit_builtin(name) {
+        return true;
     }
     let base = name.strip_prefix("__builtin_").unwrap_or(name);
     static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
@@ -624,4 +682,41 @@ fn clobber(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pure_calls_that_stay_calls() {
+        let extra = vec!["sq".to_string()];
+        // intrinsics or plain arithmetic after clang
+        for n in [
+            "sqrt",
+            "sqrtf",
+            "__builtin_sqrt",
+            "fabsl",
+            "fmax",
+            "abs",
+            "isnan",
+        ] {
+            assert!(is_pure_function(n, &[]), "{n}");
+            assert!(!pure_call_stays_call(n, &[]), "{n}");
+        }
+        for n in [
+            "__builtin_popcountll",
+            "__builtin_bswap32",
+            "__builtin_clzs",
+        ] {
+            assert!(is_pure_function(n, &[]), "{n}");
+            assert!(!pure_call_stays_call(n, &[]), "{n}");
+        }
+        // readnone library calls, and configured/declared functions
+        for n in ["tanh", "tanhf", "__builtin_atan2", "cbrt", "erfl", "sq"] {
+            assert!(pure_call_stays_call(n, &extra), "{n}");
+        }
+        // not pure at all
+        assert!(!pure_call_stays_call("printf", &extra));
+    }
 }

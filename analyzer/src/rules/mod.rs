@@ -189,6 +189,9 @@ pub struct FunctionContext<'a> {
     pub ordering: &'a crate::regions::ordering::OrderingInfo,
     /// Dependence facts of the loops asserted parallel.
     pub deps: &'a [crate::dependence::LoopDeps],
+    /// Functions known to touch no memory beyond the built-in list: the
+    /// configured ones and those the file declares `readnone`.
+    pub pure_functions: &'a [String],
     /// CSA301 is off (`disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
     /// The preprocessor's conditionals (for fixes that remove an

@@ -11,7 +11,10 @@
 //! and `restrict` pointers do not alias; calls alias everything they can
 //! reach). A call in the loop is neither a load nor a store and always
 //! needs ordering across iterations (`RequireOrdering` orders every
-//! non-intrinsic call), so its loop is never reported. Inline assembly is
+//! non-intrinsic call), so its loop is never reported; that holds for calls
+//! to functions that touch no memory too (a `const` function, or a math
+//! function clang does not turn into an LLVM intrinsic, such as `tanh`),
+//! which CLIE does not count. Inline assembly is
 //! not a memory operation to the ordering pass at all
 //! (`needsOrderingEdges`: the compiler warns that memory instructions in
 //! inline asm are not ordered), so it takes no part in the alias sets; a
@@ -81,7 +84,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             })
             .map(|(i, _)| i)
             .collect();
-        if ops.is_empty() {
+        if ops.is_empty() || calls_ordered_pure_function(cx, v.loop_id) {
             continue;
         }
         // Union-find over "may touch the same memory".
@@ -139,6 +142,23 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             .with_fix(cx.remove_marker_fix(cx.func.builtin(v.marker), Applicability::Unsafe)),
         );
     }
+}
+
+/// Whether the loop calls a function that touches no memory but stays a
+/// call after clang (a `readnone` library or declared function, not an
+/// LLVM intrinsic): CLIE does not count it, but the ordering pass orders
+/// it across iterations like any call.
+fn calls_ordered_pure_function(cx: &FunctionContext, l: crate::graph::loops::LoopId) -> bool {
+    cx.func.blocks.iter().enumerate().any(|(b, block)| {
+        cx.forest.contains(l, b as u32)
+            && block.insts.iter().any(|i| match &i.kind {
+                crate::ir::InstKind::Call(c) => c
+                    .callee
+                    .as_deref()
+                    .is_some_and(|n| crate::memory::pure_call_stays_call(n, cx.pure_functions)),
+                _ => false,
+            })
+    })
 }
 
 /// Whether two memory operations may touch the same memory.

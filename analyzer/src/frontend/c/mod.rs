@@ -88,7 +88,11 @@ pub fn lower_tree(
 /// the caller clears it when the file context (top-level declarations,
 /// signatures, bodies that define file-wide facts, directives) changes.
 #[derive(Default)]
-pub struct SignatureCache(HashMap<(u64, u32), Option<(String, CType)>>);
+pub struct SignatureCache(HashMap<(u64, u32), Option<SignatureFacts>>);
+
+/// What a function definition's signature declares: its name, its type,
+/// and whether it is declared `readnone` (see [`readnone_attribute`]).
+type SignatureFacts = (String, CType, bool);
 
 impl SignatureCache {
     pub fn clear(&mut self) {
@@ -183,10 +187,78 @@ pub fn lower_tree_cached(
                 .or_insert(Some(i));
         }
     }
+    let readnone: Vec<String> = file.readnone.iter().cloned().collect();
+    let with_readnone = |mut f: crate::ir::Function| {
+        f.readnone_callees.clone_from(&readnone);
+        f
+    };
+    if !readnone.is_empty() {
+        for f in &mut out.functions {
+            f.readnone_callees.clone_from(&readnone);
+        }
+    }
     super::callees::attach(&mut out.functions, &defined, &|_| None, &mut |i| {
-        definitions.get(i).map(|n| lower::lower_function(&file, *n))
+        definitions
+            .get(i)
+            .map(|n| with_readnone(lower::lower_function(&file, *n)))
     });
     out
+}
+
+/// The longest declarator chain followed for attributes.
+const MAX_DECLARATOR_CHAIN: usize = 64;
+
+/// Whether `n` (with text `text`) is a GNU `const` function attribute:
+/// `__attribute__((const))` (also `__const__`, among others in the list)
+/// or `[[gnu::const]]`. Clang gives such a function `readnone` (memory:
+/// none), so CLIE's `mayNeedOrdering` does not count its calls. (`pure`
+/// is `readonly`: its calls still read memory.)
+pub fn readnone_attribute(n: Node<'_>, text: &str) -> bool {
+    let is_const = |w: &str| matches!(w.trim(), "const" | "__const__");
+    match n.node_kind() {
+        "attribute_specifier" => {
+            // `__attribute__((a, b(x), const))`: the names at the top level
+            // of the inner parentheses.
+            let inner = text
+                .trim_start_matches("__attribute__")
+                .trim_start_matches("__attribute")
+                .trim();
+            let inner = inner
+                .strip_prefix("((")
+                .and_then(|s| s.strip_suffix("))"))
+                .unwrap_or("");
+            let mut depth = 0i32;
+            let mut start = 0;
+            let mut found = false;
+            for (i, ch) in inner.char_indices() {
+                match ch {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    ',' if depth == 0 => {
+                        found |= is_const(&inner[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            found || is_const(&inner[start..])
+        }
+        "attribute_declaration" => {
+            // `[[gnu::const]]`, `[[gnu::__const__, gnu::nothrow]]`
+            let body = text
+                .trim()
+                .strip_prefix("[[")
+                .and_then(|s| s.strip_suffix("]]"))
+                .unwrap_or("");
+            body.split(',').any(|a| {
+                let a = a.trim();
+                a.strip_prefix("gnu::")
+                    .or_else(|| a.strip_prefix("__gnu__::"))
+                    .is_some_and(is_const)
+            })
+        }
+        _ => false,
+    }
 }
 
 /// Whether the body of a function definition adds anything to the
@@ -427,8 +499,10 @@ pub(crate) struct FileCtx<'t> {
     skip_bodies: Vec<Span>,
     /// Signature facts of skipped bodies (see [`SignatureCache`]), and how
     /// many function definitions the scan has met.
-    signatures: HashMap<(u64, u32), Option<(String, CType)>>,
+    signatures: HashMap<(u64, u32), Option<SignatureFacts>>,
     functions_seen: u32,
+    /// Functions declared `readnone` anywhere at file scope.
+    readnone: std::collections::BTreeSet<String>,
     /// Bodies whose text shows they define nothing are not scanned
     /// (`relevance::c_body_may_define_facts`); off with syntax errors.
     skip_plain_bodies: bool,
@@ -450,6 +524,7 @@ impl<'t> FileCtx<'t> {
             skip_bodies: Vec::new(),
             signatures: HashMap::default(),
             functions_seen: 0,
+            readnone: Default::default(),
             skip_plain_bodies: false,
             macro_budget: Cell::new(MACRO_BUDGET),
             macro_limited: Cell::new(false),
@@ -678,6 +753,9 @@ impl<'t> FileCtx<'t> {
             let Some(name) = name else { continue };
             let name_s = self.text(name).to_string();
             if ty.is_func() {
+                if self.declares_readnone(n, decl) {
+                    self.readnone.insert(name_s.clone());
+                }
                 self.functions.entry(name_s).or_insert(ty);
                 continue;
             }
@@ -711,6 +789,39 @@ impl<'t> FileCtx<'t> {
         }
     }
 
+    /// Whether the declarator `d` of the declaration or definition `n`
+    /// declares a `readnone` function: a GNU `const` attribute before the
+    /// type (it applies to every declarator) or on the function declarator
+    /// itself.
+    fn declares_readnone(&self, n: Node<'_>, d: Node<'_>) -> bool {
+        let attrs = |m: Node<'_>| {
+            children(m)
+                .into_iter()
+                .any(|c| readnone_attribute(c, self.text(c)))
+        };
+        if attrs(n) {
+            return true;
+        }
+        // Down the declarator chain (`*f(int) __attribute__((const))`).
+        let mut cur = Some(d);
+        let mut depth = 0;
+        while let Some(c) = cur {
+            if depth > MAX_DECLARATOR_CHAIN {
+                break;
+            }
+            depth += 1;
+            if attrs(c) {
+                return true;
+            }
+            cur = c.field(F::Declarator).or_else(|| {
+                (c.node_kind() == "parenthesized_declarator")
+                    .then(|| c.named_child(0))
+                    .flatten()
+            });
+        }
+        false
+    }
+
     fn scan_function(&mut self, n: Node<'_>, skipped: bool) {
         let ordinal = self.functions_seen;
         self.functions_seen += 1;
@@ -735,7 +846,10 @@ impl<'t> FileCtx<'t> {
             _ => None,
         };
         if let Some(known) = key.and_then(|k| self.signatures.get(&k)) {
-            if let Some((name, ty)) = known.clone() {
+            if let Some((name, ty, readnone)) = known.clone() {
+                if readnone {
+                    self.readnone.insert(name.clone());
+                }
                 self.functions.insert(name, ty);
             }
             return;
@@ -747,11 +861,15 @@ impl<'t> FileCtx<'t> {
         let base = self.spec_type(spec);
         let (ty, name) = self.apply_declarator(d, base);
         let name = name.map(|name| self.text(name).to_string());
+        let readnone = self.declares_readnone(n, d);
         if let Some(k) = key {
             self.signatures
-                .insert(k, name.clone().map(|name| (name, ty.clone())));
+                .insert(k, name.clone().map(|name| (name, ty.clone(), readnone)));
         }
         if let Some(name) = name {
+            if readnone {
+                self.readnone.insert(name.clone());
+            }
             self.functions.insert(name, ty);
         }
     }
