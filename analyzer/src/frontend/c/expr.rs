@@ -1009,10 +1009,23 @@ impl<'t> FnLowerer<'_, 't> {
     }
 
     /// `a && b` / `a || b` as a value: `land.rhs`/`land.end`
-    /// (`lor.rhs`/`lor.end`), always branching.
+    /// (`lor.rhs`/`lor.end`), branching unless the left operand is a
+    /// constant: clang's `VisitBinLAnd`/`VisitBinLOr` emit `1 && X` and
+    /// `0 || X` as X alone, and `0 && X` / `1 || X` as the constant without
+    /// X.
     #[inline(never)]
     fn logical_value(&mut self, e: Node<'_>, l: Node<'_>, r: Node<'_>, is_and: bool) -> Rv {
         let sp = span(e);
+        if let Some(c) = self.const_value(l) {
+            if (c != 0) == is_and {
+                let rv = self.rvalue(r);
+                let _ = self.consume(rv);
+                return Rv::new(Val::Other, Some(CType::int()));
+            }
+            let v = i64::from(!is_and);
+            let expr = self.b.expr(Expr::Int(v));
+            return Rv::int(v, Some(CType::int()), expr);
+        }
         let (rhs_name, end_name) = if is_and {
             ("land.rhs", "land.end")
         } else {
@@ -1048,11 +1061,37 @@ impl<'t> FnLowerer<'_, 't> {
         out
     }
 
-    /// `c ? x : y` as a value: `cond.true`/`cond.false`/`cond.end`.
+    /// `c ? x : y` as a value: `cond.true`/`cond.false`/`cond.end`, as
+    /// clang's `VisitAbstractConditionalOperator` emits it: a constant
+    /// condition emits the chosen arm alone, and arms that are both
+    /// constant expressions (`isCheapEnoughToEvaluateUnconditionally`:
+    /// `c ? 4 : 5`) make a `select` instead of branches. Any other arm, a
+    /// variable included, branches.
     #[inline(never)]
     fn conditional_value(&mut self, e: Node<'_>) -> Rv {
         let sp = span(e);
         let c = e.field(F::Condition);
+        let (x, y) = (e.field(F::Consequence), e.field(F::Alternative));
+        if let (Some(c), Some(x), Some(y)) = (c, x, y) {
+            if let Some(v) = self.const_value(c) {
+                let rv = self.rvalue(if v != 0 { x } else { y });
+                return rv;
+            }
+            if self.evaluatable(x) && self.evaluatable(y) {
+                let rv = self.rvalue(c);
+                let cond = rv.expr;
+                let _ = self.consume(rv);
+                let (tv, fv) = (self.rvalue(x), self.rvalue(y));
+                let (then, else_) = (tv.expr, fv.expr);
+                let _ = self.consume(tv);
+                let _ = self.consume(fv);
+                let mut rv = Rv::other();
+                if ![cond, then, else_].contains(&FunctionBuilder::UNKNOWN) {
+                    rv.expr = self.b.expr(Expr::Select { cond, then, else_ });
+                }
+                return rv;
+            }
+        }
         let t = self.b.new_block("cond.true", Some(sp));
         let f = self.b.new_block("cond.false", Some(sp));
         let end = self.b.new_block("cond.end", Some(sp));
@@ -1091,6 +1130,47 @@ impl<'t> FnLowerer<'_, 't> {
             }
         }
         rv
+    }
+
+    /// Whether clang can evaluate `e` as a constant (`Expr::isEvaluatable`):
+    /// literals (numbers, characters, strings) and operators, casts and
+    /// `sizeof` over them, named constants.
+    fn evaluatable(&self, e: Node<'_>) -> bool {
+        self.evaluatable_at(e, 0)
+    }
+
+    fn evaluatable_at(&self, e: Node<'_>, depth: u32) -> bool {
+        if depth > 64 {
+            return false;
+        }
+        if self.const_value(e).is_some() {
+            return true;
+        }
+        let sub = |f: F| {
+            e.field(f)
+                .is_some_and(|n| self.evaluatable_at(n, depth + 1))
+        };
+        match e.node_kind() {
+            "number_literal"
+            | "char_literal"
+            | "string_literal"
+            | "concatenated_string"
+            | "true"
+            | "false"
+            | "sizeof_expression" => true,
+            "parenthesized_expression" => e
+                .named_child(0)
+                .is_some_and(|n| self.evaluatable_at(n, depth + 1)),
+            "unary_expression" => {
+                matches!(self.op_text(e), "-" | "+" | "~" | "!") && sub(F::Argument)
+            }
+            "cast_expression" => sub(F::Value),
+            "binary_expression" => sub(F::Left) && sub(F::Right),
+            "conditional_expression" => {
+                sub(F::Condition) && sub(F::Consequence) && sub(F::Alternative)
+            }
+            _ => false,
+        }
     }
 
     /// Branches on a condition like clang's `EmitBranchOnBoolExpr`.
