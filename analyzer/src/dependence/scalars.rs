@@ -813,7 +813,7 @@ pub(crate) fn mentions(func: &Function, e: ExprId, v: VarId) -> bool {
             }
             Expr::Neg(x) => stack.push(*x),
             Expr::Select { cond, then, else_ } => stack.extend([*cond, *then, *else_]),
-            Expr::Int(_) | Expr::AddrOf(_) | Expr::Unknown => {}
+            Expr::Int(_) | Expr::AddrOf(_) | Expr::Str(_) | Expr::Unknown => {}
         }
     }
     false

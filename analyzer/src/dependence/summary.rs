@@ -286,7 +286,7 @@ pub fn value_with(
                 }
             }
             Expr::Neg(x) => go(f, written, *x, other, depth + 1)?.scale(-1),
-            Expr::Select { .. } | Expr::Unknown => None,
+            Expr::Select { .. } | Expr::Str(_) | Expr::Unknown => None,
         }
     }
     go(f, written, e, other, 0)

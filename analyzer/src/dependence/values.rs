@@ -249,7 +249,7 @@ impl<'a> Values<'a> {
                 r.ok_or_else(not_affine)
             }
             Expr::AddrOf(v) => Ok(Poly::atom(Atom::Addr(*v))),
-            Expr::Select { .. } | Expr::Unknown => Err(not_affine()),
+            Expr::Select { .. } | Expr::Str(_) | Expr::Unknown => Err(not_affine()),
         }
     }
 

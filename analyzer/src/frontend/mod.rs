@@ -205,7 +205,9 @@ pub(crate) enum StoredConstant {
     /// C: SROA and mem2reg run before CLIE, and SCCP/InstCombine before
     /// LoopSPMDization, so a local whose address is never taken and whose
     /// every store is the same constant (`int w = 4;`) is that constant at
-    /// the builtin.
+    /// the builtin; likewise a pointer whose every store is the same string
+    /// literal (`const char *kind = "cyclic";`) is that string, which
+    /// CLIE's `getConstantStringInfo` reads.
     SameConstant,
 }
 
@@ -229,6 +231,18 @@ pub(crate) fn fold_builtin_constants(f: &mut crate::ir::Function, rule: StoredCo
         })
         .collect();
     for v in wanted {
+        if rule == StoredConstant::SameConstant {
+            if let Some(s) = same_string_stored(f, v) {
+                for b in f.builtins.iter_mut() {
+                    for a in b.args.iter_mut() {
+                        if a.value == ArgValue::Var(v) {
+                            a.value = ArgValue::Str(s.clone());
+                        }
+                    }
+                }
+                continue;
+            }
+        }
         let stores: Vec<Option<i64>> = f
             .blocks
             .iter()
@@ -262,4 +276,28 @@ pub(crate) fn fold_builtin_constants(f: &mut crate::ir::Function, rule: StoredCo
             }
         }
     }
+}
+
+/// The string literal every store to `v` writes, if there is one and the
+/// same one every time.
+fn same_string_stored(f: &crate::ir::Function, v: crate::ir::VarId) -> Option<String> {
+    use crate::ir::*;
+    let mut value: Option<&str> = None;
+    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+        let InstKind::Access(a) = &inst.kind else {
+            continue;
+        };
+        if !a.write || a.target != AccessTarget::Var(v) {
+            continue;
+        }
+        let s = match (a.index, a.rhs.map(|e| f.expr(e))) {
+            (IndexKind::Whole, Some(Expr::Str(s))) => &**s,
+            _ => return None,
+        };
+        match value {
+            Some(old) if old != s => return None,
+            _ => value = Some(s),
+        }
+    }
+    value.map(str::to_string)
 }

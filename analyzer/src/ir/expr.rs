@@ -128,6 +128,9 @@ pub enum Expr {
         then: ExprId,
         else_: ExprId,
     },
+    /// C: a string literal (the address of a constant array holding it),
+    /// its value with escapes resolved.
+    Str(Box<str>),
     /// Anything else: a call's result, a floating-point or logical value,
     /// a comparison, a value the front end did not follow.
     Unknown,

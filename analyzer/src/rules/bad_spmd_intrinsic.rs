@@ -100,7 +100,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                         ),
                         Some(a) => bad(
                             a.span,
-                            "the spmdization kind must be a string literal (cyclic, block, blocked, blocking or hybrid); the loop is not parallelized".to_string(),
+                            "the spmdization kind must be a string literal (cyclic, block, blocked, blocking or hybrid), or a local variable every assignment of which stores the same literal; the loop is not parallelized".to_string(),
                         ),
                         None => bad(whole, "spmdization needs a kind string".to_string()),
                     }

@@ -457,10 +457,16 @@ impl<'t> FnLowerer<'_, 't> {
                 let expr = self.b.expr(Expr::Int(c));
                 Rv::int(c, Some(CType::int()), expr)
             }
-            None => Rv::new(
-                Val::Other,
-                Some(CType::scalar(ScalarTy::Char).wrap(Layer::Ptr { restrict: false })),
-            ),
+            None => {
+                let mut rv = Rv::new(
+                    Val::Other,
+                    Some(CType::scalar(ScalarTy::Char).wrap(Layer::Ptr { restrict: false })),
+                );
+                if let Some(s) = self.string_value(e) {
+                    rv.expr = self.b.expr(Expr::Str(s.into()));
+                }
+                rv
+            }
         }
     }
 
@@ -1740,14 +1746,10 @@ impl<'t> FnLowerer<'_, 't> {
         ArgValue::Other
     }
 
-    #[inline(never)]
-    fn builtin_arg(&mut self, a: Node<'_>) -> ArgValue {
-        if let Some(c) = self.const_value(a) {
-            return ArgValue::Int(c);
-        }
-        let s = strip_parens(a);
+    /// The value of a string literal (adjacent literals concatenated).
+    fn string_value(&self, s: Node<'_>) -> Option<String> {
         match s.node_kind() {
-            "string_literal" => return ArgValue::Str(string_literal_value(self.text(s))),
+            "string_literal" => Some(string_literal_value(self.text(s))),
             "concatenated_string" => {
                 let mut out = String::new();
                 for c in named_children(s) {
@@ -1755,8 +1757,22 @@ impl<'t> FnLowerer<'_, 't> {
                         out.push_str(&string_literal_value(self.text(c)));
                     }
                 }
-                return ArgValue::Str(out);
+                Some(out)
             }
+            _ => None,
+        }
+    }
+
+    #[inline(never)]
+    fn builtin_arg(&mut self, a: Node<'_>) -> ArgValue {
+        if let Some(c) = self.const_value(a) {
+            return ArgValue::Int(c);
+        }
+        let s = strip_parens(a);
+        if let Some(v) = self.string_value(s) {
+            return ArgValue::Str(v);
+        }
+        match s.node_kind() {
             "identifier" => {
                 // a macro that expands to a string literal
                 let name = self.text(s);

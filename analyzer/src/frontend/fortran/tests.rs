@@ -2016,7 +2016,7 @@ fn check_exprs(f: &Function) {
                 "{} reads {at:?}",
                 f.name
             ),
-            Expr::Int(_) | Expr::AddrOf(_) | Expr::Unknown => {}
+            Expr::Int(_) | Expr::AddrOf(_) | Expr::Str(_) | Expr::Unknown => {}
         }
     }
 }
@@ -2326,6 +2326,7 @@ fn show(f: &Function, e: ExprId) -> String {
             _ => "?read".into(),
         },
         Expr::AddrOf(v) => format!("&{}", f.var(*v).name),
+        Expr::Str(s) => format!("{s:?}"),
         Expr::Neg(a) => format!("-{}", show(f, *a)),
         Expr::Select { cond, then, else_ } => format!(
             "({} ? {} : {})",
