@@ -1772,22 +1772,19 @@ impl<'t> FnLowerer<'_, 't> {
         if let Some(v) = self.string_value(s) {
             return ArgValue::Str(v);
         }
-        match s.node_kind() {
-            "identifier" => {
-                // a macro that expands to a string literal
-                let name = self.text(s);
-                if let Some(super::MacroDef {
-                    kind: MacroKind::Object { body },
-                    ..
-                }) = self.file.macro_at(name, s.start_byte())
-                {
-                    let b = body.trim();
-                    if b.len() >= 2 && b.starts_with('"') && b.ends_with('"') {
-                        return ArgValue::Str(string_literal_value(b));
-                    }
+        if s.node_kind() == "identifier" {
+            // a macro that expands to a string literal
+            let name = self.text(s);
+            if let Some(super::MacroDef {
+                kind: MacroKind::Object { body },
+                ..
+            }) = self.file.macro_at(name, s.start_byte())
+            {
+                let b = body.trim();
+                if b.len() >= 2 && b.starts_with('"') && b.ends_with('"') {
+                    return ArgValue::Str(string_literal_value(b));
                 }
             }
-            _ => {}
         }
         let rv = self.rvalue(a);
         match self.consume(rv) {
