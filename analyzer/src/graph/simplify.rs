@@ -391,6 +391,7 @@ mod tests {
             source_loops: Vec::new(),
             exprs: Vec::new(),
             omp_regions: Vec::new(),
+            omp_sections: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),

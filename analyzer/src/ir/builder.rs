@@ -24,6 +24,7 @@ impl FunctionBuilder {
             source_loops: Vec::new(),
             exprs: vec![Expr::Unknown],
             omp_regions: Vec::new(),
+            omp_sections: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),

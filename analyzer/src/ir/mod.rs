@@ -80,6 +80,10 @@ pub struct Function {
     /// directive and the code they enclose), for the data sharing of the
     /// worksharing loops inside them.
     pub omp_regions: Vec<OmpRegion>,
+    /// OpenMP `sections` / `parallel sections` constructs, with the empty
+    /// blocks the front end puts around the construct and each section
+    /// for the region and section intrinsics the CSA compiler places there.
+    pub omp_sections: Vec<OmpSections>,
     /// The parameters (C) or dummy arguments (Fortran) in order; `None`
     /// for a dummy procedure or an alternate return (`*`).
     pub params: Vec<Option<VarId>>,
@@ -121,6 +125,7 @@ impl Function {
             source_loops: Vec::new(),
             exprs: Vec::new(),
             omp_regions: Vec::new(),
+            omp_sections: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),
@@ -669,6 +674,31 @@ pub struct OmpRegion {
     pub directive: Span,
     /// The enclosed code.
     pub body: Span,
+}
+
+/// An OpenMP `sections` construct as the CSA compiler lowers it (VPO
+/// Paropt's `genCSASections`): a parallel region from the end of `entry`
+/// to the top of `exit`, and a parallel section around each `section`
+/// (the first one's directive may be left out).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OmpSections {
+    /// The `sections` or `parallel sections` directive.
+    pub directive: Span,
+    /// An empty block before the construct's body.
+    pub entry: BlockId,
+    /// The block the construct's body falls into.
+    pub exit: BlockId,
+    pub sections: Vec<OmpSection>,
+}
+
+/// One section of an [`OmpSections`]: from the end of `entry` (an empty
+/// block) to the top of `exit` (the block its code falls into).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OmpSection {
+    /// The `section` directive, or the first statement when it has none.
+    pub span: Span,
+    pub entry: BlockId,
+    pub exit: BlockId,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -55,6 +55,7 @@ pub fn region_label(r: RegionKey) -> String {
         RegionKey::User(id) => format!("{id}"),
         RegionKey::Clie(l) => format!("loop{} (CLIE)", l.0),
         RegionKey::Omp(i) => format!("omp{i}"),
+        RegionKey::OmpSections(i) => format!("sections{i}"),
     }
 }
 

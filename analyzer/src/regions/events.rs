@@ -37,6 +37,8 @@ pub enum RegionKey {
     Clie(LoopId),
     /// An OpenMP worksharing loop (index into `Function::source_loops`).
     Omp(usize),
+    /// An OpenMP `sections` construct (index into `Function::omp_sections`).
+    OmpSections(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -81,6 +83,7 @@ pub enum EventOrigin {
     User(BuiltinId),
     Clie { loop_id: LoopId, marker: BuiltinId },
     Omp { source_loop: usize },
+    OmpSections { index: usize },
 }
 
 /// One region/section intrinsic.
@@ -225,6 +228,43 @@ pub fn build(inp: &EventInput) -> MemopCfg {
                 cfg.items[latch.index()].push(Item::Event(e));
             }
         }
+    }
+
+    // OpenMP sections (genCSASections): the region from the end of the
+    // construct's entry block to the top of the block it falls into, a
+    // section from the end of each section's entry block to the top of the
+    // block it falls into.
+    for (i, s) in func.omp_sections.iter().enumerate() {
+        let region = RegionKey::OmpSections(i);
+        let origin = EventOrigin::OmpSections { index: i };
+        let ev = |kind, block: BlockId, span| RegionEvent {
+            kind,
+            region,
+            origin,
+            span,
+            block,
+        };
+        let live = |b: BlockId| b.index() < cfg.items.len();
+        if !live(s.entry)
+            || !live(s.exit)
+            || s.sections.iter().any(|x| !live(x.entry) || !live(x.exit))
+        {
+            continue;
+        }
+        let e = push_event(&mut cfg, ev(EventKind::RegionEntry, s.entry, s.directive));
+        cfg.items[s.entry.index()].push(Item::Event(e));
+        for x in &s.sections {
+            let e = push_event(&mut cfg, ev(EventKind::SectionEntry, x.entry, x.span));
+            cfg.items[x.entry.index()].push(Item::Event(e));
+            let e = push_event(&mut cfg, ev(EventKind::SectionExit, x.exit, x.span));
+            cfg.items[x.exit.index()].insert(0, Item::Event(e));
+        }
+        let e = push_event(&mut cfg, ev(EventKind::RegionExit, s.exit, s.directive));
+        let at = cfg.items[s.exit.index()]
+            .iter()
+            .take_while(|it| matches!(it, Item::Event(k) if cfg.events[*k].region == region))
+            .count();
+        cfg.items[s.exit.index()].insert(at, Item::Event(e));
     }
 
     // CLIE expansions, in CLIE's order (inner loops first).

@@ -1618,6 +1618,56 @@ mod tests {
     }
 
     #[test]
+    fn openmp_sections_drop_edges_between_sections() {
+        // genCSASections: one region around the construct, a section
+        // around each `section` (the first one without its directive).
+        for src in [
+            "void f(int *p, int i, int j, int k, int m) {
+              p[i] = 0;
+              #pragma omp parallel sections
+              {
+                p[j] = 1;
+                #pragma omp section
+                p[k] = 2;
+              }
+              p[m] = 3;
+            }",
+            "void f(int *p, int i, int j, int k, int m) {
+              p[i] = 0;
+              #pragma omp sections nowait
+              {
+                #pragma omp section
+                { p[j] = 1; }
+                _Pragma(\"omp section\")
+                { p[k] = 2; }
+              }
+              p[m] = 3;
+            }",
+        ] {
+            let c = run(src, "f");
+            assert!(c.info.problems.is_empty(), "{:#?}", c.info.problems);
+            let r = RegionKey::OmpSections(0);
+            assert_eq!(c.verdict("p[j]", "p[k]", None), dropped(r));
+            assert_eq!(c.verdict("p[i]", "p[j]", None), KEPT);
+            assert_eq!(c.verdict("p[i]", "p[k]", None), KEPT);
+            assert_eq!(c.verdict("p[j]", "p[m]", None), KEPT);
+            assert_eq!(c.verdict("p[k]", "p[m]", None), KEPT);
+            let kinds: Vec<EventKind> = c.cfg.events.iter().map(|e| e.kind).collect();
+            assert_eq!(
+                kinds,
+                [
+                    EventKind::RegionEntry,
+                    EventKind::SectionEntry,
+                    EventKind::SectionExit,
+                    EventKind::SectionEntry,
+                    EventKind::SectionExit,
+                    EventKind::RegionExit
+                ]
+            );
+        }
+    }
+
+    #[test]
     fn reference_example_verdicts() {
         let c = run(fixture("reference"), "reference_loops");
         assert!(c.info.problems.is_empty(), "{:#?}", c.info.problems);

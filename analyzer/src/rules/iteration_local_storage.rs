@@ -6,8 +6,10 @@
 //! parallel: a loop with a parallel section entry
 //! of its own (outside its inner loops), whether CLIE placed it for a
 //! `parallel_loop`/`spmd` marker, you wrote
-//! `__builtin_csa_parallel_section_entry`, or the loop is an OpenMP
-//! worksharing loop. The compiler prints
+//! `__builtin_csa_parallel_section_entry`, the loop is an OpenMP
+//! worksharing loop, or it holds an OpenMP `sections` construct (the CSA
+//! lowering makes each `section` a parallel section: `genCSASections`).
+//! The compiler prints
 //! `!! WARNING: ITERATION-LOCAL STORAGE DETECTED IN A PARALLELIZED LOOP !!`
 //! for the first such loop of a function; csa-lint reports every
 //! (loop, declaration) pair. The check
@@ -84,6 +86,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 cx.line(first.span)
             ),
             EventOrigin::Omp { .. } => format!("it is an OpenMP loop ({})", cx.line(first.span)),
+            EventOrigin::OmpSections { .. } => String::new(),
             EventOrigin::User(_) => format!(
                 "it holds a parallel section entry at {}",
                 cx.line(first.span)
@@ -105,16 +108,22 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 Some(LocBase::Var(v)) => format!("`{}`", cx.func.var(v).name),
                 _ => "this local".to_string(),
             };
-            let mut d = Diagnostic::new(
-                Code(301),
-                op.span,
-                format!(
+            let message = match first.origin {
+                // The loop itself need not run in parallel: the check flags
+                // any loop with a section entry of its own.
+                EventOrigin::OmpSections { .. } => format!(
+                    "ITERATION-LOCAL STORAGE DETECTED IN A PARALLELIZED LOOP: {name} lives in memory and is declared inside the loop at {}, which holds a parallel section of its own (the OpenMP section at {}); the compiler allocates it once per function and warns about every such loop, and sections that run at the same time share it",
+                    cx.line(loop_span),
+                    cx.line(first.span)
+                ),
+                _ => format!(
                     "ITERATION-LOCAL STORAGE DETECTED IN A PARALLELIZED LOOP: {name} lives in memory and is declared inside the loop at {}, which runs in parallel because {why}; the compiler allocates it once, so parallel iterations share and overwrite it",
                     cx.line(loop_span)
                 ),
-            )
-            .with_related(first.span, "this makes the loop parallel")
-            .with_related(loop_span, "the parallel loop");
+            };
+            let mut d = Diagnostic::new(Code(301), op.span, message)
+                .with_related(first.span, "this makes the loop parallel")
+                .with_related(loop_span, "the parallel loop");
             if let Some(l2) = cx.forest.loop_for(op.block.0).filter(|&x| x != l) {
                 d = d.with_related(cx.loop_span(l2), "declared in this inner loop");
             }

@@ -255,6 +255,10 @@ impl FunctionContext<'_> {
                 Some(sl) => format!("the OpenMP loop at {}", self.line(sl.span)),
                 None => "an OpenMP loop".to_string(),
             },
+            RegionKey::OmpSections(i) => match self.func.omp_sections.get(i) {
+                Some(s) => format!("the OpenMP sections at {}", self.line(s.directive)),
+                None => "OpenMP sections".to_string(),
+            },
         }
     }
 

@@ -742,8 +742,89 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 });
             }
         }
-        self.stmt_inner(n, pragmas, chain);
+        let sections = pragmas.iter().find_map(|p| match p {
+            Pragma::OmpSections(d) => Some(*d),
+            _ => None,
+        });
+        match sections {
+            Some(d) => self.omp_sections(n, d),
+            None => self.stmt_inner(n, pragmas, chain),
+        }
         self.depth -= 1;
+    }
+
+    /// An OpenMP `sections` construct: its statement, split into sections
+    /// at its `omp section` directives (the first section's may be left
+    /// out), between empty blocks for the region and section intrinsics
+    /// the CSA compiler places there (`Function::omp_sections`).
+    #[inline(never)]
+    fn omp_sections(&mut self, n: Node<'_>, directive: Span) {
+        let sp = span(n);
+        let entry = self.b.new_block("omp.sections.entry", Some(directive));
+        self.b.goto_if_open(entry);
+        self.b.set_current(Some(entry));
+        let mut sections = Vec::new();
+        if n.node_kind() == "compound_statement" {
+            self.push_scope();
+            let mut groups: Vec<(Option<Span>, Vec<Node<'_>>)> = vec![(None, Vec::new())];
+            for it in children(n) {
+                let p = if is_pragma(it, self.file.src) {
+                    Some(pragma::parse(it, self.file))
+                } else {
+                    self.pragma_operator(it)
+                };
+                match (p, groups.last_mut()) {
+                    (Some(Pragma::OmpSection(s)), _) => groups.push((Some(s), Vec::new())),
+                    (_, Some(g)) => g.1.push(it),
+                    (_, None) => {}
+                }
+            }
+            for (k, (dir, items)) in groups.iter().enumerate() {
+                let first = items.iter().find(|i| {
+                    i.is_named() && i.node_kind() != "comment" && !is_pragma(**i, self.file.src)
+                });
+                if k == 0 && first.is_none() {
+                    // only braces, comments or other pragmas before the
+                    // first `omp section`
+                    self.block_items(items);
+                    continue;
+                }
+                let at = dir.or(first.map(|f| span(*f))).unwrap_or(sp);
+                sections.push(self.omp_section(at, items));
+            }
+            self.pop_scope();
+        } else {
+            sections.push(self.omp_section(sp, &[n]));
+        }
+        let exit = self.b.new_block("omp.sections.end", Some(sp));
+        self.b.goto_if_open(exit);
+        self.b.set_current(Some(exit));
+        self.b.func_mut().omp_sections.push(OmpSections {
+            directive,
+            entry,
+            exit,
+            sections,
+        });
+    }
+
+    /// One section: an empty entry block, its statements, the block they
+    /// fall into.
+    fn omp_section(&mut self, at: Span, items: &[Node<'_>]) -> OmpSection {
+        let entry = self.b.new_block("omp.section.entry", Some(at));
+        self.b.goto_if_open(entry);
+        self.b.set_current(Some(entry));
+        let body = self.b.new_block("omp.section.body", Some(at));
+        self.b.goto_if_open(body);
+        self.b.set_current(Some(body));
+        self.block_items(items);
+        let exit = self.b.new_block("omp.section.end", Some(at));
+        self.b.goto_if_open(exit);
+        self.b.set_current(Some(exit));
+        OmpSection {
+            span: at,
+            entry,
+            exit,
+        }
     }
 
     /// Dispatches on the statement kind; every arm is its own function so
@@ -982,7 +1063,10 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 Pragma::Omp(s) => omp = Some(*s),
                 Pragma::Ivdep(s) => ivdep = Some(*s),
                 Pragma::Unroll(c) => unroll = Some(*c),
-                Pragma::Other | Pragma::OmpParallel(_) => {}
+                Pragma::Other
+                | Pragma::OmpParallel(_)
+                | Pragma::OmpSections(_)
+                | Pragma::OmpSection(_) => {}
             }
         }
         (omp, ivdep, unroll)

@@ -14,6 +14,11 @@ pub(crate) enum Pragma {
     /// `omp parallel` (any clauses): a parallel region around the statement
     /// that follows.
     OmpParallel(Span),
+    /// `omp sections`, `omp parallel sections` (any clauses): the statement
+    /// that follows holds the sections.
+    OmpSections(Span),
+    /// `omp section`: a section of the enclosing `sections` starts here.
+    OmpSection(Span),
     /// `ivdep`, `GCC ivdep`.
     Ivdep(Span),
     /// `unroll`, `unroll N`, `unroll(N)`, `GCC unroll N`,
@@ -77,12 +82,17 @@ pub(crate) fn parse_text(arg: &str, sp: Span, file: &FileCtx<'_>, offset: usize)
     match w.as_slice() {
         ["omp", rest @ ..] => {
             let is_for = matches!(rest, ["parallel", "for", ..] | ["for", ..]);
-            let region = crate::omp::parse_directive(arg, crate::omp::OmpLang::C)
-                .is_some_and(|d| d.words == ["parallel"]);
+            let words = crate::omp::parse_directive(arg, crate::omp::OmpLang::C)
+                .map(|d| d.words)
+                .unwrap_or_default();
             if is_for {
                 Pragma::Omp(sp)
-            } else if region {
+            } else if words == ["parallel"] {
                 Pragma::OmpParallel(sp)
+            } else if words == ["sections"] || words == ["parallel", "sections"] {
+                Pragma::OmpSections(sp)
+            } else if words == ["section"] {
+                Pragma::OmpSection(sp)
             } else {
                 Pragma::Other
             }

@@ -158,6 +158,8 @@ pub(super) fn lower_unit(
         result_expr: None,
         ref_expr: None,
         array_read: false,
+        sections: Vec::new(),
+        items_level: 0,
     };
     let header_span = unit.header.map(|h| cx.span(h)).unwrap_or(unit.span);
     l.declare_unit(header_span);
@@ -246,6 +248,28 @@ pub(super) struct Lowerer<'a, 't> {
     /// An array-valued designator was read since this was last cleared
     /// (how a vector subscript is recognised).
     pub array_read: bool,
+    /// Open `!$omp sections` constructs, innermost last.
+    sections: Vec<OpenSections>,
+    /// How deep `lower_items` is nested (sections close at their level).
+    items_level: u32,
+}
+
+/// A `!$omp sections` construct being lowered.
+struct OpenSections {
+    level: u32,
+    directive: Span,
+    entry: BlockId,
+    sections: Vec<OmpSection>,
+    /// The open section: its span and entry block.
+    open: Option<(Span, BlockId)>,
+}
+
+/// What an OpenMP directive comment does to `sections` constructs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SectionsDirective {
+    Open,
+    Section,
+    End,
 }
 
 impl<'a, 't> Lowerer<'a, 't> {
@@ -657,9 +681,33 @@ impl<'a, 't> Lowerer<'a, 't> {
     // Statement lists
 
     pub fn lower_items(&mut self, items: &[FNode<'t>]) {
+        self.items_level += 1;
+        self.lower_items_inner(items);
+        // a `sections` without its `end sections` ends with the list
+        while self
+            .sections
+            .last()
+            .is_some_and(|s| s.level == self.items_level)
+        {
+            self.close_sections();
+        }
+        self.items_level -= 1;
+    }
+
+    fn lower_items_inner(&mut self, items: &[FNode<'t>]) {
         let mut i = 0;
         while i < items.len() {
             let n = items[i];
+            if n.node_kind() == "comment" {
+                if let Some(d) = self.sections_directive(n) {
+                    self.on_sections_directive(d, self.span(n));
+                }
+                i += 1;
+                continue;
+            }
+            if !matches!(n.node_kind(), "statement_label") && !is_spec_kind(n.node_kind()) {
+                self.open_section_if_none(self.span(n));
+            }
             match n.node_kind() {
                 "statement_label" => {
                     // a FORMAT statement's label is not a branch target
@@ -682,6 +730,112 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             i += 1;
         }
+    }
+
+    /// The comment `n` as a directive of OpenMP `sections` constructs.
+    fn sections_directive(&self, n: FNode) -> Option<SectionsDirective> {
+        let text = self.cx.text.get(n.start_byte()..n.end_byte())?;
+        let t = text.trim_start();
+        let sentinel = t.get(..5).is_some_and(|h| {
+            h.eq_ignore_ascii_case("!$omp")
+                || h.eq_ignore_ascii_case("c$omp")
+                || h.eq_ignore_ascii_case("*$omp")
+        });
+        if !sentinel {
+            return None;
+        }
+        let d = crate::omp::parse_directive(t, crate::omp::OmpLang::Fortran)?;
+        let w: Vec<&str> = d.words.iter().map(|w| w.as_str()).collect();
+        match w.as_slice() {
+            ["sections"] | ["parallel", "sections"] => Some(SectionsDirective::Open),
+            ["section"] => Some(SectionsDirective::Section),
+            ["end", "sections"] | ["end", "parallel", "sections"] => Some(SectionsDirective::End),
+            _ => None,
+        }
+    }
+
+    /// Whether a comment in a construct's body is a `sections` directive,
+    /// which `lower_items` needs to see.
+    fn keeps_comment(&self, n: FNode) -> bool {
+        self.sections_directive(n).is_some()
+    }
+
+    fn on_sections_directive(&mut self, d: SectionsDirective, at: Span) {
+        let level = self.items_level;
+        let here = self.sections.last().is_some_and(|s| s.level == level);
+        match d {
+            SectionsDirective::Open => {
+                let entry = self.b.new_block("omp.sections.entry", Some(at));
+                self.b.goto_if_open(entry);
+                self.b.set_current(Some(entry));
+                self.sections.push(OpenSections {
+                    level,
+                    directive: at,
+                    entry,
+                    sections: Vec::new(),
+                    open: None,
+                });
+            }
+            SectionsDirective::Section if here => {
+                self.close_section();
+                self.open_section(at);
+            }
+            SectionsDirective::End if here => self.close_sections(),
+            _ => {}
+        }
+    }
+
+    /// The first statement of a `sections` construct opens its first
+    /// section when no `section` directive came before it.
+    fn open_section_if_none(&mut self, at: Span) {
+        let level = self.items_level;
+        if self
+            .sections
+            .last()
+            .is_some_and(|s| s.level == level && s.open.is_none())
+        {
+            self.open_section(at);
+        }
+    }
+
+    fn open_section(&mut self, at: Span) {
+        let entry = self.b.new_block("omp.section.entry", Some(at));
+        self.b.goto_if_open(entry);
+        self.b.set_current(Some(entry));
+        let body = self.b.new_block("omp.section.body", Some(at));
+        self.b.goto_if_open(body);
+        self.b.set_current(Some(body));
+        if let Some(s) = self.sections.last_mut() {
+            s.open = Some((at, entry));
+        }
+    }
+
+    fn close_section(&mut self) {
+        let Some((span, entry)) = self.sections.last_mut().and_then(|s| s.open.take()) else {
+            return;
+        };
+        let exit = self.b.new_block("omp.section.end", Some(span));
+        self.b.goto_if_open(exit);
+        self.b.set_current(Some(exit));
+        if let Some(s) = self.sections.last_mut() {
+            s.sections.push(OmpSection { span, entry, exit });
+        }
+    }
+
+    fn close_sections(&mut self) {
+        self.close_section();
+        let Some(s) = self.sections.pop() else {
+            return;
+        };
+        let exit = self.b.new_block("omp.sections.end", Some(s.directive));
+        self.b.goto_if_open(exit);
+        self.b.set_current(Some(exit));
+        self.b.func_mut().omp_sections.push(OmpSections {
+            directive: s.directive,
+            entry: s.entry,
+            exit,
+            sections: s.sections,
+        });
     }
 
     fn lower_stmt(&mut self, n: FNode<'t>) {
@@ -1357,7 +1511,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                         .filter(|x| {
                             x.is_named()
                                 && Some(*x) != eparen
-                                && !matches!(x.node_kind(), "comment" | "block_label")
+                                && x.node_kind() != "block_label"
+                                && (x.node_kind() != "comment" || self.keeps_comment(*x))
                         })
                         .collect();
                     p.elseifs.push(ElseIf {
@@ -1370,12 +1525,15 @@ impl<'a, 't> Lowerer<'a, 't> {
                     has_else = true;
                     p.else_items = Some(
                         k.named_children()
-                            .filter(|x| !matches!(x.node_kind(), "comment" | "block_label"))
+                            .filter(|x| {
+                                x.node_kind() != "block_label"
+                                    && (x.node_kind() != "comment" || self.keeps_comment(*x))
+                            })
                             .collect(),
                     );
                 }
-                "end_if_statement" | "block_label_start_expression" | "block_label" | "comment" => {
-                }
+                "end_if_statement" | "block_label_start_expression" | "block_label" => {}
+                "comment" if !self.keeps_comment(k) => {}
                 "parenthesized_expression" if !after_then => {}
                 "statement_label" if !p.elseifs.is_empty() || has_else => p.end_label = Some(k),
                 _ if after_then && p.elseifs.is_empty() && !has_else => p.then_items.push(k),
@@ -1653,7 +1811,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 "do_statement" if parts.ds.is_none() => parts.ds = Some(k),
                 "end_do_loop_statement" | "end_do_label_loop_statement" => end = Some(k),
-                "comment" => {}
+                "comment" if !self.keeps_comment(k) => {}
                 _ if end.is_none() => parts.body.push(k),
                 _ => {}
             }
@@ -2093,7 +2251,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut stmts = Vec::new();
         for k in named_kids(n) {
             match k.node_kind() {
-                "block_label_start_expression" | "end_block_construct_statement" | "comment" => {}
+                "block_label_start_expression" | "end_block_construct_statement" => {}
+                "comment" => {
+                    if self.keeps_comment(k) {
+                        stmts.push(k);
+                    }
+                }
                 kind if is_spec_kind(kind) => spec.push(k),
                 _ => stmts.push(k),
             }
