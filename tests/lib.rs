@@ -4,8 +4,8 @@
 //! (Fortran) at the end of a line expects that code anchored on that line;
 //! `//~^ CSA101` on the line above (`^^` two above). Several codes may
 //! follow one marker. A double-quoted string after a code (`//~ CSA201
-//! "does not notice"`) must occur in that diagnostic's message. Text after
-//! `--` is a comment. Header lines `//@ define
+//! "does not notice"`, with `\"` for a quote) must occur in that
+//! diagnostic's message. Text after `--` is a comment. Header lines `//@ define
 //! NAME` / `!@ define NAME`, `//@ pure NAME` and
 //! `//@ disable-loop-storage-check` set analysis options. Every
 //! diagnostic must be annotated and every annotation matched.
@@ -121,14 +121,32 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
                 break;
             }
             if let Some(quoted) = rest.strip_prefix('"') {
-                let Some(end) = quoted.find('"') else {
+                // `\"` and `\\` stand for `"` and `\`
+                let mut text = String::new();
+                let mut end = None;
+                let mut chars = quoted.char_indices();
+                while let Some((k, ch)) = chars.next() {
+                    match ch {
+                        '\\' => {
+                            if let Some((_, c)) = chars.next() {
+                                text.push(c);
+                            }
+                        }
+                        '"' => {
+                            end = Some(k);
+                            break;
+                        }
+                        c => text.push(c),
+                    }
+                }
+                let Some(end) = end else {
                     ann.errors
                         .push(format!("line {lineno}: unterminated message text"));
                     break;
                 };
                 match ann.expected.last_mut() {
                     Some(e) if any && e.line == target && e.message.is_none() => {
-                        e.message = Some(quoted[..end].to_string())
+                        e.message = Some(text)
                     }
                     _ => ann.errors.push(format!(
                         "line {lineno}: message text without a code before it"
@@ -384,13 +402,13 @@ mod tests {
     #[test]
     fn annotations_with_message_text() {
         let a = parse_annotations(
-            "x(); !~ CSA201 \"does not, notice\" CSA207 -- \"not this\"\ny(); !~ \"alone\"\nz(); !~ CSA101 \"open\n",
+            "x(); !~ CSA201 \"does not, \\\"notice\\\"\" CSA207 -- \"not this\"\ny(); !~ \"alone\"\nz(); !~ CSA101 \"open\n",
             true,
         );
         assert_eq!(
             a.expected,
             vec![
-                exp(1, 201, Some("does not, notice")),
+                exp(1, 201, Some("does not, \"notice\"")),
                 exp(1, 207, None),
                 exp(3, 101, None)
             ]

@@ -392,6 +392,7 @@ mod tests {
             exprs: Vec::new(),
             omp_regions: Vec::new(),
             omp_sections: Vec::new(),
+            omp_directives: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),

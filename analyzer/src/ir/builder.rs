@@ -25,6 +25,7 @@ impl FunctionBuilder {
             exprs: vec![Expr::Unknown],
             omp_regions: Vec::new(),
             omp_sections: Vec::new(),
+            omp_directives: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),

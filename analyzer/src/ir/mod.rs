@@ -84,6 +84,9 @@ pub struct Function {
     /// blocks the front end puts around the construct and each section
     /// for the region and section intrinsics the CSA compiler places there.
     pub omp_sections: Vec<OmpSections>,
+    /// Every OpenMP directive in the function (its text, continuation lines
+    /// included), in source order.
+    pub omp_directives: Vec<Span>,
     /// The parameters (C) or dummy arguments (Fortran) in order; `None`
     /// for a dummy procedure or an alternate return (`*`).
     pub params: Vec<Option<VarId>>,
@@ -126,6 +129,7 @@ impl Function {
             exprs: Vec::new(),
             omp_regions: Vec::new(),
             omp_sections: Vec::new(),
+            omp_directives: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),

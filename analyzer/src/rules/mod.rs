@@ -113,7 +113,7 @@ pub static RULES: &[Rule] = &[
     rule!(301, "iteration-local-storage", Warning, true, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
     rule!(401, "unguarded-builtin", Info, true, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
     rule!(402, "unused-suppression", Warning, true, "unused_suppression.rs", "A csa-lint suppression comment that suppresses nothing"),
-    rule!(403, "openmp-clause-ignored", Warning, false, "openmp_clause_ignored.rs", "An OpenMP clause the CSA compiler's OpenMP lowering ignores or replaces"),
+    rule!(403, "openmp-clause-ignored", Warning, false, "openmp_clause_ignored.rs", "An OpenMP clause or construct the CSA compiler's OpenMP lowering ignores or replaces"),
     rule!(501, "loop-carried-conflict", Error, false, "loop_carried_conflict.rs", "Two iterations of a loop asserted parallel access the same element, one writing it"),
     rule!(502, "unproven-independence", Warning, false, "unproven_independence.rs", "The iterations of a loop asserted parallel cannot be proven independent"),
     rule!(503, "shared-scalar-in-openmp-loop", Warning, true, "shared_scalar_in_openmp_loop.rs", "A shared scalar written in an OpenMP loop, or a private/reduction clause that does not fit"),

@@ -1,7 +1,7 @@
 //! # CSA403 openmp-clause-ignored
 //!
 //! ## What it does
-//! Reports OpenMP clauses that the CSA compiler's OpenMP lowering (the
+//! Reports OpenMP clauses and constructs that the CSA compiler's OpenMP lowering (the
 //! VPO Paropt CSA path: `VPOParoptTransform::isSupportedOnCSA`,
 //! `genCSALoop`, `getNumWorkers`, `getSPMDMode` in
 //! VPOParoptTransformCSA.cpp) ignores or replaces, and says what it does
@@ -25,6 +25,15 @@
 //! * `if(...)`, `linear`, `copyin` and the `ordered` clause: silently
 //!   ignored (the loop is parallel whatever the condition; a linear
 //!   variable gets no linear value per iteration).
+//! * constructs it does not support at all (`isSupportedOnCSA` accepts
+//!   `parallel`, worksharing loops, `sections`, `single`, `master`,
+//!   `critical`, `barrier`, `atomic` and `target`): it warns `ignoring
+//!   unsupported "omp <name>"` and drops them: `task`, `taskloop`,
+//!   `taskgroup`, `taskwait`, `taskyield`, `simd` (also the `simd` part of
+//!   `parallel for simd`), `ordered` (the block is then not ordered),
+//!   `flush`, `cancel`, `teams`, `distribute`, `workshare`, `loop`,
+//!   `target data`/`update`/`enter data`/`exit data`. The clauses of a
+//!   construct that is dropped whole are not reported on their own.
 //!
 //! An expression is taken as a compile-time constant when it is made of
 //! literals and named constants (enumerators, `#define`s, `const` locals
@@ -63,10 +72,11 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     let func = cx.func;
     let text = cx.src.text();
     let lang = OmpLang::from(func.lang);
-    // every directive: the loops' and the `parallel` constructs'
+    // every directive of the function
     let mut spans: Vec<Span> = func.source_loops.iter().filter_map(|sl| sl.omp).collect();
     spans.extend(func.omp_regions.iter().map(|r| r.directive));
-    spans.sort_by_key(|s| s.start);
+    spans.extend(func.omp_directives.iter().copied());
+    spans.sort_by_key(|s| (s.start, s.end));
     spans.dedup();
     for span in spans {
         let Some(t) = text.get(span.start as usize..span.end as usize) else {
@@ -76,6 +86,26 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             continue;
         };
         let words: Vec<&str> = d.words.iter().map(|w| w.as_str()).collect();
+        let name_span = Span {
+            start: span.start + d.name_range.start as u32,
+            end: span.start + d.name_range.end as u32,
+        };
+        let (unsupported, any_supported) = constructs(&words);
+        for (name, what) in &unsupported {
+            out.push(
+                Diagnostic::new(
+                    Code(403),
+                    name_span,
+                    format!(
+                        "`omp {name}` is not supported by the CSA OpenMP lowering: the CSA compiler warns `ignoring unsupported \"omp {name}\"` and {what}"
+                    ),
+                )
+                .with_help("Keep the directive out of CSA builds (a preprocessor conditional on __CSA__), or suppress this warning where it is meant for other compilers."),
+            );
+        }
+        if !any_supported {
+            continue; // the whole directive is dropped: its clauses too
+        }
         let combined_loop = matches!(
             words.as_slice(),
             ["parallel", "for", ..] | ["parallel", "do", ..]
@@ -134,6 +164,90 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// The OpenMP constructs a directive name stands for in the CSA OpenMP
+/// lowering (VPO Paropt's work regions, `VPOParoptTransform::
+/// isSupportedOnCSA`): the unsupported ones, with the name the compiler's
+/// warning gives them (`WRNName`) and what happens instead, and whether any
+/// part is supported (parallel, worksharing loops, sections, single,
+/// master, critical, barrier, atomic, target). Composite directives are
+/// several work regions (`parallel for simd` is a parallel loop and a
+/// `simd`). Declarative directives and names csa-lint does not know are
+/// neither.
+fn constructs(words: &[&str]) -> (Vec<(&'static str, &'static str)>, bool) {
+    const SEQUENTIAL: &str = "its code runs once, sequentially";
+    const NOTHING: &str = "the directive does nothing";
+    let mut bad = Vec::new();
+    let mut supported = false;
+    if words.first() == Some(&"end") {
+        return (bad, true);
+    }
+    let mut i = 0;
+    while i < words.len() {
+        let next = words.get(i + 1).copied();
+        let mut step = 1;
+        match words[i] {
+            "parallel" if next == Some("workshare") => {
+                bad.push(("parallel workshare", SEQUENTIAL));
+                step = 2;
+            }
+            "parallel" | "for" | "do" | "sections" | "section" | "single" | "master" | "critical"
+            | "barrier" | "atomic" => supported = true,
+            "target" => match next {
+                Some("data") => {
+                    bad.push(("target data", NOTHING));
+                    step = 2;
+                }
+                Some("update") => {
+                    bad.push(("target update", NOTHING));
+                    step = 2;
+                }
+                Some("enter") => {
+                    bad.push(("target enter data", NOTHING));
+                    step = 3;
+                }
+                Some("exit") => {
+                    bad.push(("target exit data", NOTHING));
+                    step = 3;
+                }
+                _ => supported = true,
+            },
+            "distribute"
+                if next == Some("parallel")
+                    && matches!(words.get(i + 2).copied(), Some("for" | "do")) =>
+            {
+                bad.push(("distribute parallel loop", SEQUENTIAL));
+                step = 3;
+            }
+            "distribute" => bad.push(("distribute", SEQUENTIAL)),
+            "teams" => bad.push(("teams", SEQUENTIAL)),
+            "simd" => bad.push((
+                "simd",
+                "drops it: it asserts nothing to the CSA compiler (a CSA build needs a parallel_loop marker or a worksharing loop)",
+            )),
+            "task" => bad.push(("task", "its code runs where the directive is, as ordinary code")),
+            "taskloop" => bad.push(("taskloop", "the loop runs sequentially")),
+            "taskgroup" => bad.push(("taskgroup", "its code runs as ordinary code")),
+            "taskwait" => bad.push(("taskwait", NOTHING)),
+            "taskyield" => bad.push(("taskyield", NOTHING)),
+            "flush" => bad.push(("flush", NOTHING)),
+            "ordered" => bad.push((
+                "ordered",
+                "the block is not ordered: in a loop the CSA build runs in parallel, iterations run it in any order and at the same time",
+            )),
+            "cancel" => bad.push(("cancel", "nothing is cancelled: the construct runs to its end")),
+            "cancellation" if next == Some("point") => {
+                bad.push(("cancel", NOTHING));
+                step = 2;
+            }
+            "workshare" => bad.push(("workshare", SEQUENTIAL)),
+            "loop" => bad.push(("generic loop", "the loop runs sequentially")),
+            _ => return (Vec::new(), true), // not a construct csa-lint knows
+        }
+        i += step;
+    }
+    (bad, supported)
 }
 
 /// Whether an OpenMP clause argument is a compile-time constant, as far as

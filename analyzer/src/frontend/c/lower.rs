@@ -657,11 +657,14 @@ impl<'f, 't> FnLowerer<'f, 't> {
         while i < items.len() {
             let n = items[i];
             if is_pragma(n, self.file.src) {
-                pending.push(pragma::parse(n, self.file));
+                let p = pragma::parse(n, self.file);
+                self.note_omp(&p);
+                pending.push(p);
                 i += 1;
                 continue;
             }
             if let Some(p) = self.pragma_operator(n) {
+                self.note_omp(&p);
                 pending.push(p);
                 i += 1;
                 continue;
@@ -681,7 +684,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     && (is_pragma(items[k], self.file.src) || items[k].node_kind() == "comment")
                 {
                     if is_pragma(items[k], self.file.src) {
-                        ps.push(pragma::parse(items[k], self.file));
+                        let p = pragma::parse(items[k], self.file);
+                        self.note_omp(&p);
+                        ps.push(p);
                     }
                     k += 1;
                 }
@@ -753,6 +758,13 @@ impl<'f, 't> FnLowerer<'f, 't> {
         self.depth -= 1;
     }
 
+    /// Records an OpenMP directive of the function (`Function::omp_directives`).
+    fn note_omp(&mut self, p: &Pragma) {
+        if let Some(s) = p.omp_span() {
+            self.b.func_mut().omp_directives.push(s);
+        }
+    }
+
     /// An OpenMP `sections` construct: its statement, split into sections
     /// at its `omp section` directives (the first section's may be left
     /// out), between empty blocks for the region and section intrinsics
@@ -774,7 +786,10 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     self.pragma_operator(it)
                 };
                 match (p, groups.last_mut()) {
-                    (Some(Pragma::OmpSection(s)), _) => groups.push((Some(s), Vec::new())),
+                    (Some(Pragma::OmpSection(s)), _) => {
+                        self.b.func_mut().omp_directives.push(s);
+                        groups.push((Some(s), Vec::new()))
+                    }
                     (_, Some(g)) => g.1.push(it),
                     (_, None) => {}
                 }
@@ -1066,7 +1081,8 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 Pragma::Other
                 | Pragma::OmpParallel(_)
                 | Pragma::OmpSections(_)
-                | Pragma::OmpSection(_) => {}
+                | Pragma::OmpSection(_)
+                | Pragma::OmpOther(_) => {}
             }
         }
         (omp, ivdep, unroll)

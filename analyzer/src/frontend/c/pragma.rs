@@ -19,6 +19,8 @@ pub(crate) enum Pragma {
     OmpSections(Span),
     /// `omp section`: a section of the enclosing `sections` starts here.
     OmpSection(Span),
+    /// Any other OpenMP directive (`omp task`, `omp barrier`, ...).
+    OmpOther(Span),
     /// `ivdep`, `GCC ivdep`.
     Ivdep(Span),
     /// `unroll`, `unroll N`, `unroll(N)`, `GCC unroll N`,
@@ -42,6 +44,20 @@ fn pragma_span(n: Node<'_>, src: &str) -> Span {
     let text = node_text(n, src);
     let trimmed = text.trim_end();
     Span::new(n.start_byte(), n.start_byte() + trimmed.len())
+}
+
+impl Pragma {
+    /// The directive's span when it is an OpenMP directive.
+    pub(crate) fn omp_span(&self) -> Option<Span> {
+        match self {
+            Pragma::Omp(s)
+            | Pragma::OmpParallel(s)
+            | Pragma::OmpSections(s)
+            | Pragma::OmpSection(s)
+            | Pragma::OmpOther(s) => Some(*s),
+            Pragma::Ivdep(_) | Pragma::Unroll(_) | Pragma::Other => None,
+        }
+    }
 }
 
 /// Splits a pragma's text into words, with parentheses and commas as
@@ -94,7 +110,7 @@ pub(crate) fn parse_text(arg: &str, sp: Span, file: &FileCtx<'_>, offset: usize)
             } else if words == ["section"] {
                 Pragma::OmpSection(sp)
             } else {
-                Pragma::Other
+                Pragma::OmpOther(sp)
             }
         }
         ["ivdep", ..] | ["GCC", "ivdep", ..] => Pragma::Ivdep(sp),

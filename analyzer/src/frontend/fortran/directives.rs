@@ -174,11 +174,9 @@ pub(super) struct Region {
     pub body: (usize, usize),
 }
 
-/// The `!$omp parallel` ... `!$omp end parallel` regions in
-/// `text[start..end]`, nested ones included. Combined constructs
-/// (`parallel do`, `parallel sections`, ...) are not regions here: their
-/// loop directive is the region.
-pub(super) fn parallel_regions(text: &str, start: usize, end: usize) -> Vec<Region> {
+/// The OpenMP directives in `text[start..end]`: each one's first line and
+/// the continuation lines right after it, as byte ranges.
+pub(super) fn omp_directives(text: &str, start: usize, end: usize) -> Vec<(usize, usize)> {
     let end = end.min(text.len());
     let Some(range) = text.get(start..end) else {
         return Vec::new();
@@ -194,11 +192,9 @@ pub(super) fn parallel_regions(text: &str, start: usize, end: usize) -> Vec<Regi
     let lines: Vec<Line> = lines_in(text, start, end)
         .filter(|l| omp_content(line_text(text, *l)).is_some())
         .collect();
-    let mut open: Vec<(usize, usize)> = Vec::new();
     let mut out = Vec::new();
     let mut k = 0;
     while k < lines.len() {
-        // a directive and the continuation lines right after it
         let first = lines[k];
         let mut last = first;
         k += 1;
@@ -209,13 +205,27 @@ pub(super) fn parallel_regions(text: &str, start: usize, end: usize) -> Vec<Regi
             last = lines[k];
             k += 1;
         }
-        match words(text, first.start, last.end).as_slice() {
-            [p] if p == "parallel" => open.push((first.start, last.end)),
+        out.push((first.start, last.end));
+    }
+    out
+}
+
+/// The `!$omp parallel` ... `!$omp end parallel` regions in
+/// `text[start..end]`, nested ones included. Combined constructs
+/// (`parallel do`, `parallel sections`, ...) are not regions here: their
+/// loop directive is the region.
+pub(super) fn parallel_regions(text: &str, start: usize, end: usize) -> Vec<Region> {
+    let end = end.min(text.len());
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let mut out = Vec::new();
+    for (d0, d1) in omp_directives(text, start, end) {
+        match words(text, d0, d1).as_slice() {
+            [p] if p == "parallel" => open.push((d0, d1)),
             [e, p] if e == "end" && p == "parallel" => {
                 if let Some(d) = open.pop() {
                     out.push(Region {
                         directive: d,
-                        body: (d.1, first.start),
+                        body: (d.1, d0),
                     });
                 }
             }

@@ -2218,6 +2218,15 @@ impl<'a, 't> Lowerer<'a, 't> {
             };
             self.b.func_mut().omp_regions.push(region);
         }
+        // the unit's own directives: not those of its internal procedures
+        let own_end = items
+            .iter()
+            .find(|n| matches!(n.node_kind(), "internal_procedures" | "contains_statement"))
+            .map_or(end, |n| n.start_byte());
+        for (s, e) in super::directives::omp_directives(self.cx.text, start, own_end) {
+            let span = self.cx.span_bytes(s, e);
+            self.b.func_mut().omp_directives.push(span);
+        }
     }
 
     /// OpenMP and ivdep directive comments right before a DO (only blank
