@@ -259,9 +259,32 @@ pub fn pure_call_stays_call(name: &str, extra: &[String]) -> bool {
     !(intrinsic(base) || folded(base) || stem.is_some_and(|s| intrinsic(s) || folded(s)))
 }
 
-/// Whether `name` is one of [`CLANG_BIT_BUILTINS`] in some width
+/// Clang builtins that become constants or LLVM intrinsics touching no
+/// memory (`llvm.frameaddress`, `llvm.returnaddress`), exact names.
+const CLANG_NO_MEMORY_BUILTINS: &[&str] = &[
+    "__builtin_frame_address",
+    "__builtin_return_address",
+    "__builtin_huge_val",
+    "__builtin_huge_valf",
+    "__builtin_huge_vall",
+    "__builtin_inf",
+    "__builtin_inff",
+    "__builtin_infl",
+    "__builtin_nan",
+    "__builtin_nanf",
+    "__builtin_nanl",
+    "__builtin_nans",
+    "__builtin_nansf",
+    "__builtin_nansl",
+];
+
+/// Whether `name` is one of [`CLANG_BIT_BUILTINS`] in some width, or one
+/// of [`CLANG_NO_MEMORY_BUILTINS`]
 /// (`__builtin_popcountll`, `__builtin_bswap32`, `__builtin_clzs`).
 fn is_clang_bit_builtin(name: &str) -> bool {
+    if CLANG_NO_MEMORY_BUILTINS.contains(&name) {
+        return true;
+    }
     let Some(b) = name.strip_prefix("__builtin_") else {
         return false;
     };
@@ -708,6 +731,8 @@ mod tests {
             "__builtin_popcountll",
             "__builtin_bswap32",
             "__builtin_clzs",
+            "__builtin_frame_address",
+            "__builtin_huge_valf",
         ] {
             assert!(is_pure_function(n, &[]), "{n}");
             assert!(!pure_call_stays_call(n, &[]), "{n}");

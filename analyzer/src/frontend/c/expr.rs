@@ -180,7 +180,22 @@ pub(crate) struct Index {
 fn is_transparent_builtin(name: &str) -> bool {
     matches!(
         name,
-        "__builtin_expect" | "__builtin_expect_with_probability" | "__builtin_assume_aligned"
+        "__builtin_expect"
+            | "__builtin_expect_with_probability"
+            | "__builtin_assume_aligned"
+            | "__builtin_unpredictable"
+    )
+}
+
+/// Builtins clang answers at compile time without evaluating their
+/// arguments (a constant, or `llvm.objectsize`): no code, no memory.
+fn is_unevaluated_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "__builtin_constant_p"
+            | "__builtin_classify_type"
+            | "__builtin_object_size"
+            | "__builtin_dynamic_object_size"
     )
 }
 
@@ -1536,6 +1551,9 @@ impl<'t> FnLowerer<'_, 't> {
             if name == "__builtin_prefetch" {
                 let _ = self.call_args(args);
                 self.b.push(InstKind::Prefetch, span(e));
+                return Rv::other();
+            }
+            if is_unevaluated_builtin(&name) {
                 return Rv::other();
             }
             if is_transparent_builtin(&name) {
