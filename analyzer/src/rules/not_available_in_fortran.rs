@@ -7,6 +7,13 @@
 //! compiler's Fortran converter does not know. Only `parallel_loop`, `spmd`,
 //! `pipeline_loop` and `spmd_worker_num` are converted.
 //!
+//! It also reports `builtin_csa_spmd_worker_num()` used for its value
+//! (`w = builtin_csa_spmd_worker_num()`): `CSAFortranIntrinsics::
+//! runOnFunction` creates the intrinsic call and erases the original call
+//! without replacing its uses, so the value never reaches its users; the
+//! compiler fails an assertion, or, without assertions, keeps uses of a
+//! deleted instruction (undefined behaviour).
+//!
 //! ## Why it matters
 //! The call is not turned into an intrinsic: it stays a call to an external
 //! procedure that does not exist, so the program fails to link, and until
@@ -47,6 +54,10 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             k if k.is_region_intrinsic() => (
                 format!("builtin_csa_{name} is only available in C; in Fortran it stays a call to an external procedure that does not exist"),
                 "Mark the loop with call builtin_csa_parallel_loop() instead.",
+            ),
+            BuiltinKind::WorkerNum if b.fortran_value_used(cx.src.text()) => (
+                "builtin_csa_spmd_worker_num() cannot give its value in Fortran: the compiler's Fortran converter replaces the call by the intrinsic but does not hand the intrinsic's result to the code that uses the call's value, so a compiler built with assertions stops (\"Uses remain when a value is destroyed\") and a release build goes on with a deleted value".to_string(),
+                "Compute what the worker needs from the loop index instead (with spmd(W, 0) each worker runs one contiguous block of iterations), or write this loop in C, where __builtin_csa_spmd_worker_num() works.",
             ),
             BuiltinKind::Other => (
                 format!("builtin_csa_{name} is not a CSA builtin the Fortran compiler knows; it stays a call to an external procedure"),

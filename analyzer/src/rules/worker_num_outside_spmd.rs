@@ -41,6 +41,9 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         if cx.func.lang == Lang::Fortran && !crate::clie::fortran_builtin_accepted(b) {
             continue; // CSA107: it is not the intrinsic at all
         }
+        if cx.func.lang == Lang::Fortran && b.fortran_value_used(cx.src.text()) {
+            continue; // CSA108: its value never arrives anyway
+        }
         let in_spmd = cx.clie.verdicts.iter().any(|v| {
             cx.forest.contains(v.loop_id, b.block.0) && v.spmd == Some(Spmdization::Performed)
         });
