@@ -152,6 +152,14 @@ impl FunctionBuilder {
         }
     }
 
+    /// Falls through into a new block `name`, which becomes current.
+    pub fn fall_into_new_block(&mut self, name: &'static str, origin: Option<Span>) -> BlockId {
+        let b = self.new_block(name, origin);
+        self.goto_if_open(b);
+        self.set_current(Some(b));
+        b
+    }
+
     /// The unified return block (created on first use), like clang's
     /// `ReturnBlock`.
     pub fn return_block(&mut self) -> BlockId {

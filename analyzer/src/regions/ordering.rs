@@ -606,6 +606,15 @@ impl<'a> Ctx<'a> {
         MemopCfg::is_ordering_memop(self.inp.memory, item)
     }
 
+    /// The predecessors of `x` a walk without backedges goes to.
+    fn forward_preds(&self, x: u32) -> Vec<u32> {
+        self.preds(x)
+            .iter()
+            .copied()
+            .filter(|&p| self.allowed(None, p, x))
+            .collect()
+    }
+
     /// `p -> y` may be walked backwards in a walk restricted to `h`.
     fn allowed(&self, h: Option<LoopId>, p: u32, y: u32) -> bool {
         let (Some(&rp), Some(&ry)) = (self.rpo_num.get(p as usize), self.rpo_num.get(y as usize))
@@ -674,12 +683,7 @@ impl<'a> Ctx<'a> {
         for j in (0..items.len()).rev() {
             self.step_item(&w, x, j, items[j], &mut cur, true, &mut pending, &mut out);
         }
-        let seeds: Vec<u32> = self
-            .preds(x)
-            .iter()
-            .copied()
-            .filter(|&p| self.allowed(None, p, x))
-            .collect();
+        let seeds = self.forward_preds(x);
         self.walk(&w, &seeds, &cur, x, true, &[], &mut out);
     }
 
@@ -757,12 +761,7 @@ impl<'a> Ctx<'a> {
                 out1.header_tops.push((l, cur.clone()));
             }
         }
-        let seeds: Vec<u32> = self
-            .preds(x)
-            .iter()
-            .copied()
-            .filter(|&p| self.allowed(None, p, x))
-            .collect();
+        let seeds = self.forward_preds(x);
         self.walk(&w, &seeds, &cur, x, check, &loops, &mut out1);
         // Phase 2: once around each loop holding B.
         let mut carried: Vec<(LoopId, WalkOut)> = Vec::new();

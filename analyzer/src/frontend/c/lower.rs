@@ -772,9 +772,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
     #[inline(never)]
     fn omp_sections(&mut self, n: Node<'_>, directive: Span) {
         let sp = span(n);
-        let entry = self.b.new_block("omp.sections.entry", Some(directive));
-        self.b.goto_if_open(entry);
-        self.b.set_current(Some(entry));
+        let entry = self
+            .b
+            .fall_into_new_block("omp.sections.entry", Some(directive));
         let mut sections = Vec::new();
         if n.node_kind() == "compound_statement" {
             self.push_scope();
@@ -811,9 +811,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         } else {
             sections.push(self.omp_section(sp, &[n]));
         }
-        let exit = self.b.new_block("omp.sections.end", Some(sp));
-        self.b.goto_if_open(exit);
-        self.b.set_current(Some(exit));
+        let exit = self.b.fall_into_new_block("omp.sections.end", Some(sp));
         self.b.func_mut().omp_sections.push(OmpSections {
             directive,
             entry,
@@ -825,16 +823,10 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// One section: an empty entry block, its statements, the block they
     /// fall into.
     fn omp_section(&mut self, at: Span, items: &[Node<'_>]) -> OmpSection {
-        let entry = self.b.new_block("omp.section.entry", Some(at));
-        self.b.goto_if_open(entry);
-        self.b.set_current(Some(entry));
-        let body = self.b.new_block("omp.section.body", Some(at));
-        self.b.goto_if_open(body);
-        self.b.set_current(Some(body));
+        let entry = self.b.fall_into_new_block("omp.section.entry", Some(at));
+        self.b.fall_into_new_block("omp.section.body", Some(at));
         self.block_items(items);
-        let exit = self.b.new_block("omp.section.end", Some(at));
-        self.b.goto_if_open(exit);
-        self.b.set_current(Some(exit));
+        let exit = self.b.fall_into_new_block("omp.section.end", Some(at));
         OmpSection {
             span: at,
             entry,

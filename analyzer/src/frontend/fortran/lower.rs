@@ -765,9 +765,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let here = self.sections.last().is_some_and(|s| s.level == level);
         match d {
             SectionsDirective::Open => {
-                let entry = self.b.new_block("omp.sections.entry", Some(at));
-                self.b.goto_if_open(entry);
-                self.b.set_current(Some(entry));
+                let entry = self.b.fall_into_new_block("omp.sections.entry", Some(at));
                 self.sections.push(OpenSections {
                     level,
                     directive: at,
@@ -799,12 +797,8 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn open_section(&mut self, at: Span) {
-        let entry = self.b.new_block("omp.section.entry", Some(at));
-        self.b.goto_if_open(entry);
-        self.b.set_current(Some(entry));
-        let body = self.b.new_block("omp.section.body", Some(at));
-        self.b.goto_if_open(body);
-        self.b.set_current(Some(body));
+        let entry = self.b.fall_into_new_block("omp.section.entry", Some(at));
+        self.b.fall_into_new_block("omp.section.body", Some(at));
         if let Some(s) = self.sections.last_mut() {
             s.open = Some((at, entry));
         }
@@ -814,9 +808,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some((span, entry)) = self.sections.last_mut().and_then(|s| s.open.take()) else {
             return;
         };
-        let exit = self.b.new_block("omp.section.end", Some(span));
-        self.b.goto_if_open(exit);
-        self.b.set_current(Some(exit));
+        let exit = self.b.fall_into_new_block("omp.section.end", Some(span));
         if let Some(s) = self.sections.last_mut() {
             s.sections.push(OmpSection { span, entry, exit });
         }
@@ -827,9 +819,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some(s) = self.sections.pop() else {
             return;
         };
-        let exit = self.b.new_block("omp.sections.end", Some(s.directive));
-        self.b.goto_if_open(exit);
-        self.b.set_current(Some(exit));
+        let exit = self
+            .b
+            .fall_into_new_block("omp.sections.end", Some(s.directive));
         self.b.func_mut().omp_sections.push(OmpSections {
             directive: s.directive,
             entry: s.entry,
