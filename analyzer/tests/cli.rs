@@ -21,6 +21,15 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Standard output without the text formats' summary line.
+fn diag_out(o: &Output) -> String {
+    stdout(o)
+        .lines()
+        .filter(|l| !l.starts_with("Found ") && !l.starts_with("All checks passed"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -51,7 +60,7 @@ fn clean_file_exits_zero() {
     .unwrap();
     let o = run(&["--format", "concise", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "");
+    assert_eq!(diag_out(&o), "");
 }
 
 #[test]
@@ -205,7 +214,7 @@ fn directories_are_walked_in_order_and_gitignore_respected() {
     // .gitignore is honoured outside a git repository too.
     let o = run(&["--format", "concise", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
+    let out = diag_out(&o);
     let files = files_of(&out);
     assert_eq!(files.len(), 2, "{out}");
     assert!(files[0].ends_with("src/b.c"), "{out}");
@@ -219,10 +228,10 @@ fn directories_are_walked_in_order_and_gitignore_respected() {
         .expect("git runs");
     assert!(git.success());
     let o = run(&["--format", "concise", dir.to_str().unwrap()]);
-    assert_eq!(files_of(&stdout(&o)), files);
+    assert_eq!(files_of(&diag_out(&o)), files);
     // --no-ignore walks everything, still in path order.
     let o = run(&["--no-ignore", "--format", "concise", dir.to_str().unwrap()]);
-    let out = stdout(&o);
+    let out = diag_out(&o);
     let all = files_of(&out);
     assert_eq!(all.len(), 3, "{out}");
     assert!(all[0].ends_with("build/gen.c"), "{out}");
@@ -343,7 +352,7 @@ fn output_writes_the_report_to_a_file() {
         f.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stdout(&o), "");
+    assert_eq!(diag_out(&o), "");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert!(!v.as_array().unwrap().is_empty());
@@ -430,7 +439,7 @@ const TWO_FINDINGS: &str =
 
 /// `(file name, code)` of every concise line, for comparing runs.
 fn codes(o: &Output) -> Vec<(String, String)> {
-    stdout(o)
+    diag_out(o)
         .lines()
         .map(|l| {
             let file = Path::new(l.split(':').next().unwrap())
@@ -519,7 +528,7 @@ fn command_line_overrides_the_config() {
     // --ignore applies on top of the file's selection.
     let o = run(&["--format", "concise", "--ignore", "unguarded-builtin", d]);
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stdout(&o), "");
+    assert_eq!(diag_out(&o), "");
     // --extend-select adds to the file's selection; --ignore still wins.
     let o = run(&["--format", "concise", "--extend-select", "CSA1", d]);
     assert_eq!(codes(&o), pairs(&[("a.c", "CSA102"), ("a.c", "CSA401")]));
@@ -570,13 +579,13 @@ fn config_defines_add_to_command_line_defines() {
     );
     let d = dir.to_str().unwrap();
     let o = run(&["--format", "concise", d]);
-    assert_eq!(stdout(&o), "");
+    assert_eq!(diag_out(&o), "");
     let o = run(&["--format", "concise", "-D", "USE_B", d]);
     assert_eq!(codes(&o), pairs(&[("a.c", "CSA102"), ("a.c", "CSA401")]));
     // Without the file's define, the command line's alone is not enough.
     std::fs::remove_file(dir.join("csa-lint.toml")).unwrap();
     let o = run(&["--format", "concise", "-D", "USE_B", d]);
-    assert_eq!(stdout(&o), "");
+    assert_eq!(diag_out(&o), "");
 }
 
 #[test]
@@ -628,7 +637,7 @@ fn config_errors_name_the_file_line_and_key() {
         let o = run(&["--format", "concise", dir.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(2), "{config}");
         assert!(stderr(&o).contains(expected), "{config}: {}", stderr(&o));
-        assert_eq!(stdout(&o), "");
+        assert_eq!(diag_out(&o), "");
     }
     let o = run(&["--config", "no/such/csa-lint.toml", "."]);
     assert_eq!(o.status.code(), Some(2));
@@ -672,4 +681,97 @@ fn quiet_and_statistics() {
     assert_eq!(v[0]["code"], "CSA102");
     assert_eq!(v[0]["count"], 2);
     assert_eq!(v[1]["rule"], "unguarded-builtin");
+}
+
+#[test]
+fn help_says_what_the_command_does_first() {
+    let o = run(&["--help"]);
+    let first = stdout(&o).lines().next().unwrap_or("").to_string();
+    assert!(
+        first.starts_with("Lint C and Fortran code annotated with CSA loop builtins"),
+        "{first}"
+    );
+    assert!(stdout(&o).contains("Exit status"), "{}", stdout(&o));
+}
+
+#[test]
+fn concise_ends_with_a_summary_line() {
+    let o = run(&[
+        "--format",
+        "concise",
+        fixtures()
+            .join("c/fix_unguarded_unattached.c")
+            .to_str()
+            .unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert!(out.lines().last().unwrap().starts_with("Found "), "{out}");
+    let dir = temp_dir("summary-clean");
+    let f = dir.join("ok.c");
+    std::fs::write(&f, "int x;\n").unwrap();
+    let o = run(&["--format", "concise", f.to_str().unwrap()]);
+    assert_eq!(stdout(&o), "All checks passed (1 file(s)).\n");
+    // --quiet: diagnostics only
+    let o = run(&["--quiet", "--format", "concise", f.to_str().unwrap()]);
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn binary_files_are_skipped_with_a_warning() {
+    let dir = temp_dir("binary");
+    let f = dir.join("blob.c");
+    std::fs::write(
+        &f,
+        b"\x7fELF\x02\x01\x01\x00\x00\x1b[31m__builtin_csa_parallel_loop();",
+    )
+    .unwrap();
+    let o = run(&["--format", "concise", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("blob.c: skipped: it looks like a binary file (a NUL byte at offset 7)"),
+        "{err}"
+    );
+    assert!(!err.contains('\x1b') && !stdout(&o).contains('\x1b'));
+    assert_eq!(stdout(&o), "All checks passed (0 file(s)).\n");
+}
+
+#[test]
+fn non_utf8_input_gets_a_clear_warning() {
+    let dir = temp_dir("latin1");
+    let f = dir.join("old.f");
+    // a Latin-1 `é` in a comment, then a loop marker the analysis still sees
+    std::fs::write(
+        &f,
+        b"C     r\xe9sum\xe9\n      subroutine s(a, n)\n      call builtin_csa_parallel_loop()\n      a = 1\n      end\n",
+    )
+    .unwrap();
+    let o = run(&["--format", "concise", f.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "old.f:1:8: not valid UTF-8 (byte 0xE9; the file is probably Latin-1 or Windows-1252)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("iconv"), "{err}");
+    // still analysed
+    assert!(stdout(&o).contains("CSA105"), "{}", stdout(&o));
+}
+
+#[test]
+fn control_bytes_are_escaped_in_every_text_format() {
+    let dir = temp_dir("controls");
+    let f = dir.join("ctl.c");
+    std::fs::write(
+        &f,
+        "#ifdef __CSA__\nvoid f(int *a, int n) {\n  __builtin_csa_parallel_loop(); /* \x1b[2J */\n  int k = n;\n  for (int i = 0; i < k; i++) a[\x1b0] = 0;\n}\n#endif\n",
+    )
+    .unwrap();
+    for format in ["concise", "full"] {
+        let o = run(&["--format", format, "--color", "never", f.to_str().unwrap()]);
+        let out = stdout(&o);
+        assert!(!out.contains('\x1b'), "{format}: {out:?}");
+        assert!(!out.is_empty());
+    }
 }

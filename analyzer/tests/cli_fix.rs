@@ -93,7 +93,14 @@ fn diff_prints_and_does_not_write() {
     assert!(out.contains("--- a/"), "{out}");
     assert!(out.contains("-  __builtin_csa_parallel_loop();"), "{out}");
     assert!(out.contains("-#ifdef __CSA__"), "{out}");
+    // like ruff and black: a diff that would change files exits 1
+    assert_eq!(o.status.code(), Some(1));
+    // --exit-zero makes it 0, and nothing to change is 0
+    let o = run(&["--diff", "--exit-zero"], &f);
     assert_eq!(o.status.code(), Some(0));
+    let clean = write(&dir, "b.c", "int x;\n");
+    let o = run(&["--diff"], &clean);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
 #[test]
@@ -222,4 +229,21 @@ fn json_and_sarif_carry_fixes() {
     let rep = &r["fixes"][0]["artifactChanges"][0]["replacements"][0];
     assert_eq!(rep["deletedRegion"]["startLine"], 3);
     assert_eq!(rep["insertedContent"]["text"], "");
+}
+
+#[cfg(unix)]
+#[test]
+fn fixes_follow_symbolic_links_to_their_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = write(&dir, "real.c", UNATTACHED_AND_REGISTER_ONLY);
+    let link = dir.path().join("link.c");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = run(&["--fix", "--unsafe-fixes", "--format", "concise"], &link);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert!(!text.contains("__builtin_csa"), "{text}");
 }

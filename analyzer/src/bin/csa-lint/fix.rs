@@ -66,6 +66,8 @@ pub struct FixRun {
     /// `--diff`: the diff is the output; do not print diagnostics.
     pub stop: bool,
     pub io_error: bool,
+    /// Some file would change (or did).
+    pub changed: bool,
 }
 
 /// The new text of one file, and the markers left unconverted.
@@ -206,12 +208,17 @@ pub fn run(
     Ok(FixRun {
         stop: opts.diff,
         io_error,
+        changed: files_changed > 0,
     })
 }
 
 /// Replaces `path` with `new` atomically, unless its content is no longer
 /// `old` (changed on disk since it was read, or not valid UTF-8).
 fn write_if_unchanged(path: &Path, old: &str, new: &str) -> Result<(), String> {
+    // a symbolic link is followed: its target gets the new text, and the
+    // link stays a link
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = target.as_path();
     let now = std::fs::read(path).map_err(|e| format!("cannot read it again: {e}"))?;
     if now != old.as_bytes() {
         return Err(

@@ -50,9 +50,16 @@ enum ColorChoice {
     Never,
 }
 
-/// Lint C and Fortran code annotated with CSA loop builtins.
+/// Lint C and Fortran code annotated with CSA loop builtins: say what the
+/// CSA compiler does with each parallel_loop, spmd, pipeline_loop and
+/// region/section builtin (and each OpenMP directive), find races in loops
+/// asserted parallel, and rewrite the builtins into OpenMP or ivdep.
+///
+/// Exit status: 0 nothing to report, 1 warnings or errors found (or, with
+/// --diff, files would change), 2 a file or the command line could not be
+/// used.
 #[derive(Parser, Debug)]
-#[command(name = "csa-lint", version, about, max_term_width = 100)]
+#[command(name = "csa-lint", version, max_term_width = 100)]
 struct Cli {
     /// Files or directories to lint (directories are walked, .gitignore
     /// respected).
@@ -286,7 +293,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot start {} worker threads: {e}", cli.jobs.unwrap_or(0)))?;
     // Each file is read and analysed on a worker; `collect` keeps the walk's
     // order, so the output is the same for every `--jobs`.
-    let outcomes: Vec<Result<(String, FileAnalysis), String>> = pool.install(|| {
+    let outcomes: Vec<Result<Linted, String>> = pool.install(|| {
         use rayon::prelude::*;
         jobs.par_iter()
             .map(|(display, path, kind, resolved)| {
@@ -303,8 +310,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let mut io_error = false;
     for (outcome, job) in outcomes.into_iter().zip(&jobs) {
         match outcome {
-            Ok(r) => {
-                results.push(r);
+            Ok(Linted::Skipped(why)) => {
+                if !cli.quiet {
+                    eprintln!("csa-lint: warning: {why}");
+                }
+            }
+            Ok(Linted::Done { result, warning }) => {
+                if let (Some(w), false) = (warning, cli.quiet) {
+                    eprintln!("csa-lint: warning: {w}");
+                }
+                results.push(*result);
                 resolved_of.push(job.3.clone());
             }
             Err(msg) => {
@@ -318,7 +333,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         let run = fix::run(&cli.fix_args, &mut results, &resolved_of, &mut stdout)?;
         io_error |= run.io_error;
         if run.stop {
-            return Ok(ExitCode::from(if io_error { 2 } else { 0 }));
+            // like ruff and black: --diff exits 1 when files would change
+            return Ok(ExitCode::from(if io_error {
+                2
+            } else if run.changed && !cli.exit_zero {
+                1
+            } else {
+                0
+            }));
         }
     }
     let findings = results.iter().any(|(_, fa)| {
@@ -331,7 +353,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     } else {
         match format {
             Format::Full => render::full(&results, color, !cli.quiet),
-            Format::Concise => render::concise(&results),
+            Format::Concise => render::concise(&results, !cli.quiet),
             Format::Json => render::json(&results),
             Format::Github => render::github(&results),
             Format::Sarif => render::sarif(&results),
@@ -355,6 +377,65 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     })
 }
 
+/// What linting one file gave.
+enum Linted {
+    /// Not analysed (a binary file), and why.
+    Skipped(String),
+    Done {
+        result: Box<(String, FileAnalysis)>,
+        /// Something to tell about the input (not valid UTF-8).
+        warning: Option<String>,
+    },
+}
+
+/// How many leading bytes are looked at for a NUL (git's heuristic).
+const BINARY_PROBE: usize = 8000;
+
+/// Decodes a source file: `Err` for a binary file (why), else the text
+/// and, when it is not valid UTF-8, a warning saying where, what the bytes
+/// look like, and what to do.
+pub(crate) fn decode(display: &str, bytes: &[u8]) -> Result<(String, Option<String>), String> {
+    let probe = &bytes[..bytes.len().min(BINARY_PROBE)];
+    let utf16 = probe.starts_with(&[0xFF, 0xFE]) || probe.starts_with(&[0xFE, 0xFF]);
+    if let Some(at) = probe.iter().position(|&b| b == 0) {
+        if !utf16 {
+            return Err(format!(
+                "{}: skipped: it looks like a binary file (a NUL byte at offset {at})",
+                render::escape_controls(display)
+            ));
+        }
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok((s.to_string(), None)),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+            let line_start = bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let column = 1 + String::from_utf8_lossy(&bytes[line_start..at])
+                .chars()
+                .count();
+            let looks = if utf16 {
+                "it looks like UTF-16 (a byte-order mark); csa-lint reads UTF-8".to_string()
+            } else {
+                format!(
+                    "byte 0x{:02X}; the file is probably Latin-1 or Windows-1252",
+                    bytes[at]
+                )
+            };
+            Ok((
+                String::from_utf8_lossy(bytes).into_owned(),
+                Some(format!(
+                    "{}:{line}:{column}: not valid UTF-8 ({looks}); every invalid byte is read as U+FFFD, so columns after it on its line may be off, and --fix leaves this file alone; convert it to UTF-8 (for example `iconv -f latin1 -t utf-8`)",
+                    render::escape_controls(display)
+                )),
+            ))
+        }
+    }
+}
+
 /// Reads and analyses one file, keeping the diagnostics its settings
 /// enable. The IR is dropped: reports need only the source and the
 /// diagnostics, so a large run holds memory in proportion to the source.
@@ -363,9 +444,13 @@ fn lint_file(
     path: &Path,
     kind: SourceKind,
     resolved: &analyzer::config::Resolved,
-) -> Result<(String, FileAnalysis), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{display}: cannot read: {e}"))?;
-    let text = String::from_utf8_lossy(&bytes);
+) -> Result<Linted, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("{}: cannot read: {e}", render::escape_controls(display)))?;
+    let (text, warning) = match decode(display, &bytes) {
+        Ok(t) => t,
+        Err(why) => return Ok(Linted::Skipped(why)),
+    };
     let opts = &resolved.settings.options;
     let mut fa = std::panic::catch_unwind(|| analysis::analyze(kind, &text, opts)).map_err(|_| {
         format!(
@@ -377,7 +462,10 @@ fn lint_file(
         &mut fa.diagnostics,
     );
     fa.functions = Vec::new();
-    Ok((display.to_string(), fa))
+    Ok(Linted::Done {
+        result: Box::new((display.to_string(), fa)),
+        warning,
+    })
 }
 
 /// A progress bar on stderr when it is a terminal and the run is long
@@ -407,7 +495,12 @@ fn read_source(path: &Path, language: Option<SourceKind>) -> Result<(SourceKind,
             )
         })?;
     let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    Ok((kind, String::from_utf8_lossy(&bytes).into_owned()))
+    let display = path.display().to_string();
+    let (text, warning) = decode(&display, &bytes)?;
+    if let Some(w) = warning {
+        eprintln!("csa-lint: warning: {w}");
+    }
+    Ok((kind, text))
 }
 
 /// Files to lint in a deterministic order, with the name to show for each.

@@ -28,6 +28,67 @@ fn sorted(results: &[(String, FileAnalysis)]) -> Vec<(usize, &Diagnostic)> {
     all
 }
 
+/// `s` with control characters other than tab and newline written as
+/// escapes (`\x1b`, `\u{9b}`), for anything echoed to a terminal.
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\t' && c != '\n') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\t' | '\n' => out.push(c),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Source text for snippets: every control character other than tab,
+/// newline and carriage return becomes `?` bytes of the same length, so
+/// spans stay where they are and nothing reaches the terminal raw.
+fn displayable(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
+            out.extend(std::iter::repeat_n('?', c.len_utf8()));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The summary line of the text formats.
+fn summary_line(results: &[(String, FileAnalysis)]) -> String {
+    let mut count = [0usize; 3];
+    for (_, fa) in results {
+        for d in &fa.diagnostics {
+            count[d.severity as usize] += 1;
+        }
+    }
+    if count.iter().sum::<usize>() == 0 {
+        return format!("All checks passed ({} file(s)).\n", results.len());
+    }
+    format!(
+        "Found {} error(s), {} warning(s), {} info(s) in {} file(s).\n",
+        count[Severity::Error as usize],
+        count[Severity::Warning as usize],
+        count[Severity::Info as usize],
+        results.len()
+    )
+}
+
 /// FNV-1a, 64 bits: a stable hash for SARIF fingerprints (no dependence
 /// on the platform or the Rust version, unlike `DefaultHasher`).
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -236,15 +297,23 @@ pub fn github(results: &[(String, FileAnalysis)]) -> String {
     out
 }
 
-pub fn concise(results: &[(String, FileAnalysis)]) -> String {
+pub fn concise(results: &[(String, FileAnalysis)], summary: bool) -> String {
     let mut out = String::new();
     for (i, d) in sorted(results) {
         let (file, fa) = &results[i];
         let lc = fa.source.line_col(d.span.start as usize);
         out.push_str(&format!(
             "{}:{}:{}: {}[{}] {}\n",
-            file, lc.line, lc.column, d.severity, d.code, d.message
+            escape_controls(file),
+            lc.line,
+            lc.column,
+            d.severity,
+            d.code,
+            escape_controls(&d.message)
         ));
+    }
+    if summary {
+        out.push_str(&summary_line(results));
     }
     out
 }
@@ -398,7 +467,12 @@ pub fn full(results: &[(String, FileAnalysis)], color: bool, summary: bool) -> S
     let mut files = SimpleFiles::new();
     let ids: Vec<usize> = results
         .iter()
-        .map(|(name, fa)| files.add(name.clone(), fa.source.text().to_string()))
+        .map(|(name, fa)| {
+            files.add(
+                escape_controls(name).into_owned(),
+                displayable(fa.source.text()),
+            )
+        })
         .collect();
     let mut buffer = if color {
         Buffer::ansi()
@@ -418,11 +492,14 @@ pub fn full(results: &[(String, FileAnalysis)], color: bool, summary: bool) -> S
         count[d.severity as usize] += 1;
         let mut labels = vec![cs::Label::primary(file, d.span.range())];
         for r in &d.related {
-            labels.push(cs::Label::secondary(file, r.span.range()).with_message(r.message.clone()));
+            labels.push(
+                cs::Label::secondary(file, r.span.range())
+                    .with_message(escape_controls(&r.message).into_owned()),
+            );
         }
         let mut notes = Vec::new();
         if let Some(h) = &d.help {
-            notes.push(format!("help: {h}"));
+            notes.push(format!("help: {}", escape_controls(h)));
         }
         notes.push(format!(
             "`csa-lint --explain {}` ({}) tells more",
@@ -430,24 +507,14 @@ pub fn full(results: &[(String, FileAnalysis)], color: bool, summary: bool) -> S
         ));
         let diag = cs::Diagnostic::new(severity)
             .with_code(d.code.to_string())
-            .with_message(d.message.clone())
+            .with_message(escape_controls(&d.message).into_owned())
             .with_labels(labels)
             .with_notes(notes);
         let _ = term::emit_to_write_style(&mut buffer, &config, &files, &diag);
     }
     let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();
-    let total: usize = count.iter().sum();
-    if !summary {
-    } else if total > 0 {
-        out.push_str(&format!(
-            "Found {} error(s), {} warning(s), {} info(s) in {} file(s).\n",
-            count[Severity::Error as usize],
-            count[Severity::Warning as usize],
-            count[Severity::Info as usize],
-            results.len()
-        ));
-    } else {
-        out.push_str(&format!("All checks passed ({} file(s)).\n", results.len()));
+    if summary {
+        out.push_str(&summary_line(results));
     }
     out
 }
