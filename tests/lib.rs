@@ -185,7 +185,9 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
 
 /// The source kind of a fixture file.
 pub fn kind_of(path: &Path) -> Option<SourceKind> {
-    csa_grammars::detect(path)
+    // as csa-lint decides: a `.h` holding Fortran is Fortran
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    csa_grammars::detect_with_content(path, &text)
 }
 
 /// Analyses a fixture and compares diagnostics with its annotations.

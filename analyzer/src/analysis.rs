@@ -136,20 +136,30 @@ impl FileAnalysis {
 pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preprocessed, LoweredFile) {
     let fortran = kind != SourceKind::C;
     let pre = csa_grammars::preproc::preprocess(text, &opts.defines, fortran);
+    // An INCLUDE file: statements without a program unit. As the body of an
+    // (implicit) main program they parse; the `end` goes after everything,
+    // so every position in the file stays where it is.
+    let fragment;
+    let parsed: &str = if fortran && frontend::fortran::is_include_fragment(&pre.text) {
+        fragment = format!("{}{}", pre.text, frontend::fortran::FRAGMENT_END);
+        &fragment
+    } else {
+        &pre.text
+    };
     let fopts = opts.frontend();
     let lowered = match kind {
         SourceKind::C => {
-            frontend::lower_recovering(&pre.text, &Identity, frontend::c_unit_end, &|t| {
+            frontend::lower_recovering(parsed, &Identity, frontend::c_unit_end, &|t| {
                 frontend::c::lower(t, &fopts)
             })
         }
         SourceKind::FortranFree => {
-            frontend::lower_recovering(&pre.text, &Identity, frontend::fortran_unit_end, &|t| {
+            frontend::lower_recovering(parsed, &Identity, frontend::fortran_unit_end, &|t| {
                 frontend::fortran::lower(t, &Identity, &fopts)
             })
         }
         SourceKind::FortranFixed => {
-            let norm = csa_grammars::fixed_form::normalize(&pre.text);
+            let norm = csa_grammars::fixed_form::normalize(parsed);
             frontend::lower_recovering(&norm.text, &norm, frontend::fortran_unit_end, &|t| {
                 frontend::fortran::lower(t, &norm, &fopts)
             })
@@ -259,6 +269,22 @@ pub(crate) fn finish_diagnostics(
     source: &SourceText,
     lang: Lang,
 ) -> Vec<Diagnostic> {
+    // Nothing points past the text (the `end` a Fortran INCLUDE file is
+    // parsed with lies there): spans are clamped, fixes that would edit
+    // there are dropped.
+    let len = source.text().len() as u32;
+    let clamp = |s: &mut crate::source::Span| {
+        s.start = s.start.min(len);
+        s.end = s.end.min(len).max(s.start);
+    };
+    for d in &mut diagnostics {
+        clamp(&mut d.span);
+        for r in &mut d.related {
+            clamp(&mut r.span);
+        }
+        d.fixes
+            .retain(|f| f.edits.iter().all(|e| e.span.end <= len));
+    }
     diagnostics.sort_by(|a, b| {
         (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
     });

@@ -809,7 +809,18 @@ impl Incremental {
     /// positions are mapped back to the original.
     fn update_fortran(&mut self, text: String, fixed: bool) -> FileAnalysis {
         let p = self.prepare(text, true);
+        if crate::frontend::fortran::is_include_fragment(&p.pre.text) {
+            // parsed with an `end` after it (`analysis::lower`)
+            return self.full_of(p);
+        }
         let norm = fixed.then(|| csa_grammars::fixed_form::normalize(&p.pre.text));
+        let parser_input = norm
+            .as_ref()
+            .map_or(p.pre.text.as_str(), |n| n.text.as_str());
+        if crate::frontend::fortran::mask_keyword_variables(parser_input).is_some() {
+            // parsed masked (`frontend::fortran::lower`): not incrementally
+            return self.full_of(p);
+        }
         let tree = match &norm {
             None => self.parse(&p, csa_grammars::fortran_language()),
             Some(n) => {

@@ -88,9 +88,152 @@ pub fn detect(path: &Path) -> Option<SourceKind> {
     }
 }
 
+/// The source kind of `path` given its text: a header (`.h`) that holds
+/// Fortran (a file INCLUDEd for its COMMON blocks and PARAMETERs, as NPB
+/// and many Fortran codes have) is Fortran, in the form
+/// [`header_form`] decides; everything else is [`detect`]'s answer.
+pub fn detect_with_content(path: &Path, text: &str) -> Option<SourceKind> {
+    let kind = detect(path)?;
+    if path.extension().and_then(|e| e.to_str()) == Some("h") {
+        if let Some(fortran) = fortran_header(text) {
+            return Some(fortran);
+        }
+    }
+    Some(kind)
+}
+
+/// The Fortran form of a header's text, or `None` when it is (or may be) C:
+/// any C evidence (a `;`, a brace, a C comment, a `#define`) keeps it C;
+/// otherwise Fortran needs positive evidence (a `!` comment, a fixed-form
+/// comment line, a statement that only Fortran has: `integer`, `double
+/// precision`, `parameter (`, `common /`, `implicit`, ...).
+fn fortran_header(text: &str) -> Option<SourceKind> {
+    const FORTRAN_STARTS: &[&str] = &[
+        "integer",
+        "real",
+        "double precision",
+        "doubleprecision",
+        "double complex",
+        "logical",
+        "character",
+        "complex",
+        "parameter",
+        "common",
+        "implicit",
+        "dimension",
+        "external",
+        "intrinsic",
+        "data ",
+        "save",
+        "equivalence",
+        "include '",
+        "include \"",
+    ];
+    let mut fortran = false;
+    let mut fixed = false;
+    let mut trailing_amp = false;
+    for raw in text.lines().take(2000) {
+        let line = raw.trim_end();
+        let t = line.trim_start();
+        if t.is_empty() {
+            continue;
+        }
+        let lower = t.to_ascii_lowercase();
+        let first = line.chars().next().unwrap_or(' ');
+        // fixed-form comment lines: `c`, `C` or `*` in column 1, not the
+        // start of a C word (`char`, `const`)
+        let second = line.chars().nth(1);
+        if matches!(first, 'c' | 'C' | '*')
+            && second.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
+            && !lower.starts_with("*/")
+        {
+            fortran = true;
+            fixed = true;
+            continue;
+        }
+        if t.starts_with('!') {
+            fortran = true;
+            continue;
+        }
+        if lower.starts_with("#define")
+            || t.starts_with("/*")
+            || t.starts_with("//")
+            || t.ends_with(';')
+            || t.contains('{')
+            || t.contains('}')
+            || lower.starts_with("typedef")
+            || lower.starts_with("struct")
+            || lower.starts_with("extern")
+        {
+            return None;
+        }
+        if t.starts_with('#') {
+            continue; // cpp directives are in both languages
+        }
+        let code = t.split('!').next().unwrap_or(t).trim_end();
+        if code.ends_with('&') {
+            trailing_amp = true;
+        }
+        // a continuation mark in column 6
+        if line.len() > 6
+            && line.as_bytes()[..5].iter().all(|&b| b == b' ')
+            && !matches!(line.as_bytes()[5], b' ' | b'0')
+        {
+            fixed = true;
+        }
+        if FORTRAN_STARTS.iter().any(|k| lower.starts_with(k)) {
+            fortran = true;
+        }
+    }
+    if !fortran {
+        return None;
+    }
+    Some(if fixed && !trailing_amp {
+        SourceKind::FortranFixed
+    } else {
+        SourceKind::FortranFree
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fortran_headers_are_recognised_by_content() {
+        let h = |text: &str| detect_with_content(Path::new("x/blk.h"), text);
+        // free form comments and declarations
+        assert_eq!(
+            h("!---\n! blocking\n!\n      integer, parameter :: nb = 32\n"),
+            Some(SourceKind::FortranFree)
+        );
+        // compatible form: a trailing `&` and a column-6 `&`
+        assert_eq!(
+            h("      integer a, b\n      parameter (a=0,  &\n     &           b=a+2)\n"),
+            Some(SourceKind::FortranFree)
+        );
+        // fixed form: column-1 comments and a column-6 continuation
+        assert_eq!(
+            h("c     sizes\n      double precision x(10)\n      common /blk/ x,\n     $       y\n"),
+            Some(SourceKind::FortranFixed)
+        );
+        // C stays C
+        for c in [
+            "#define N 10\nint a[N];\n",
+            "/* sizes */\nextern double x;\n",
+            "const int n = 4;\n",
+            "char *name(void);\n",
+            "#ifndef A_H\n#define A_H\ntypedef int t;\n#endif\n",
+            "",
+        ] {
+            assert_eq!(h(c), Some(SourceKind::C), "{c}");
+        }
+        // other extensions by their extension only
+        assert_eq!(
+            detect_with_content(Path::new("a.c"), "      integer i\n"),
+            Some(SourceKind::C)
+        );
+    }
 
     fn kind(p: &str) -> Option<SourceKind> {
         detect(Path::new(p))

@@ -14,7 +14,7 @@ pub mod fixed_form;
 pub mod preproc;
 pub mod queries;
 
-pub use detect::{detect, SourceKind};
+pub use detect::{detect, detect_with_content, SourceKind};
 pub use edit::TextEdit;
 
 /// The tree-sitter C language.

@@ -293,11 +293,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot start {} worker threads: {e}", cli.jobs.unwrap_or(0)))?;
     // Each file is read and analysed on a worker; `collect` keeps the walk's
     // order, so the output is the same for every `--jobs`.
+    let forced = cli.language.is_some();
     let outcomes: Vec<Result<Linted, String>> = pool.install(|| {
         use rayon::prelude::*;
         jobs.par_iter()
             .map(|(display, path, kind, resolved)| {
-                let outcome = lint_file(display, path, *kind, resolved);
+                let outcome = lint_file(display, path, *kind, forced, resolved);
                 progress.inc(1);
                 outcome
             })
@@ -443,6 +444,7 @@ fn lint_file(
     display: &str,
     path: &Path,
     kind: SourceKind,
+    language_forced: bool,
     resolved: &analyzer::config::Resolved,
 ) -> Result<Linted, String> {
     let bytes = std::fs::read(path)
@@ -450,6 +452,12 @@ fn lint_file(
     let (text, warning) = match decode(display, &bytes) {
         Ok(t) => t,
         Err(why) => return Ok(Linted::Skipped(why)),
+    };
+    // a `.h` may hold Fortran
+    let kind = if language_forced {
+        kind
+    } else {
+        csa_grammars::detect_with_content(path, &text).unwrap_or(kind)
     };
     let opts = &resolved.settings.options;
     let mut fa = std::panic::catch_unwind(|| analysis::analyze(kind, &text, opts)).map_err(|_| {
@@ -500,6 +508,11 @@ fn read_source(path: &Path, language: Option<SourceKind>) -> Result<(SourceKind,
     if let Some(w) = warning {
         eprintln!("csa-lint: warning: {w}");
     }
+    let kind = if language.is_some() {
+        kind
+    } else {
+        csa_grammars::detect_with_content(path, &text).unwrap_or(kind)
+    };
     Ok((kind, text))
 }
 

@@ -87,6 +87,55 @@ impl<'a> Cx<'a> {
 pub(crate) type Kids<'t> = smallvec::SmallVec<[FNode<'t>; 6]>;
 
 /// The named children of a node.
+/// What an INCLUDE file is parsed with after its text (see
+/// [`is_include_fragment`]): valid in both source forms.
+pub const FRAGMENT_END: &str = "\n      end\n";
+
+/// Whether `text` is a Fortran INCLUDE file rather than a source file: it
+/// has code, but no program unit (no `program`, `subroutine`, `function`,
+/// `module`, `submodule` or `block data` word in its code) and no bare
+/// `end` statement. Such a file is statements for the body of whatever
+/// includes it (declarations, COMMON blocks, PARAMETERs).
+pub fn is_include_fragment(text: &str) -> bool {
+    let mut code = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        let first = line.chars().next().unwrap_or(' ');
+        let fixed_comment = matches!(first, 'c' | 'C' | '*' | 'd' | 'D')
+            && line
+                .chars()
+                .nth(1)
+                .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_' && c != '=');
+        if t.is_empty() || t.starts_with('!') || t.starts_with('#') || fixed_comment {
+            continue;
+        }
+        code = true;
+        let lower = crate::omp::fortran_code(t).to_ascii_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let unit = words.iter().any(|w| {
+            matches!(
+                *w,
+                "program" | "subroutine" | "function" | "module" | "submodule" | "blockdata"
+            )
+        }) || words.windows(2).any(|p| p == ["block", "data"]);
+        // `end`, `end program ...`: a unit ends here (not `end do`)
+        let ends = words.first() == Some(&"end")
+            && words.get(1).is_none_or(|w| {
+                matches!(
+                    *w,
+                    "program" | "subroutine" | "function" | "module" | "submodule" | "block"
+                )
+            });
+        if unit || ends {
+            return false;
+        }
+    }
+    code
+}
+
 pub(crate) fn named_kids(n: FNode) -> Kids {
     n.named_children().collect()
 }
@@ -497,10 +546,115 @@ fn collect_errors<'t>(tree: &'t FlatTree) -> impl Iterator<Item = FNode<'t>> + '
 /// (for fixed form: the normalised text); `map` maps its offsets back to the
 /// original text.
 pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFile {
-    let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::Fortran, text) else {
+    // Keywords tree-sitter-fortran cannot take as variables are parsed as
+    // another name of the same length, and read back from `text`.
+    let masked = mask_keyword_variables(text);
+    let parsed = masked.as_deref().unwrap_or(text);
+    let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::Fortran, parsed) else {
         return LoweredFile::default();
     };
-    lower_tree(text, tree, map, None, opts)
+    lower_tree_of(text, parsed, tree, map, None, opts)
+}
+
+/// Statement keywords that tree-sitter-fortran cannot take as the name
+/// being assigned (`class = 'U'`, as NPB writes): Fortran has no reserved
+/// words, so each is a valid variable name there.
+const KEYWORD_VARIABLES: &[&str] = &[
+    "class",
+    "procedure",
+    "use",
+    "integer",
+    "common",
+    "implicit",
+    "goto",
+];
+
+/// `text` with every statement that assigns to a variable named like a
+/// statement keyword ([`KEYWORD_VARIABLES`]: `class = 1`, `class(2) = 1`)
+/// given another name of the same length for the parser (`q` letters), so
+/// that every position stays; `None` when there is none. The front end
+/// reads names from the unmasked text.
+pub fn mask_keyword_variables(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut line_start = 0;
+    while line_start < bytes.len() {
+        let line_end = bytes[line_start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |k| line_start + k);
+        // statement starts: the line's first word and each word after `;`
+        let mut k = line_start;
+        let mut at_start = true;
+        while k < line_end {
+            let b = bytes[k];
+            if b == b'!' || b == b'\'' || b == b'"' {
+                break; // a comment or a string: nothing more on this line
+            }
+            if b == b';' {
+                at_start = true;
+                k += 1;
+                continue;
+            }
+            if b.is_ascii_alphabetic() && at_start {
+                let w_end = bytes[k..line_end]
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                    .map_or(line_end, |e| k + e);
+                let word = &text[k..w_end];
+                if KEYWORD_VARIABLES
+                    .iter()
+                    .any(|kw| kw.eq_ignore_ascii_case(word))
+                    && assigns(&bytes[w_end..line_end])
+                {
+                    let o = out.get_or_insert_with(|| bytes.to_vec());
+                    for c in &mut o[k..w_end] {
+                        *c = b'q';
+                    }
+                }
+                at_start = false;
+                k = w_end;
+                continue;
+            }
+            if !b.is_ascii_whitespace() && !b.is_ascii_digit() {
+                at_start = false;
+            }
+            k += 1;
+        }
+        line_start = line_end + 1;
+    }
+    out.and_then(|o| String::from_utf8(o).ok())
+}
+
+/// Whether `rest` (what follows a statement's first word) makes it an
+/// assignment to that word: optional subscripts in balanced parentheses,
+/// then `=` that is not `==` or `=>`.
+fn assigns(rest: &[u8]) -> bool {
+    let mut i = 0;
+    while i < rest.len() && rest[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    if rest.get(i) == Some(&b'(') {
+        let mut depth = 0;
+        while i < rest.len() {
+            match rest[i] {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        i += 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        while i < rest.len() && rest[i].is_ascii_whitespace() {
+            i += 1;
+        }
+    }
+    rest.get(i) == Some(&b'=') && !matches!(rest.get(i + 1), Some(b'=') | Some(b'>'))
 }
 
 /// Lowers the program units of an already parsed `tree` of `text`: all of
@@ -520,7 +674,21 @@ pub fn lower_tree(
     only: Option<Span>,
     opts: &FrontendOptions,
 ) -> LoweredFile {
-    let trees = recover_units(text, tree);
+    lower_tree_of(text, text, tree, map, only, opts)
+}
+
+/// [`lower_tree`] of a `tree` parsed from `parsed`, a text of the same
+/// length as `text` ([`mask_keyword_variables`]); names are read from
+/// `text`.
+fn lower_tree_of(
+    text: &str,
+    parsed: &str,
+    tree: tree_sitter::Tree,
+    map: &dyn PosMap,
+    only: Option<Span>,
+    opts: &FrontendOptions,
+) -> LoweredFile {
+    let trees = recover_units(parsed, tree);
     if let [tree] = trees.as_slice() {
         if let Some(out) = lower_pruned(text, tree, map, only, opts) {
             return out;

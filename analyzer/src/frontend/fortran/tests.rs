@@ -2865,3 +2865,27 @@ end
     );
     check_invariants(text, &lower_text(text));
 }
+
+#[test]
+fn keyword_variables_are_masked_in_place() {
+    use super::{is_include_fragment, mask_keyword_variables};
+    let t = "      class = 'U'\n  x = 1; CLASS(2) = 3 ! class = 4\n  if (a == b) c = 1\n  integer :: k = 2\n  class default\n  use = 1\n  goto = 2\n  common == 3\n";
+    let m = mask_keyword_variables(t).expect("masked");
+    assert_eq!(m.len(), t.len());
+    assert_eq!(
+        m,
+        "      qqqqq = 'U'\n  x = 1; qqqqq(2) = 3 ! class = 4\n  if (a == b) c = 1\n  integer :: k = 2\n  class default\n  qqq = 1\n  qqqq = 2\n  common == 3\n"
+    );
+    assert_eq!(mask_keyword_variables("x = class\n"), None);
+    // INCLUDE files: code without a program unit
+    assert!(is_include_fragment(
+        "! c\n      integer n\n      common /b/ n\n"
+    ));
+    assert!(is_include_fragment(
+        "c comment\n      do i = 1, n\n      end do\n"
+    ));
+    assert!(!is_include_fragment("subroutine s\nend\n"));
+    assert!(!is_include_fragment("      x = 1\n      end\n"));
+    assert!(!is_include_fragment("integer function f()\n"));
+    assert!(!is_include_fragment("! only comments\n\n"));
+}
