@@ -150,3 +150,22 @@ fn invalid_utf8_is_read_lossily() {
         check(k, &text);
     }
 }
+
+#[test]
+fn overlong_free_form_lines_are_reported_not_parsed() {
+    // tree-sitter-fortran's scanner is quadratic in a token's length; a
+    // line past the standard's 10,000 characters is reported, not parsed
+    let mut f = String::from("subroutine s(a, n)\n  integer :: n, i\n  real :: a(n)\n  x");
+    f.push_str(&"a".repeat(60_000));
+    f.push_str(" = 1\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n    a(i) = 0\n  end do\nend subroutine\n");
+    let fa = analyze(SourceKind::FortranFree, &f, &AnalysisOptions::default());
+    assert!(
+        fa.diagnostics
+            .iter()
+            .any(|d| d.code.to_string() == "CSA001"),
+        "{:?}",
+        fa.diagnostics
+    );
+    // the loop after it is still analysed
+    assert_eq!(fa.functions[0].clie.verdicts.len(), 1);
+}

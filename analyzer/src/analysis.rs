@@ -146,6 +146,28 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
     } else {
         &pre.text
     };
+    // Free-form lines longer than the standard allows are not parsed:
+    // tree-sitter-fortran's scanner takes time quadratic in a token's
+    // length (a 40 kB line: seconds). They are blanked (positions kept)
+    // and reported as syntax errors.
+    let long_lines = if kind == SourceKind::FortranFree {
+        frontend::fortran::overlong_lines(parsed)
+    } else {
+        Vec::new()
+    };
+    let blanked;
+    let parsed: &str = if long_lines.is_empty() {
+        parsed
+    } else {
+        let mut bytes = parsed.as_bytes().to_vec();
+        for s in &long_lines {
+            for b in &mut bytes[s.start as usize..s.end as usize] {
+                *b = b' ';
+            }
+        }
+        blanked = String::from_utf8(bytes).unwrap_or_else(|_| parsed.to_string());
+        &blanked
+    };
     let fopts = opts.frontend();
     let lowered = match kind {
         SourceKind::C => {
@@ -165,6 +187,8 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
             })
         }
     };
+    let mut lowered = lowered;
+    lowered.toplevel_errors.extend(long_lines);
     (pre, lowered)
 }
 

@@ -250,6 +250,29 @@ pub fn insert_line_before(text: &str, offset: usize, line: &str) -> Edit {
     }
 }
 
+/// C: when `stmt` is the statement of a label (`here: for (...)`), the
+/// edit that ends the label with a null statement (`here:;`), so that a
+/// directive line can go between the label and the statement (a label
+/// must be followed by a statement, and a `#pragma` line is not one to the
+/// parser). Jumps to the label still reach the statement.
+pub fn label_null_statement(stmt: tree_sitter::Node<'_>) -> Option<Edit> {
+    let parent = stmt.parent()?;
+    if parent.kind() != "labeled_statement" {
+        return None;
+    }
+    let mut cursor = parent.walk();
+    let colon = parent
+        .children(&mut cursor)
+        .find(|c| !c.is_named() && c.kind() == ":")?;
+    if colon.end_byte() > stmt.start_byte() {
+        return None;
+    }
+    Some(Edit {
+        span: Span::empty_at(colon.end_byte()),
+        new_text: ";".to_string(),
+    })
+}
+
 /// An edit that inserts `line` as a new line after the line holding
 /// `offset`, with the given indentation.
 pub fn insert_line_after(text: &str, offset: usize, indent: &str, line: &str) -> Edit {

@@ -817,8 +817,11 @@ impl Incremental {
         let parser_input = norm
             .as_ref()
             .map_or(p.pre.text.as_str(), |n| n.text.as_str());
-        if crate::frontend::fortran::mask_keyword_variables(parser_input).is_some() {
-            // parsed masked (`frontend::fortran::lower`): not incrementally
+        if crate::frontend::fortran::mask_keyword_variables(parser_input).is_some()
+            || (!fixed && !crate::frontend::fortran::overlong_lines(parser_input).is_empty())
+        {
+            // parsed masked (`frontend::fortran::lower`) or with long lines
+            // blanked (`analysis::lower`): not incrementally
             return self.full_of(p);
         }
         let tree = match &norm {

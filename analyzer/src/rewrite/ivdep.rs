@@ -24,6 +24,9 @@ pub(crate) fn rewrite(site: &MarkerSite, style: IvdepStyle) -> MarkerRewrite {
     let line = style.spelling(site.fortran);
     let mut edits = site.removal.clone();
     if site.source_loop.ivdep.is_none() {
+        if !site.fortran {
+            edits.extend(crate::fix::label_null_statement(site.loop_node));
+        }
         edits.push(insert_line_before(
             site.text,
             site.loop_node.start_byte(),

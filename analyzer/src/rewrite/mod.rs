@@ -113,7 +113,20 @@ pub(crate) fn parse(fa: &FileAnalysis) -> Option<Tree> {
         SourceKind::FortranFree => csa_grammars::Grammar::Fortran,
         SourceKind::FortranFixed => return None,
     };
-    csa_grammars::parse(grammar, &fa.preprocessed.text)
+    let text = &fa.preprocessed.text;
+    if fa.kind == SourceKind::FortranFree {
+        // as `analysis::lower`: overlong lines are not parsed
+        let long = crate::frontend::fortran::overlong_lines(text);
+        if !long.is_empty() {
+            let mut bytes = text.as_bytes().to_vec();
+            for s in &long {
+                bytes[s.start as usize..s.end as usize].fill(b' ');
+            }
+            let blanked = String::from_utf8(bytes).ok()?;
+            return csa_grammars::parse(grammar, &blanked);
+        }
+    }
+    csa_grammars::parse(grammar, text)
 }
 
 /// The edits that remove a marker statement, and its `#ifdef __CSA__`

@@ -87,6 +87,25 @@ impl<'a> Cx<'a> {
 pub(crate) type Kids<'t> = smallvec::SmallVec<[FNode<'t>; 6]>;
 
 /// The named children of a node.
+/// The longest free-form line parsed: Fortran 2023's limit (10,000
+/// characters; earlier standards allow 132).
+pub const MAX_FREE_LINE: usize = 10_000;
+
+/// The byte spans of the lines of `text` longer than [`MAX_FREE_LINE`].
+pub fn overlong_lines(text: &str) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        if content.len() > MAX_FREE_LINE {
+            // whole characters only
+            out.push(Span::new(start, start + content.len()));
+        }
+        start += line.len();
+    }
+    out
+}
+
 /// What an INCLUDE file is parsed with after its text (see
 /// [`is_include_fragment`]): valid in both source forms.
 pub const FRAGMENT_END: &str = "\n      end\n";

@@ -1,0 +1,240 @@
+//! A time-bounded fuzz run on stable Rust: mutations of the fixtures
+//! (truncation, splices between C and Fortran, repeated chunks that nest
+//! deeply, huge lines, invalid UTF-8, deleted ranges) through the analyzer
+//! entry point and the fix engine. Properties: the analysis returns (no
+//! panic, no hang: a watchdog fails an input that takes longer than
+//! [`HANG_SECS`]) with spans inside the text; applying the fixes twice
+//! gives what applying them once gives; the fixed text has no more syntax
+//! errors than the input.
+//!
+//! By default (the CI run) a fixed number of inputs from a fixed seed, so
+//! the run is the same on every machine: `CSA_LINT_FUZZ_CASES` (default
+//! 120). `CSA_LINT_FUZZ_SECS` runs for that long instead (inputs without
+//! limit), `CSA_LINT_FUZZ_SEED` sets the seed. A failing input is written to `target/fuzz-failures/`
+//! and named in the failure message.
+
+use analyzer::analysis::{analyze, AnalysisOptions};
+use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
+use csa_grammars::SourceKind;
+use csa_tests::{fixtures_in, kind_of, syntax_error_count, tests_dir};
+use std::time::{Duration, Instant};
+
+/// An input that takes longer than this hangs.
+const HANG_SECS: u64 = 30;
+
+/// xorshift64*: small, deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+fn corpus() -> Vec<(SourceKind, Vec<u8>)> {
+    let mut out = Vec::new();
+    for sub in ["c", "fortran"] {
+        for p in fixtures_in(&tests_dir().join("fixtures").join(sub)) {
+            if let (Some(k), Ok(b)) = (kind_of(&p), std::fs::read(&p)) {
+                out.push((k, b));
+            }
+        }
+    }
+    out
+}
+
+/// One random mutation of `bytes`, drawing material from `corpus`.
+fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>, corpus: &[(SourceKind, Vec<u8>)]) {
+    let len = bytes.len();
+    match rng.below(7) {
+        // truncate
+        0 => bytes.truncate(rng.below(len + 1)),
+        // splice a chunk of another file (any language) in
+        1 => {
+            let (_, other) = &corpus[rng.below(corpus.len())];
+            let a = rng.below(other.len() + 1);
+            let b = (a + rng.below(400)).min(other.len());
+            let at = rng.below(len + 1);
+            let chunk = other[a..b].to_vec();
+            bytes.splice(at..at, chunk);
+        }
+        // repeat a chunk many times (deep nesting, long lists)
+        2 => {
+            let a = rng.below(len + 1);
+            let b = (a + rng.below(40)).min(len);
+            let chunk = bytes[a..b].to_vec();
+            let times = 1 + rng.below(300);
+            let mut rep = Vec::with_capacity(chunk.len() * times);
+            for _ in 0..times {
+                rep.extend_from_slice(&chunk);
+            }
+            bytes.splice(b..b, rep);
+        }
+        // a huge line
+        3 => {
+            let at = rng.below(len + 1);
+            let unit: &[u8] = match rng.below(4) {
+                0 => b"a",
+                1 => b"(",
+                2 => b"a+",
+                _ => b"&",
+            };
+            let n = 1000 + rng.below(100_000);
+            let line: Vec<u8> = unit.iter().copied().cycle().take(n).collect();
+            bytes.splice(at..at, line);
+        }
+        // invalid UTF-8 and control bytes
+        4 => {
+            for _ in 0..1 + rng.below(8) {
+                let at = rng.below(bytes.len() + 1);
+                let b = [0xff, 0xfe, 0xc3, 0x80, 0x00, 0x1b, b'\r'][rng.below(7)];
+                bytes.insert(at, b);
+            }
+        }
+        // delete a range
+        5 => {
+            let a = rng.below(len + 1);
+            let b = (a + rng.below(200)).min(len);
+            bytes.drain(a..b);
+        }
+        // overwrite bytes
+        _ => {
+            for _ in 0..1 + rng.below(8) {
+                if !bytes.is_empty() {
+                    let i = rng.below(bytes.len());
+                    bytes[i] = b" \n;(){}=,&!#"[rng.below(12)];
+                }
+            }
+        }
+    }
+}
+
+/// Runs `f` on another thread; an error when it panics or takes longer
+/// than [`HANG_SECS`].
+fn guarded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+            let _ = tx.send(r);
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    match rx.recv_timeout(Duration::from_secs(HANG_SECS)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(_)) => Err("panicked".to_string()),
+        Err(_) => Err(format!("did not finish in {HANG_SECS} s (a hang)")),
+    }
+}
+
+/// Checks one input; the reason when a property fails.
+fn check(kind: SourceKind, text: String) -> Result<(), String> {
+    let t = text.clone();
+    let spans_ok = guarded(move || {
+        let fa = analyze(kind, &t, &AnalysisOptions::default());
+        fa.diagnostics.iter().all(|d| {
+            d.span.start <= d.span.end
+                && d.span.end as usize <= t.len()
+                && d.related.iter().all(|r| r.span.end as usize <= t.len())
+        })
+    })?;
+    if !spans_ok {
+        return Err("a diagnostic points past the text".to_string());
+    }
+    let t = text;
+    guarded(move || -> Result<(), String> {
+        let opts = AnalysisOptions::default();
+        let fix = FixAllOptions {
+            fix: true,
+            unsafe_fixes: true,
+            rewrite: Target::from_name(
+                "openmp",
+                IvdepStyle::default_for(kind.is_fortran(), Default::default()),
+            ),
+            disabled: Vec::new(),
+        };
+        let once = fix_all(kind, &t, &opts, &fix);
+        let twice = fix_all(kind, &once.text, &opts, &fix);
+        if twice.text != once.text {
+            return Err("applying the fixes again changes the text".to_string());
+        }
+        let before = syntax_error_count(kind, &t, &opts);
+        let after = syntax_error_count(kind, &once.text, &opts);
+        if after > before {
+            return Err(format!("the fixes add syntax errors ({before} -> {after})"));
+        }
+        Ok(())
+    })?
+}
+
+#[test]
+fn mutated_fixtures_never_panic_hang_or_break_fixes() {
+    let secs: Option<u64> = std::env::var("CSA_LINT_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let cases: u64 = match secs {
+        Some(_) => u64::MAX,
+        None => std::env::var("CSA_LINT_FUZZ_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(120),
+    };
+    let seed: u64 = std::env::var("CSA_LINT_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_c5a1_1e57);
+    let corpus = corpus();
+    assert!(!corpus.is_empty());
+    let mut rng = Rng(seed | 1);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(secs.unwrap_or(u64::MAX / 4));
+    let mut runs = 0u64;
+    while runs < cases && Instant::now() < deadline {
+        let (kind, base) = &corpus[rng.below(corpus.len())];
+        let mut bytes = base.clone();
+        for _ in 0..1 + rng.below(4) {
+            mutate(&mut rng, &mut bytes, &corpus);
+        }
+        // sometimes the other language reads it
+        let kind = if rng.below(8) == 0 {
+            [
+                SourceKind::C,
+                SourceKind::FortranFree,
+                SourceKind::FortranFixed,
+            ][rng.below(3)]
+        } else {
+            *kind
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Err(why) = check(kind, text) {
+            let dir =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fuzz-failures");
+            let _ = std::fs::create_dir_all(&dir);
+            let ext = match kind {
+                SourceKind::C => "c",
+                SourceKind::FortranFree => "f90",
+                SourceKind::FortranFixed => "f",
+            };
+            let path = dir.join(format!("{seed}-{runs}.{ext}"));
+            let _ = std::fs::write(&path, &bytes);
+            panic!("input {runs} of seed {seed} ({}): {why}", path.display());
+        }
+        runs += 1;
+    }
+    eprintln!(
+        "fuzz: {runs} inputs in {:.1} s, seed {seed}",
+        start.elapsed().as_secs_f64()
+    );
+}
