@@ -506,79 +506,88 @@ pub fn fix_all(
             .filter(|r| r.converts())
             .count();
     }
-    if let Some(target) = opts.rewrite.filter(|_| opts.unsafe_fixes) {
-        for _ in 0..MAX_ROUNDS {
-            let rewrites = rewrite_markers(&fa, target);
-            let fixes: Vec<&Fix> = rewrites
-                .iter()
-                .filter(|r| r.converts())
-                .map(|r| &r.fix)
-                .collect();
-            let (next, applied, _, edits) = crate::fix::apply_fixes_logged(&out.text, &fixes);
-            if applied == 0 || next == out.text {
-                break;
-            }
-            out.applied += applied;
-            out.text = next;
-            history.push(edits);
-            fa = analyze(kind, &out.text, analysis);
-        }
-    }
-    if opts.fix {
-        // fixes found to add an error, in the current text (cleared when
-        // the text changes: their spans move)
-        let mut rejected: Vec<(Span, String)> = Vec::new();
-        for _ in 0..MAX_ROUNDS * 2 {
-            let chosen = fixes_for_round(&fa, opts, &rejected);
-            if chosen.is_empty() {
-                break;
-            }
-            let fixes: Vec<&Fix> = chosen.iter().map(|(_, f)| *f).collect();
-            let (next, applied, _, edits) = crate::fix::apply_fixes_logged(&out.text, &fixes);
-            if applied == 0 || next == out.text {
-                break;
-            }
-            let after = analyze(kind, &next, analysis);
-            if new_errors(&fa, &after).is_empty() {
+    // A fix can make a rewrite possible (and a rewrite a fix): both phases
+    // again until the text stays the same, so applying everything a second
+    // time changes nothing.
+    for _ in 0..MAX_ROUNDS {
+        let round_start = out.text.clone();
+        if let Some(target) = opts.rewrite.filter(|_| opts.unsafe_fixes) {
+            for _ in 0..MAX_ROUNDS {
+                let rewrites = rewrite_markers(&fa, target);
+                let fixes: Vec<&Fix> = rewrites
+                    .iter()
+                    .filter(|r| r.converts())
+                    .map(|r| &r.fix)
+                    .collect();
+                let (next, applied, _, edits) = crate::fix::apply_fixes_logged(&out.text, &fixes);
+                if applied == 0 || next == out.text {
+                    break;
+                }
                 out.applied += applied;
                 out.text = next;
                 history.push(edits);
-                fa = after;
-                rejected.clear();
-                continue;
+                fa = analyze(kind, &out.text, analysis);
             }
-            // some fix contradicts another finding: find which, alone
-            let mut any = false;
-            for (d, f) in &chosen {
-                let (alone, n, _, _) = crate::fix::apply_fixes_logged(&out.text, &[*f]);
-                if n == 0 {
+        }
+        if opts.fix {
+            // fixes found to add an error, in the current text (cleared when
+            // the text changes: their spans move)
+            let mut rejected: Vec<(Span, String)> = Vec::new();
+            for _ in 0..MAX_ROUNDS * 2 {
+                let chosen = fixes_for_round(&fa, opts, &rejected);
+                if chosen.is_empty() {
+                    break;
+                }
+                let fixes: Vec<&Fix> = chosen.iter().map(|(_, f)| *f).collect();
+                let (next, applied, _, edits) = crate::fix::apply_fixes_logged(&out.text, &fixes);
+                if applied == 0 || next == out.text {
+                    break;
+                }
+                let after = analyze(kind, &next, analysis);
+                if new_errors(&fa, &after).is_empty() {
+                    out.applied += applied;
+                    out.text = next;
+                    history.push(edits);
+                    fa = after;
+                    rejected.clear();
                     continue;
                 }
-                let added = new_errors(&fa, &analyze(kind, &alone, analysis));
-                if !added.is_empty() {
-                    any = true;
-                    rejected.push((d.span, f.title.clone()));
-                    // reported at its place in the text given
-                    let back = |pos: u32| position_in_given(&history, pos);
-                    let why = format!(
-                        "Not applied: {} ({}): the fixed code would have {}",
-                        f.title,
-                        d.code,
-                        added.join(", ")
-                    );
-                    let at = Span::new(back(d.span.start) as usize, back(d.span.end) as usize);
-                    if !out.rejected.iter().any(|(s, w)| *s == at && *w == why) {
-                        out.rejected.push((at, why));
+                // some fix contradicts another finding: find which, alone
+                let mut any = false;
+                for (d, f) in &chosen {
+                    let (alone, n, _, _) = crate::fix::apply_fixes_logged(&out.text, &[*f]);
+                    if n == 0 {
+                        continue;
+                    }
+                    let added = new_errors(&fa, &analyze(kind, &alone, analysis));
+                    if !added.is_empty() {
+                        any = true;
+                        rejected.push((d.span, f.title.clone()));
+                        // reported at its place in the text given
+                        let back = |pos: u32| position_in_given(&history, pos);
+                        let why = format!(
+                            "Not applied: {} ({}): the fixed code would have {}",
+                            f.title,
+                            d.code,
+                            added.join(", ")
+                        );
+                        let at = Span::new(back(d.span.start) as usize, back(d.span.end) as usize);
+                        if !out.rejected.iter().any(|(s, w)| *s == at && *w == why) {
+                            out.rejected.push((at, why));
+                        }
+                    }
+                }
+                if !any {
+                    // they add an error only together: the first goes alone in
+                    // the next round, the others wait (not reported)
+                    for (d, f) in chosen.iter().skip(1) {
+                        rejected.push((d.span, f.title.clone()));
                     }
                 }
             }
-            if !any {
-                // they add an error only together: the first goes alone in
-                // the next round, the others wait (not reported)
-                for (d, f) in chosen.iter().skip(1) {
-                    rejected.push((d.span, f.title.clone()));
-                }
-            }
+        }
+        if out.text == round_start {
+            break;
         }
     }
     if let Some(target) = opts.rewrite {
