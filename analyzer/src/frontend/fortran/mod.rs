@@ -645,6 +645,29 @@ pub fn mask_keyword_variables(text: &str) -> Option<String> {
     out.and_then(|o| String::from_utf8(o).ok())
 }
 
+/// The index after the parenthesis that closes the one at `items[i]`
+/// (the end when none does).
+pub(crate) fn after_balanced<T: PartialEq>(
+    items: &[T],
+    mut i: usize,
+    open: &T,
+    close: &T,
+) -> usize {
+    let mut depth = 0usize;
+    while i < items.len() {
+        if items[i] == *open {
+            depth += 1;
+        } else if items[i] == *close {
+            depth = depth.saturating_sub(1);
+            if depth == 0 {
+                return i + 1;
+            }
+        }
+        i += 1;
+    }
+    i
+}
+
 /// Whether `rest` (what follows a statement's first word) makes it an
 /// assignment to that word: optional subscripts in balanced parentheses,
 /// then `=` that is not `==` or `=>`.
@@ -654,21 +677,7 @@ fn assigns(rest: &[u8]) -> bool {
         i += 1;
     }
     if rest.get(i) == Some(&b'(') {
-        let mut depth = 0;
-        while i < rest.len() {
-            match rest[i] {
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        i += 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            i += 1;
-        }
+        i = after_balanced(rest, i, &b'(', &b')');
         while i < rest.len() && rest[i].is_ascii_whitespace() {
             i += 1;
         }

@@ -231,21 +231,7 @@ fn classify(line: &str) -> LineKind {
                 }
                 // (kind) or *8
                 if w.get(i).map(String::as_str) == Some("(") {
-                    let mut depth = 0;
-                    while i < w.len() {
-                        match w[i].as_str() {
-                            "(" => depth += 1,
-                            ")" => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    i += 1;
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                        i += 1;
-                    }
+                    i = super::after_balanced(&w, i, &"(".to_string(), &")".to_string());
                 } else if w.get(i).map(String::as_str) == Some("*") {
                     i += 2;
                 }
