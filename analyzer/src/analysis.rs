@@ -150,23 +150,14 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
     // tree-sitter-fortran's scanner takes time quadratic in a token's
     // length (a 40 kB line: seconds). They are blanked (positions kept)
     // and reported as syntax errors.
-    let long_lines = if kind == SourceKind::FortranFree {
-        frontend::fortran::overlong_lines(parsed)
+    let blanked = if kind == SourceKind::FortranFree {
+        frontend::fortran::blank_overlong_lines(parsed)
     } else {
-        Vec::new()
+        None
     };
-    let blanked;
-    let parsed: &str = if long_lines.is_empty() {
-        parsed
-    } else {
-        let mut bytes = parsed.as_bytes().to_vec();
-        for s in &long_lines {
-            for b in &mut bytes[s.start as usize..s.end as usize] {
-                *b = b' ';
-            }
-        }
-        blanked = String::from_utf8(bytes).unwrap_or_else(|_| parsed.to_string());
-        &blanked
+    let (parsed, long_lines): (&str, &[Span]) = match &blanked {
+        Some((text, lines)) => (text, lines),
+        None => (parsed, &[]),
     };
     let fopts = opts.frontend();
     let lowered = match kind {
@@ -188,7 +179,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
         }
     };
     let mut lowered = lowered;
-    lowered.toplevel_errors.extend(long_lines);
+    lowered.toplevel_errors.extend_from_slice(long_lines);
     (pre, lowered)
 }
 

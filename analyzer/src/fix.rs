@@ -250,12 +250,18 @@ pub fn insert_line_before(text: &str, offset: usize, line: &str) -> Edit {
     }
 }
 
-/// C: when `stmt` is the statement of a label (`here: for (...)`), the
-/// edit that ends the label with a null statement (`here:;`), so that a
-/// directive line can go between the label and the statement (a label
-/// must be followed by a statement, and a `#pragma` line is not one to the
-/// parser). Jumps to the label still reach the statement.
-pub fn label_null_statement(stmt: tree_sitter::Node<'_>) -> Option<Edit> {
+/// C: the edits that put the directive `line` (a `#pragma`, an attribute)
+/// on its own line before the statement `stmt`. When `stmt` is the
+/// statement of a label (`here: for (...)`), the label first gets a null
+/// statement (`here:;`): a label must be followed by a statement, and a
+/// `#pragma` line is not one. Jumps to the label still reach `stmt`.
+pub fn insert_directive_before(text: &str, stmt: tree_sitter::Node<'_>, line: &str) -> Vec<Edit> {
+    let mut edits: Vec<Edit> = label_null_statement(stmt).into_iter().collect();
+    edits.push(insert_line_before(text, stmt.start_byte(), line));
+    edits
+}
+
+fn label_null_statement(stmt: tree_sitter::Node<'_>) -> Option<Edit> {
     let parent = stmt.parent()?;
     if parent.kind() != "labeled_statement" {
         return None;

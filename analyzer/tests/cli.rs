@@ -762,16 +762,21 @@ fn non_utf8_input_gets_a_clear_warning() {
 #[test]
 fn control_bytes_are_escaped_in_every_text_format() {
     let dir = temp_dir("controls");
-    let f = dir.join("ctl.c");
+    // a control byte in the file name (concise shows it) and in the
+    // source of a reported line (full shows the snippet)
+    let f = dir.join("ctl\x1b.c");
     std::fs::write(
         &f,
-        "#ifdef __CSA__\nvoid f(int *a, int n) {\n  __builtin_csa_parallel_loop(); /* \x1b[2J */\n  int k = n;\n  for (int i = 0; i < k; i++) a[\x1b0] = 0;\n}\n#endif\n",
+        "#ifdef __CSA__\nvoid f(int *a, int *b, int n) {\n  __builtin_csa_parallel_loop(); /* \x1b[2J */\n  for (int i = 0; i < n; i++) a[b[i]] = 0;\n}\n#endif\n",
     )
     .unwrap();
-    for format in ["concise", "full"] {
-        let o = run(&["--format", format, "--color", "never", f.to_str().unwrap()]);
-        let out = stdout(&o);
-        assert!(!out.contains('\x1b'), "{format}: {out:?}");
-        assert!(!out.is_empty());
-    }
+    let o = run(&["--format", "concise", f.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(!out.contains('\x1b'), "{out:?}");
+    assert!(out.contains("ctl\\x1b.c:4:"), "{out:?}");
+    let o = run(&["--format", "full", "--color", "never", f.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(!out.contains('\x1b'), "{out:?}");
+    assert!(out.contains("/* ?[2J */"), "{out:?}");
+    assert!(out.contains("ctl\\x1b.c"), "{out:?}");
 }

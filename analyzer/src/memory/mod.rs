@@ -244,7 +244,7 @@ pub fn pure_call_stays_call(name: &str, extra: &[String]) -> bool {
         // configured or declared `readnone`: a call to that function
         return true;
     }
-    if is_clang_bit_builtin(name) {
+    if is_clang_no_memory_builtin(name) {
         return false;
     }
     let base = name.strip_prefix("__builtin_").unwrap_or(name);
@@ -278,10 +278,10 @@ const CLANG_NO_MEMORY_BUILTINS: &[&str] = &[
     "__builtin_nansl",
 ];
 
-/// Whether `name` is one of [`CLANG_BIT_BUILTINS`] in some width, or one
-/// of [`CLANG_NO_MEMORY_BUILTINS`]
+/// Whether `name` is a clang builtin that touches no memory: one of
+/// [`CLANG_NO_MEMORY_BUILTINS`], or of [`CLANG_BIT_BUILTINS`] in some width
 /// (`__builtin_popcountll`, `__builtin_bswap32`, `__builtin_clzs`).
-fn is_clang_bit_builtin(name: &str) -> bool {
+fn is_clang_no_memory_builtin(name: &str) -> bool {
     if CLANG_NO_MEMORY_BUILTINS.contains(&name) {
         return true;
     }
@@ -300,7 +300,7 @@ fn is_clang_bit_builtin(name: &str) -> bool {
 
 /// Whether `name` is pure under the default list plus `extra`.
 pub fn is_pure_function(name: &str, extra: &[String]) -> bool {
-    if extra.iter().any(|e| e == name) || is_clang_bit_builtin(name) {
+    if extra.iter().any(|e| e == name) || is_clang_no_memory_builtin(name) {
         return true;
     }
     let base = name.strip_prefix("__builtin_").unwrap_or(name);

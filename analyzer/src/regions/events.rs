@@ -259,12 +259,9 @@ pub fn build(inp: &EventInput) -> MemopCfg {
             let e = push_event(&mut cfg, ev(EventKind::SectionExit, x.exit, x.span));
             cfg.items[x.exit.index()].insert(0, Item::Event(e));
         }
+        // the construct's exit block is its own (no section exit in it)
         let e = push_event(&mut cfg, ev(EventKind::RegionExit, s.exit, s.directive));
-        let at = cfg.items[s.exit.index()]
-            .iter()
-            .take_while(|it| matches!(it, Item::Event(k) if cfg.events[*k].region == region))
-            .count();
-        cfg.items[s.exit.index()].insert(at, Item::Event(e));
+        cfg.items[s.exit.index()].insert(0, Item::Event(e));
     }
 
     // CLIE expansions, in CLIE's order (inner loops first).

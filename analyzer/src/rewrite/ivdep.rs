@@ -24,14 +24,19 @@ pub(crate) fn rewrite(site: &MarkerSite, style: IvdepStyle) -> MarkerRewrite {
     let line = style.spelling(site.fortran);
     let mut edits = site.removal.clone();
     if site.source_loop.ivdep.is_none() {
-        if !site.fortran {
-            edits.extend(crate::fix::label_null_statement(site.loop_node));
+        if site.fortran {
+            edits.push(insert_line_before(
+                site.text,
+                site.loop_node.start_byte(),
+                line,
+            ));
+        } else {
+            edits.extend(crate::fix::insert_directive_before(
+                site.text,
+                site.loop_node,
+                line,
+            ));
         }
-        edits.push(insert_line_before(
-            site.text,
-            site.loop_node.start_byte(),
-            line,
-        ));
     }
     MarkerRewrite {
         marker: b.span,

@@ -115,16 +115,8 @@ pub(crate) fn parse(fa: &FileAnalysis) -> Option<Tree> {
     };
     let text = &fa.preprocessed.text;
     if fa.kind == SourceKind::FortranFree {
-        // as `analysis::lower`: overlong lines are not parsed
-        let long = crate::frontend::fortran::overlong_lines(text);
-        if !long.is_empty() {
-            let mut bytes = text.as_bytes().to_vec();
-            for s in &long {
-                bytes[s.start as usize..s.end as usize].fill(b' ');
-            }
-            let blanked = String::from_utf8(bytes).ok()?;
-            return csa_grammars::parse(grammar, &blanked);
-        }
+        let input = crate::frontend::fortran::free_form_parser_input(text);
+        return csa_grammars::parse(grammar, &input);
     }
     csa_grammars::parse(grammar, text)
 }

@@ -247,8 +247,7 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
                 format!("!$omp parallel do{cl}")
             } else {
                 let d = format!("#pragma omp parallel for{cl}");
-                edits.extend(crate::fix::label_null_statement(node));
-                edits.push(insert_line_before(text, start, &d));
+                edits.extend(crate::fix::insert_directive_before(text, node, &d));
                 d
             };
             MarkerRewrite {

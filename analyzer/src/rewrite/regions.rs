@@ -18,7 +18,7 @@
 use super::sharing;
 use super::{marker_removal_in, refused, MarkerRewrite};
 use crate::diag::{Applicability, Edit, Fix};
-use crate::fix::{indentation, insert_line_before, line_end_with_newline, line_ending, line_start};
+use crate::fix::{indentation, line_end_with_newline, line_ending, line_start};
 use crate::ir::BuiltinKind;
 use crate::source::Span;
 use csa_grammars::preproc::Preprocessed;
@@ -281,7 +281,9 @@ fn loop_pattern(
             Span::new(s.start_byte(), s.end_byte()),
         ));
     }
-    edits.push(insert_line_before(text, for_node.start_byte(), &directive));
+    edits.extend(crate::fix::insert_directive_before(
+        text, for_node, &directive,
+    ));
     MarkerRewrite {
         marker: span,
         fix: Fix {

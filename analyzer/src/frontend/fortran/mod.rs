@@ -106,6 +106,41 @@ pub fn overlong_lines(text: &str) -> Vec<Span> {
     out
 }
 
+/// `text` with the lines [`overlong_lines`] finds blanked (every byte a
+/// space, positions kept), and those lines; `None` when there are none.
+pub fn blank_overlong_lines(text: &str) -> Option<(String, Vec<Span>)> {
+    let long = overlong_lines(text);
+    if long.is_empty() {
+        return None;
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for s in &long {
+        bytes[s.start as usize..s.end as usize].fill(b' ');
+    }
+    // whole lines of whole characters become spaces: still UTF-8
+    let blanked = String::from_utf8(bytes).ok()?;
+    Some((blanked, long))
+}
+
+/// What tree-sitter-fortran is given for the free-form `text`, as the
+/// analysis parses it (`analysis::lower`, [`lower`]): an INCLUDE file with
+/// [`FRAGMENT_END`] after it, overlong lines blanked, keyword-named
+/// variables masked. Every position of `text` stays where it is.
+pub fn free_form_parser_input(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let mut input = Cow::Borrowed(text);
+    if is_include_fragment(text) {
+        input = Cow::Owned(format!("{text}{FRAGMENT_END}"));
+    }
+    if let Some((blanked, _)) = blank_overlong_lines(&input) {
+        input = Cow::Owned(blanked);
+    }
+    if let Some(masked) = mask_keyword_variables(&input) {
+        input = Cow::Owned(masked);
+    }
+    input
+}
+
 /// What an INCLUDE file is parsed with after its text (see
 /// [`is_include_fragment`]): valid in both source forms.
 pub const FRAGMENT_END: &str = "\n      end\n";
