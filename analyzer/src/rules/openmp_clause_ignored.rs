@@ -72,10 +72,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     let func = cx.func;
     let text = cx.src.text();
     let lang = OmpLang::from(func.lang);
-    // every directive of the function
-    let mut spans: Vec<Span> = func.source_loops.iter().filter_map(|sl| sl.omp).collect();
-    spans.extend(func.omp_regions.iter().map(|r| r.directive));
-    spans.extend(func.omp_directives.iter().copied());
+    // every directive of the function (the loops' and the regions' too)
+    let mut spans: Vec<Span> = func.omp_directives.clone();
     spans.sort_by_key(|s| (s.start, s.end));
     spans.dedup();
     for span in spans {
