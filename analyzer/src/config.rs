@@ -15,10 +15,15 @@
 //! ivdep-style = "gcc-pragma"         # attribute | intel-pragma | gcc-pragma
 //! c-standard = "c17"                 # c89 ... c23 (gnu* too): picks the ivdep default
 //! disable-loop-storage-check = false
+//! cache-dir = ".csa_lint_cache"      # where the command line keeps results
 //!
 //! [per-file-ignores]
 //! "legacy/**/*.f" = ["CSA105", "CSA106"]
 //! "gen_*.c" = ["ALL"]
+//!
+//! [per-file-languages]               # c | fortran | fortran-fixed
+//! "*.inc" = "fortran-fixed"
+//! "include/**/*.h" = "fortran"
 //! ```
 //!
 //! Rule selection works in layers, as in ruff: the configuration file is one
@@ -34,6 +39,7 @@
 use crate::analysis::AnalysisOptions;
 use crate::diag::{Code, Diagnostic};
 use crate::rules::RULES;
+use csa_grammars::SourceKind;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -205,18 +211,33 @@ impl fmt::Display for ConfigError {
     }
 }
 
-/// One `per-file-ignores` entry.
+/// A file pattern of the configuration (`per-file-ignores`,
+/// `per-file-languages`): a glob matched against the path relative to the
+/// configuration's directory, and also against the file name alone when it
+/// has no `/`.
 #[derive(Clone, Debug)]
-pub struct PerFileIgnore {
+pub struct FileGlob {
     pub pattern: String,
     matcher: globset::GlobMatcher,
     /// Also match the file name alone (the pattern has no `/`).
     basename: bool,
+}
+
+/// One `per-file-ignores` entry.
+#[derive(Clone, Debug)]
+pub struct PerFileIgnore {
+    pub glob: FileGlob,
     pub selectors: Vec<Selector>,
 }
 
 impl PerFileIgnore {
-    /// Whether the entry applies to this path (relative to the
+    pub fn matches(&self, relative: &Path) -> bool {
+        self.glob.matches(relative)
+    }
+}
+
+impl FileGlob {
+    /// Whether the pattern matches this path (relative to the
     /// configuration's directory, `/`-separated or native).
     pub fn matches(&self, relative: &Path) -> bool {
         if self.matcher.is_match(relative) {
@@ -244,6 +265,11 @@ pub struct Config {
     pub ivdep_style: Option<IvdepStyle>,
     pub c_standard: Option<CStandard>,
     pub disable_loop_storage_check: Option<bool>,
+    /// `cache-dir`, relative to the configuration's directory (not yet
+    /// joined to it).
+    pub cache_dir: Option<PathBuf>,
+    /// `per-file-languages`, in the file's order.
+    pub per_file_languages: Vec<(FileGlob, SourceKind)>,
 }
 
 #[derive(Deserialize)]
@@ -258,6 +284,8 @@ struct RawConfig {
     ivdep_style: Option<Spanned<String>>,
     c_standard: Option<Spanned<String>>,
     disable_loop_storage_check: Option<bool>,
+    cache_dir: Option<Spanned<String>>,
+    per_file_languages: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
 }
 
 /// Line and column (1-based, columns in characters) of a byte offset.
@@ -374,25 +402,57 @@ impl Config {
                 )
             })?);
         }
-        for (pattern, codes) in raw.per_file_ignores.unwrap_or_default() {
-            let span = pattern.span();
-            let pattern = pattern.into_inner();
+        let file_glob = |pattern: String, span: std::ops::Range<usize>, key: &str| {
             let glob = globset::GlobBuilder::new(&pattern)
                 .literal_separator(true)
                 .build()
-                .map_err(|e| {
-                    err(
-                        span.clone(),
-                        "per-file-ignores",
-                        format!("bad glob `{pattern}`: {}", e.kind()),
-                    )
-                })?;
-            config.per_file_ignores.push(PerFileIgnore {
+                .map_err(|e| err(span, key, format!("bad glob `{pattern}`: {}", e.kind())))?;
+            Ok::<_, ConfigError>(FileGlob {
                 basename: !pattern.contains('/'),
                 matcher: glob.compile_matcher(),
-                selectors: selectors(codes, "per-file-ignores")?,
                 pattern,
+            })
+        };
+        for (pattern, codes) in raw.per_file_ignores.unwrap_or_default() {
+            let span = pattern.span();
+            config.per_file_ignores.push(PerFileIgnore {
+                glob: file_glob(pattern.into_inner(), span, "per-file-ignores")?,
+                selectors: selectors(codes, "per-file-ignores")?,
             });
+        }
+        // in the file's order: the first pattern that matches wins
+        let mut languages: Vec<_> = raw
+            .per_file_languages
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        languages.sort_by_key(|(pattern, _)| pattern.span().start);
+        for (pattern, language) in languages {
+            let span = pattern.span();
+            let pattern = pattern.into_inner();
+            let kind = SourceKind::from_name(language.get_ref()).ok_or_else(|| {
+                err(
+                    language.span(),
+                    "per-file-languages",
+                    format!(
+                        "`{pattern}`: unknown language `{}`; use c, fortran (free form) or fortran-fixed",
+                        language.get_ref()
+                    ),
+                )
+            })?;
+            config
+                .per_file_languages
+                .push((file_glob(pattern, span, "per-file-languages")?, kind));
+        }
+        if let Some(dir) = raw.cache_dir {
+            if dir.get_ref().is_empty() {
+                return Err(err(
+                    dir.span(),
+                    "cache-dir",
+                    "an empty path; give a directory".to_string(),
+                ));
+            }
+            config.cache_dir = Some(PathBuf::from(dir.into_inner()));
         }
         Ok(config)
     }
@@ -436,6 +496,11 @@ pub struct Settings {
     /// for the language and standard ([`Settings::ivdep_style_for`]).
     pub ivdep_style: Option<IvdepStyle>,
     pub c_standard: CStandard,
+    /// The configured `cache-dir`, joined to the configuration's directory.
+    pub cache_dir: Option<PathBuf>,
+    /// `per-file-languages`: the first pattern that matches a file (relative
+    /// to [`Settings::root`]) gives its language.
+    per_file_languages: Vec<(FileGlob, SourceKind)>,
 }
 
 /// One layer of rule selection: `select` replaces, `extend` adds, `ignore`
@@ -487,6 +552,8 @@ impl Settings {
             settings.root = c.dir().to_path_buf();
             settings.ivdep_style = c.ivdep_style;
             settings.c_standard = c.c_standard.unwrap_or_default();
+            settings.cache_dir = c.cache_dir.as_ref().map(|d| c.dir().join(d));
+            settings.per_file_languages = c.per_file_languages.clone();
         }
         apply_layer(
             &mut enabled,
@@ -522,6 +589,15 @@ impl Settings {
                 .per_file_ignores
                 .iter()
                 .any(|p| p.matches(relative) && p.selectors.iter().any(|s| s.matches(code)))
+    }
+
+    /// The language `per-file-languages` gives the file at `relative`
+    /// (relative to [`Settings::root`]), if any.
+    pub fn language_for(&self, relative: &Path) -> Option<SourceKind> {
+        self.per_file_languages
+            .iter()
+            .find(|(glob, _)| glob.matches(relative))
+            .map(|(_, kind)| *kind)
     }
 
     /// Drops the diagnostics this configuration does not report for the

@@ -5,7 +5,7 @@
 //! directory, renamed over the original) only when the file on disk is
 //! still byte-for-byte what was analysed.
 
-use analyzer::analysis::{AnalysisOptions, FileAnalysis};
+use analyzer::analysis::AnalysisOptions;
 use analyzer::config::Resolved;
 use analyzer::diag::Code;
 use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
@@ -61,13 +61,61 @@ impl FixArgs {
     }
 }
 
-/// What `main` does after the fixes.
-pub struct FixRun {
-    /// `--diff`: the diff is the output; do not print diagnostics.
-    pub stop: bool,
+/// Checks a `--rewrite` target name.
+pub fn check_target(name: &str) -> Result<(), String> {
+    Target::from_name(name, IvdepStyle::default())
+        .map(|_| ())
+        .ok_or_else(|| format!("unknown --rewrite target `{name}`: use openmp or ivdep"))
+}
+
+/// What the fix flags did, summed over files.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Totals {
+    pub fixed: usize,
+    pub files_changed: usize,
+    /// Rewrites not applied for want of --unsafe-fixes.
+    pub withheld: usize,
+}
+
+impl Totals {
+    pub fn add(&mut self, other: &Totals) {
+        self.fixed += other.fixed;
+        self.files_changed += other.files_changed;
+        self.withheld += other.withheld;
+    }
+}
+
+/// What the fix flags did to one file.
+#[derive(Default)]
+pub struct FileFix {
+    /// `--diff`: the unified diff of the file.
+    pub diff: String,
+    /// Lines for standard error: unconverted markers, write errors.
+    pub messages: Vec<String>,
+    pub totals: Totals,
     pub io_error: bool,
-    /// Some file would change (or did).
-    pub changed: bool,
+    /// The new text, when it was written to the file.
+    pub written: Option<String>,
+}
+
+/// Whether the fix flags can change a file whose (selected) diagnostics
+/// are `diagnostics`: a rewrite looks at every marker; fixes need a
+/// diagnostic with an applicable edit. A file that cannot change is not
+/// analysed again.
+pub fn may_change(opts: &FixArgs, diagnostics: &[analyzer::diag::Diagnostic]) -> bool {
+    use analyzer::diag::Applicability;
+    opts.rewrite.is_some()
+        || (opts.fix_enabled()
+            && diagnostics.iter().any(|d| {
+                d.fixes.iter().any(|f| {
+                    !f.edits.is_empty()
+                        && match f.applicability {
+                            Applicability::Safe => true,
+                            Applicability::Unsafe => opts.unsafe_fixes,
+                            Applicability::DisplayOnly => false,
+                        }
+                })
+            }))
 }
 
 /// The new text of one file, and the markers left unconverted.
@@ -81,15 +129,16 @@ struct Outcome {
 
 fn fix_text(
     display: &str,
-    fa: &FileAnalysis,
+    kind: csa_grammars::SourceKind,
+    text: &str,
     opts: &FixArgs,
     target: Option<Target>,
     analysis: &AnalysisOptions,
     disabled: Vec<Code>,
 ) -> Outcome {
     let r = fix_all(
-        fa.kind,
-        fa.source.text(),
+        kind,
+        text,
         analysis,
         &FixAllOptions {
             fix: opts.fix_enabled(),
@@ -99,7 +148,7 @@ fn fix_text(
         },
     );
     // refusals are placed in the text as it was read
-    let src = &fa.source;
+    let src = analyzer::source::SourceText::new(text.to_string());
     let refusals = r
         .refusals
         .iter()
@@ -117,99 +166,104 @@ fn fix_text(
     }
 }
 
-/// Runs the fix flags over analysed files and replaces the analyses of the
-/// files it wrote. Diffs go to `out`; summaries and refusals to
-/// standard error.
-pub fn run(
+/// Runs the fix flags over one file read as `text`: prints nothing, writes
+/// the file (atomically, only if it is still `text` on disk) unless
+/// `--diff`.
+pub fn fix_file(
     opts: &FixArgs,
-    results: &mut [(String, FileAnalysis)],
-    settings: &[std::sync::Arc<Resolved>],
-    out: &mut dyn Write,
-) -> Result<FixRun, String> {
-    if let Some(name) = opts.rewrite.as_deref() {
-        Target::from_name(name, IvdepStyle::default())
-            .ok_or_else(|| format!("unknown --rewrite target `{name}`: use openmp or ivdep"))?;
-    }
-    let mut io_error = false;
-    let mut total_fixed = 0;
-    let mut files_changed = 0;
-    let mut withheld = 0;
-    for ((display, fa), resolved) in results.iter_mut().zip(settings) {
-        let settings = &resolved.settings;
-        let analysis = &settings.options;
-        let target = opts.rewrite.as_deref().and_then(|name| {
-            Target::from_name(
-                name,
-                opts.style(settings.ivdep_style_for(fa.kind.is_fortran())),
-            )
-        });
-        let relative = resolved
-            .relative(&crate::settings::absolute(Path::new(display.as_str())))
-            .to_path_buf();
-        let disabled: Vec<Code> = analyzer::rules::RULES
+    display: &str,
+    kind: csa_grammars::SourceKind,
+    text: &str,
+    resolved: &Resolved,
+    relative: &Path,
+) -> FileFix {
+    let settings = &resolved.settings;
+    let target = opts.rewrite.as_deref().and_then(|name| {
+        Target::from_name(
+            name,
+            opts.style(settings.ivdep_style_for(kind.is_fortran())),
+        )
+    });
+    let disabled: Vec<Code> = analyzer::rules::RULES
+        .iter()
+        .map(|r| r.code)
+        .filter(|c| !settings.is_enabled(*c, relative))
+        .collect();
+    let outcome = fix_text(
+        display,
+        kind,
+        text,
+        opts,
+        target,
+        &settings.options,
+        disabled,
+    );
+    let mut f = FileFix {
+        messages: outcome
+            .refusals
             .iter()
-            .map(|r| r.code)
-            .filter(|c| !settings.is_enabled(*c, &relative))
-            .collect();
-        let outcome = fix_text(display, fa, opts, target, analysis, disabled);
-        for r in &outcome.refusals {
-            eprintln!("csa-lint: {r}");
+            .map(|r| format!("csa-lint: {r}"))
+            .collect(),
+        ..FileFix::default()
+    };
+    f.totals.withheld = outcome.withheld;
+    if outcome.text == text {
+        return f;
+    }
+    if opts.diff {
+        let diff = similar::TextDiff::from_lines(text, &outcome.text);
+        f.diff = diff
+            .unified_diff()
+            .context_radius(3)
+            .header(
+                &format!("a/{}", display.trim_start_matches('/')),
+                &format!("b/{}", display.trim_start_matches('/')),
+            )
+            .to_string();
+        f.totals.fixed = outcome.fixed;
+        f.totals.files_changed = 1;
+        return f;
+    }
+    match write_if_unchanged(Path::new(display), text, &outcome.text) {
+        Ok(()) => {
+            f.totals.fixed = outcome.fixed;
+            f.totals.files_changed = 1;
+            f.written = Some(outcome.text);
         }
-        withheld += outcome.withheld;
-        if outcome.text == fa.source.text() {
-            continue;
-        }
-        if opts.diff {
-            let diff = similar::TextDiff::from_lines(fa.source.text(), &outcome.text);
-            let _ = write!(
-                out,
-                "{}",
-                diff.unified_diff().context_radius(3).header(
-                    &format!("a/{}", display.trim_start_matches('/')),
-                    &format!("b/{}", display.trim_start_matches('/'))
-                )
-            );
-            total_fixed += outcome.fixed;
-            files_changed += 1;
-            continue;
-        }
-        match write_if_unchanged(Path::new(display.as_str()), fa.source.text(), &outcome.text) {
-            Ok(()) => {
-                total_fixed += outcome.fixed;
-                files_changed += 1;
-                *fa = analyzer::analysis::analyze(fa.kind, &outcome.text, analysis);
-                settings.filter(&relative, &mut fa.diagnostics);
-            }
-            Err(e) => {
-                eprintln!("csa-lint: error: {display}: {e}");
-                io_error = true;
-            }
+        Err(e) => {
+            f.messages.push(format!("csa-lint: error: {display}: {e}"));
+            f.io_error = true;
         }
     }
-    if withheld > 0 {
+    f
+}
+
+/// The closing lines of a fix run (for standard error).
+pub fn summary(opts: &FixArgs, t: &Totals) -> Vec<String> {
+    let mut out = Vec::new();
+    if t.withheld > 0 {
         let target = match opts.rewrite.as_deref() {
             Some("ivdep") => "ivdep",
             _ => "OpenMP",
         };
-        eprintln!(
-            "csa-lint: {withheld} CSA annotation{} can be rewritten to {target}, an unsafe fix (the result asserts for every compiler what the marker asserted for CSA's): add --unsafe-fixes to apply {} (with --diff to preview)",
-            if withheld == 1 { "" } else { "s" },
-            if withheld == 1 { "it" } else { "them" },
-        );
+        out.push(format!(
+            "{} CSA annotation{} can be rewritten to {target}, an unsafe fix (the result asserts for every compiler what the marker asserted for CSA's): add --unsafe-fixes to apply {} (with --diff to preview)",
+            t.withheld,
+            if t.withheld == 1 { "" } else { "s" },
+            if t.withheld == 1 { "it" } else { "them" },
+        ));
     }
     let verb = if opts.diff { "Would fix" } else { "Fixed" };
-    if total_fixed > 0 || !opts.diff {
-        eprintln!(
-            "csa-lint: {verb} {total_fixed} issue{} in {files_changed} file{}.",
-            if total_fixed == 1 { "" } else { "s" },
-            if files_changed == 1 { "" } else { "s" }
-        );
+    if t.fixed > 0 || !opts.diff {
+        out.push(format!(
+            "{verb} {} issue{} in {} file{}.",
+            t.fixed,
+            if t.fixed == 1 { "" } else { "s" },
+            t.files_changed,
+            if t.files_changed == 1 { "" } else { "s" }
+        ));
     }
-    Ok(FixRun {
-        stop: opts.diff,
-        io_error,
-        changed: files_changed > 0,
-    })
+    out
 }
 
 /// Replaces `path` with `new` atomically, unless its content is no longer

@@ -4,19 +4,27 @@
 //! Exit codes: 0 no warning or error, 1 warnings or errors found, 2 usage or
 //! I/O error.
 
+mod cache;
 mod fix;
 mod render;
 
 mod settings;
 
-use analyzer::analysis::{self, FileAnalysis};
+use analyzer::analysis;
 use analyzer::config::{Overrides, Selector};
-use analyzer::diag::Severity;
+use analyzer::diag::{Diagnostic, Severity};
 use clap::{Parser, ValueEnum};
 use csa_grammars::SourceKind;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// mimalloc for every allocation of the process, tree-sitter's C ones too
+/// (its `override` feature replaces `malloc`): parsing allocates and frees
+/// a node at a time, and glibc's allocator was 15% of a run over
+/// Reference-LAPACK (docs/performance.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
@@ -149,6 +157,16 @@ struct Cli {
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
 
+    /// Analyse every file again: neither read nor write the result cache.
+    #[arg(long)]
+    no_cache: bool,
+
+    /// Keep the result cache in this directory (default: the `cache-dir`
+    /// setting, `CSA_LINT_CACHE_DIR`, or `.csa_lint_cache` in the
+    /// directory of the configuration file, else the working directory).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    cache_dir: Option<PathBuf>,
+
     /// Print diagnostics only: no summary line and no progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -264,12 +282,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    let files = collect_files(&cli.paths, cli.language, !cli.no_ignore)?;
-    let mut jobs = Vec::with_capacity(files.len());
-    for (display, path, kind) in files {
-        let resolved = resolver.for_file(&path)?;
-        jobs.push((display, path, kind, resolved));
+    let jobs = collect_files(&cli.paths, cli.language, !cli.no_ignore, &mut resolver)?;
+    if let Some(name) = cli.fix_args.rewrite.as_deref() {
+        fix::check_target(name)?;
     }
+    let cache = open_cache(&cli, &mut resolver)?;
     let format = cli.format.unwrap_or_else(|| {
         if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
             Format::Full
@@ -286,91 +303,116 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
-    let progress = progress_bar(jobs.len(), cli.quiet);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(cli.jobs.unwrap_or(0))
-        .build()
-        .map_err(|e| format!("cannot start {} worker threads: {e}", cli.jobs.unwrap_or(0)))?;
-    // Each file is read and analysed on a worker; `collect` keeps the walk's
-    // order, so the output is the same for every `--jobs`.
-    let forced = cli.language.is_some();
-    let outcomes: Vec<Result<Linted, String>> = pool.install(|| {
-        use rayon::prelude::*;
-        jobs.par_iter()
-            .map(|(display, path, kind, resolved)| {
-                let outcome = lint_file(display, path, *kind, forced, resolved);
-                progress.inc(1);
-                outcome
-            })
-            .collect()
-    });
-    progress.finish_and_clear();
-    let mut results: Vec<(String, FileAnalysis)> = Vec::new();
-    // The settings of each result, for the fixes.
-    let mut resolved_of = Vec::new();
-    let mut io_error = false;
-    for (outcome, job) in outcomes.into_iter().zip(&jobs) {
-        match outcome {
-            Ok(Linted::Skipped(why)) => {
-                if !cli.quiet {
-                    eprintln!("csa-lint: warning: {why}");
-                }
-            }
-            Ok(Linted::Done { result, warning }) => {
-                if let (Some(w), false) = (warning, cli.quiet) {
-                    eprintln!("csa-lint: warning: {w}");
-                }
-                results.push(*result);
-                resolved_of.push(job.3.clone());
-            }
-            Err(msg) => {
-                eprintln!("csa-lint: error: {msg}");
-                io_error = true;
-            }
-        }
-    }
-    // --fix, --diff, --rewrite (fix.rs).
-    if cli.fix_args.active() {
-        let run = fix::run(&cli.fix_args, &mut results, &resolved_of, &mut stdout)?;
-        io_error |= run.io_error;
-        if run.stop {
-            // like ruff and black: --diff exits 1 when files would change
-            return Ok(ExitCode::from(if io_error {
-                2
-            } else if run.changed && !cli.exit_zero {
-                1
-            } else {
-                0
-            }));
-        }
-    }
-    let findings = results.iter().any(|(_, fa)| {
-        fa.diagnostics
-            .iter()
-            .any(|d| d.severity >= Severity::Warning)
-    });
-    let rendered = if cli.statistics {
-        render::statistics(&results, format == Format::Json)
-    } else {
-        match format {
-            Format::Full => render::full(&results, color, !cli.quiet),
-            Format::Concise => render::concise(&results, !cli.quiet),
-            Format::Json => render::json(&results),
-            Format::Github => render::github(&results),
-            Format::Sarif => render::sarif(&results),
-        }
+    let mut out: Box<dyn Write> = match &cli.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))?,
+        )),
+        None => Box::new(stdout),
     };
-    match &cli.output {
-        Some(path) => std::fs::write(path, rendered.as_bytes())
-            .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))?,
-        None => {
-            let _ = stdout.write_all(rendered.as_bytes());
-            let _ = stdout.flush();
+    let diff_only = cli.fix_args.active() && cli.fix_args.diff;
+    let mut report = Report {
+        format: if cli.statistics || diff_only {
+            None
+        } else {
+            Some(format)
+        },
+        frame: match format {
+            Format::Json => Some(render::json_frame()),
+            Format::Sarif => Some(render::sarif_frame()),
+            _ => None,
+        },
+        totals: render::Totals::default(),
+        fixes: fix::Totals::default(),
+        io_error: false,
+    };
+    let progress = progress_bar(jobs.len(), cli.quiet);
+    let ctx = Context {
+        cli: &cli,
+        cache: cache.as_ref(),
+        format: report.format,
+        color,
+    };
+    let threads = cli
+        .jobs
+        .filter(|&n| n > 0)
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+        .min(jobs.len().max(1));
+    // Workers take the files in order and send each one's finished report
+    // (text, not the analysis) here; the reports are written in the files'
+    // order as soon as every earlier one is, so the output is the same for
+    // every --jobs and memory holds only the files in flight.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Outcome)>();
+    std::thread::scope(|scope| -> Result<(), String> {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (jobs, next, ctx) = (&jobs, &next, &ctx);
+            std::thread::Builder::new()
+                .stack_size(WORKER_STACK)
+                .spawn_scoped(scope, move || loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else {
+                        break;
+                    };
+                    if tx.send((i, lint_file(ctx, job))).is_err() {
+                        break;
+                    }
+                })
+                .map_err(|e| format!("cannot start a worker thread: {e}"))?;
+        }
+        drop(tx);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut due = 0;
+        for (i, outcome) in rx {
+            progress.inc(1);
+            waiting.insert(i, outcome);
+            while let Some(outcome) = waiting.remove(&due) {
+                progress.suspend(|| report.write(outcome, &mut *out, cli.quiet));
+                due += 1;
+            }
+        }
+        Ok(())
+    })?;
+    progress.finish_and_clear();
+    if let Some(c) = &cache {
+        c.prune();
+    }
+    if cli.fix_args.active() {
+        for line in fix::summary(&cli.fix_args, &report.fixes) {
+            eprintln!("csa-lint: {line}");
         }
     }
-    if io_error {
+    let mut tail = String::new();
+    if let Some(frame) = report.frame.take() {
+        if report.format.is_some() {
+            tail.push_str(&frame.finish());
+        }
+    }
+    if cli.statistics {
+        tail.push_str(&render::statistics(&report.totals, format == Format::Json));
+    } else if matches!(report.format, Some(Format::Full | Format::Concise)) && !cli.quiet {
+        tail.push_str(&render::summary_line(&report.totals));
+    }
+    let written = out.write_all(tail.as_bytes()).and_then(|_| out.flush());
+    if let (Err(e), Some(path)) = (written, &cli.output) {
+        return Err(format!("{}: cannot write the report: {e}", path.display()));
+    }
+    if report.io_error {
         return Ok(ExitCode::from(2));
     }
+    if diff_only {
+        // like ruff and black: --diff exits 1 when files would change
+        return Ok(if report.fixes.files_changed > 0 && !cli.exit_zero {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    let findings = report.totals.by_severity[Severity::Warning as usize]
+        + report.totals.by_severity[Severity::Error as usize]
+        > 0;
     Ok(if findings && !cli.exit_zero {
         ExitCode::from(1)
     } else {
@@ -378,15 +420,124 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     })
 }
 
-/// What linting one file gave.
-enum Linted {
-    /// Not analysed (a binary file), and why.
-    Skipped(String),
-    Done {
-        result: Box<(String, FileAnalysis)>,
-        /// Something to tell about the input (not valid UTF-8).
-        warning: Option<String>,
-    },
+/// The stack of a worker thread: the analysis recurses on nesting depth
+/// in a few places (bounded, but deep inputs want room).
+const WORKER_STACK: usize = 16 << 20;
+
+/// The cache this run uses, if any: `--no-cache` none; else `--cache-dir`,
+/// `CSA_LINT_CACHE_DIR`, the `cache-dir` of the configuration that applies
+/// to the working directory, or the default place (`cache::open_default`).
+/// A cache that cannot be opened is a warning, not an error.
+fn open_cache(
+    cli: &Cli,
+    resolver: &mut settings::ConfigResolver,
+) -> Result<Option<cache::Cache>, String> {
+    if cli.no_cache {
+        return Ok(None);
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let configured = match (&cli.cache_dir, std::env::var_os("CSA_LINT_CACHE_DIR")) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, Some(env)) if !env.is_empty() => Some(PathBuf::from(env)),
+        _ => None,
+    };
+    // the settings of a file in the working directory
+    let here = resolver.for_file(&cwd.join("-"))?;
+    let opened = match configured.or_else(|| here.settings.cache_dir.clone()) {
+        Some(dir) => cache::Cache::open(&dir),
+        None => {
+            let project = if here.settings.root.as_os_str().is_empty() {
+                cwd
+            } else {
+                here.settings.root.clone()
+            };
+            cache::open_default(&project)
+        }
+    };
+    match opened {
+        Ok(c) => Ok(Some(c)),
+        Err(why) => {
+            if !cli.quiet {
+                eprintln!(
+                    "csa-lint: warning: {why}; running without a cache (--no-cache hides this)"
+                );
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// What every worker needs.
+struct Context<'a> {
+    cli: &'a Cli,
+    cache: Option<&'a cache::Cache>,
+    /// How diagnostics are printed; `None`: not per file (`--statistics`,
+    /// `--diff`).
+    format: Option<Format>,
+    color: bool,
+}
+
+/// One file to lint.
+struct Job {
+    display: String,
+    path: PathBuf,
+    /// The language from the file name, `--language` or
+    /// `per-file-languages`.
+    kind: SourceKind,
+    /// Whether `kind` was given (`--language`, `per-file-languages`) rather
+    /// than guessed from the extension; a guess may be refined by content.
+    kind_given: bool,
+    resolved: std::sync::Arc<analyzer::config::Resolved>,
+}
+
+/// What linting one file gave: everything to print, in order.
+#[derive(Default)]
+struct Outcome {
+    /// Lines for standard error (warnings, refusals, errors), each
+    /// complete.
+    messages: Vec<String>,
+    /// The file's part of the report (or of the diff).
+    text: String,
+    /// The JSON or SARIF items (rendered per file, framed when written).
+    items: Vec<serde_json::Value>,
+    /// The diagnostics (counted, for the summary and the exit status);
+    /// `None` when the file was skipped or could not be read.
+    diagnostics: Option<Vec<Diagnostic>>,
+    fixes: fix::Totals,
+    io_error: bool,
+}
+
+/// The report as it is written.
+struct Report {
+    format: Option<Format>,
+    frame: Option<render::Frame>,
+    totals: render::Totals,
+    fixes: fix::Totals,
+    io_error: bool,
+}
+
+impl Report {
+    fn write(&mut self, o: Outcome, out: &mut dyn Write, quiet: bool) {
+        for m in &o.messages {
+            if !(quiet && m.starts_with("csa-lint: warning")) {
+                eprintln!("{m}");
+            }
+        }
+        self.io_error |= o.io_error;
+        self.fixes.add(&o.fixes);
+        if let Some(d) = &o.diagnostics {
+            self.totals.add(d);
+        }
+        let _ = out.write_all(o.text.as_bytes());
+        if let Some(frame) = &mut self.frame {
+            if self.format.is_some() {
+                for item in &o.items {
+                    let _ = out.write_all(frame.item(item).as_bytes());
+                }
+            }
+        }
+    }
 }
 
 /// How many leading bytes are looked at for a NUL (git's heuristic).
@@ -437,43 +588,135 @@ pub(crate) fn decode(display: &str, bytes: &[u8]) -> Result<(String, Option<Stri
     }
 }
 
-/// Reads and analyses one file, keeping the diagnostics its settings
-/// enable. The IR is dropped: reports need only the source and the
-/// diagnostics, so a large run holds memory in proportion to the source.
-fn lint_file(
+/// The diagnostics of `text` before rule selection: from the cache when
+/// it has them, else analysed (and stored). A panic in the analysis is an
+/// error naming the file.
+fn diagnostics_of(
+    ctx: &Context,
     display: &str,
-    path: &Path,
     kind: SourceKind,
-    language_forced: bool,
-    resolved: &analyzer::config::Resolved,
-) -> Result<Linted, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| format!("{}: cannot read: {e}", render::escape_controls(display)))?;
-    let (text, warning) = match decode(display, &bytes) {
-        Ok(t) => t,
-        Err(why) => return Ok(Linted::Skipped(why)),
-    };
-    // a `.h` may hold Fortran
-    let kind = if language_forced {
-        kind
-    } else {
-        csa_grammars::detect_with_content(path, &text).unwrap_or(kind)
-    };
-    let opts = &resolved.settings.options;
-    let mut fa = std::panic::catch_unwind(|| analysis::analyze(kind, &text, opts)).map_err(|_| {
+    text: &str,
+    opts: &analyzer::analysis::AnalysisOptions,
+) -> Result<Vec<Diagnostic>, String> {
+    let key = ctx.cache.map(|_| cache::Key::new(kind, opts, text));
+    if let (Some(c), Some(k)) = (ctx.cache, key) {
+        if let Some(d) = c.get(k) {
+            return Ok(d);
+        }
+    }
+    let fa = std::panic::catch_unwind(|| analysis::analyze(kind, text, opts)).map_err(|_| {
         format!(
-            "{display}: internal error while analysing this file; please report it with the file attached"
+            "{}: internal error while analysing this file; please report it with the file attached",
+            render::escape_controls(display)
         )
     })?;
-    resolved.settings.filter(
-        resolved.relative(&settings::absolute(path)),
-        &mut fa.diagnostics,
-    );
-    fa.functions = Vec::new();
-    Ok(Linted::Done {
-        result: Box::new((display.to_string(), fa)),
-        warning,
-    })
+    if let (Some(c), Some(k)) = (ctx.cache, key) {
+        c.put(k, &fa.diagnostics);
+    }
+    Ok(fa.diagnostics)
+}
+
+/// Reads, analyses (or finds in the cache), fixes and renders one file.
+/// Nothing of the analysis outlives this call: the outcome is text.
+fn lint_file(ctx: &Context, job: &Job) -> Outcome {
+    let mut o = Outcome::default();
+    let display = job.display.as_str();
+    let bytes = match std::fs::read(&job.path) {
+        Ok(b) => b,
+        Err(e) => {
+            o.messages.push(format!(
+                "csa-lint: error: {}: cannot read: {e}",
+                render::escape_controls(display)
+            ));
+            o.io_error = true;
+            return o;
+        }
+    };
+    let (text, warning) = match decode(display, &bytes) {
+        Ok(t) => t,
+        Err(why) => {
+            o.messages.push(format!("csa-lint: warning: {why}"));
+            return o;
+        }
+    };
+    drop(bytes);
+    if let Some(w) = warning {
+        o.messages.push(format!("csa-lint: warning: {w}"));
+    }
+    // a `.h` may hold Fortran
+    let kind = if job.kind_given {
+        job.kind
+    } else {
+        csa_grammars::detect_with_content(&job.path, &text).unwrap_or(job.kind)
+    };
+    let settings = &job.resolved.settings;
+    let opts = &settings.options;
+    let relative = job
+        .resolved
+        .relative(&settings::absolute(&job.path))
+        .to_path_buf();
+    let mut diagnostics = match diagnostics_of(ctx, display, kind, &text, opts) {
+        Ok(d) => d,
+        Err(e) => {
+            o.messages.push(format!("csa-lint: error: {e}"));
+            o.io_error = true;
+            return o;
+        }
+    };
+    settings.filter(&relative, &mut diagnostics);
+    let mut text = text;
+    if ctx.cli.fix_args.active() && fix::may_change(&ctx.cli.fix_args, &diagnostics) {
+        let f = fix::fix_file(
+            &ctx.cli.fix_args,
+            display,
+            kind,
+            &text,
+            &job.resolved,
+            &relative,
+        );
+        o.messages.extend(f.messages);
+        o.io_error |= f.io_error;
+        o.fixes = f.totals;
+        o.text = f.diff;
+        if let Some(new) = f.written {
+            // report what is left in the file as it now is
+            match diagnostics_of(ctx, display, kind, &new, opts) {
+                Ok(mut d) => {
+                    settings.filter(&relative, &mut d);
+                    diagnostics = d;
+                    text = new;
+                }
+                Err(e) => {
+                    o.messages.push(format!("csa-lint: error: {e}"));
+                    o.io_error = true;
+                    return o;
+                }
+            }
+        }
+    }
+    render::sort(&mut diagnostics);
+    if let Some(format) = ctx.format {
+        let source = analyzer::source::SourceText::new(text);
+        let view = render::FileView {
+            name: display,
+            source: &source,
+            diagnostics: &diagnostics,
+        };
+        match format {
+            Format::Full => o.text = render::full(&view, ctx.color),
+            Format::Concise => o.text = render::concise(&view),
+            Format::Github => o.text = render::github(&view),
+            Format::Json => {
+                o.items = render::json_items(&view)
+                    .iter()
+                    .filter_map(|i| serde_json::to_value(i).ok())
+                    .collect()
+            }
+            Format::Sarif => o.items = render::sarif_items(&view),
+        }
+    }
+    o.diagnostics = Some(diagnostics);
+    o
 }
 
 /// A progress bar on stderr when it is a terminal and the run is long
@@ -516,28 +759,50 @@ fn read_source(path: &Path, language: Option<SourceKind>) -> Result<(SourceKind,
     Ok((kind, text))
 }
 
-/// Files to lint in a deterministic order, with the name to show for each.
+/// The files to lint, sorted by the name shown (the order of the report),
+/// with their settings. A file named on the command line is linted
+/// whatever its extension when `--language` or `per-file-languages` says
+/// what it is; a walked file is linted when its extension or
+/// `per-file-languages` does.
 fn collect_files(
     paths: &[PathBuf],
     language: Option<SourceKind>,
     honour_ignore_files: bool,
-) -> Result<Vec<(String, PathBuf, SourceKind)>, String> {
+    resolver: &mut settings::ConfigResolver,
+) -> Result<Vec<Job>, String> {
     let mut out = Vec::new();
+    let mut add = |display: String, path: &Path, explicit: bool| -> Result<(), String> {
+        let resolved = resolver.for_file(path)?;
+        let configured = resolved
+            .settings
+            .language_for(resolved.relative(&settings::absolute(path)));
+        let (kind, kind_given) = match (language, configured, csa_grammars::detect(path)) {
+            (Some(k), _, _) => (k, true),
+            (None, Some(k), _) => (k, true),
+            (None, None, Some(k)) => (k, false),
+            (None, None, None) if explicit => {
+                return Err(format!(
+                    "{}: unknown file type; use --language c|fortran|fortran-fixed (or per-file-languages in csa-lint.toml)",
+                    path.display()
+                ))
+            }
+            (None, None, None) => return Ok(()),
+        };
+        out.push(Job {
+            display,
+            path: path.to_path_buf(),
+            kind,
+            kind_given,
+            resolved,
+        });
+        Ok(())
+    };
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_file() {
-            let kind = language
-                .or_else(|| csa_grammars::detect(p))
-                .ok_or_else(|| {
-                    format!(
-                        "{}: unknown file type; use --language c|fortran|fortran-fixed",
-                        p.display()
-                    )
-                })?;
-            out.push((p.display().to_string(), p.clone(), kind));
+            add(p.display().to_string(), p, true)?;
             continue;
         }
-        let mut found = Vec::new();
         // .gitignore is honoured outside git repositories too (a source
         // tarball still has its ignore files); `--no-ignore` turns every
         // ignore file off.
@@ -554,19 +819,13 @@ fn collect_files(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
-            let path = entry.path();
-            let kind = match language {
-                Some(k) if csa_grammars::detect(path).is_some() => k,
-                Some(_) => continue,
-                None => match csa_grammars::detect(path) {
-                    Some(k) => k,
-                    None => continue,
-                },
-            };
-            found.push((path.display().to_string(), path.to_path_buf(), kind));
+            // `--language` applies to the files csa-lint would lint anyway
+            if language.is_some() && csa_grammars::detect(entry.path()).is_none() {
+                continue;
+            }
+            add(entry.path().display().to_string(), entry.path(), false)?;
         }
-        found.sort_by(|a, b| a.0.cmp(&b.0));
-        out.extend(found);
     }
+    out.sort_by(|a, b| a.display.cmp(&b.display));
     Ok(out)
 }

@@ -1,8 +1,14 @@
 //! Output formats of csa-lint: `full` (codespan-reporting snippets),
-//! `concise` (`file:line:col: severity[CODE] message`) and `json` (the
-//! PRODUCT.md contract).
+//! `concise` (`file:line:col: severity[CODE] message`), `json` (the
+//! PRODUCT.md contract), `github` and `sarif`.
+//!
+//! Every format is written a file at a time ([`FileView`]), so a run
+//! prints each file's report as soon as it (and every file before it) is
+//! done and keeps no analysis alive: `json` and `sarif` are one document,
+//! written as a frame ([`json_frame`], [`sarif_frame`]) around items
+//! rendered per file ([`json_items`], [`sarif_items`]), byte for byte what
+//! serialising the whole document at once would give.
 
-use analyzer::analysis::FileAnalysis;
 use analyzer::diag::{Applicability, Code, Diagnostic, Severity};
 use analyzer::source::SourceText;
 use codespan_reporting::diagnostic as cs;
@@ -11,21 +17,40 @@ use codespan_reporting::term;
 use codespan_reporting::term::termcolor::{Buffer, ColorChoice};
 use serde::Serialize;
 
-/// Diagnostics of all files, sorted by file, line, column.
-fn sorted(results: &[(String, FileAnalysis)]) -> Vec<(usize, &Diagnostic)> {
-    let mut all: Vec<(usize, &Diagnostic)> = results
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (_, fa))| fa.diagnostics.iter().map(move |d| (i, d)))
-        .collect();
-    all.sort_by(|a, b| {
-        (&results[a.0].0, a.1.span.start, a.1.code).cmp(&(
-            &results[b.0].0,
-            b.1.span.start,
-            b.1.code,
-        ))
-    });
-    all
+/// One file's report: its name as shown, its text, and its diagnostics
+/// sorted by position and code ([`sort`]).
+pub struct FileView<'a> {
+    pub name: &'a str,
+    pub source: &'a SourceText,
+    pub diagnostics: &'a [Diagnostic],
+}
+
+/// Sorts one file's diagnostics as every format prints them: by position,
+/// then code (stable: equal keys keep the analysis's order).
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| (d.span.start, d.code));
+}
+
+/// Diagnostics counted per severity, and per rule for `--statistics`.
+#[derive(Default)]
+pub struct Totals {
+    pub files: usize,
+    pub by_severity: [usize; 3],
+    /// code -> (count, rule name, severity of the first one)
+    pub by_rule: std::collections::BTreeMap<Code, (usize, &'static str, Severity)>,
+}
+
+impl Totals {
+    pub fn add(&mut self, diagnostics: &[Diagnostic]) {
+        self.files += 1;
+        for d in diagnostics {
+            self.by_severity[d.severity as usize] += 1;
+            self.by_rule
+                .entry(d.code)
+                .or_insert((0, d.rule, d.severity))
+                .0 += 1;
+        }
+    }
 }
 
 /// `s` with control characters other than tab and newline written as
@@ -70,22 +95,17 @@ fn displayable(text: &str) -> String {
 }
 
 /// The summary line of the text formats.
-fn summary_line(results: &[(String, FileAnalysis)]) -> String {
-    let mut count = [0usize; 3];
-    for (_, fa) in results {
-        for d in &fa.diagnostics {
-            count[d.severity as usize] += 1;
-        }
-    }
+pub fn summary_line(totals: &Totals) -> String {
+    let count = totals.by_severity;
     if count.iter().sum::<usize>() == 0 {
-        return format!("All checks passed ({} file(s)).\n", results.len());
+        return format!("All checks passed ({} file(s)).\n", totals.files);
     }
     format!(
         "Found {} error(s), {} warning(s), {} info(s) in {} file(s).\n",
         count[Severity::Error as usize],
         count[Severity::Warning as usize],
         count[Severity::Info as usize],
-        results.len()
+        totals.files
     )
 }
 
@@ -115,18 +135,93 @@ fn uri(path: &str) -> String {
     out
 }
 
+/// The SARIF result level of a severity.
+fn sarif_level(s: Severity) -> &'static str {
+    match s {
+        Severity::Info => "note",
+        Severity::Warning => "warning",
+        Severity::Error => "error",
+    }
+}
+
+/// Stands for the items of the array a frame is cut around.
+const ITEMS: &str = "\u{1}csa-lint items\u{1}";
+
+/// A frame for a pretty-printed JSON document with one array of items
+/// inside: the text before the items, the text after them, and the
+/// indentation of the array's line. `doc` holds [`ITEMS`] where the array
+/// goes.
+pub struct Frame {
+    before: String,
+    after: String,
+    indent: usize,
+    items: usize,
+}
+
+impl Frame {
+    fn around(doc: &serde_json::Value) -> Frame {
+        let text = serde_json::to_string_pretty(doc).unwrap_or_default();
+        let quoted = serde_json::to_string(ITEMS).unwrap_or_default();
+        let at = text.find(&quoted).unwrap_or(text.len());
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let indent = text[line_start..]
+            .bytes()
+            .take_while(|&b| b == b' ')
+            .count();
+        Frame {
+            before: text[..at].to_string(),
+            after: text.get(at + quoted.len()..).unwrap_or("").to_string() + "\n",
+            indent,
+            items: 0,
+        }
+    }
+
+    /// The text that goes before item `value` (the opening of the
+    /// document and of the array for the first one, a comma otherwise) and
+    /// the item, pretty-printed at its depth.
+    pub fn item(&mut self, value: &impl Serialize) -> String {
+        let body = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".to_string());
+        let pad = " ".repeat(self.indent + 2);
+        let mut out = String::with_capacity(body.len() + 64);
+        if self.items == 0 {
+            out.push_str(&std::mem::take(&mut self.before));
+            out.push_str("[\n");
+        } else {
+            out.push_str(",\n");
+        }
+        for (k, line) in body.split('\n').enumerate() {
+            if k > 0 {
+                out.push('\n');
+            }
+            out.push_str(&pad);
+            out.push_str(line);
+        }
+        self.items += 1;
+        out
+    }
+
+    /// What closes the document.
+    pub fn finish(self) -> String {
+        if self.items == 0 {
+            return format!("{}[]{}", self.before, self.after);
+        }
+        format!("\n{}]{}", " ".repeat(self.indent), self.after)
+    }
+}
+
+/// The JSON format's document: an array of diagnostics.
+pub fn json_frame() -> Frame {
+    Frame::around(&serde_json::json!(ITEMS))
+}
+
 /// SARIF 2.1.0: one run, a rule per code (with its documentation as help
 /// and its default level), results with physical locations (columns in
 /// Unicode code points, declared with `columnKind`), related locations and
 /// fingerprints that survive edits elsewhere in the file (code, file, the
-/// anchor line's text, and the occurrence number of that triple).
-pub fn sarif(results: &[(String, FileAnalysis)]) -> String {
+/// anchor line's text, and the occurrence number of that triple). This is
+/// the document around the results ([`sarif_items`]).
+pub fn sarif_frame() -> Frame {
     use serde_json::json;
-    let level = |s: Severity| match s {
-        Severity::Info => "note",
-        Severity::Warning => "warning",
-        Severity::Error => "error",
-    };
     let rules: Vec<serde_json::Value> = analyzer::rules::RULES
         .iter()
         .map(|r| {
@@ -137,19 +232,37 @@ pub fn sarif(results: &[(String, FileAnalysis)]) -> String {
                 "shortDescription": { "text": r.summary },
                 "fullDescription": { "text": r.summary },
                 "help": { "text": doc, "markdown": doc },
-                "defaultConfiguration": { "level": level(r.severity) },
+                "defaultConfiguration": { "level": sarif_level(r.severity) },
                 "properties": { "tags": ["csa"] }
             })
         })
         .collect();
+    Frame::around(&json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "csa-lint",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": ITEMS
+        }]
+    }))
+}
+
+/// The SARIF results of one file.
+pub fn sarif_items(v: &FileView) -> Vec<serde_json::Value> {
+    use serde_json::json;
     let rule_index =
         |code: analyzer::diag::Code| analyzer::rules::RULES.iter().position(|r| r.code == code);
-    let mut seen: std::collections::HashMap<(String, String, String), usize> =
+    let mut seen: std::collections::HashMap<(String, String), usize> =
         std::collections::HashMap::new();
+    let file = v.name;
+    let src = v.source;
     let mut out = Vec::new();
-    for (i, d) in sorted(results) {
-        let (file, fa) = &results[i];
-        let src = &fa.source;
+    for d in v.diagnostics {
         let region = |span: analyzer::source::Span| {
             let s = src.line_col(span.start as usize);
             let e = src.line_col(span.end as usize);
@@ -170,7 +283,7 @@ pub fn sarif(results: &[(String, FileAnalysis)]) -> String {
             .line_text(src.line_of(d.span.start as usize))
             .trim()
             .to_string();
-        let key = (d.code.to_string(), file.clone(), line_text.clone());
+        let key = (d.code.to_string(), line_text.clone());
         let n = seen.entry(key).or_insert(0);
         *n += 1;
         let fingerprint = fnv1a(format!("{}\0{}\0{}\0{}", d.code, file, line_text, n).as_bytes());
@@ -192,7 +305,7 @@ pub fn sarif(results: &[(String, FileAnalysis)]) -> String {
             .collect();
         let mut result = json!({
             "ruleId": d.code.to_string(),
-            "level": level(d.severity),
+            "level": sarif_level(d.severity),
             "message": { "text": message },
             "locations": [location(d.span)],
             "partialFingerprints": { "csaLint/v1": format!("{fingerprint:016x}") }
@@ -225,11 +338,7 @@ pub fn sarif(results: &[(String, FileAnalysis)]) -> String {
                         "artifactLocation": { "uri": uri(file) },
                         "replacements": replacements
                     }],
-                    "properties": { "applicability": match f.applicability {
-                        Applicability::Safe => "safe",
-                        Applicability::Unsafe => "unsafe",
-                        Applicability::DisplayOnly => "display-only",
-                    }}
+                    "properties": { "applicability": applicability(f.applicability) }
                 })
             })
             .collect();
@@ -238,28 +347,21 @@ pub fn sarif(results: &[(String, FileAnalysis)]) -> String {
         }
         out.push(result);
     }
-    let log = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "csa-lint",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": out
-        }]
-    });
-    let mut s = serde_json::to_string_pretty(&log).unwrap_or_else(|_| "{}".to_string());
-    s.push('\n');
-    s
+    out
+}
+
+fn applicability(a: Applicability) -> &'static str {
+    match a {
+        Applicability::Safe => "safe",
+        Applicability::Unsafe => "unsafe",
+        Applicability::DisplayOnly => "display-only",
+    }
 }
 
 /// GitHub Actions workflow commands: one `::notice`/`::warning`/`::error`
 /// line per diagnostic, with the message's `%`, `\r` and `\n` escaped and
 /// the property values' `,` and `:` too.
-pub fn github(results: &[(String, FileAnalysis)]) -> String {
+pub fn github(v: &FileView) -> String {
     fn data(s: &str) -> String {
         s.replace('%', "%25")
             .replace('\r', "%0D")
@@ -269,10 +371,9 @@ pub fn github(results: &[(String, FileAnalysis)]) -> String {
         data(s).replace(':', "%3A").replace(',', "%2C")
     }
     let mut out = String::new();
-    for (i, d) in sorted(results) {
-        let (file, fa) = &results[i];
-        let start = fa.source.line_col(d.span.start as usize);
-        let end = fa.source.line_col(d.span.end as usize);
+    for d in v.diagnostics {
+        let start = v.source.line_col(d.span.start as usize);
+        let end = v.source.line_col(d.span.end as usize);
         let level = match d.severity {
             Severity::Info => "notice",
             Severity::Warning => "warning",
@@ -285,7 +386,7 @@ pub fn github(results: &[(String, FileAnalysis)]) -> String {
         }
         out.push_str(&format!(
             "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
-            property(file),
+            property(v.name),
             start.line,
             start.column,
             end.line,
@@ -297,14 +398,14 @@ pub fn github(results: &[(String, FileAnalysis)]) -> String {
     out
 }
 
-pub fn concise(results: &[(String, FileAnalysis)], summary: bool) -> String {
+/// One line per diagnostic: `file:line:col: severity[CODE] message`.
+pub fn concise(v: &FileView) -> String {
     let mut out = String::new();
-    for (i, d) in sorted(results) {
-        let (file, fa) = &results[i];
-        let lc = fa.source.line_col(d.span.start as usize);
+    for d in v.diagnostics {
+        let lc = v.source.line_col(d.span.start as usize);
         out.push_str(&format!(
             "{}:{}:{}: {}[{}] {}\n",
-            escape_controls(file),
+            escape_controls(v.name),
             lc.line,
             lc.column,
             d.severity,
@@ -312,14 +413,11 @@ pub fn concise(results: &[(String, FileAnalysis)], summary: bool) -> String {
             escape_controls(&d.message)
         ));
     }
-    if summary {
-        out.push_str(&summary_line(results));
-    }
     out
 }
 
 #[derive(Serialize)]
-struct JsonDiag<'a> {
+pub struct JsonDiag<'a> {
     code: String,
     rule: &'a str,
     severity: &'a str,
@@ -357,90 +455,83 @@ struct JsonEdit<'a> {
     new_text: &'a str,
 }
 
-pub fn json(results: &[(String, FileAnalysis)]) -> String {
-    let mut items = Vec::new();
-    for (i, d) in sorted(results) {
-        let (file, fa) = &results[i];
-        let src: &SourceText = &fa.source;
-        let start = src.line_col(d.span.start as usize);
-        let end = src.line_col(d.span.end as usize);
-        items.push(JsonDiag {
-            code: d.code.to_string(),
-            rule: d.rule,
-            severity: d.severity.as_str(),
-            file,
-            line: start.line,
-            column: start.column,
-            end_line: end.line,
-            end_column: end.column,
-            message: &d.message,
-            related: d
-                .related
-                .iter()
-                .map(|r| {
-                    let lc = src.line_col(r.span.start as usize);
-                    JsonRelated {
-                        file,
-                        line: lc.line,
-                        column: lc.column,
-                        message: &r.message,
-                    }
-                })
-                .collect(),
-            fixes: d
-                .fixes
-                .iter()
-                .map(|f| JsonFix {
-                    title: &f.title,
-                    applicability: match f.applicability {
-                        Applicability::Safe => "safe",
-                        Applicability::Unsafe => "unsafe",
-                        Applicability::DisplayOnly => "display-only",
-                    },
-                    edits: f
-                        .edits
-                        .iter()
-                        .map(|e| {
-                            let s = src.line_col(e.span.start as usize);
-                            let t = src.line_col(e.span.end as usize);
-                            JsonEdit {
-                                line: s.line,
-                                column: s.column,
-                                end_line: t.line,
-                                end_column: t.column,
-                                new_text: &e.new_text,
-                            }
-                        })
-                        .collect(),
-                })
-                .collect(),
-        });
-    }
-    let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".to_string());
-    s.push('\n');
-    s
+/// The JSON items of one file (see [`json_frame`]).
+pub fn json_items<'a>(v: &FileView<'a>) -> Vec<JsonDiag<'a>> {
+    let file = v.name;
+    let src: &SourceText = v.source;
+    v.diagnostics
+        .iter()
+        .map(|d| {
+            let start = src.line_col(d.span.start as usize);
+            let end = src.line_col(d.span.end as usize);
+            JsonDiag {
+                code: d.code.to_string(),
+                rule: d.rule,
+                severity: d.severity.as_str(),
+                file,
+                line: start.line,
+                column: start.column,
+                end_line: end.line,
+                end_column: end.column,
+                message: &d.message,
+                related: d
+                    .related
+                    .iter()
+                    .map(|r| {
+                        let lc = src.line_col(r.span.start as usize);
+                        JsonRelated {
+                            file,
+                            line: lc.line,
+                            column: lc.column,
+                            message: &r.message,
+                        }
+                    })
+                    .collect(),
+                fixes: d
+                    .fixes
+                    .iter()
+                    .map(|f| JsonFix {
+                        title: &f.title,
+                        applicability: applicability(f.applicability),
+                        edits: f
+                            .edits
+                            .iter()
+                            .map(|e| {
+                                let s = src.line_col(e.span.start as usize);
+                                let t = src.line_col(e.span.end as usize);
+                                JsonEdit {
+                                    line: s.line,
+                                    column: s.column,
+                                    end_line: t.line,
+                                    end_column: t.column,
+                                    new_text: &e.new_text,
+                                }
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// `--statistics`: how many diagnostics each rule produced, most first
 /// (a JSON array of `{"code","rule","severity","count"}` with `json`).
-pub fn statistics(results: &[(String, FileAnalysis)], json: bool) -> String {
-    let mut counts: std::collections::BTreeMap<Code, (usize, &Diagnostic)> = Default::default();
-    for (_, fa) in results {
-        for d in &fa.diagnostics {
-            counts.entry(d.code).or_insert((0, d)).0 += 1;
-        }
-    }
-    let mut rows: Vec<(Code, usize, &Diagnostic)> =
-        counts.into_iter().map(|(c, (n, d))| (c, n, d)).collect();
+pub fn statistics(totals: &Totals, json: bool) -> String {
+    let mut rows: Vec<(Code, usize, &'static str, Severity)> = totals
+        .by_rule
+        .iter()
+        .map(|(c, (n, rule, sev))| (*c, *n, *rule, *sev))
+        .collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     if json {
         let items: Vec<serde_json::Value> = rows
             .iter()
-            .map(|(code, n, d)| {
+            .map(|(code, n, rule, severity)| {
                 serde_json::json!({
                     "code": code.to_string(),
-                    "rule": d.rule,
-                    "severity": d.severity.as_str(),
+                    "rule": rule,
+                    "severity": severity.as_str(),
                     "count": n,
                 })
             })
@@ -448,32 +539,30 @@ pub fn statistics(results: &[(String, FileAnalysis)], json: bool) -> String {
         return serde_json::to_string_pretty(&items).unwrap_or_default() + "\n";
     }
     let mut out = String::new();
-    for (code, n, d) in &rows {
+    for (code, n, rule, severity) in &rows {
         out.push_str(&format!(
-            "{n:>6}  {code}  {:<8} {}\n",
-            d.severity.as_str(),
-            d.rule
+            "{n:>6}  {code}  {:<8} {rule}\n",
+            severity.as_str()
         ));
     }
     let total: usize = rows.iter().map(|r| r.1).sum();
     out.push_str(&format!(
         "Found {total} diagnostic(s) in {} file(s).\n",
-        results.len()
+        totals.files
     ));
     out
 }
 
-pub fn full(results: &[(String, FileAnalysis)], color: bool, summary: bool) -> String {
+/// Source snippets with labels and notes (codespan-reporting).
+pub fn full(v: &FileView, color: bool) -> String {
+    if v.diagnostics.is_empty() {
+        return String::new();
+    }
     let mut files = SimpleFiles::new();
-    let ids: Vec<usize> = results
-        .iter()
-        .map(|(name, fa)| {
-            files.add(
-                escape_controls(name).into_owned(),
-                displayable(fa.source.text()),
-            )
-        })
-        .collect();
+    let file = files.add(
+        escape_controls(v.name).into_owned(),
+        displayable(v.source.text()),
+    );
     let mut buffer = if color {
         Buffer::ansi()
     } else {
@@ -481,15 +570,12 @@ pub fn full(results: &[(String, FileAnalysis)], color: bool, summary: bool) -> S
         Buffer::no_color()
     };
     let config = term::Config::default();
-    let mut count = [0usize; 3];
-    for (i, d) in sorted(results) {
-        let file = ids[i];
+    for d in v.diagnostics {
         let severity = match d.severity {
             Severity::Info => cs::Severity::Note,
             Severity::Warning => cs::Severity::Warning,
             Severity::Error => cs::Severity::Error,
         };
-        count[d.severity as usize] += 1;
         let mut labels = vec![cs::Label::primary(file, d.span.range())];
         for r in &d.related {
             labels.push(
@@ -512,9 +598,5 @@ pub fn full(results: &[(String, FileAnalysis)], color: bool, summary: bool) -> S
             .with_notes(notes);
         let _ = term::emit_to_write_style(&mut buffer, &config, &files, &diag);
     }
-    let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();
-    if summary {
-        out.push_str(&summary_line(results));
-    }
-    out
+    String::from_utf8_lossy(buffer.as_slice()).into_owned()
 }

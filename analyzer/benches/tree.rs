@@ -1,0 +1,280 @@
+//! Whole-process benchmark on real source trees (issue 17, point 4).
+//!
+//! `cargo bench -p csa-analyzer --bench tree -- PATH... [--reps N]`
+//! takes checkouts (or directories in them, such as Reference-LAPACK's
+//! `SRC`), finds the files `csa-lint` would lint (the same walk and
+//! language detection) and prints, in one run on this machine:
+//!
+//! * **parse-only**: reading every file and parsing it with tree-sitter,
+//!   one thread, in this process (fixed-form Fortran is given the text the
+//!   analysis gives the grammar: its normalisation is not counted here);
+//! * **csa-lint -j1** and **-jN** (N = the cores): the wall time of the
+//!   release binary linting the paths with `--no-cache`, and its ratio to
+//!   parse-only (the target: <= 1.3x on one thread);
+//! * **warm re-run**: the same with a result cache filled by a first run
+//!   (the target: <= 20% of the cold -j1 time);
+//! * **peak RSS** of the process on the tree and on the tree doubled (a
+//!   temporary directory holding two copies of every file), read with GNU
+//!   `time` (`apt-get install time`; `n/a` without it);
+//! * the number of CSA001 (syntax error) diagnostics.
+//!
+//! Each timed figure is the best of `--reps` runs (default 3).
+//! `docs/performance.md` reports these figures for Reference-LAPACK, NPB
+//! and DataRaceBench.
+
+use csa_grammars::SourceKind;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CSA_LINT: &str = env!("CARGO_BIN_EXE_csa-lint");
+
+struct Args {
+    paths: Vec<PathBuf>,
+    reps: usize,
+    /// `--parse-only`: print the parse-only figure alone.
+    parse_only: bool,
+}
+
+fn args() -> Args {
+    let mut paths = Vec::new();
+    let mut reps = 3;
+    let mut parse_only = false;
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--reps" => reps = it.next().and_then(|n| n.parse().ok()).unwrap_or(3),
+            // cargo bench passes --bench
+            "--bench" => {}
+            "--parse-only" => parse_only = true,
+            _ => paths.push(PathBuf::from(a)),
+        }
+    }
+    Args {
+        paths,
+        reps: reps.max(1),
+        parse_only,
+    }
+}
+
+/// The files csa-lint lints under `root`, sorted, with their kinds.
+fn files(root: &Path) -> Vec<(PathBuf, SourceKind)> {
+    let mut out: Vec<(PathBuf, SourceKind)> = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let kind = csa_grammars::detect(e.path())?;
+            Some((e.path().to_path_buf(), kind))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Reads and parses every file once, on this thread; the bytes read.
+fn parse_all(files: &[(PathBuf, SourceKind)]) -> (Duration, usize) {
+    let mut bytes = 0;
+    let mut total = Duration::ZERO;
+    for (path, kind) in files {
+        let t = Instant::now();
+        let Ok(raw) = std::fs::read(path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let kind = csa_grammars::detect_with_content(path, &text).unwrap_or(*kind);
+        let read = t.elapsed();
+        // fixed form: the grammar's input, made outside the timing
+        let normalized;
+        let input: &str = if kind == SourceKind::FortranFixed {
+            normalized = csa_grammars::fixed_form::normalize(&text).text;
+            &normalized
+        } else {
+            &text
+        };
+        let grammar = if kind == SourceKind::C {
+            csa_grammars::Grammar::C
+        } else {
+            csa_grammars::Grammar::Fortran
+        };
+        let t = Instant::now();
+        std::hint::black_box(csa_grammars::parse(grammar, input));
+        total += read + t.elapsed();
+        bytes += raw.len();
+    }
+    (total, bytes)
+}
+
+fn best<T>(reps: usize, mut f: impl FnMut() -> (Duration, T)) -> (Duration, T) {
+    let mut best = f();
+    for _ in 1..reps {
+        let next = f();
+        if next.0 < best.0 {
+            best = next;
+        }
+    }
+    best
+}
+
+/// Runs csa-lint on `paths` with `extra` flags: wall time and, with GNU
+/// time, the peak RSS in KiB.
+fn run_lint(paths: &[PathBuf], extra: &[&str]) -> (Duration, Option<u64>) {
+    let gnu_time = Path::new("/usr/bin/time").exists();
+    let mut cmd = if gnu_time {
+        let mut c = Command::new("/usr/bin/time");
+        c.args(["-f", "%M", CSA_LINT]);
+        c
+    } else {
+        Command::new(CSA_LINT)
+    };
+    cmd.args(["--quiet", "--exit-zero", "--format", "concise"])
+        .args(extra)
+        .args(paths)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let t = Instant::now();
+    let out = match cmd.output() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("cannot run {CSA_LINT}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let wall = t.elapsed();
+    let rss = if gnu_time {
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+    } else {
+        None
+    };
+    (wall, rss)
+}
+
+/// How many CSA001 diagnostics csa-lint reports on `paths`.
+fn syntax_errors(paths: &[PathBuf]) -> usize {
+    let out = Command::new(CSA_LINT)
+        .args([
+            "--quiet",
+            "--exit-zero",
+            "--no-cache",
+            "--format",
+            "concise",
+        ])
+        .args(["--select", "CSA001"])
+        .args(paths)
+        .stderr(Stdio::null())
+        .output();
+    out.map(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.contains("[CSA001]"))
+            .count()
+    })
+    .unwrap_or(0)
+}
+
+/// Copies every lintable file under `paths` twice into a new temporary
+/// directory.
+fn doubled(paths: &[PathBuf]) -> std::io::Result<tempfile::TempDir> {
+    let dir = tempfile::tempdir()?;
+    for copy in ["a", "b"] {
+        for (i, root) in paths.iter().enumerate() {
+            for (file, _) in files(root) {
+                let rel = file.strip_prefix(root).unwrap_or(&file);
+                let to = dir.path().join(copy).join(i.to_string()).join(rel);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::copy(&file, &to)?;
+            }
+        }
+    }
+    Ok(dir)
+}
+
+fn main() {
+    let a = args();
+    if a.paths.is_empty() {
+        eprintln!("usage: cargo bench -p csa-analyzer --bench tree -- PATH... [--reps N]");
+        std::process::exit(2);
+    }
+    let all: Vec<(PathBuf, SourceKind)> = a.paths.iter().flat_map(|p| files(p)).collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jn = format!("-j{cores}");
+    // warm the page cache
+    let _ = parse_all(&all);
+    let (parse, bytes) = best(a.reps, || parse_all(&all));
+    if a.parse_only {
+        println!(
+            "files {}, {:.1} MB, tree-sitter parse-only {:.2} s",
+            all.len(),
+            bytes as f64 / 1e6,
+            parse.as_secs_f64()
+        );
+        return;
+    }
+    let (cold1, rss) = best(a.reps, || run_lint(&a.paths, &["--no-cache", "-j1"]));
+    let (coldn, _) = best(a.reps, || run_lint(&a.paths, &["--no-cache", &jn]));
+    let cache = tempfile::tempdir().ok();
+    let warm = cache.as_ref().map(|dir| {
+        let d = dir.path().to_string_lossy().into_owned();
+        let _ = run_lint(&a.paths, &["--cache-dir", &d, "-j1"]);
+        best(a.reps, || run_lint(&a.paths, &["--cache-dir", &d, "-j1"])).0
+    });
+    let rss2 = doubled(&a.paths)
+        .ok()
+        .and_then(|dir| run_lint(&[dir.path().to_path_buf()], &["--no-cache", "-j1"]).1);
+    let errors = syntax_errors(&a.paths);
+
+    let secs = |d: Duration| d.as_secs_f64();
+    let names: Vec<String> = a.paths.iter().map(|p| p.display().to_string()).collect();
+    println!("tree: {}", names.join(" "));
+    println!(
+        "files {}, {:.1} MB, cores {cores}, best of {}",
+        all.len(),
+        bytes as f64 / 1e6,
+        a.reps
+    );
+    println!("{:<28} {:>8}  ratio", "", "seconds");
+    println!(
+        "{:<28} {:>8.2}  1.00x",
+        "tree-sitter parse-only",
+        secs(parse)
+    );
+    println!(
+        "{:<28} {:>8.2}  {:.2}x",
+        "csa-lint -j1 (no cache)",
+        secs(cold1),
+        secs(cold1) / secs(parse)
+    );
+    println!(
+        "{:<28} {:>8.2}  {:.2}x  (speed-up over -j1: {:.2})",
+        format!("csa-lint {jn} (no cache)"),
+        secs(coldn),
+        secs(coldn) / secs(parse),
+        secs(cold1) / secs(coldn)
+    );
+    match warm {
+        Some(w) => println!(
+            "{:<28} {:>8.2}  {:.0}% of the cold -j1 run",
+            "csa-lint -j1 warm cache",
+            secs(w),
+            100.0 * secs(w) / secs(cold1)
+        ),
+        None => println!("warm re-run: no temporary directory"),
+    }
+    let kib = |k: Option<u64>| {
+        k.map_or("n/a".to_string(), |k| {
+            format!("{:.1} MB", k as f64 / 1024.0)
+        })
+    };
+    println!(
+        "peak RSS -j1: tree {}, tree doubled {}",
+        kib(rss),
+        kib(rss2)
+    );
+    println!("CSA001 (syntax errors): {errors}");
+}

@@ -1,0 +1,379 @@
+//! End-to-end tests of what makes `csa-lint` usable on large trees: the
+//! result cache (`--no-cache`, `--cache-dir`, `CSA_LINT_CACHE_DIR`,
+//! `cache-dir`), reports written a file at a time (JSON and SARIF still
+//! one valid document), and `per-file-languages`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_csa-lint"));
+    c.env_remove("CSA_LINT_CACHE_DIR");
+    c
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    bin()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("csa-lint runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh directory for one test, below an empty `csa-lint.toml` (which
+/// stops configuration discovery there).
+fn temp_dir(name: &str) -> PathBuf {
+    let base = std::env::temp_dir().join(format!("csa-lint-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::write(base.join("csa-lint.toml"), "").unwrap();
+    let dir = base.join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = temp_dir(name);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// CSA102 and CSA401 on line 2.
+const TWO_FINDINGS: &str =
+    "void f(int n) {\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) {}\n}\n";
+
+/// Every entry file of a cache directory.
+fn entries(cache: &Path) -> Vec<PathBuf> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(cache).into_iter().flatten().flatten() {
+        if e.path().is_dir() {
+            walk(&e.path(), &mut out);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_warm_run_prints_what_a_cold_one_does_in_every_format() {
+    let dir = temp_dir("warm");
+    let cache = dir.join("cache");
+    let f = fixtures();
+    let (fx, c) = (f.to_str().unwrap(), cache.to_str().unwrap());
+    for format in ["concise", "full", "json", "sarif", "github"] {
+        let cold = run_in(&dir, &["--no-cache", "--format", format, fx]);
+        let first = run_in(&dir, &["--cache-dir", c, "--format", format, fx]);
+        let warm = run_in(&dir, &["--cache-dir", c, "--format", format, fx]);
+        assert_eq!(cold.status.code(), Some(1), "{format}: {}", stderr(&cold));
+        assert!(cold.stdout.len() > 10_000, "{format}");
+        assert_eq!(stdout(&cold), stdout(&first), "{format}");
+        assert_eq!(stdout(&cold), stdout(&warm), "{format}");
+        assert_eq!(warm.status.code(), Some(1));
+    }
+    // one entry per distinct file content and language, and the markers
+    // that keep backups and git out
+    assert!(entries(&cache).len() > 100, "{}", entries(&cache).len());
+    assert!(cache.join("CACHEDIR.TAG").is_file());
+    assert_eq!(
+        std::fs::read_to_string(cache.join(".gitignore")).unwrap(),
+        "# Automatically created by csa-lint.\n*\n"
+    );
+}
+
+#[test]
+fn the_cache_follows_content_and_selection() {
+    let dir = tree("content", &[("a.c", TWO_FINDINGS)]);
+    let cache = dir.join("c");
+    let c = cache.to_str().unwrap();
+    let o = run_in(&dir, &["--cache-dir", c, "--format", "concise", "a.c"]);
+    assert!(stdout(&o).contains("[CSA102]"), "{}", stdout(&o));
+    // the selection is applied to cached results: still a hit, other output
+    let o = run_in(
+        &dir,
+        &[
+            "--cache-dir",
+            c,
+            "--format",
+            "concise",
+            "--select",
+            "CSA401",
+            "a.c",
+        ],
+    );
+    assert!(!stdout(&o).contains("[CSA102]"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("[CSA401]"), "{}", stdout(&o));
+    assert_eq!(entries(&cache).len(), 1);
+    // a changed file is analysed again (same size, same modification second)
+    let fixed = TWO_FINDINGS.replace(
+        "__builtin_csa_parallel_loop();",
+        "/* no marker here */         ;",
+    );
+    assert_eq!(fixed.len(), TWO_FINDINGS.len());
+    std::fs::write(dir.join("a.c"), &fixed).unwrap();
+    let o = run_in(&dir, &["--cache-dir", c, "--format", "concise", "a.c"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(entries(&cache).len(), 2);
+    // a damaged entry is a miss, not an error
+    for e in entries(&cache) {
+        std::fs::write(e, b"{ not json").unwrap();
+    }
+    std::fs::write(dir.join("a.c"), TWO_FINDINGS).unwrap();
+    let o = run_in(&dir, &["--cache-dir", c, "--format", "concise", "a.c"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("[CSA102]"), "{}", stdout(&o));
+    assert_eq!(stderr(&o), "");
+    // defines change what is analysed: another entry
+    run_in(&dir, &["--cache-dir", c, "-D", "X", "a.c"]);
+    assert_eq!(entries(&cache).len(), 3);
+}
+
+#[test]
+fn where_the_cache_lives() {
+    // default: `.csa_lint_cache` beside the configuration file that applies
+    // to the working directory
+    let dir = tree("where", &[("csa-lint.toml", ""), ("src/a.c", TWO_FINDINGS)]);
+    let src = dir.join("src");
+    run_in(&src, &["a.c"]);
+    assert!(!entries(&dir.join(".csa_lint_cache")).is_empty());
+    assert!(!src.join(".csa_lint_cache").exists());
+    // --no-cache writes nothing
+    let dir = tree("none", &[("csa-lint.toml", ""), ("a.c", TWO_FINDINGS)]);
+    run_in(&dir, &["--no-cache", "a.c"]);
+    assert!(!dir.join(".csa_lint_cache").exists());
+    // `cache-dir` in the configuration, relative to its directory
+    let dir = tree(
+        "configured",
+        &[
+            ("csa-lint.toml", "cache-dir = \"build/lint\"\n"),
+            ("a.c", TWO_FINDINGS),
+        ],
+    );
+    run_in(&dir, &["a.c"]);
+    assert!(!entries(&dir.join("build/lint")).is_empty());
+    // the environment variable wins over the configuration
+    let env = dir.join("from-env");
+    let o = bin()
+        .current_dir(&dir)
+        .env("CSA_LINT_CACHE_DIR", &env)
+        .arg("a.c")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!entries(&env).is_empty());
+    // a cache that cannot be made is a warning; the run goes on
+    let blocked = dir.join("file-not-dir");
+    std::fs::write(&blocked, "").unwrap();
+    let o = run_in(
+        &dir,
+        &[
+            "--cache-dir",
+            blocked.to_str().unwrap(),
+            "--format",
+            "concise",
+            "a.c",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("[CSA102]"));
+    assert!(
+        stderr(&o).contains("cannot create the cache directory")
+            && stderr(&o).contains("running without a cache"),
+        "{}",
+        stderr(&o)
+    );
+    // --quiet hides that warning
+    let o = run_in(
+        &dir,
+        &["-q", "--cache-dir", blocked.to_str().unwrap(), "a.c"],
+    );
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn concurrent_runs_share_a_cache() {
+    let dir = temp_dir("concurrent");
+    let cache = dir.join("cache");
+    let f = fixtures();
+    let args = [
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--format",
+        "json",
+        f.to_str().unwrap(),
+    ];
+    let expected = stdout(&run_in(&dir, &["--no-cache", "--format", "json", args[4]]));
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            bin()
+                .current_dir(&dir)
+                .args(args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(stdout(&o), expected);
+        assert_eq!(stderr(&o), "");
+    }
+    assert_eq!(stdout(&run_in(&dir, &args)), expected);
+}
+
+#[test]
+fn json_and_sarif_are_whole_documents_with_and_without_results() {
+    let dir = tree(
+        "docs",
+        &[
+            ("clean.c", "int x;\n"),
+            ("a.c", TWO_FINDINGS),
+            ("b.c", TWO_FINDINGS),
+        ],
+    );
+    // no result at all
+    let o = run_in(&dir, &["--format", "json", "clean.c"]);
+    assert_eq!(stdout(&o), "[]\n");
+    let o = run_in(&dir, &["--format", "sarif", "clean.c"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["runs"][0]["results"], serde_json::json!([]));
+    assert!(stdout(&o).contains("\"results\": []"), "{}", stdout(&o));
+    // results of several files, in the files' order, as pretty-printing the
+    // whole array gives them
+    let o = run_in(&dir, &["--format", "json", "."]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let files: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["./a.c", "./a.c", "./b.c", "./b.c"]);
+    assert_eq!(stdout(&o), serde_json::to_string_pretty(&v).unwrap() + "\n");
+    let o = run_in(&dir, &["--format", "sarif", "."]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 4);
+    assert_eq!(stdout(&o), serde_json::to_string_pretty(&v).unwrap() + "\n");
+}
+
+#[test]
+fn per_file_languages_name_what_extensions_do_not() {
+    let fortran = "subroutine s(a, n)\n  integer n, i\n  real a(n)\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n  end do\nend subroutine\n";
+    let dir = tree(
+        "languages",
+        &[
+            (
+                "csa-lint.toml",
+                "[per-file-languages]\n\"*.inc\" = \"fortran\"\n\"fortran/*.h\" = \"fortran\"\n",
+            ),
+            ("kernels.inc", fortran),
+            ("fortran/decl.h", fortran),
+            ("c/decl.h", TWO_FINDINGS),
+            ("notes.txt", "not code"),
+        ],
+    );
+    let o = run_in(&dir, &["--format", "concise", "."]);
+    let out = stdout(&o);
+    // the .inc file is linted as Fortran, the header under fortran/ too,
+    // the other header stays C, and the text file is not linted
+    assert!(out.contains("./kernels.inc:4:"), "{out}");
+    assert!(out.contains("./fortran/decl.h:4:"), "{out}");
+    assert!(out.contains("./c/decl.h:2:3: warning[CSA102]"), "{out}");
+    assert!(!out.contains("notes.txt"), "{out}");
+    assert!(!out.contains("CSA001"), "{out}");
+    // named on the command line, an unknown extension with a language is
+    // linted
+    let o = run_in(&dir, &["--format", "concise", "kernels.inc"]);
+    assert!(stdout(&o).contains("kernels.inc:4:"), "{}", stdout(&o));
+    // a bad language names the file, line and key
+    let bad = tree(
+        "languages-bad",
+        &[
+            (
+                "csa-lint.toml",
+                "[per-file-languages]\n\"*.inc\" = \"cobol\"\n",
+            ),
+            ("a.c", ""),
+        ],
+    );
+    let o = run_in(&bad, &["a.c"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("csa-lint.toml:2:")
+            && stderr(&o).contains("per-file-languages")
+            && stderr(&o).contains("unknown language `cobol`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn fixes_work_from_a_warm_cache() {
+    // CSA105 (a safe fix removes the marker) and CSA102 (unsafe)
+    let text = "int f(int n, int *a) {\n  int s = 0;\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  if (n > 10) n = 10; else n = 1;\n  for (int i = 0; i < n; i++) a[i] = 0;\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) s += i;\n  return s;\n}\n";
+    let dir = tree("fix-warm", &[("a.c", text), ("clean.c", "int x;\n")]);
+    let c = dir.join("c");
+    let c = c.to_str().unwrap();
+    // fill the cache
+    let o = run_in(&dir, &["--cache-dir", c, "--format", "concise", "."]);
+    assert!(stdout(&o).contains("[CSA105]"), "{}", stdout(&o));
+    // --diff from the cache shows the fix, and exits 1
+    let o = run_in(&dir, &["--cache-dir", c, "--diff", "."]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("-  __builtin_csa_parallel_loop();"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("a.c")).unwrap(), text);
+    // --fix writes it; what is printed is the fixed file's diagnostics
+    let o = run_in(
+        &dir,
+        &["--cache-dir", c, "--fix", "--format", "concise", "."],
+    );
+    assert!(
+        stderr(&o).contains("Fixed 1 issue in 1 file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("[CSA105]"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("[CSA102]"), "{}", stdout(&o));
+    let fixed = std::fs::read_to_string(dir.join("a.c")).unwrap();
+    assert_eq!(fixed.matches("__builtin_csa_parallel_loop").count(), 1);
+    // and the next run, from the cache, agrees
+    let o = run_in(
+        &dir,
+        &["--cache-dir", c, "--fix", "--format", "concise", "."],
+    );
+    assert!(
+        stderr(&o).contains("Fixed 0 issues in 0 files"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("[CSA102]"), "{}", stdout(&o));
+}
