@@ -197,52 +197,139 @@ fn case_inside_loop(switch: Node<'_>) -> bool {
     false
 }
 
-/// Whether a Fortran program unit must be lowered. `text` is the unit's
-/// text as the parser saw it; `has_error`: the unit holds a syntax error.
+/// How much of a Fortran program unit must be lowered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum FortranNeed {
+    /// Nothing: an outline.
+    Outline,
+    /// Its control flow only: the unit holds jumps (which CSA002 looks at)
+    /// and nothing else any rule reads, so the statements that cannot jump
+    /// may be opaque (see `fortran::CopyPlan` and
+    /// [`crate::ir::Function::skeleton`]).
+    Control,
+    /// Everything.
+    Full,
+}
+
+/// How much of a Fortran program unit must be lowered. `text` is the
+/// unit's text as the parser saw it; `has_error`: the unit holds a syntax
+/// error.
 ///
 /// Jumps in Fortran go to statement labels: `GO TO` (every form),
 /// arithmetic `IF (x) 10, 20, 30`, `ERR=`/`END=`/`EOR=` in I/O statements
-/// and alternate returns (`CALL S(*10)`); `ENTRY` adds entry points. Blanks
-/// are insignificant in fixed form, so the text is compared without
-/// whitespace, continuation marks and case. A `$` anywhere stands for a
-/// directive (`!$OMP`, `!DIR$`, `!GCC$`, `C$OMP`).
-pub(crate) fn fortran_needs_lowering(text: &str, has_error: bool) -> bool {
+/// and alternate returns (`CALL S(*10)`); a unit with jumps and nothing
+/// else is [`FortranNeed::Control`]. `ENTRY` adds entry points, a CSA
+/// builtin or a directive (a `$` anywhere: `!$OMP`, `!DIR$`, `!GCC$`,
+/// `C$OMP`) or a syntax error needs everything. Blanks are insignificant in
+/// fixed form, so the text is compared without whitespace, continuation
+/// marks and case.
+pub(crate) fn fortran_lowering_need(text: &str, has_error: bool) -> FortranNeed {
     if has_error {
-        return true;
+        return FortranNeed::Full;
     }
-    let squeezed: Vec<u8> = text
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace() && *b != b'&')
-        .map(|b| b.to_ascii_lowercase())
-        .collect();
+    let Some(squeezed) = fortran_code_squeezed(text) else {
+        // a directive
+        return FortranNeed::Full;
+    };
     let s = squeezed.as_slice();
-    const MARKS: [&str; 10] = [
-        "builtin_csa",
-        "$",
-        "goto",
-        "entry",
-        ",err=",
-        "(err=",
-        ",end=",
-        "(end=",
-        ",eor=",
-        "(eor=",
-    ];
-    if MARKS
-        .iter()
-        .any(|m| memmem::find(s, m.as_bytes()).is_some())
-    {
-        return true;
+    let has = |m: &str| memmem::find(s, m.as_bytes()).is_some();
+    if ["builtin_csa", "$", "entry"].iter().any(|m| has(m)) {
+        return FortranNeed::Full;
     }
-    s.windows(2).enumerate().any(|(i, w)| {
-        // `IF (x) 10, 20, 30`
-        (w[0] == b')' && w[1].is_ascii_digit())
+    const JUMPS: [&str; 7] = ["goto", ",err=", "(err=", ",end=", "(end=", ",eor=", "(eor="];
+    let jumps = JUMPS.iter().any(|m| has(m))
+        || s.windows(2).enumerate().any(|(i, w)| {
+            // `IF (x) 10, 20, 30`
+            (w[0] == b')' && w[1].is_ascii_digit())
             // `CALL S(A, *10)`
             || (w[0] == b'*'
                 && w[1].is_ascii_digit()
                 && i > 0
                 && matches!(s[i - 1], b'(' | b','))
-    })
+        });
+    if jumps {
+        FortranNeed::Control
+    } else {
+        FortranNeed::Outline
+    }
+}
+
+/// Walks Fortran text (free form, as the parser sees it: fixed form
+/// normalised) byte by byte, telling `on` each byte's offset and whether it
+/// is code (true) or in a `!` comment (false). Character literals are code
+/// (a `!` in one starts no comment); one continued onto the next line (`&`
+/// at the end of the line inside it) goes on there. Returns whether some
+/// comment is a directive: `!` followed by at most five letters and a `$`
+/// (`!$OMP`, `!$` conditional code, `!DIR$`, `!GCC$`), which the analysis
+/// reads; other comments (`! the (i,j) entry`, a `$` in documentation) are
+/// prose.
+fn walk_fortran_code(text: &str, mut on: impl FnMut(usize, u8, bool)) -> bool {
+    let bytes = text.as_bytes();
+    let mut directive = false;
+    let mut quote: Option<u8> = None;
+    let mut comment = false;
+    // the last byte other than a blank on this line
+    let mut last = b'\n';
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            comment = false;
+            if last != b'&' {
+                quote = None;
+            }
+            last = b'\n';
+            on(i, b, true);
+            continue;
+        }
+        if comment {
+            on(i, b, false);
+            continue;
+        }
+        if !b.is_ascii_whitespace() {
+            last = b;
+        }
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'!' => {
+                comment = true;
+                let letters = bytes[i + 1..]
+                    .iter()
+                    .take(6)
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .count();
+                if letters <= 5 && bytes.get(i + 1 + letters) == Some(&b'$') {
+                    directive = true;
+                }
+                on(i, b, false);
+                continue;
+            }
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None => {}
+        }
+        on(i, b, true);
+    }
+    directive
+}
+
+/// The code of a Fortran unit's text, lower-cased, without blanks, `&` and
+/// comments ([`walk_fortran_code`]): a word in a comment (`the (i,j)
+/// entry`, `go to the next column`) is no jump, and most units of a
+/// documented code base have such words. `None` when a comment is a
+/// directive.
+fn fortran_code_squeezed(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() / 2);
+    let directive = walk_fortran_code(text, |_, b, code| {
+        if code && !b.is_ascii_whitespace() && b != b'&' {
+            out.push(b.to_ascii_lowercase());
+        }
+    });
+    (!directive).then_some(out)
+}
+
+/// Whether a Fortran program unit must be lowered at all
+/// ([`fortran_lowering_need`] is not [`FortranNeed::Outline`]).
+pub(crate) fn fortran_needs_lowering(text: &str, has_error: bool) -> bool {
+    fortran_lowering_need(text, has_error) != FortranNeed::Outline
 }
 
 /// Where each unit the file defines (`subroutine name`, `function name`)
@@ -257,15 +344,32 @@ pub(crate) struct FortranCalls(rustc_hash::FxHashMap<String, Vec<usize>>);
 
 impl FortranCalls {
     pub(crate) fn scan(text: &str) -> FortranCalls {
-        let b = text.as_bytes();
-        let has = |m: &str| memmem::find(b, m.as_bytes()).is_some();
+        let raw = text.as_bytes();
+        let has = |m: &str| memmem::find(raw, m.as_bytes()).is_some();
         if !(has("builtin_csa")
             || has("BUILTIN_CSA")
             || has("Builtin_Csa")
-            || memchr::memchr(b'$', b).is_some())
+            || memchr::memchr(b'$', raw).is_some())
         {
             return FortranCalls::default();
         }
+        // the code, comments blanked (a name in a comment calls nothing)
+        let mut code = raw.to_vec();
+        let directive = walk_fortran_code(text, |i, _, is_code| {
+            if !is_code {
+                code[i] = b' ';
+            }
+        });
+        let builtin = code
+            .windows(11)
+            .any(|w| w.eq_ignore_ascii_case(b"builtin_csa"));
+        if !(directive || builtin) {
+            return FortranCalls::default();
+        }
+        let Ok(text) = std::str::from_utf8(&code) else {
+            return FortranCalls::default();
+        };
+        let b = text.as_bytes();
         let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
         // the words of the text, each with its position and whether `call`
         // or `(` marks it as a call
@@ -444,6 +548,21 @@ mod tests {
     }
 
     #[test]
+    fn fortran_calls_ignore_comments() {
+        let file = "! documentation: call t(x)\n!      $   t(y)\nsubroutine s\n  call builtin_csa_parallel_loop()\nend\nsubroutine t(x)\nend\n";
+        let calls = FortranCalls::scan(file);
+        let at = file.find("subroutine t").unwrap();
+        assert!(!calls.called_outside("t", at, file.len()));
+        let called = file.replace("end\nsubroutine t", "  call t(1)\nend\nsubroutine t");
+        let at = called.find("subroutine t").unwrap();
+        assert!(FortranCalls::scan(&called).called_outside("t", at, called.len()));
+        // no builtin and no directive in the code: nothing to summarise
+        let prose = "! call builtin_csa_parallel_loop() was here\n!  $ t(1)\nsubroutine s\n  call t(1)\nend\nsubroutine t(x)\nend\n";
+        let at = prose.find("subroutine t").unwrap();
+        assert!(!FortranCalls::scan(prose).called_outside("t", at, prose.len()));
+    }
+
+    #[test]
     fn fortran_units() {
         let plain = "subroutine s(a, n)\n  integer :: n, i\n  real :: a(n)\n  do i = 1, n\n    a(i) = 0\n  end do\n  if (n > 0) a(1) = 1\n  iend = 5\nend subroutine\n";
         assert!(!fortran_needs_lowering(plain, false));
@@ -461,5 +580,40 @@ mod tests {
         ] {
             assert!(fortran_needs_lowering(unit, false), "{unit}");
         }
+        // jumps alone: the control flow; anything else for CSA: everything
+        let jumps = "subroutine s\n  go to 10\n10 continue\nend\n";
+        assert_eq!(fortran_lowering_need(jumps, false), FortranNeed::Control);
+        assert_eq!(fortran_lowering_need(jumps, true), FortranNeed::Full);
+        assert_eq!(fortran_lowering_need(plain, false), FortranNeed::Outline);
+        for unit in [
+            "subroutine s\n  go to 10\n10 call builtin_csa_parallel_loop()\nend\n",
+            "subroutine s\n  go to 10\n!$omp barrier\n10 continue\nend\n",
+            "subroutine s\n  go to 10\n  entry t\n10 continue\nend\n",
+            "subroutine s\n!$ x = omp_get_thread_num()\nend\n",
+            "subroutine s\n!DIR$ IVDEP\n  do i = 1, 2\n  end do\nend\n",
+            "subroutine s\n  print *, 'a!b'; call builtin_csa_parallel_loop()\nend\n",
+            "subroutine s\n  print *, 'a&\n  &!b'; call builtin_csa_parallel_loop()\nend\n",
+        ] {
+            assert_eq!(
+                fortran_lowering_need(unit, false),
+                FortranNeed::Full,
+                "{unit}"
+            );
+        }
+        // words in comments are not code
+        for unit in [
+            "subroutine s\n! go to the (i,j) entry; call builtin_csa_spmd\n  x = 1 ! err=10\nend\n",
+            "subroutine s\n  x = '!' ! if (x) 10, 20, 30\nend\n",
+            "subroutine s\n  x = 1 ! costs $5 (not a directive)\n!      $   continued(*)\nend\n",
+        ] {
+            assert_eq!(
+                fortran_lowering_need(unit, false),
+                FortranNeed::Outline,
+                "{unit}"
+            );
+        }
+        // a `!` in a literal starts no comment
+        let quoted = "subroutine s\n  print *, \"!\"; go to 10\n10 continue\nend\n";
+        assert_eq!(fortran_lowering_need(quoted, false), FortranNeed::Control);
     }
 }

@@ -398,6 +398,7 @@ mod tests {
             readnone_callees: Vec::new(),
             syntax_error: None,
             outline: false,
+            skeleton: false,
         }
     }
 

@@ -31,6 +31,7 @@ impl FunctionBuilder {
             readnone_callees: Vec::new(),
             syntax_error: None,
             outline: false,
+            skeleton: false,
         };
         FunctionBuilder {
             func,

@@ -108,6 +108,13 @@ pub struct Function {
     /// one empty entry block that returns. `FrontendOptions::every_body`
     /// lowers such bodies too (for dumps).
     pub outline: bool,
+    /// Only the control flow was lowered (`frontend::relevance::FortranNeed::
+    /// Control`): a Fortran unit whose only interest to any rule is its
+    /// jumps (CSA002). Its blocks, edges, loops and labels are those of the
+    /// whole lowering, but the statements that cannot jump (assignments,
+    /// calls, I/O, declarations) are not lowered: no instruction, no
+    /// variable. `FrontendOptions::every_body` lowers such bodies whole.
+    pub skeleton: bool,
 }
 
 impl Function {
@@ -135,6 +142,7 @@ impl Function {
             readnone_callees: Vec::new(),
             syntax_error: None,
             outline: true,
+            skeleton: false,
         }
     }
 

@@ -499,8 +499,8 @@ struct Outcome {
     messages: Vec<String>,
     /// The file's part of the report (or of the diff).
     text: String,
-    /// The JSON or SARIF items (rendered per file, framed when written).
-    items: Vec<serde_json::Value>,
+    /// The JSON or SARIF items, pretty-printed (framed when written).
+    items: Vec<String>,
     /// The diagnostics (counted, for the summary and the exit status);
     /// `None` when the file was skipped or could not be read.
     diagnostics: Option<Vec<Diagnostic>>,
@@ -709,10 +709,15 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
             Format::Json => {
                 o.items = render::json_items(&view)
                     .iter()
-                    .filter_map(|i| serde_json::to_value(i).ok())
+                    .map(render::pretty)
                     .collect()
             }
-            Format::Sarif => o.items = render::sarif_items(&view),
+            Format::Sarif => {
+                o.items = render::sarif_items(&view)
+                    .iter()
+                    .map(render::pretty)
+                    .collect()
+            }
         }
     }
     o.diagnostics = Some(diagnostics);

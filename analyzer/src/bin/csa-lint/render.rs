@@ -176,11 +176,10 @@ impl Frame {
         }
     }
 
-    /// The text that goes before item `value` (the opening of the
-    /// document and of the array for the first one, a comma otherwise) and
-    /// the item, pretty-printed at its depth.
-    pub fn item(&mut self, value: &impl Serialize) -> String {
-        let body = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".to_string());
+    /// The text that goes before an item (the opening of the document and
+    /// of the array for the first one, a comma otherwise) and the item,
+    /// `body` ([`pretty`]), indented to its depth.
+    pub fn item(&mut self, body: &str) -> String {
         let pad = " ".repeat(self.indent + 2);
         let mut out = String::with_capacity(body.len() + 64);
         if self.items == 0 {
@@ -207,6 +206,12 @@ impl Frame {
         }
         format!("\n{}]{}", " ".repeat(self.indent), self.after)
     }
+}
+
+/// A JSON item pretty-printed as serialising the whole document would
+/// print it at depth 0 (`Frame::item` indents it).
+pub fn pretty(value: &impl Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".to_string())
 }
 
 /// The JSON format's document: an array of diagnostics.

@@ -834,6 +834,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         if !self.enter(n) {
             return;
         }
+        if n.is_pruned() {
+            // a statement of a skeleton (`Function::skeleton`) that cannot
+            // jump: lowered whole, it would add instructions to the
+            // current block, or to a new one after a jump (dead code)
+            self.b.ensure_block();
+            self.leave();
+            return;
+        }
         match n.node_kind() {
             "assignment_statement" => self.assignment(n),
             "pointer_association_statement" => self.pointer_assoc(n),

@@ -759,7 +759,7 @@ fn lower_tree_of(
     }
     let flats: Vec<FlatTree> = trees.iter().map(|t| FlatTree::new(t.root_node())).collect();
     let calls = relevance::FortranCalls::scan(text);
-    lower_flat(text, &flats, map, only, opts, &HashMap::default(), &calls).unwrap_or_default()
+    lower_flat(text, &flats, map, only, opts, &Planned::none(), &calls).unwrap_or_default()
 }
 
 /// [`lower_tree`] over a pruned copy of `tree`; None when `tree` has a
@@ -778,7 +778,80 @@ fn lower_pruned(
     let calls = relevance::FortranCalls::scan(text);
     let mut plan = CopyPlan::new(text, only, !opts.every_body, &calls);
     let flat = FlatTree::pruned(root, |n, depth| plan.descend(n, depth));
-    lower_flat(text, &[flat], map, only, opts, &plan.needs_lowering, &calls)
+    lower_flat(
+        text,
+        &[flat],
+        map,
+        only,
+        opts,
+        &Planned {
+            needs_lowering: &plan.needs_lowering,
+            control: &plan.control,
+        },
+        &calls,
+    )
+}
+
+/// What a [`CopyPlan`] decided about the units of its copy, for
+/// [`lower_flat`].
+#[derive(Clone, Copy)]
+struct Planned<'p> {
+    /// `relevance::fortran_needs_lowering` of units by byte range.
+    needs_lowering: &'p HashMap<(usize, usize), bool>,
+    /// The units (by byte range) whose copy holds their control flow only
+    /// ([`Host::Control`]): lowered as skeletons.
+    control: &'p HashMap<(usize, usize), ()>,
+}
+
+impl Planned<'static> {
+    /// Nothing decided: a whole copy.
+    fn none() -> Planned<'static> {
+        static EMPTY_NEEDS: std::sync::OnceLock<HashMap<(usize, usize), bool>> =
+            std::sync::OnceLock::new();
+        static EMPTY_CONTROL: std::sync::OnceLock<HashMap<(usize, usize), ()>> =
+            std::sync::OnceLock::new();
+        Planned {
+            needs_lowering: EMPTY_NEEDS.get_or_init(HashMap::default),
+            control: EMPTY_CONTROL.get_or_init(HashMap::default),
+        }
+    }
+}
+
+/// Statements that cannot jump, whose children a [`Host::Control`] unit's
+/// copy leaves out: lowering them adds instructions to the current block
+/// and never a block or an edge (the Fortran lowering models no jump in
+/// an I/O statement's `ERR=` or a call's alternate return, and no call
+/// ends a block), so the control flow of the unit is the whole lowering's.
+fn opaque_in_skeleton(kind: &str) -> bool {
+    matches!(
+        kind,
+        "assignment_statement"
+            | "pointer_association_statement"
+            | "subroutine_call"
+            | "print_statement"
+            | "write_statement"
+            | "read_statement"
+            | "open_statement"
+            | "close_statement"
+            | "inquire_statement"
+            | "file_position_statement"
+            | "allocate_statement"
+            | "deallocate_statement"
+            | "nullify_statement"
+            | "implicit_statement"
+            | "use_statement"
+            | "variable_declaration"
+            | "variable_modification"
+            | "parameter_statement"
+            | "common_statement"
+            | "save_statement"
+            | "data_statement"
+            | "equivalence_statement"
+            | "interface"
+            | "derived_type_definition"
+            | "namelist_statement"
+            | "format_statement"
+    )
 }
 
 /// What a node is to [`CopyPlan`].
@@ -793,6 +866,9 @@ enum Walk {
     /// A program unit (as a host) whose first named child was (`true`) or
     /// was not yet copied.
     Unit(Host, bool),
+    /// Inside a [`Host::Control`] unit, outside any statement
+    /// [`opaque_in_skeleton`].
+    Control,
 }
 
 /// A program unit as the host of the units in it.
@@ -803,6 +879,11 @@ enum Host {
     Module,
     /// An outline: its statements are not copied.
     Outline,
+    /// Lowered as a skeleton ([`crate::ir::Function::skeleton`]): the
+    /// children of its statements [`opaque_in_skeleton`] are not copied.
+    /// Its internal procedures are skeletons too (their text has no more
+    /// than the host's).
+    Control,
     Lowered,
 }
 
@@ -810,7 +891,9 @@ enum Host {
 /// children are not copied: those of an outline (all but its header and its
 /// internal procedures; the same outlines as `lower_flat` decides, which
 /// checks that it lowers nothing pruned) and, with `only`, every top-level
-/// unit but modules outside it. Also remembers
+/// unit but modules outside it; in a unit whose jumps are all any rule
+/// reads (`relevance::FortranNeed::Control`), the children of its
+/// statements that cannot jump. Also remembers
 /// `relevance::fortran_needs_lowering` of the units it saw.
 struct CopyPlan<'a> {
     text: &'a str,
@@ -820,6 +903,8 @@ struct CopyPlan<'a> {
     path: Vec<Walk>,
     /// `fortran_needs_lowering` of units by byte range.
     needs_lowering: HashMap<(usize, usize), bool>,
+    /// The [`Host::Control`] units by byte range.
+    control: HashMap<(usize, usize), ()>,
     /// Where names are called (a called unit is lowered for its callers'
     /// summaries).
     calls: &'a relevance::FortranCalls,
@@ -838,6 +923,7 @@ impl<'a> CopyPlan<'a> {
             outlines,
             path: Vec::new(),
             needs_lowering: HashMap::default(),
+            control: HashMap::default(),
             calls,
         }
     }
@@ -877,15 +963,25 @@ impl<'a> CopyPlan<'a> {
                         let host_ok = matches!(host, Host::None | Host::Module | Host::Outline);
                         // (internal procedures are lowered with their host)
                         let callable = matches!(host, Host::None | Host::Module);
-                        let outline = self.outlines
-                            && host_ok
-                            && !self.needs_lowering(start, end)
+                        let need = if self.outlines && host_ok {
+                            self.need(start, end)
+                        } else {
+                            relevance::FortranNeed::Full
+                        };
+                        let shortcut = need != relevance::FortranNeed::Full
                             && !(callable && self.called(start, end));
-                        let as_host = if outline {
+                        let as_host = if host == Host::Control {
+                            Host::Control
+                        } else if shortcut && need == relevance::FortranNeed::Outline {
                             Host::Outline
+                        } else if shortcut {
+                            Host::Control
                         } else {
                             Host::Lowered
                         };
+                        if as_host == Host::Control {
+                            self.control.insert((start, end), ());
+                        }
                         (Walk::Unit(as_host, false), true)
                     }
                 } else if is_preproc_container(kind) {
@@ -898,6 +994,8 @@ impl<'a> CopyPlan<'a> {
                 let kind = FortranFields::node_kind(&n);
                 if kind == "internal_procedures" {
                     (Walk::Units(host), true)
+                } else if host == Host::Control {
+                    (Walk::Control, !opaque_in_skeleton(kind))
                 } else if host != Host::Outline {
                     (Walk::Inside, true)
                 } else if n.is_named() && !*first_named_seen {
@@ -908,32 +1006,45 @@ impl<'a> CopyPlan<'a> {
                     (Walk::Inside, false)
                 }
             }
+            Walk::Control => {
+                let kind = FortranFields::node_kind(&n);
+                if kind == "internal_procedures" {
+                    (Walk::Units(Host::Control), true)
+                } else {
+                    (Walk::Control, !opaque_in_skeleton(kind))
+                }
+            }
         };
         self.path.push(walk);
         descend
     }
 
-    fn needs_lowering(&mut self, start: usize, end: usize) -> bool {
-        let text = self.text;
-        *self.needs_lowering.entry((start, end)).or_insert_with(|| {
-            relevance::fortran_needs_lowering(text.get(start..end).unwrap_or(""), false)
-        })
+    /// How much of the unit at `start..end` must be lowered (remembered in
+    /// `needs_lowering` for `lower_flat`).
+    fn need(&mut self, start: usize, end: usize) -> relevance::FortranNeed {
+        let need = relevance::fortran_lowering_need(self.text.get(start..end).unwrap_or(""), false);
+        self.needs_lowering
+            .insert((start, end), need != relevance::FortranNeed::Outline);
+        need
     }
 }
 
 /// [`lower_tree`] over the flat copies of its trees (one per top-level unit
-/// after error recovery). `needs_lowering`: `relevance::fortran_needs_lowering`
-/// of units already known (by byte range). None when a unit to lower or
-/// the host of one was pruned from the copy.
+/// after error recovery). `planned`: what a [`CopyPlan`] decided (the
+/// units' `relevance::fortran_needs_lowering` by byte range, the skeleton
+/// units). None when a unit to lower whole or the host of one was pruned
+/// from the copy.
 fn lower_flat(
     text: &str,
     flats: &[FlatTree],
     map: &dyn PosMap,
     only: Option<Span>,
     opts: &FrontendOptions,
-    needs_lowering: &HashMap<(usize, usize), bool>,
+    planned: &Planned,
     calls: &relevance::FortranCalls,
 ) -> Option<LoweredFile> {
+    let needs_lowering = planned.needs_lowering;
+    let skeleton = |u: &Unit| planned.control.contains_key(&(u.start, u.end));
     let mut out = LoweredFile::default();
     let roots: Vec<FNode> = flats.iter().map(|t| t.root()).collect();
     let cx = Cx { text, map };
@@ -1007,7 +1118,7 @@ fn lower_flat(
         if u.kind == ScopeKind::Module && u.pruned {
             return None;
         }
-        if u.lowered && !outline[i] {
+        if u.lowered && !outline[i] && !skeleton(u) {
             let mut at = Some(i);
             while let Some(k) = at {
                 if units[k].pruned {
@@ -1050,6 +1161,7 @@ fn lower_flat(
         if let Some(e) = u.recovered_error {
             set_error(&mut f, e);
         }
+        f.skeleton = skeleton(u);
         if let Some(hf) = u.host.and_then(|h| func_of[h]) {
             let host: &mut Function = &mut out.functions[hf];
             for v in host.vars.iter_mut() {
@@ -1076,7 +1188,9 @@ fn lower_flat(
         HashMap::default();
     for (i, u) in units.iter().enumerate() {
         let usable = func_of[i].filter(|&fi| {
-            !out.functions[fi].outline && calls.called_outside(&u.name, u.start, u.end)
+            !out.functions[fi].outline
+                && !out.functions[fi].skeleton
+                && calls.called_outside(&u.name, u.start, u.end)
         });
         let name = u.name.to_ascii_lowercase();
         let table = match u.host {
