@@ -382,3 +382,29 @@ fn fixes_work_from_a_warm_cache() {
     );
     assert!(stdout(&o).contains("[CSA102]"), "{}", stdout(&o));
 }
+
+#[test]
+fn gitlab_code_quality_report() {
+    let dir = tree("gitlab", &[("src/a.c", TWO_FINDINGS), ("clean.c", "int x;\n")]);
+    let o = run_in(&dir, &["--format", "gitlab", "."]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let issues = v.as_array().unwrap();
+    assert_eq!(issues.len(), 2);
+    let first = &issues[0];
+    assert_eq!(first["check_name"], "CSA102 no-memory-operations");
+    assert!(first["description"]
+        .as_str()
+        .unwrap()
+        .starts_with("CSA102: NO MEMORY OPERATIONS IN LOOP"));
+    assert_eq!(first["severity"], "minor");
+    assert_eq!(issues[1]["severity"], "info");
+    // relative to the repository root, no `./`
+    assert_eq!(first["location"]["path"], "src/a.c");
+    assert_eq!(first["location"]["lines"]["begin"], 2);
+    assert_ne!(first["fingerprint"], issues[1]["fingerprint"]);
+    assert_eq!(first["fingerprint"].as_str().unwrap().len(), 16);
+    // nothing found: an empty report
+    let o = run_in(&dir, &["--format", "gitlab", "clean.c"]);
+    assert_eq!(stdout(&o), "[]\n");
+}

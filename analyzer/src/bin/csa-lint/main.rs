@@ -38,6 +38,8 @@ enum Format {
     Github,
     /// SARIF 2.1.0 (code scanning).
     Sarif,
+    /// GitLab Code Quality (a JSON array of CodeClimate issues).
+    Gitlab,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -320,6 +322,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         frame: match format {
             Format::Json => Some(render::json_frame()),
             Format::Sarif => Some(render::sarif_frame()),
+            Format::Gitlab => Some(render::json_frame()),
             _ => None,
         },
         totals: render::Totals::default(),
@@ -714,6 +717,12 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
             }
             Format::Sarif => {
                 o.items = render::sarif_items(&view)
+                    .iter()
+                    .map(render::pretty)
+                    .collect()
+            }
+            Format::Gitlab => {
+                o.items = render::gitlab_items(&view)
                     .iter()
                     .map(render::pretty)
                     .collect()

@@ -262,12 +262,10 @@ pub fn sarif_items(v: &FileView) -> Vec<serde_json::Value> {
     use serde_json::json;
     let rule_index =
         |code: analyzer::diag::Code| analyzer::rules::RULES.iter().position(|r| r.code == code);
-    let mut seen: std::collections::HashMap<(String, String), usize> =
-        std::collections::HashMap::new();
     let file = v.name;
     let src = v.source;
     let mut out = Vec::new();
-    for d in v.diagnostics {
+    for (d, fingerprint) in v.diagnostics.iter().zip(fingerprints(v)) {
         let region = |span: analyzer::source::Span| {
             let s = src.line_col(span.start as usize);
             let e = src.line_col(span.end as usize);
@@ -284,14 +282,6 @@ pub fn sarif_items(v: &FileView) -> Vec<serde_json::Value> {
                 }
             })
         };
-        let line_text = src
-            .line_text(src.line_of(d.span.start as usize))
-            .trim()
-            .to_string();
-        let key = (d.code.to_string(), line_text.clone());
-        let n = seen.entry(key).or_insert(0);
-        *n += 1;
-        let fingerprint = fnv1a(format!("{}\0{}\0{}\0{}", d.code, file, line_text, n).as_bytes());
         let mut message = d.message.clone();
         if let Some(h) = &d.help {
             message.push_str("\nhelp: ");
@@ -353,6 +343,57 @@ pub fn sarif_items(v: &FileView) -> Vec<serde_json::Value> {
         out.push(result);
     }
     out
+}
+
+/// The SARIF fingerprints of one file's diagnostics, in order: code, file,
+/// the anchor line's trimmed text and the occurrence number of that
+/// triple, so they survive edits elsewhere in the file.
+fn fingerprints(v: &FileView) -> Vec<u64> {
+    let mut seen: std::collections::HashMap<(Code, String), usize> =
+        std::collections::HashMap::new();
+    v.diagnostics
+        .iter()
+        .map(|d| {
+            let src = v.source;
+            let line_text = src
+                .line_text(src.line_of(d.span.start as usize))
+                .trim()
+                .to_string();
+            let n = seen.entry((d.code, line_text.clone())).or_insert(0);
+            *n += 1;
+            fnv1a(format!("{}\0{}\0{}\0{}", d.code, v.name, line_text, n).as_bytes())
+        })
+        .collect()
+}
+
+/// GitLab Code Quality: CodeClimate issues (`description`, `check_name`,
+/// `fingerprint`, `severity`, `location.path` and `location.lines`). The
+/// path is the file's name as shown without a leading `./`: run csa-lint
+/// from the repository's root so that GitLab finds the files.
+pub fn gitlab_items(v: &FileView) -> Vec<serde_json::Value> {
+    let path = v.name.strip_prefix("./").unwrap_or(v.name);
+    v.diagnostics
+        .iter()
+        .zip(fingerprints(v))
+        .map(|(d, fingerprint)| {
+            let start = v.source.line_col(d.span.start as usize);
+            let end = v.source.line_col(d.span.end as usize);
+            serde_json::json!({
+                "description": format!("{}: {}", d.code, d.message),
+                "check_name": format!("{} {}", d.code, d.rule),
+                "fingerprint": format!("{fingerprint:016x}"),
+                "severity": match d.severity {
+                    Severity::Info => "info",
+                    Severity::Warning => "minor",
+                    Severity::Error => "major",
+                },
+                "location": {
+                    "path": path,
+                    "lines": { "begin": start.line, "end": end.line }
+                }
+            })
+        })
+        .collect()
 }
 
 fn applicability(a: Applicability) -> &'static str {
