@@ -11,41 +11,52 @@
 //! by its content, not its path or modification time (a copy, a checkout
 //! of another branch and back, a touched file: all hits).
 //!
-//! Layout: `<cache-dir>/<build id>/<2 hex digits>/<30 hex digits>`, one
-//! small JSON file per entry, with `CACHEDIR.TAG` and a `.gitignore` of
-//! `*` at the top so backups and git leave it alone. Concurrent runs are
-//! safe: an entry is written to a temporary file in the same directory and
-//! renamed over its name (atomic), two runs writing the same key write
-//! the same bytes, and a reader treats anything it cannot read or parse as
-//! a miss. Pruning, at most once a day: the directories of other builds
-//! not used for a week are removed, and this build's entries not read for
-//! 30 days (a hit refreshes an entry's modification time once a day).
+//! Layout: `<cache-dir>/<build id>/results`, one file holding every entry
+//! of the build (read once at the start of a run, written once at its end:
+//! a file per entry cost more than the analysis of a small file on some
+//! file systems), with `CACHEDIR.TAG` and a `.gitignore` of `*` at the top
+//! so backups and git leave the directory alone. Concurrent runs are safe:
+//! the file is written to a temporary file in the same directory and
+//! renamed over its name (atomic), so a reader sees one run's whole file;
+//! when two runs end together the last one's file wins and the other's new
+//! entries are analysed again next time. Anything unreadable is a miss.
+//! Pruning: each entry remembers the last day a run used it, and entries
+//! not used for 30 days are not written again; the directories of other
+//! builds not used for a week are removed (checked once a day).
 
 use analyzer::analysis::AnalysisOptions;
 use analyzer::diag::{Applicability, Code, Diagnostic, Edit, Fix, Related, Severity};
 use analyzer::source::Span;
 use csa_grammars::SourceKind;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// Which build wrote an entry (see `build.rs`).
 const BUILD_ID: &str = env!("CSA_LINT_BUILD_ID");
-/// Bumped when the entry format changes.
-const FORMAT: u32 = 1;
+/// Bumped when the file format changes.
+const FORMAT: u32 = 2;
 const DAY: Duration = Duration::from_secs(24 * 3600);
-/// Entries of this build not read for this long are removed.
-const ENTRY_LIFETIME: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Entries not used for this many days are dropped.
+const ENTRY_LIFETIME_DAYS: u32 = 30;
 /// Directories of other builds not used for this long are removed.
 const OTHER_BUILD_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The file whose modification time says when the cache was last pruned.
 const PRUNED_STAMP: &str = "last-pruned";
+/// The file of this build's entries.
+const RESULTS: &str = "results";
 
-/// An open cache directory for this build.
+/// An open cache: the entries a previous run left, by key.
 pub struct Cache {
     root: PathBuf,
     dir: PathBuf,
+    entries: FxHashMap<u128, StoredEntry>,
 }
+
+/// What a run adds to the cache: entries analysed or used, by key.
+#[derive(Default)]
+pub struct Updates(FxHashMap<u128, Vec<CachedDiagnostic>>);
 
 /// A cache key: the hash of everything the analysis result depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,15 +75,35 @@ impl Key {
         h.update(text.as_bytes());
         Key(h.digest128())
     }
+}
 
-    fn hex(self) -> String {
-        format!("{:032x}", self.0)
-    }
+/// Today, in days since 1970.
+fn today() -> u32 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| (d.as_secs() / DAY.as_secs()) as u32)
+}
+
+/// The file: the format and every entry.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    format: u32,
+    build: String,
+    entries: Vec<StoredEntry>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredEntry {
+    /// The key, as 32 hex digits.
+    key: String,
+    /// The last day (since 1970) a run used it.
+    used: u32,
+    diagnostics: Vec<CachedDiagnostic>,
 }
 
 impl Cache {
-    /// Opens (creating it if need be) the cache under `root`. The error
-    /// says why it cannot be used.
+    /// Opens (creating it if need be) the cache under `root` and reads this
+    /// build's entries. The error says why it cannot be used.
     pub fn open(root: &Path) -> Result<Cache, String> {
         let dir = root.join(BUILD_ID);
         std::fs::create_dir_all(&dir)
@@ -90,115 +121,120 @@ impl Cache {
                 b"# Automatically created by csa-lint.\n*\n",
             );
         }
+        let mut entries = FxHashMap::default();
+        if let Some(stored) = std::fs::read(dir.join(RESULTS))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Stored>(&b).ok())
+            .filter(|s| s.format == FORMAT && s.build == BUILD_ID)
+        {
+            for e in stored.entries {
+                if let Ok(k) = u128::from_str_radix(&e.key, 16) {
+                    entries.insert(k, e);
+                }
+            }
+        }
         Ok(Cache {
             root: root.to_path_buf(),
             dir,
+            entries,
         })
     }
 
-    fn path(&self, key: Key) -> PathBuf {
-        let hex = key.hex();
-        self.dir.join(&hex[..2]).join(&hex[2..])
-    }
-
-    /// The diagnostics stored for `key`, if any (before rule selection).
-    pub fn get(&self, key: Key) -> Option<Vec<Diagnostic>> {
-        let path = self.path(key);
-        let bytes = std::fs::read(&path).ok()?;
-        let entry: Entry = serde_json::from_slice(&bytes).ok()?;
+    /// The diagnostics stored for `key`, if any (before rule selection),
+    /// noted in `updates` as used.
+    pub fn get(&self, key: Key) -> Option<(Vec<Diagnostic>, Updates)> {
+        let entry = self.entries.get(&key.0)?;
         let diagnostics = entry
             .diagnostics
-            .into_iter()
+            .iter()
             .map(CachedDiagnostic::restore)
             .collect::<Option<Vec<_>>>()?;
-        // keep a used entry from being pruned (a write at most once a day)
-        if let Ok(meta) = std::fs::metadata(&path) {
-            let age = meta
-                .modified()
-                .ok()
-                .and_then(|m| SystemTime::now().duration_since(m).ok());
-            if age.is_some_and(|a| a > DAY) {
-                if let Ok(f) = std::fs::File::options().write(true).open(&path) {
-                    let _ = f.set_modified(SystemTime::now());
-                }
-            }
-        }
-        Some(diagnostics)
+        let mut used = Updates::default();
+        used.0.insert(key.0, entry.diagnostics.clone());
+        Some((diagnostics, used))
     }
 
-    /// Stores the diagnostics of `key` (errors are ignored: the cache is
-    /// an optimisation).
-    pub fn put(&self, key: Key, diagnostics: &[Diagnostic]) {
-        let entry = Entry {
-            diagnostics: diagnostics.iter().map(CachedDiagnostic::of).collect(),
-        };
-        let Ok(bytes) = serde_json::to_vec(&entry) else {
-            return;
-        };
-        let path = self.path(key);
-        if let Some(parent) = path.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        let _ = write_atomic(&path, &bytes);
+    /// The entry for `key` holding `diagnostics`, to add to the cache.
+    pub fn entry(key: Key, diagnostics: &[Diagnostic]) -> Updates {
+        let mut u = Updates::default();
+        u.0.insert(
+            key.0,
+            diagnostics.iter().map(CachedDiagnostic::of).collect(),
+        );
+        u
     }
 
-    /// Removes what has not been used for long (see the module comment), at
-    /// most once a day.
-    pub fn prune(&self) {
-        let stamp = self.root.join(PRUNED_STAMP);
-        let now = SystemTime::now();
-        let age = |p: &Path| {
-            std::fs::metadata(p)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|m| now.duration_since(m).ok())
-        };
-        if age(&stamp).is_some_and(|a| a < DAY) {
-            return;
-        }
-        let _ = write_atomic(&stamp, b"");
-        // other builds
-        if let Ok(entries) = std::fs::read_dir(&self.root) {
-            for e in entries.flatten() {
-                let p = e.path();
-                if p == self.dir || !p.is_dir() {
-                    continue;
-                }
-                if newest_use(&p).is_some_and(|t| {
-                    now.duration_since(t)
-                        .is_ok_and(|a| a > OTHER_BUILD_LIFETIME)
-                }) {
-                    let _ = std::fs::remove_dir_all(&p);
-                }
-            }
-        }
-        // this build's stale entries
-        let Ok(shards) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        for shard in shards.flatten() {
-            let Ok(entries) = std::fs::read_dir(shard.path()) else {
+    /// Writes the entries this run used or made, and the earlier ones used
+    /// in the last 30 days, atomically (errors are ignored: the cache is an
+    /// optimisation); prunes other builds once a day.
+    pub fn save(self, updates: Updates) {
+        let now = today();
+        let mut out: Vec<StoredEntry> = Vec::with_capacity(self.entries.len() + updates.0.len());
+        let mut fresh = updates.0;
+        for (k, e) in self.entries {
+            if fresh.contains_key(&k) {
                 continue;
-            };
-            for e in entries.flatten() {
-                if age(&e.path()).is_some_and(|a| a > ENTRY_LIFETIME) {
-                    let _ = std::fs::remove_file(e.path());
-                }
+            }
+            if now.saturating_sub(e.used) <= ENTRY_LIFETIME_DAYS {
+                out.push(e);
             }
         }
+        for (k, diagnostics) in fresh.drain() {
+            out.push(StoredEntry {
+                key: format!("{k:032x}"),
+                used: now,
+                diagnostics,
+            });
+        }
+        // a stable order: the same entries give the same bytes
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        let stored = Stored {
+            format: FORMAT,
+            build: BUILD_ID.to_string(),
+            entries: out,
+        };
+        if let Ok(bytes) = serde_json::to_vec(&stored) {
+            let _ = write_atomic(&self.dir.join(RESULTS), &bytes);
+        }
+        prune_other_builds(&self.root, &self.dir);
     }
 }
 
-/// The newest modification time of a build directory's shards (a new
-/// entry updates its shard's time).
-fn newest_use(dir: &Path) -> Option<SystemTime> {
-    let own = std::fs::metadata(dir).and_then(|m| m.modified()).ok();
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .filter_map(|e| e.metadata().and_then(|m| m.modified()).ok())
-        .chain(own)
-        .max()
+impl Updates {
+    pub fn extend(&mut self, other: Updates) {
+        self.0.extend(other.0);
+    }
+}
+
+/// Removes the directories of other builds not used for a week, at most
+/// once a day.
+fn prune_other_builds(root: &Path, own: &Path) {
+    let stamp = root.join(PRUNED_STAMP);
+    let now = SystemTime::now();
+    let age = |p: &Path| {
+        std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+    };
+    if age(&stamp).is_some_and(|a| a < DAY) {
+        return;
+    }
+    let _ = write_atomic(&stamp, b"");
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p == own || !p.is_dir() {
+            continue;
+        }
+        // a build's `results` is rewritten by every run of that build
+        let last = age(&p.join(RESULTS)).or_else(|| age(&p));
+        if last.is_some_and(|a| a > OTHER_BUILD_LIFETIME) {
+            let _ = std::fs::remove_dir_all(&p);
+        }
+    }
 }
 
 /// Writes `bytes` to `path` through a temporary file renamed over it.
@@ -234,14 +270,9 @@ pub fn open_default(project: &Path) -> Result<Cache, String> {
     }
 }
 
-#[derive(Serialize, Deserialize)]
-struct Entry {
-    diagnostics: Vec<CachedDiagnostic>,
-}
-
 /// A [`Diagnostic`] as stored: the rule's name is looked up again by code.
-#[derive(Serialize, Deserialize)]
-struct CachedDiagnostic {
+#[derive(Clone, Serialize, Deserialize)]
+pub struct CachedDiagnostic {
     code: u16,
     severity: u8,
     span: (u32, u32),
@@ -251,7 +282,7 @@ struct CachedDiagnostic {
     fixes: Vec<CachedFix>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct CachedFix {
     title: String,
     applicability: u8,
@@ -304,7 +335,12 @@ impl CachedDiagnostic {
     }
 
     /// `None` for an entry this build cannot have written (an unknown code).
-    fn restore(self) -> Option<Diagnostic> {
+    fn restore(&self) -> Option<Diagnostic> {
+        let this = self.clone();
+        this.restore_owned()
+    }
+
+    fn restore_owned(self) -> Option<Diagnostic> {
         let rule = analyzer::rules::lookup(Code(self.code))?;
         let fixes = self
             .fixes
@@ -363,16 +399,20 @@ mod tests {
         analyzer::analysis::analyze(SourceKind::C, text, &AnalysisOptions::default()).diagnostics
     }
 
+    fn key(text: &str) -> Key {
+        Key::new(SourceKind::C, &AnalysisOptions::default(), text)
+    }
+
     #[test]
     fn an_entry_reads_back_as_written() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::open(dir.path()).unwrap();
         let diags = sample();
         assert!(!diags.is_empty());
-        let key = Key::new(SourceKind::C, &AnalysisOptions::default(), "text");
-        assert!(cache.get(key).is_none());
-        cache.put(key, &diags);
-        assert_eq!(cache.get(key), Some(diags));
+        assert!(cache.get(key("text")).is_none());
+        cache.save(Cache::entry(key("text"), &diags));
+        let cache = Cache::open(dir.path()).unwrap();
+        assert_eq!(cache.get(key("text")).map(|(d, _)| d), Some(diags));
         assert!(dir.path().join("CACHEDIR.TAG").is_file());
     }
 
@@ -391,50 +431,69 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_entry_is_a_miss() {
+    fn a_damaged_file_or_entry_is_a_miss() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::open(dir.path()).unwrap();
-        let key = Key::new(SourceKind::C, &AnalysisOptions::default(), "t");
-        cache.put(key, &sample());
-        std::fs::write(cache.path(key), b"{\"diagnostics\": [{\"code\": 9").unwrap();
-        assert!(cache.get(key).is_none());
+        let results = cache.dir.join(RESULTS);
+        cache.save(Cache::entry(key("t"), &sample()));
+        let good = std::fs::read_to_string(&results).unwrap();
+        std::fs::write(&results, &good[..good.len() / 2]).unwrap();
+        assert!(Cache::open(dir.path()).unwrap().get(key("t")).is_none());
+        // an entry with a code this build does not have
+        let k = format!("{:032x}", key("t").0);
         std::fs::write(
-            cache.path(key),
-            b"{\"diagnostics\":[{\"code\":9999,\"severity\":0,\"span\":[0,1],\"message\":\"\",\"related\":[],\"help\":null,\"fixes\":[]}]}",
+            &results,
+            format!("{{\"format\":{FORMAT},\"build\":\"{BUILD_ID}\",\"entries\":[{{\"key\":\"{k}\",\"used\":0,\"diagnostics\":[{{\"code\":9999,\"severity\":0,\"span\":[0,1],\"message\":\"\",\"related\":[],\"help\":null,\"fixes\":[]}}]}}]}}"),
         )
         .unwrap();
-        assert!(cache.get(key).is_none());
+        assert!(Cache::open(dir.path()).unwrap().get(key("t")).is_none());
     }
 
     #[test]
-    fn pruning_removes_other_old_builds_only() {
+    fn unused_entries_and_old_builds_are_pruned() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::open(dir.path()).unwrap();
-        let key = Key::new(SourceKind::C, &AnalysisOptions::default(), "t");
-        cache.put(key, &[]);
-        let old = dir.path().join("0.0.0-old");
-        std::fs::create_dir_all(old.join("ab")).unwrap();
+        let mut u = Cache::entry(key("old"), &[]);
+        u.extend(Cache::entry(key("kept"), &[]));
+        cache.save(u);
+        // make "old" 40 days unused
+        let results = dir.path().join(BUILD_ID).join(RESULTS);
+        let mut stored: Stored = serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+        let old = format!("{:032x}", key("old").0);
+        for e in &mut stored.entries {
+            if e.key == old {
+                e.used = today() - 40;
+            }
+        }
+        std::fs::write(&results, serde_json::to_vec(&stored).unwrap()).unwrap();
+        // another build, unused for 40 days, and a recent one
         let long_ago = SystemTime::now() - Duration::from_secs(40 * 24 * 3600);
-        for p in [old.join("ab"), old.clone()] {
-            std::fs::File::open(&p)
+        let other = dir.path().join("0.0.0-old");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join(RESULTS), "{}").unwrap();
+        for p in [other.join(RESULTS), other.clone()] {
+            std::fs::File::options()
+                .write(p.is_file())
+                .read(true)
+                .open(&p)
                 .unwrap()
                 .set_modified(long_ago)
                 .unwrap();
         }
         let recent = dir.path().join("0.0.0-recent");
         std::fs::create_dir_all(&recent).unwrap();
-        cache.prune();
-        assert!(!old.exists());
-        assert!(recent.exists());
-        assert!(cache.get(key).is_some());
-        // this build's entries not read for 30 days go too
-        let f = std::fs::File::options()
-            .write(true)
-            .open(cache.path(key))
-            .unwrap();
-        f.set_modified(long_ago).unwrap();
+        let cache = Cache::open(dir.path()).unwrap();
+        assert!(cache.get(key("old")).is_some());
+        // the first save pruned (nothing old then): not again the same day
+        cache.save(Updates::default());
+        assert!(other.exists());
         std::fs::remove_file(dir.path().join(PRUNED_STAMP)).unwrap();
-        cache.prune();
-        assert!(cache.get(key).is_none());
+        let cache = Cache::open(dir.path()).unwrap();
+        cache.save(Updates::default());
+        let cache = Cache::open(dir.path()).unwrap();
+        assert!(cache.get(key("old")).is_none());
+        assert!(cache.get(key("kept")).is_some());
+        assert!(!other.exists());
+        assert!(recent.exists());
     }
 }

@@ -328,6 +328,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         totals: render::Totals::default(),
         fixes: fix::Totals::default(),
         io_error: false,
+        cache: cache::Updates::default(),
     };
     let progress = progress_bar(jobs.len(), cli.quiet);
     let ctx = Context {
@@ -379,8 +380,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Ok(())
     })?;
     progress.finish_and_clear();
-    if let Some(c) = &cache {
-        c.prune();
+    if let Some(c) = cache {
+        c.save(std::mem::take(&mut report.cache));
     }
     if cli.fix_args.active() {
         for line in fix::summary(&cli.fix_args, &report.fixes) {
@@ -509,6 +510,8 @@ struct Outcome {
     diagnostics: Option<Vec<Diagnostic>>,
     fixes: fix::Totals,
     io_error: bool,
+    /// Cache entries used or made.
+    cache: cache::Updates,
 }
 
 /// The report as it is written.
@@ -518,10 +521,13 @@ struct Report {
     totals: render::Totals,
     fixes: fix::Totals,
     io_error: bool,
+    /// Cache entries used or made, saved at the end.
+    cache: cache::Updates,
 }
 
 impl Report {
     fn write(&mut self, o: Outcome, out: &mut dyn Write, quiet: bool) {
+        self.cache.extend(o.cache);
         for m in &o.messages {
             if !(quiet && m.starts_with("csa-lint: warning")) {
                 eprintln!("{m}");
@@ -600,10 +606,12 @@ fn diagnostics_of(
     kind: SourceKind,
     text: &str,
     opts: &analyzer::analysis::AnalysisOptions,
+    updates: &mut cache::Updates,
 ) -> Result<Vec<Diagnostic>, String> {
     let key = ctx.cache.map(|_| cache::Key::new(kind, opts, text));
     if let (Some(c), Some(k)) = (ctx.cache, key) {
-        if let Some(d) = c.get(k) {
+        if let Some((d, used)) = c.get(k) {
+            updates.extend(used);
             return Ok(d);
         }
     }
@@ -613,8 +621,8 @@ fn diagnostics_of(
             render::escape_controls(display)
         )
     })?;
-    if let (Some(c), Some(k)) = (ctx.cache, key) {
-        c.put(k, &fa.diagnostics);
+    if let Some(k) = key {
+        updates.extend(cache::Cache::entry(k, &fa.diagnostics));
     }
     Ok(fa.diagnostics)
 }
@@ -658,7 +666,7 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         .resolved
         .relative(&settings::absolute(&job.path))
         .to_path_buf();
-    let mut diagnostics = match diagnostics_of(ctx, display, kind, &text, opts) {
+    let mut diagnostics = match diagnostics_of(ctx, display, kind, &text, opts, &mut o.cache) {
         Ok(d) => d,
         Err(e) => {
             o.messages.push(format!("csa-lint: error: {e}"));
@@ -683,7 +691,7 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         o.text = f.diff;
         if let Some(new) = f.written {
             // report what is left in the file as it now is
-            match diagnostics_of(ctx, display, kind, &new, opts) {
+            match diagnostics_of(ctx, display, kind, &new, opts, &mut o.cache) {
                 Ok(mut d) => {
                     settings.filter(&relative, &mut d);
                     diagnostics = d;
