@@ -247,11 +247,52 @@ pub fn scalar_uses(
             empty.clone()
         }
     };
-    // iterate to the fixed point (blocks in id order approximate RPO;
-    // the must-sets only shrink, so this terminates)
+    // the loop's blocks in reverse post-order from the header (edges back
+    // to the header left out: the header starts each iteration afresh), so
+    // that the fixed point takes a round per nesting level, not per block
+    let order: Vec<usize> = {
+        let mut seen = vec![false; blocks.len()];
+        let mut post: Vec<usize> = Vec::with_capacity(blocks.len());
+        // (block index, next successor to look at)
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        if let Some(h) = index_of(lp.header) {
+            seen[h] = true;
+            stack.push((h, 0));
+        }
+        while let Some(&mut (bi, ref mut next)) = stack.last_mut() {
+            let succ = func
+                .block(BlockId(blocks[bi]))
+                .term
+                .kind
+                .successors()
+                .nth(*next);
+            *next += 1;
+            match succ {
+                Some(t) => {
+                    if let Some(ti) = index_of(t.0) {
+                        if !seen[ti] {
+                            seen[ti] = true;
+                            stack.push((ti, 0));
+                        }
+                    }
+                }
+                None => {
+                    post.push(bi);
+                    stack.pop();
+                }
+            }
+        }
+        post.reverse();
+        // blocks not reached from the header (none in a natural loop) last
+        post.extend((0..blocks.len()).filter(|&i| !seen[i]));
+        post
+    };
+    // iterate to the fixed point (the must-sets only shrink, so this
+    // terminates)
     for _round in 0..blocks.len() + 2 {
         let mut changed = false;
-        for (bi, &b) in blocks.iter().enumerate() {
+        for &bi in &order {
+            let b = blocks[bi];
             let mut cur = block_in(&out, b);
             for inst in &func.block(BlockId(b)).insts {
                 if let Some((v, true)) = whole_scalar(func, inst) {
