@@ -8,6 +8,9 @@
 //! * **parse-only**: reading every file and parsing it with tree-sitter,
 //!   one thread, in this process (fixed-form Fortran is given the text the
 //!   analysis gives the grammar: its normalisation is not counted here);
+//! * **analysis in-process**: reading and analysing every file with
+//!   `analysis::analyze`, one thread, in this process (the system
+//!   allocator, as the parse-only row);
 //! * **csa-lint -j1** and **-jN** (N = the cores): the wall time of the
 //!   release binary linting the paths with `--no-cache`, and its ratio to
 //!   parse-only (the target: <= 1.3x on one thread);
@@ -71,6 +74,25 @@ fn files(root: &Path) -> Vec<(PathBuf, SourceKind)> {
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Reads and analyses every file once, on this thread (what `csa-lint
+/// -j1` does per file, in this process: its allocator is the system's).
+fn analyze_all(files: &[(PathBuf, SourceKind)]) -> (Duration, usize) {
+    let opts = analyzer::analysis::AnalysisOptions::default();
+    let t = Instant::now();
+    let mut n = 0;
+    for (path, kind) in files {
+        let Ok(raw) = std::fs::read(path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let kind = csa_grammars::detect_with_content(path, &text).unwrap_or(*kind);
+        n += analyzer::analysis::analyze(kind, &text, &opts)
+            .diagnostics
+            .len();
+    }
+    (t.elapsed(), n)
 }
 
 /// Reads and parses every file once, on this thread; the bytes read.
@@ -216,6 +238,7 @@ fn main() {
         );
         return;
     }
+    let (inproc, _) = best(a.reps, || analyze_all(&all));
     let (cold1, rss) = best(a.reps, || run_lint(&a.paths, &["--no-cache", "-j1"]));
     let (coldn, _) = best(a.reps, || run_lint(&a.paths, &["--no-cache", &jn]));
     let cache = tempfile::tempdir().ok();
@@ -243,6 +266,12 @@ fn main() {
         "{:<28} {:>8.2}  1.00x",
         "tree-sitter parse-only",
         secs(parse)
+    );
+    println!(
+        "{:<28} {:>8.2}  {:.2}x  (in this process, system allocator)",
+        "analysis in-process",
+        secs(inproc),
+        secs(inproc) / secs(parse)
     );
     println!(
         "{:<28} {:>8.2}  {:.2}x",

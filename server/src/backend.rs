@@ -626,10 +626,16 @@ impl LanguageServer for Backend {
         let td = params.text_document;
         {
             let mut st = self.lock();
-            st.docs.insert(
-                td.uri.clone(),
-                Document::new(&td.uri, &td.language_id, &td.text, td.version),
-            );
+            let mut doc = Document::new(&td.uri, &td.language_id, &td.text, td.version);
+            // `per-file-languages` in the configuration names the language
+            if let Some(path) = doc.path.clone() {
+                let (resolved, _) = Self::resolve(&mut st, Some(&path));
+                let abs = std::path::absolute(&path).unwrap_or(path);
+                if let Some(kind) = resolved.settings.language_for(resolved.relative(&abs)) {
+                    doc.kind = kind;
+                }
+            }
+            st.docs.insert(td.uri.clone(), doc);
         }
         self.schedule(td.uri);
     }

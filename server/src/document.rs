@@ -42,12 +42,14 @@ pub struct Document {
     pub engine: Option<Arc<std::sync::Mutex<(AnalysisOptions, Incremental)>>>,
 }
 
-/// The language of a document: by file extension when it has a known one,
-/// else by the client's language id, else C.
-pub fn kind_of(uri: &Uri, language_id: &str) -> SourceKind {
+/// The language of a document: by file extension when it has a known one
+/// (a `.h` holding Fortran is Fortran by its content, as on the command
+/// line), else by the client's language id, else C. The configuration's
+/// `per-file-languages` overrides this (`Backend::did_open`).
+pub fn kind_of(uri: &Uri, language_id: &str, text: &str) -> SourceKind {
     if let Some(kind) = uri
         .to_file_path()
-        .and_then(|p| csa_grammars::detect(p.as_ref()))
+        .and_then(|p| csa_grammars::detect_with_content(p.as_ref(), text))
     {
         return kind;
     }
@@ -66,7 +68,7 @@ impl Document {
         Document {
             rope: Rope::from_str(text),
             version,
-            kind: kind_of(uri, language_id),
+            kind: kind_of(uri, language_id, text),
             path: uri.to_file_path().map(|p| p.into_owned()),
             analysis: None,
             analysing: false,
@@ -172,10 +174,18 @@ mod tests {
     #[test]
     fn language_from_extension_then_language_id() {
         let f: Uri = "file:///x/m.f90".parse().unwrap();
-        assert_eq!(kind_of(&f, "c"), SourceKind::FortranFree);
+        assert_eq!(kind_of(&f, "c", ""), SourceKind::FortranFree);
         let u: Uri = "untitled:Untitled-1".parse().unwrap();
-        assert_eq!(kind_of(&u, "fortran"), SourceKind::FortranFree);
-        assert_eq!(kind_of(&u, "FortranFixedForm"), SourceKind::FortranFixed);
-        assert_eq!(kind_of(&u, "c"), SourceKind::C);
+        assert_eq!(kind_of(&u, "fortran", ""), SourceKind::FortranFree);
+        assert_eq!(
+            kind_of(&u, "FortranFixedForm", ""),
+            SourceKind::FortranFixed
+        );
+        assert_eq!(kind_of(&u, "c", ""), SourceKind::C);
+        // a header of Fortran declarations
+        let h: Uri = "file:///x/blk.h".parse().unwrap();
+        let fortran = "      integer n\n      common /blk/ n\n";
+        assert!(kind_of(&h, "c", fortran).is_fortran());
+        assert_eq!(kind_of(&h, "c", "int n;\n"), SourceKind::C);
     }
 }

@@ -501,6 +501,34 @@ fn configuration_files_apply_to_documents_below_them() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn per_file_languages_and_fortran_headers() {
+    let dir = std::env::temp_dir().join(format!("csa-lsp-languages-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("csa-lint.toml"),
+        "[per-file-languages]\n\"*.inc\" = \"fortran\"\n",
+    )
+    .unwrap();
+    // a Fortran marker on a loop without memory operations: CSA102 when it
+    // is read as Fortran, syntax errors when read as C
+    let fortran = "subroutine s(n)\n  integer n, i\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n  end do\nend subroutine\n";
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    for name in ["k.inc", "decl.h"] {
+        let file = dir.join(name);
+        std::fs::write(&file, fortran).unwrap();
+        let uri = format!("file://{}", file.display());
+        // the client calls both C (or plain text)
+        c.open(&uri, "c", fortran);
+        let got = codes(&c.diagnostics(&uri, 1));
+        assert!(got.contains(&"CSA102".to_string()), "{name}: {got:?}");
+        assert!(!got.contains(&"CSA001".to_string()), "{name}: {got:?}");
+    }
+    c.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Applies LSP text edits (positions in UTF-16, ASCII text here).
 fn apply_edits(text: &str, edits: &[Value]) -> String {
     let offset = |p: &Value| {
