@@ -9,8 +9,10 @@
 //!   `#endif`, spaces after `#` allowed, backslash continuations and a block
 //!   comment opened on the line included) becomes a space, except `\n` and
 //!   `\r`; a multi-byte character becomes as many spaces as it has bytes;
-//! * other directives (`#include`, `#define`, `#pragma`, ...) are kept in C,
-//!   and blanked in Fortran (`fortran == true`);
+//! * other directives (`#include`, `#define`, `#pragma`, ...) are kept in C
+//!   (with the `/` of a `/*` inside a string literal made a space, which
+//!   tree-sitter-c would take for a comment), and blanked in Fortran
+//!   (`fortran == true`);
 //! * `#define`s in active code are recorded, with the integer value of
 //!   object-like macros whose body is a constant expression.
 //!
@@ -45,7 +47,8 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Preprocessed {
     /// Same byte length as the input; every byte is either the input byte or
-    /// a space standing for a blanked byte (never `\n` or `\r`).
+    /// a space standing for a blanked byte (never `\n` or `\r`) or for the
+    /// `/` of a `/*` in a literal of a C directive.
     pub text: String,
     /// Every conditional, in the order of its opening directive (so an
     /// enclosing conditional comes before the ones nested in it).
@@ -342,6 +345,8 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
             (None, name) => {
                 if !active || fortran {
                     blank(&mut out, range.0, range.1);
+                } else {
+                    hide_comment_openers_in_literals(&mut out, range.0, range.1);
                 }
                 if !active {
                     continue;
@@ -633,6 +638,48 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
         if *b != b'\n' && *b != b'\r' {
             *b = b' ';
         }
+    }
+}
+
+/// In a kept C directive `start..end`, the `/` of every `/*` inside a string
+/// or character literal becomes a space: tree-sitter-c reads a directive's
+/// argument as one token that ends at `/*` (a comment after it), so
+/// `#define FMT "/* %c */"` would not parse. The literal's other bytes and
+/// every offset stay; macro values are read from the original text.
+fn hide_comment_openers_in_literals(out: &mut [u8], start: usize, end: usize) {
+    let end = end.min(out.len());
+    let mut i = start;
+    let mut quote: Option<u8> = None;
+    while i < end {
+        let b = out[i];
+        match quote {
+            Some(q) => {
+                if b == b'\\' {
+                    i += 2;
+                    continue;
+                }
+                if b == q || b == b'\n' {
+                    quote = None;
+                } else if b == b'/' && out.get(i + 1) == Some(&b'*') {
+                    out[i] = b' ';
+                }
+            }
+            None => match b {
+                b'"' | b'\'' => quote = Some(b),
+                b'/' if out.get(i + 1) == Some(&b'/') => return,
+                b'/' if out.get(i + 1) == Some(&b'*') => {
+                    // a comment: to its end
+                    i += 2;
+                    while i + 1 < end && !(out[i] == b'*' && out[i + 1] == b'/') {
+                        i += 1;
+                    }
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
     }
 }
 

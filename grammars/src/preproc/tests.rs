@@ -722,3 +722,29 @@ proptest! {
         check_edits(&src, &edits, fortran);
     }
 }
+
+#[test]
+fn comment_openers_in_directive_literals_are_hidden() {
+    let text = "#define FMT \"/* %c */\\n\" /* a comment */\n#define CH '/' // x\nchar *s = \"/* kept */\";\n";
+    let p = preprocess(text, &[], false);
+    assert_eq!(p.text.len(), text.len());
+    // the literal's `/*` is gone, the comment after it is kept
+    assert!(
+        p.text
+            .starts_with("#define FMT \" * %c */\\n\" /* a comment */\n"),
+        "{}",
+        p.text
+    );
+    assert!(p.text.contains("#define CH '/' // x\n"));
+    // code outside directives is untouched
+    assert!(p.text.ends_with("char *s = \"/* kept */\";\n"));
+    // the macro's value is read from the original text
+    assert_eq!(p.macros[0].name, "FMT");
+    // and the C grammar parses it
+    let tree = crate::parse(crate::Grammar::C, &p.text).unwrap();
+    assert!(
+        !tree.root_node().has_error(),
+        "{}",
+        tree.root_node().to_sexp()
+    );
+}
