@@ -2,23 +2,14 @@
 //! that name the file, `--explain`, `--list-rules`, `--dump cfg`,
 //! `--dump memop-graph`.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{bin, fixtures, stderr, stdout, temp_dir, tree, TWO_FINDINGS};
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_csa-lint"))
-}
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
-}
 
 fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("csa-lint runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Standard output without the text formats' summary line.
@@ -28,25 +19,6 @@ fn diag_out(o: &Output) -> String {
         .filter(|l| !l.starts_with("Found ") && !l.starts_with("All checks passed"))
         .map(|l| format!("{l}\n"))
         .collect()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh directory for one test, inside a directory of this process's
-/// that holds an empty `csa-lint.toml`: configuration discovery walks
-/// upward, and the empty file stops it there, so a configuration left in
-/// the system's temporary directory (or above it) cannot change the
-/// outcome. An empty configuration is the defaults.
-fn temp_dir(name: &str) -> PathBuf {
-    let base = std::env::temp_dir().join(format!("csa-lint-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&base).unwrap();
-    std::fs::write(base.join("csa-lint.toml"), "").unwrap();
-    let dir = base.join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]
@@ -422,21 +394,6 @@ fn sarif_has_the_required_fields_and_stable_fingerprints() {
 }
 
 /// Writes `files` (path, contents) under a fresh temporary directory.
-fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = temp_dir(name);
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
-}
-
-/// An unguarded marker on a loop without memory operations: CSA102 and
-/// CSA401 on line 2.
-const TWO_FINDINGS: &str =
-    "void f(int n) {\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) {}\n}\n";
-
 /// `(file name, code)` of every concise line, for comparing runs.
 fn codes(o: &Output) -> Vec<(String, String)> {
     diag_out(o)

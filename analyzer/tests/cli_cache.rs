@@ -3,18 +3,11 @@
 //! `cache-dir`), reports written a file at a time (JSON and SARIF still
 //! one valid document), and `per-file-languages`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_csa-lint"));
-    c.env_remove("CSA_LINT_CACHE_DIR");
-    c
-}
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
-}
+use common::{bin, fixtures, stderr, stdout, temp_dir, tree, TWO_FINDINGS};
+use std::path::Path;
+use std::process::Output;
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {
     bin()
@@ -23,40 +16,6 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
         .output()
         .expect("csa-lint runs")
 }
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh directory for one test, below an empty `csa-lint.toml` (which
-/// stops configuration discovery there).
-fn temp_dir(name: &str) -> PathBuf {
-    let base = std::env::temp_dir().join(format!("csa-lint-cache-{}", std::process::id()));
-    std::fs::create_dir_all(&base).unwrap();
-    std::fs::write(base.join("csa-lint.toml"), "").unwrap();
-    let dir = base.join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = temp_dir(name);
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
-}
-
-/// CSA102 and CSA401 on line 2.
-const TWO_FINDINGS: &str =
-    "void f(int n) {\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) {}\n}\n";
 
 /// The keys of the entries in a cache directory (every build's).
 fn entries(cache: &Path) -> Vec<String> {

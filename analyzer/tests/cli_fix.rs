@@ -1,27 +1,22 @@
 //! End-to-end tests of `csa-lint --fix`, `--unsafe-fixes`, `--diff`,
 //! `--rewrite` and of fixes in the JSON and SARIF output.
 
+mod common;
+
+use common::{bin, stderr, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// Runs `csa-lint ARGS FILE` without configuration files (the files live
 /// in the system's temporary directory, where a stray `csa-lint.toml`
 /// could otherwise apply).
 fn run(args: &[&str], file: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_csa-lint"))
+    bin()
         .arg("--no-config")
         .args(args)
         .arg(file)
         .output()
         .expect("csa-lint runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {

@@ -54,9 +54,14 @@ pub struct Cache {
     entries: FxHashMap<u128, StoredEntry>,
 }
 
-/// What a run adds to the cache: entries analysed or used, by key.
+/// What a run adds to the cache: the keys of the entries it used, and the
+/// entries it made (the only part of a run's memory that grows with the
+/// tree: the diagnostics of the files analysed, until the end).
 #[derive(Default)]
-pub struct Updates(FxHashMap<u128, Vec<CachedDiagnostic>>);
+pub struct Updates {
+    used: rustc_hash::FxHashSet<u128>,
+    made: FxHashMap<u128, Vec<CachedDiagnostic>>,
+}
 
 /// A cache key: the hash of everything the analysis result depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,14 +155,14 @@ impl Cache {
             .map(CachedDiagnostic::restore)
             .collect::<Option<Vec<_>>>()?;
         let mut used = Updates::default();
-        used.0.insert(key.0, entry.diagnostics.clone());
+        used.used.insert(key.0);
         Some((diagnostics, used))
     }
 
     /// The entry for `key` holding `diagnostics`, to add to the cache.
     pub fn entry(key: Key, diagnostics: &[Diagnostic]) -> Updates {
         let mut u = Updates::default();
-        u.0.insert(
+        u.made.insert(
             key.0,
             diagnostics.iter().map(CachedDiagnostic::of).collect(),
         );
@@ -169,17 +174,20 @@ impl Cache {
     /// optimisation); prunes other builds once a day.
     pub fn save(self, updates: Updates) {
         let now = today();
-        let mut out: Vec<StoredEntry> = Vec::with_capacity(self.entries.len() + updates.0.len());
-        let mut fresh = updates.0;
-        for (k, e) in self.entries {
-            if fresh.contains_key(&k) {
+        let Updates { used, mut made } = updates;
+        let mut out: Vec<StoredEntry> = Vec::with_capacity(self.entries.len() + made.len());
+        for (k, mut e) in self.entries {
+            if made.contains_key(&k) {
                 continue;
+            }
+            if used.contains(&k) {
+                e.used = now;
             }
             if now.saturating_sub(e.used) <= ENTRY_LIFETIME_DAYS {
                 out.push(e);
             }
         }
-        for (k, diagnostics) in fresh.drain() {
+        for (k, diagnostics) in made.drain() {
             out.push(StoredEntry {
                 key: format!("{k:032x}"),
                 used: now,
@@ -196,19 +204,21 @@ impl Cache {
         if let Ok(bytes) = serde_json::to_vec(&stored) {
             let _ = write_atomic(&self.dir.join(RESULTS), &bytes);
         }
-        prune_other_builds(&self.root, &self.dir);
+        prune(&self.root, &self.dir);
     }
 }
 
 impl Updates {
     pub fn extend(&mut self, other: Updates) {
-        self.0.extend(other.0);
+        self.used.extend(other.used);
+        self.made.extend(other.made);
     }
 }
 
-/// Removes the directories of other builds not used for a week, at most
+/// Removes the directories of other builds not used for a week, and
+/// temporary files a killed run left in this build's directory, at most
 /// once a day.
-fn prune_other_builds(root: &Path, own: &Path) {
+fn prune(root: &Path, own: &Path) {
     let stamp = root.join(PRUNED_STAMP);
     let now = SystemTime::now();
     let age = |p: &Path| {
@@ -221,6 +231,12 @@ fn prune_other_builds(root: &Path, own: &Path) {
         return;
     }
     let _ = write_atomic(&stamp, b"");
+    for e in std::fs::read_dir(own).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.file_name().is_some_and(|n| n != RESULTS) && age(&p).is_some_and(|a| a > DAY) {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
     let Ok(entries) = std::fs::read_dir(root) else {
         return;
     };
@@ -495,5 +511,18 @@ mod tests {
         assert!(cache.get(key("kept")).is_some());
         assert!(!other.exists());
         assert!(recent.exists());
+        // a use refreshes an entry's day
+        let results = dir.path().join(BUILD_ID).join(RESULTS);
+        let mut stored: Stored = serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+        for e in &mut stored.entries {
+            e.used = today() - 29;
+        }
+        std::fs::write(&results, serde_json::to_vec(&stored).unwrap()).unwrap();
+        let cache = Cache::open(dir.path()).unwrap();
+        let (_, used) = cache.get(key("kept")).unwrap();
+        cache.save(used);
+        let stored: Stored = serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+        assert_eq!(stored.entries.len(), 1);
+        assert_eq!(stored.entries[0].used, today());
     }
 }

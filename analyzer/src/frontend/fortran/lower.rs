@@ -82,7 +82,7 @@ struct Construct {
 }
 
 /// Specification statements: nothing to execute.
-fn is_spec_kind(kind: &str) -> bool {
+pub(super) fn is_spec_kind(kind: &str) -> bool {
     matches!(
         kind,
         "implicit_statement"

@@ -821,37 +821,27 @@ impl Planned<'static> {
 /// copy leaves out: lowering them adds instructions to the current block
 /// and never a block or an edge (the Fortran lowering models no jump in
 /// an I/O statement's `ERR=` or a call's alternate return, and no call
-/// ends a block), so the control flow of the unit is the whole lowering's.
+/// ends a block), so the control flow of the unit is the whole lowering's;
+/// and the specification statements, which the lowering of statements
+/// skips (but not `internal_procedures`, which holds units).
 fn opaque_in_skeleton(kind: &str) -> bool {
-    matches!(
-        kind,
-        "assignment_statement"
-            | "pointer_association_statement"
-            | "subroutine_call"
-            | "print_statement"
-            | "write_statement"
-            | "read_statement"
-            | "open_statement"
-            | "close_statement"
-            | "inquire_statement"
-            | "file_position_statement"
-            | "allocate_statement"
-            | "deallocate_statement"
-            | "nullify_statement"
-            | "implicit_statement"
-            | "use_statement"
-            | "variable_declaration"
-            | "variable_modification"
-            | "parameter_statement"
-            | "common_statement"
-            | "save_statement"
-            | "data_statement"
-            | "equivalence_statement"
-            | "interface"
-            | "derived_type_definition"
-            | "namelist_statement"
-            | "format_statement"
-    )
+    (lower::is_spec_kind(kind) && kind != "internal_procedures")
+        || matches!(
+            kind,
+            "assignment_statement"
+                | "pointer_association_statement"
+                | "subroutine_call"
+                | "print_statement"
+                | "write_statement"
+                | "read_statement"
+                | "open_statement"
+                | "close_statement"
+                | "inquire_statement"
+                | "file_position_statement"
+                | "allocate_statement"
+                | "deallocate_statement"
+                | "nullify_statement"
+        )
 }
 
 /// What a node is to [`CopyPlan`].
