@@ -360,7 +360,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     let Some(job) = jobs.get(i) else {
                         break;
                     };
-                    if tx.send((i, lint_file(ctx, job))).is_err() {
+                    // a panic outside the analysis (which catches its own)
+                    // is this file's internal error; the run goes on
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        lint_file(ctx, job)
+                    }))
+                    .unwrap_or_else(|_| Outcome {
+                        messages: vec![format!(
+                            "csa-lint: error: {}: internal error while linting this file; please report it with the file attached",
+                            render::escape_controls(&job.display)
+                        )],
+                        io_error: true,
+                        ..Outcome::default()
+                    });
+                    if tx.send((i, outcome)).is_err() {
                         break;
                     }
                 })
