@@ -169,3 +169,31 @@ fn overlong_free_form_lines_are_reported_not_parsed() {
     // the loop after it is still analysed
     assert_eq!(fa.functions[0].clie.verdicts.len(), 1);
 }
+
+/// tree-sitter's error recovery takes time quadratic in a long run of
+/// erroneous tokens (unbounded, this input takes about 30 s in a release
+/// build): the parse gives up at its budget and the file is one CSA001 at
+/// its first line, instead of a hang.
+#[test]
+fn a_parse_that_would_take_minutes_gives_up() {
+    let mut text = String::from("void f(const int *a, int *b, ");
+    for _ in 0..50_000 {
+        text.push_str("a+");
+    }
+    text.push_str("a) {\n  b[0] = 1;\n}\n");
+    let budget = csa_grammars::parse_budget(text.len());
+    let t = std::time::Instant::now();
+    let fa = analyze(SourceKind::C, &text, &AnalysisOptions::default());
+    // the budget, and little more (no recovery parses after it)
+    assert!(t.elapsed() < budget * 2, "{:?}", t.elapsed());
+    assert_eq!(fa.diagnostics.len(), 1, "{:?}", fa.diagnostics);
+    let d = &fa.diagnostics[0];
+    assert_eq!(d.code.to_string(), "CSA001");
+    assert!(
+        d.message.starts_with("the parser gave up on this file"),
+        "{}",
+        d.message
+    );
+    assert_eq!(d.span.start, 0);
+    assert!(fa.functions.is_empty());
+}

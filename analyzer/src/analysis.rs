@@ -210,6 +210,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
             &preprocessed,
             &all,
             &lowered.toplevel_errors,
+            lowered.parse_gave_up,
             &mut diagnostics,
         );
     }
@@ -265,6 +266,7 @@ pub(crate) fn file_diagnostics(
     preprocessed: &Preprocessed,
     functions: &[&Function],
     toplevel_errors: &[Span],
+    parse_gave_up: bool,
     out: &mut Vec<Diagnostic>,
 ) {
     let guarded = |offset: usize| preprocessed.is_csa_guarded(offset);
@@ -273,6 +275,7 @@ pub(crate) fn file_diagnostics(
         src: source,
         functions,
         toplevel_errors,
+        parse_gave_up,
         csa_guarded: &guarded,
     };
     rules::check_file(&cx, out);

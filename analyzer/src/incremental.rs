@@ -642,7 +642,7 @@ impl Incremental {
             }
             {
                 let funcs: Vec<&crate::ir::Function> = analyses.iter().map(|a| &a.func).collect();
-                analysis::file_diagnostics(lang, source, pre, &funcs, &[], &mut own);
+                analysis::file_diagnostics(lang, source, pre, &funcs, &[], false, &mut own);
             }
             let first_line = source.line_col(start as usize).line;
             let last_line = source.line_col(end as usize).line;
@@ -786,11 +786,11 @@ impl Incremental {
             _ => None,
         };
         let parser = self.parser.as_mut()?;
-        let mut tree = parser.parse(input, old.as_ref())?;
+        let mut tree = csa_grammars::parse_bounded(parser, input, old.as_ref())?;
         // Error recovery after an incremental parse can differ from a fresh
         // parse; the command line parses fresh, so do the same.
         if old.is_some() && tree.root_node().has_error() {
-            tree = parser.parse(input, None)?;
+            tree = csa_grammars::parse_bounded(parser, input, None)?;
         }
         Some(tree)
     }

@@ -64,8 +64,39 @@ pub fn parse(grammar: Grammar, text: &str) -> Option<tree_sitter::Tree> {
         }
         let parser = slot.as_mut()?;
         parser.reset();
-        parser.parse(text, None)
+        parse_bounded(parser, text, None)
     })
+}
+
+/// How long a parse of `len` bytes may take: 2 s, and 20 us per byte
+/// (about 200 times what tree-sitter takes on ordinary code). Only error
+/// recovery on pathological input comes near it: tree-sitter's recovery
+/// takes time quadratic in the length of an erroneous run of tokens (a
+/// 100 kB line of `a+a+...` in a parameter list took 32 s).
+pub fn parse_budget(len: usize) -> std::time::Duration {
+    std::time::Duration::from_secs(2) + std::time::Duration::from_micros(20 * len as u64)
+}
+
+/// `parser.parse(text, old)` that gives up (`None`) when the parse takes
+/// longer than [`parse_budget`]: no input may hang the analysis.
+pub fn parse_bounded(
+    parser: &mut tree_sitter::Parser,
+    text: &str,
+    old: Option<&tree_sitter::Tree>,
+) -> Option<tree_sitter::Tree> {
+    let deadline = std::time::Instant::now() + parse_budget(text.len());
+    let mut past_deadline = |_: &tree_sitter::ParseState| std::time::Instant::now() > deadline;
+    let bytes = text.as_bytes();
+    let tree = parser.parse_with_options(
+        &mut |i, _| bytes.get(i..).unwrap_or_default(),
+        old,
+        Some(tree_sitter::ParseOptions::new().progress_callback(&mut past_deadline)),
+    );
+    if tree.is_none() {
+        // a cancelled parse leaves its state for a resumption: drop it
+        parser.reset();
+    }
+    tree
 }
 
 /// Byte ranges of the syntax errors under `root`: every `ERROR` node (its

@@ -40,6 +40,21 @@ pub struct LoweredFile {
     pub functions: Vec<Function>,
     /// Syntax errors outside any function (ERROR/MISSING nodes at top level).
     pub toplevel_errors: Vec<Span>,
+    /// The parser gave up (`csa_grammars::parse_budget`): nothing was
+    /// lowered.
+    pub parse_gave_up: bool,
+}
+
+impl LoweredFile {
+    /// What lowering gives when the parser gave up on `text`.
+    pub(crate) fn gave_up(text: &str) -> LoweredFile {
+        let first_line = text.find('\n').unwrap_or(text.len());
+        LoweredFile {
+            functions: Vec::new(),
+            toplevel_errors: vec![Span::new(0, first_line)],
+            parse_gave_up: true,
+        }
+    }
 }
 
 /// Maps byte offsets of the text the parser saw back to the original text.
@@ -80,6 +95,10 @@ pub fn lower_recovering(
     lower: &dyn Fn(&str) -> LoweredFile,
 ) -> LoweredFile {
     let full = lower(text);
+    if full.parse_gave_up {
+        // each part would be parsed again: no recovery
+        return full;
+    }
     let mut bad: Vec<(usize, usize)> = full
         .functions
         .iter()

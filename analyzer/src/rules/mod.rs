@@ -274,6 +274,8 @@ pub struct FileContext<'a> {
     pub src: &'a SourceText,
     pub functions: &'a [&'a Function],
     pub toplevel_errors: &'a [Span],
+    /// The parser gave up on the file (`csa_grammars::parse_budget`).
+    pub parse_gave_up: bool,
     /// True at offsets guarded by `#ifdef __CSA__` (C only).
     pub csa_guarded: &'a dyn Fn(usize) -> bool,
 }

@@ -20,6 +20,11 @@
 //! }
 //! ```
 //!
+//! When the parser's error recovery runs past its time budget (2 s and
+//! 20 us per byte: only a long run of erroneous code, such as a 100 kB
+//! line with a syntax error, comes near it), the file is reported at its
+//! first line and not analysed at all, rather than holding up the run.
+//!
 //! ## How to fix
 //! Fix the syntax, or keep preprocessor conditionals around whole
 //! statements.
@@ -44,6 +49,18 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
 }
 
 pub(super) fn check_toplevel(cx: &FileContext, out: &mut Vec<Diagnostic>) {
+    if cx.parse_gave_up {
+        let len = cx.src.text().len();
+        out.push(Diagnostic::new(
+            Code(1),
+            cx.toplevel_errors.first().copied().unwrap_or_default(),
+            format!(
+                "the parser gave up on this file: its error recovery took longer than {} s (tree-sitter's recovery is slow on a long run of code with a syntax error, such as a very long line); nothing in the file is analysed",
+                csa_grammars::parse_budget(len).as_secs()
+            ),
+        ));
+        return;
+    }
     if let Some(&span) = cx.toplevel_errors.first() {
         out.push(Diagnostic::new(
             Code(1),

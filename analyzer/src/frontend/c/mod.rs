@@ -53,7 +53,7 @@ use types::{Base, CType, Layer, StructDef, StructRef};
 /// original).
 pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::C, text) else {
-        return LoweredFile::default();
+        return LoweredFile::gave_up(text);
     };
     lower_tree(text, &tree, None, &[], opts)
 }

@@ -605,7 +605,7 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
     let masked = mask_keyword_variables(text);
     let parsed = masked.as_deref().unwrap_or(text);
     let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::Fortran, parsed) else {
-        return LoweredFile::default();
+        return LoweredFile::gave_up(text);
     };
     lower_tree_of(text, parsed, tree, map, None, opts)
 }
@@ -1304,7 +1304,7 @@ fn recover_units(text: &str, tree: tree_sitter::Tree) -> Vec<tree_sitter::Tree> 
         if parser.set_included_ranges(&[range]).is_err() {
             return vec![tree];
         }
-        match parser.parse(text, None) {
+        match csa_grammars::parse_bounded(&mut parser, text, None) {
             Some(t) => trees.push(t),
             None => return vec![tree],
         }
