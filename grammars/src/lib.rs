@@ -68,13 +68,13 @@ pub fn parse(grammar: Grammar, text: &str) -> Option<tree_sitter::Tree> {
     })
 }
 
-/// How long a parse of `len` bytes may take: 2 s, and 20 us per byte
-/// (about 200 times what tree-sitter takes on ordinary code). Only error
+/// How long a parse of `len` bytes may take: 1 s, and 5 us per byte
+/// (about 50 times what tree-sitter takes on ordinary code). Only error
 /// recovery on pathological input comes near it: tree-sitter's recovery
 /// takes time quadratic in the length of an erroneous run of tokens (a
 /// 100 kB line of `a+a+...` in a parameter list took 32 s).
 pub fn parse_budget(len: usize) -> std::time::Duration {
-    std::time::Duration::from_secs(2) + std::time::Duration::from_micros(20 * len as u64)
+    std::time::Duration::from_secs(1) + std::time::Duration::from_micros(5 * len as u64)
 }
 
 /// `parser.parse(text, old)` that gives up (`None`) when the parse takes

@@ -20,10 +20,11 @@
 //! }
 //! ```
 //!
-//! When the parser's error recovery runs past its time budget (2 s and
-//! 20 us per byte: only a long run of erroneous code, such as a 100 kB
-//! line with a syntax error, comes near it), the file is reported at its
-//! first line and not analysed at all, rather than holding up the run.
+//! When the parser's error recovery runs past its time budget (1 s and
+//! 5 us per byte, some 50 times an ordinary parse: only a long run of
+//! erroneous code, such as a 100 kB line with a syntax error, comes near
+//! it), the file is reported at its first line and not analysed at all,
+//! rather than holding up the run.
 //!
 //! ## How to fix
 //! Fix the syntax, or keep preprocessor conditionals around whole
@@ -55,8 +56,8 @@ pub(super) fn check_toplevel(cx: &FileContext, out: &mut Vec<Diagnostic>) {
             Code(1),
             cx.toplevel_errors.first().copied().unwrap_or_default(),
             format!(
-                "the parser gave up on this file: its error recovery took longer than {} s (tree-sitter's recovery is slow on a long run of code with a syntax error, such as a very long line); nothing in the file is analysed",
-                csa_grammars::parse_budget(len).as_secs()
+                "the parser gave up on this file: its error recovery took longer than {:.1} s (tree-sitter's recovery is slow on a long run of code with a syntax error, such as a very long line); nothing in the file is analysed",
+                csa_grammars::parse_budget(len).as_secs_f64()
             ),
         ));
         return;
