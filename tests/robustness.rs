@@ -197,3 +197,35 @@ fn a_parse_that_would_take_minutes_gives_up() {
     assert_eq!(d.span.start, 0);
     assert!(fa.functions.is_empty());
 }
+
+/// Fixes applied twice change nothing, also on a directive with a clause
+/// that cannot be read (found by the fuzz run, seed 9001: the reduction
+/// clause a fix added next to `reducti(n(+:s)` was not seen, so every
+/// round of `fix_all` added another).
+#[test]
+fn fixes_on_a_malformed_directive_are_applied_once() {
+    use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
+    let text = "double sums(int n, const double *a) {\n  double s = 0;\n#pragma omp parallel for reducti(n(+:s)\n  for (int i = 0; i < n; i++) {\n    s += a[i];\n  }\n  return s;\n}\n";
+    let opts = AnalysisOptions::default();
+    let fix = FixAllOptions {
+        fix: true,
+        unsafe_fixes: true,
+        rewrite: Target::from_name("openmp", IvdepStyle::default_for(false, Default::default())),
+        disabled: Vec::new(),
+    };
+    let once = fix_all(SourceKind::C, text, &opts, &fix);
+    let twice = fix_all(SourceKind::C, &once.text, &opts, &fix);
+    assert_eq!(once.text, twice.text);
+    // the race is still reported, without a fix that edits the directive
+    let fa = analyze(SourceKind::C, text, &opts);
+    let race = fa
+        .diagnostics
+        .iter()
+        .find(|d| d.code.to_string() == "CSA503")
+        .expect("CSA503");
+    assert!(
+        race.fixes.iter().all(|f| f.title.starts_with("Suppress")),
+        "{:?}",
+        race.fixes
+    );
+}

@@ -52,7 +52,9 @@
 //! ## Fix safety
 //! The fix adding the clause is unsafe: it changes which copy of the
 //! variable the code after the loop sees, and the analysis decides from the
-//! code it can see (a callee may read the variable).
+//! code it can see (a callee may read the variable). A directive with a
+//! clause that cannot be read gets no fix (that clause may name the
+//! variable already).
 
 use super::FunctionContext;
 use crate::dependence::classify::{self, Clause, NoClause};
@@ -256,6 +258,12 @@ fn add_clause_fix(
         .text()
         .get(directive.start as usize..directive.end as usize)?;
     let d = omp::parse_directive(text, OmpLang::from(lang))?;
+    if !d.problems.is_empty() {
+        // a clause we could not read may name the variable already
+        // (`reducti(n(+:s)`): adding one would not be seen either, and
+        // every round of `--fix` would add it again
+        return None;
+    }
     let existing = d.clauses.iter().find(|c| match (&c.kind, kind) {
         (ClauseKind::Private, "private") | (ClauseKind::Lastprivate, "lastprivate") => true,
         (ClauseKind::Reduction(r), "reduction") => red_op(r) == op,
