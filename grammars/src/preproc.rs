@@ -12,7 +12,9 @@
 //! * other directives (`#include`, `#define`, `#pragma`, ...) are kept in C
 //!   (with the `/` of a `/*` inside a string literal made a space, which
 //!   tree-sitter-c would take for a comment), and blanked in Fortran
-//!   (`fortran == true`);
+//!   (`fortran == true`); an `#include` inside an initializer or a
+//!   parenthesised expression (a list of elements read from another file,
+//!   where tree-sitter-c has no place for a directive) is blanked in C too;
 //! * `#define`s in active code are recorded, with the integer value of
 //!   object-like macros whose body is a constant expression.
 //!
@@ -60,6 +62,9 @@ pub struct Preprocessed {
     guarded: Vec<(usize, usize)>,
     /// Byte range of every directive (see [`Preprocessed::directives`]).
     directives: Vec<(usize, usize)>,
+    /// Whether the text holds a kept C `#include` (whose place, inside an
+    /// initializer or not, an edit before it can change).
+    has_include: bool,
 }
 
 /// One `#if ... #endif` conditional.
@@ -219,6 +224,8 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
     let mut values: HashMap<String, Option<i64>> = env.initial_values();
     let mut stack: Vec<Open> = Vec::new();
     let mut directives: Vec<(usize, usize)> = Vec::new();
+    let mut nest = Nesting::default();
+    let mut has_include = false;
 
     let mut in_comment = false;
     let mut continued = false;
@@ -234,6 +241,9 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
         let is_directive = !in_comment && !continued && first_non_blank(content) == Some(b'#');
         if !is_directive {
             if !fortran {
+                if active {
+                    nest.scan(content, in_comment);
+                }
                 in_comment = scan_c(content, in_comment);
                 continued = ends_with_backslash(content);
             }
@@ -345,7 +355,16 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
             (None, name) => {
                 if !active || fortran {
                     blank(&mut out, range.0, range.1);
+                } else if name == "include" && nest.in_expression() {
+                    // `= {` ... `#include "list.def"` ... `}`: the list is
+                    // code csa-lint does not read, and tree-sitter-c has no
+                    // place for a directive inside an initializer
+                    blank(&mut out, range.0, range.1);
+                    has_include = true;
                 } else {
+                    if name == "include" {
+                        has_include = true;
+                    }
                     hide_comment_openers_in_literals(&mut out, range.0, range.1);
                 }
                 if !active {
@@ -383,6 +402,75 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
         macros,
         guarded,
         directives,
+        has_include,
+    }
+}
+
+/// The brackets open at the end of the C code read so far, for
+/// [`preprocess`]'s `#include` inside an initializer.
+#[derive(Default)]
+struct Nesting {
+    /// Each open bracket: whether it opens an expression (`(`, `[`, a `{`
+    /// after `=`, `(`, `[`, or after `,` or `{` inside an expression: an
+    /// initializer) rather than a body (a function's, a block's, a
+    /// struct's or an enum's).
+    open: Vec<bool>,
+    /// The last byte of code other than a blank.
+    last: u8,
+}
+
+impl Nesting {
+    fn in_expression(&self) -> bool {
+        self.open.last().copied().unwrap_or(false)
+    }
+
+    /// Reads one line of active C code (not a directive); `in_comment`: a
+    /// block comment is open at its start.
+    fn scan(&mut self, line: &str, in_comment: bool) {
+        let b = line.as_bytes();
+        let mut in_comment = in_comment;
+        let mut i = 0;
+        while i < b.len() {
+            if in_comment {
+                if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                    in_comment = false;
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            let c = b[i];
+            match c {
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    in_comment = true;
+                    i += 2;
+                    continue;
+                }
+                b'/' if b.get(i + 1) == Some(&b'/') => return,
+                b'"' | b'\'' => {
+                    i += 1;
+                    while i < b.len() && b[i] != c {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'(' | b'[' => self.open.push(true),
+                b'{' => {
+                    let inside = self.in_expression();
+                    let expression = matches!(self.last, b'=' | b'(' | b'[')
+                        || (inside && matches!(self.last, b',' | b'{'));
+                    self.open.push(expression);
+                }
+                b')' | b']' | b'}' => {
+                    self.open.pop();
+                }
+                _ => {}
+            }
+            if !c.is_ascii_whitespace() {
+                self.last = c;
+            }
+            i += 1;
+        }
     }
 }
 
@@ -442,6 +530,11 @@ fn patch(
         .map_or(old.len(), |i| edit.old_end + i + 1);
     let le_new = le_old + text.len() - old.len();
     if ls == 0 && (old.starts_with('\u{feff}') || text.starts_with('\u{feff}')) {
+        return Err(prev);
+    }
+    // No `#include` after the edit start: whether it sits inside an
+    // initializer (and is blanked) depends on the brackets before it.
+    if prev.has_include && prev.directives.last().is_some_and(|d| d.1 >= ls) {
         return Err(prev);
     }
     // No directive (with its continuation lines) on those lines before.

@@ -748,3 +748,41 @@ fn comment_openers_in_directive_literals_are_hidden() {
         tree.root_node().to_sexp()
     );
 }
+
+#[test]
+fn includes_inside_initializers_are_blanked() {
+    let text = "#include <stdio.h>\nstatic const char *names[] = {\n#include \"names.list\"\n  0\n};\nint f(void) {\n#include \"body.inc\"\n  int a[] = { 1,\n#include \"more.def\"\n  };\n  g((\n#include \"args.def\"\n  ));\n  return 0;\n}\nenum e {\n#include \"enumerators.def\"\n};\n";
+    let p = c(text);
+    check_blanking(text, &p);
+    let kept: Vec<&str> = kept(&p)
+        .into_iter()
+        .filter(|l| l.starts_with('#'))
+        .collect();
+    // at file level, in a body and in an enum: kept; in an initializer or
+    // an argument list: blanked
+    assert_eq!(
+        kept,
+        [
+            "#include <stdio.h>",
+            "#include \"body.inc\"",
+            "#include \"enumerators.def\""
+        ]
+    );
+    let tree = crate::parse(crate::Grammar::C, &p.text).unwrap();
+    let mut cursor = tree.root_node().walk();
+    let decl = tree.root_node().children(&mut cursor).nth(1).unwrap();
+    assert!(!decl.has_error(), "{}", decl.to_sexp());
+}
+
+#[test]
+fn an_edit_before_an_include_preprocesses_again() {
+    // an edit that opens an initializer before the include changes it
+    let old = "int x;\n#include \"list\"\n};\n";
+    let new = "int x[] = {\n#include \"list\"\n};\n";
+    assert!(c(old).text.contains("#include"));
+    assert!(!c(new).text.contains("#include"));
+    let prev = c(old);
+    let edit = crate::TextEdit::between(old, new).unwrap();
+    let got = preprocess_edit(prev, old, new, edit, &[], false).0;
+    assert_eq!(got, c(new));
+}
