@@ -62,9 +62,6 @@ pub struct Preprocessed {
     guarded: Vec<(usize, usize)>,
     /// Byte range of every directive (see [`Preprocessed::directives`]).
     directives: Vec<(usize, usize)>,
-    /// Whether the text holds a kept C `#include` (whose place, inside an
-    /// initializer or not, an edit before it can change).
-    has_include: bool,
 }
 
 /// One `#if ... #endif` conditional.
@@ -225,7 +222,6 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
     let mut stack: Vec<Open> = Vec::new();
     let mut directives: Vec<(usize, usize)> = Vec::new();
     let mut nest = Nesting::default();
-    let mut has_include = false;
 
     let mut in_comment = false;
     let mut continued = false;
@@ -360,11 +356,7 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
                     // code csa-lint does not read, and tree-sitter-c has no
                     // place for a directive inside an initializer
                     blank(&mut out, range.0, range.1);
-                    has_include = true;
                 } else {
-                    if name == "include" {
-                        has_include = true;
-                    }
                     hide_comment_openers_in_literals(&mut out, range.0, range.1);
                 }
                 if !active {
@@ -402,7 +394,6 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
         macros,
         guarded,
         directives,
-        has_include,
     }
 }
 
@@ -534,7 +525,20 @@ fn patch(
     }
     // No `#include` after the edit start: whether it sits inside an
     // initializer (and is blanked) depends on the brackets before it.
-    if prev.has_include && prev.directives.last().is_some_and(|d| d.1 >= ls) {
+    let is_include = |d: &(usize, usize)| {
+        old.get(d.0..d.1).is_some_and(|t| {
+            let t = t.trim_start().trim_start_matches('#').trim_start();
+            t.starts_with("include")
+        })
+    };
+    if !fortran
+        && prev
+            .directives
+            .iter()
+            .rev()
+            .take_while(|d| d.1 >= ls)
+            .any(is_include)
+    {
         return Err(prev);
     }
     // No directive (with its continuation lines) on those lines before.
