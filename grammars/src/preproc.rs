@@ -418,49 +418,26 @@ impl Nesting {
     /// Reads one line of active C code (not a directive); `in_comment`: a
     /// block comment is open at its start.
     fn scan(&mut self, line: &str, in_comment: bool) {
-        let b = line.as_bytes();
-        let mut in_comment = in_comment;
-        let mut i = 0;
-        while i < b.len() {
-            if in_comment {
-                if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-                    in_comment = false;
-                    i += 2;
-                } else {
-                    i += 1;
-                }
-                continue;
+        lex_c_line(line, in_comment, |c| self.code(c));
+    }
+
+    /// One byte of code (a literal is its opening quote).
+    fn code(&mut self, c: u8) {
+        match c {
+            b'(' | b'[' => self.open.push(true),
+            b'{' => {
+                let inside = self.in_expression();
+                let expression = matches!(self.last, b'=' | b'(' | b'[')
+                    || (inside && matches!(self.last, b',' | b'{'));
+                self.open.push(expression);
             }
-            let c = b[i];
-            match c {
-                b'/' if b.get(i + 1) == Some(&b'*') => {
-                    in_comment = true;
-                    i += 2;
-                    continue;
-                }
-                b'/' if b.get(i + 1) == Some(&b'/') => return,
-                b'"' | b'\'' => {
-                    i += 1;
-                    while i < b.len() && b[i] != c {
-                        i += if b[i] == b'\\' { 2 } else { 1 };
-                    }
-                }
-                b'(' | b'[' => self.open.push(true),
-                b'{' => {
-                    let inside = self.in_expression();
-                    let expression = matches!(self.last, b'=' | b'(' | b'[')
-                        || (inside && matches!(self.last, b',' | b'{'));
-                    self.open.push(expression);
-                }
-                b')' | b']' | b'}' => {
-                    self.open.pop();
-                }
-                _ => {}
+            b')' | b']' | b'}' => {
+                self.open.pop();
             }
-            if !c.is_ascii_whitespace() {
-                self.last = c;
-            }
-            i += 1;
+            _ => {}
+        }
+        if !c.is_ascii_whitespace() {
+            self.last = c;
         }
     }
 }
@@ -783,6 +760,14 @@ fn hide_comment_openers_in_literals(out: &mut [u8], start: usize, end: usize) {
 /// Whether a C block comment is open at the end of `line`, given whether one
 /// was open at its start. String and character literals end at the line end.
 fn scan_c(line: &str, in_comment: bool) -> bool {
+    lex_c_line(line, in_comment, |_| {})
+}
+
+/// Reads one line of C: `code` gets every byte outside comments and
+/// literals, and the opening quote of each literal; the result says
+/// whether a block comment is open at the end (`in_comment`: at the start).
+/// String and character literals end at the line end.
+fn lex_c_line(line: &str, in_comment: bool, mut code: impl FnMut(u8)) -> bool {
     let b = line.as_bytes();
     let mut in_comment = in_comment;
     let mut i = 0;
@@ -803,6 +788,7 @@ fn scan_c(line: &str, in_comment: bool) -> bool {
             }
             b'/' if b.get(i + 1) == Some(&b'/') => return false,
             q @ (b'"' | b'\'') => {
+                code(q);
                 i += 1;
                 while i < b.len() {
                     if b[i] == b'\\' {
@@ -815,7 +801,10 @@ fn scan_c(line: &str, in_comment: bool) -> bool {
                     }
                 }
             }
-            _ => i += 1,
+            c => {
+                code(c);
+                i += 1;
+            }
         }
     }
     in_comment
