@@ -418,11 +418,15 @@ impl Nesting {
     /// Reads one line of active C code (not a directive); `in_comment`: a
     /// block comment is open at its start.
     fn scan(&mut self, line: &str, in_comment: bool) {
-        lex_c_line(line, in_comment, |c| self.code(c));
+        lex_c_line(line, in_comment, |_, c, literal| self.code(c, literal));
     }
 
-    /// One byte of code (a literal is its opening quote).
-    fn code(&mut self, c: u8) {
+    /// One byte of code, or of a literal.
+    fn code(&mut self, c: u8, literal: bool) {
+        if literal {
+            self.last = b'"';
+            return;
+        }
         match c {
             b'(' | b'[' => self.open.push(true),
             b'{' => {
@@ -722,52 +726,38 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
 /// every offset stay; macro values are read from the original text.
 fn hide_comment_openers_in_literals(out: &mut [u8], start: usize, end: usize) {
     let end = end.min(out.len());
-    let mut i = start;
-    let mut quote: Option<u8> = None;
-    while i < end {
-        let b = out[i];
-        match quote {
-            Some(q) => {
-                if b == b'\\' {
-                    i += 2;
-                    continue;
+    let mut hidden = Vec::new();
+    let mut in_comment = false;
+    let mut line_start = start;
+    // the directive's lines (continuations, an open comment's lines)
+    for line in out[start..end].split(|&b| b == b'\n') {
+        let bytes = line;
+        if let Ok(l) = std::str::from_utf8(line) {
+            in_comment = lex_c_line(l, in_comment, |i, b, literal| {
+                if literal && b == b'/' && bytes.get(i + 1) == Some(&b'*') {
+                    hidden.push(line_start + i);
                 }
-                if b == q || b == b'\n' {
-                    quote = None;
-                } else if b == b'/' && out.get(i + 1) == Some(&b'*') {
-                    out[i] = b' ';
-                }
-            }
-            None => match b {
-                b'"' | b'\'' => quote = Some(b),
-                b'/' if out.get(i + 1) == Some(&b'/') => return,
-                b'/' if out.get(i + 1) == Some(&b'*') => {
-                    // a comment: to its end
-                    i += 2;
-                    while i + 1 < end && !(out[i] == b'*' && out[i + 1] == b'/') {
-                        i += 1;
-                    }
-                    i += 2;
-                    continue;
-                }
-                _ => {}
-            },
+            });
         }
-        i += 1;
+        line_start += line.len() + 1;
+    }
+    for i in hidden {
+        out[i] = b' ';
     }
 }
 
 /// Whether a C block comment is open at the end of `line`, given whether one
 /// was open at its start. String and character literals end at the line end.
 fn scan_c(line: &str, in_comment: bool) -> bool {
-    lex_c_line(line, in_comment, |_| {})
+    lex_c_line(line, in_comment, |_, _, _| {})
 }
 
-/// Reads one line of C: `code` gets every byte outside comments and
-/// literals, and the opening quote of each literal; the result says
-/// whether a block comment is open at the end (`in_comment`: at the start).
-/// String and character literals end at the line end.
-fn lex_c_line(line: &str, in_comment: bool, mut code: impl FnMut(u8)) -> bool {
+/// Reads one line of C: `on(offset, byte, in_literal)` gets every byte
+/// outside comments, with whether it belongs to a string or character
+/// literal (its quotes included); the result says whether a block comment
+/// is open at the end (`in_comment`: at the start). Literals end at the
+/// line end.
+fn lex_c_line(line: &str, in_comment: bool, mut on: impl FnMut(usize, u8, bool)) -> bool {
     let b = line.as_bytes();
     let mut in_comment = in_comment;
     let mut i = 0;
@@ -788,10 +778,14 @@ fn lex_c_line(line: &str, in_comment: bool, mut code: impl FnMut(u8)) -> bool {
             }
             b'/' if b.get(i + 1) == Some(&b'/') => return false,
             q @ (b'"' | b'\'') => {
-                code(q);
+                on(i, q, true);
                 i += 1;
                 while i < b.len() {
+                    on(i, b[i], true);
                     if b[i] == b'\\' {
+                        if let Some(&e) = b.get(i + 1) {
+                            on(i + 1, e, true);
+                        }
                         i += 2;
                         continue;
                     }
@@ -802,7 +796,7 @@ fn lex_c_line(line: &str, in_comment: bool, mut code: impl FnMut(u8)) -> bool {
                 }
             }
             c => {
-                code(c);
+                on(i, c, false);
                 i += 1;
             }
         }

@@ -192,25 +192,22 @@ fn constructs(words: &[&str]) -> (Vec<(&'static str, &'static str)>, bool) {
             }
             "parallel" | "for" | "do" | "sections" | "section" | "single" | "master" | "critical"
             | "barrier" | "atomic" => supported = true,
-            "target" => match next {
-                Some("data") => {
-                    bad.push(("target data", NOTHING));
-                    step = 2;
+            "target" => {
+                // the data-movement forms (`target enter data` is three words)
+                const DATA: [(&str, &str, usize); 4] = [
+                    ("data", "target data", 2),
+                    ("update", "target update", 2),
+                    ("enter", "target enter data", 3),
+                    ("exit", "target exit data", 3),
+                ];
+                match DATA.iter().find(|d| next == Some(d.0)) {
+                    Some(&(_, name, words)) => {
+                        bad.push((name, NOTHING));
+                        step = words;
+                    }
+                    None => supported = true,
                 }
-                Some("update") => {
-                    bad.push(("target update", NOTHING));
-                    step = 2;
-                }
-                Some("enter") => {
-                    bad.push(("target enter data", NOTHING));
-                    step = 3;
-                }
-                Some("exit") => {
-                    bad.push(("target exit data", NOTHING));
-                    step = 3;
-                }
-                _ => supported = true,
-            },
+            }
             "distribute"
                 if next == Some("parallel")
                     && matches!(words.get(i + 2).copied(), Some("for" | "do")) =>

@@ -93,7 +93,6 @@ fn today() -> u32 {
 #[derive(Serialize, Deserialize)]
 struct Stored {
     format: u32,
-    build: String,
     entries: Vec<StoredEntry>,
 }
 
@@ -130,7 +129,7 @@ impl Cache {
         if let Some(stored) = std::fs::read(dir.join(RESULTS))
             .ok()
             .and_then(|b| serde_json::from_slice::<Stored>(&b).ok())
-            .filter(|s| s.format == FORMAT && s.build == BUILD_ID)
+            .filter(|s| s.format == FORMAT)
         {
             for e in stored.entries {
                 if let Ok(k) = u128::from_str_radix(&e.key, 16) {
@@ -198,7 +197,6 @@ impl Cache {
         out.sort_by(|a, b| a.key.cmp(&b.key));
         let stored = Stored {
             format: FORMAT,
-            build: BUILD_ID.to_string(),
             entries: out,
         };
         if let Ok(bytes) = serde_json::to_vec(&stored) {
@@ -352,18 +350,13 @@ impl CachedDiagnostic {
 
     /// `None` for an entry this build cannot have written (an unknown code).
     fn restore(&self) -> Option<Diagnostic> {
-        let this = self.clone();
-        this.restore_owned()
-    }
-
-    fn restore_owned(self) -> Option<Diagnostic> {
         let rule = analyzer::rules::lookup(Code(self.code))?;
         let fixes = self
             .fixes
-            .into_iter()
+            .iter()
             .map(|f| {
                 Some(Fix {
-                    title: f.title,
+                    title: f.title.clone(),
                     applicability: match f.applicability {
                         0 => Applicability::Safe,
                         1 => Applicability::Unsafe,
@@ -372,10 +365,10 @@ impl CachedDiagnostic {
                     },
                     edits: f
                         .edits
-                        .into_iter()
+                        .iter()
                         .map(|(s, new_text)| Edit {
-                            span: unspan(s),
-                            new_text,
+                            span: unspan(*s),
+                            new_text: new_text.clone(),
                         })
                         .collect(),
                 })
@@ -391,16 +384,16 @@ impl CachedDiagnostic {
                 _ => return None,
             },
             span: unspan(self.span),
-            message: self.message,
+            message: self.message.clone(),
             related: self
                 .related
-                .into_iter()
+                .iter()
                 .map(|(s, message)| Related {
-                    span: unspan(s),
-                    message,
+                    span: unspan(*s),
+                    message: message.clone(),
                 })
                 .collect(),
-            help: self.help,
+            help: self.help.clone(),
             fixes,
         })
     }
@@ -459,7 +452,7 @@ mod tests {
         let k = format!("{:032x}", key("t").0);
         std::fs::write(
             &results,
-            format!("{{\"format\":{FORMAT},\"build\":\"{BUILD_ID}\",\"entries\":[{{\"key\":\"{k}\",\"used\":0,\"diagnostics\":[{{\"code\":9999,\"severity\":0,\"span\":[0,1],\"message\":\"\",\"related\":[],\"help\":null,\"fixes\":[]}}]}}]}}"),
+            format!("{{\"format\":{FORMAT},\"entries\":[{{\"key\":\"{k}\",\"used\":0,\"diagnostics\":[{{\"code\":9999,\"severity\":0,\"span\":[0,1],\"message\":\"\",\"related\":[],\"help\":null,\"fixes\":[]}}]}}]}}"),
         )
         .unwrap();
         assert!(Cache::open(dir.path()).unwrap().get(key("t")).is_none());

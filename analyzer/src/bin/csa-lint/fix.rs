@@ -148,16 +148,19 @@ fn fix_text(
         },
     );
     // refusals are placed in the text as it was read
-    let src = analyzer::source::SourceText::new(text.to_string());
-    let refusals = r
-        .refusals
-        .iter()
-        .chain(&r.rejected)
-        .map(|(span, why)| {
-            let lc = src.line_col(span.start as usize);
-            format!("{display}:{}:{}: {why}", lc.line, lc.column)
-        })
-        .collect();
+    let mut refusals = Vec::new();
+    if !r.refusals.is_empty() || !r.rejected.is_empty() {
+        let src = analyzer::source::SourceText::new(text.to_string());
+        refusals = r
+            .refusals
+            .iter()
+            .chain(&r.rejected)
+            .map(|(span, why)| {
+                let lc = src.line_col(span.start as usize);
+                format!("{display}:{}:{}: {why}", lc.line, lc.column)
+            })
+            .collect();
+    }
     Outcome {
         text: r.text,
         fixed: r.applied,

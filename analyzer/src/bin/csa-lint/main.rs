@@ -319,10 +319,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         } else {
             Some(format)
         },
-        frame: match format {
-            Format::Json => Some(render::json_frame()),
-            Format::Sarif => Some(render::sarif_frame()),
-            Format::Gitlab => Some(render::json_frame()),
+        frame: match (cli.statistics || diff_only, format) {
+            (false, Format::Json | Format::Gitlab) => Some(render::json_frame()),
+            (false, Format::Sarif) => Some(render::sarif_frame()),
             _ => None,
         },
         totals: render::Totals::default(),
@@ -403,9 +402,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
     let mut tail = String::new();
     if let Some(frame) = report.frame.take() {
-        if report.format.is_some() {
-            tail.push_str(&frame.finish());
-        }
+        tail.push_str(&frame.finish());
     }
     if cli.statistics {
         tail.push_str(&render::statistics(&report.totals, format == Format::Json));
@@ -553,10 +550,8 @@ impl Report {
         }
         let _ = out.write_all(o.text.as_bytes());
         if let Some(frame) = &mut self.frame {
-            if self.format.is_some() {
-                for item in &o.items {
-                    let _ = out.write_all(frame.item(item).as_bytes());
-                }
+            for item in &o.items {
+                let _ = out.write_all(frame.item(item).as_bytes());
             }
         }
     }
@@ -719,7 +714,8 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         }
     }
     render::sort(&mut diagnostics);
-    if let Some(format) = ctx.format {
+    // a file without diagnostics prints nothing in any format: no line index
+    if let Some(format) = ctx.format.filter(|_| !diagnostics.is_empty()) {
         let source = analyzer::source::SourceText::new(text);
         let view = render::FileView {
             name: display,

@@ -759,7 +759,7 @@ fn lower_tree_of(
     }
     let flats: Vec<FlatTree> = trees.iter().map(|t| FlatTree::new(t.root_node())).collect();
     let calls = relevance::FortranCalls::scan(text);
-    lower_flat(text, &flats, map, only, opts, &Planned::none(), &calls).unwrap_or_default()
+    lower_flat(text, &flats, map, only, opts, None, &calls).unwrap_or_default()
 }
 
 /// [`lower_tree`] over a pruned copy of `tree`; None when `tree` has a
@@ -778,43 +778,7 @@ fn lower_pruned(
     let calls = relevance::FortranCalls::scan(text);
     let mut plan = CopyPlan::new(text, only, !opts.every_body, &calls);
     let flat = FlatTree::pruned(root, |n, depth| plan.descend(n, depth));
-    lower_flat(
-        text,
-        &[flat],
-        map,
-        only,
-        opts,
-        &Planned {
-            needs_lowering: &plan.needs_lowering,
-            control: &plan.control,
-        },
-        &calls,
-    )
-}
-
-/// What a [`CopyPlan`] decided about the units of its copy, for
-/// [`lower_flat`].
-#[derive(Clone, Copy)]
-struct Planned<'p> {
-    /// `relevance::fortran_needs_lowering` of units by byte range.
-    needs_lowering: &'p HashMap<(usize, usize), bool>,
-    /// The units (by byte range) whose copy holds their control flow only
-    /// ([`Host::Control`]): lowered as skeletons.
-    control: &'p HashMap<(usize, usize), ()>,
-}
-
-impl Planned<'static> {
-    /// Nothing decided: a whole copy.
-    fn none() -> Planned<'static> {
-        static EMPTY_NEEDS: std::sync::OnceLock<HashMap<(usize, usize), bool>> =
-            std::sync::OnceLock::new();
-        static EMPTY_CONTROL: std::sync::OnceLock<HashMap<(usize, usize), ()>> =
-            std::sync::OnceLock::new();
-        Planned {
-            needs_lowering: EMPTY_NEEDS.get_or_init(HashMap::default),
-            control: EMPTY_CONTROL.get_or_init(HashMap::default),
-        }
-    }
+    lower_flat(text, &[flat], map, only, opts, Some(&plan), &calls)
 }
 
 /// Statements that cannot jump, whose children a [`Host::Control`] unit's
@@ -893,8 +857,8 @@ struct CopyPlan<'a> {
     path: Vec<Walk>,
     /// `fortran_needs_lowering` of units by byte range.
     needs_lowering: HashMap<(usize, usize), bool>,
-    /// The [`Host::Control`] units by byte range.
-    control: HashMap<(usize, usize), ()>,
+    /// The [`Host::Control`] units by byte range: lowered as skeletons.
+    control: rustc_hash::FxHashSet<(usize, usize)>,
     /// Where names are called (a called unit is lowered for its callers'
     /// summaries).
     calls: &'a relevance::FortranCalls,
@@ -913,7 +877,7 @@ impl<'a> CopyPlan<'a> {
             outlines,
             path: Vec::new(),
             needs_lowering: HashMap::default(),
-            control: HashMap::default(),
+            control: Default::default(),
             calls,
         }
     }
@@ -970,7 +934,7 @@ impl<'a> CopyPlan<'a> {
                             Host::Lowered
                         };
                         if as_host == Host::Control {
-                            self.control.insert((start, end), ());
+                            self.control.insert((start, end));
                         }
                         (Walk::Unit(as_host, false), true)
                     }
@@ -1020,21 +984,21 @@ impl<'a> CopyPlan<'a> {
 }
 
 /// [`lower_tree`] over the flat copies of its trees (one per top-level unit
-/// after error recovery). `planned`: what a [`CopyPlan`] decided (the
-/// units' `relevance::fortran_needs_lowering` by byte range, the skeleton
-/// units). None when a unit to lower whole or the host of one was pruned
-/// from the copy.
+/// after error recovery). `plan`: the [`CopyPlan`] the copy was made with,
+/// if any (the units' `relevance::fortran_needs_lowering` by byte range,
+/// the skeleton units). None when a unit to lower whole or the host of one
+/// was pruned from the copy.
 fn lower_flat(
     text: &str,
     flats: &[FlatTree],
     map: &dyn PosMap,
     only: Option<Span>,
     opts: &FrontendOptions,
-    planned: &Planned,
+    plan: Option<&CopyPlan>,
     calls: &relevance::FortranCalls,
 ) -> Option<LoweredFile> {
-    let needs_lowering = planned.needs_lowering;
-    let skeleton = |u: &Unit| planned.control.contains_key(&(u.start, u.end));
+    let known_need = |u: &Unit| plan.and_then(|p| p.needs_lowering.get(&(u.start, u.end)).copied());
+    let skeleton = |u: &Unit| plan.is_some_and(|p| p.control.contains(&(u.start, u.end)));
     let mut out = LoweredFile::default();
     let roots: Vec<FNode> = flats.iter().map(|t| t.root()).collect();
     let cx = Cx { text, map };
@@ -1078,8 +1042,8 @@ fn lower_flat(
                 && !(callable && calls.called_outside(&u.name, u.start, u.end))
                 && u.recovered_error.is_none()
                 && host_ok
-                && !match needs_lowering.get(&(u.start, u.end)) {
-                    Some(&needs) if !has_error => needs,
+                && !match known_need(u) {
+                    Some(needs) if !has_error => needs,
                     _ => relevance::fortran_needs_lowering(
                         text.get(u.start..u.end).unwrap_or(""),
                         has_error,

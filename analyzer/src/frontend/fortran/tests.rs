@@ -2281,7 +2281,7 @@ fn pruned_copy_lowers_like_the_whole_copy() {
                 let what = format!("{} {only:?} {}", path.display(), opts.every_body);
                 let whole = FlatTree::new(tree.root_node());
                 let calls = crate::frontend::relevance::FortranCalls::scan(text);
-                let want = lower_flat(text, &[whole], map, *only, &opts, &Planned::none(), &calls)
+                let want = lower_flat(text, &[whole], map, *only, &opts, None, &calls)
                     .expect("a whole copy lowers");
                 let got = lower_pruned(text, &tree, map, *only, &opts)
                     .unwrap_or_else(|| panic!("{what}: the pruned copy is not enough"));
