@@ -21,7 +21,33 @@ use crate::rules::{self, FileContext, FunctionContext};
 use crate::source::{SourceText, Span};
 use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+
+/// A request to stop an analysis early: the language server sets it when a
+/// newer version of the document supersedes the one being analysed. The
+/// analysis looks at it between functions.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Asks every analysis holding this token (or a clone) to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// An analysis stopped by its [`Cancel`] token; it has no result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancelled;
 
 /// What the analysis can be told.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -185,6 +211,41 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
 
 /// Analyses one file. Never panics on any text.
 pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnalysis {
+    match analyze_cancellable(kind, text, opts, &Cancel::new()) {
+        Ok(fa) => fa,
+        // Nothing can cancel a token no one else holds.
+        Err(Cancelled) => empty(kind),
+    }
+}
+
+/// The analysis of an empty file of this language.
+pub(crate) fn empty(kind: SourceKind) -> FileAnalysis {
+    let lang = if kind == SourceKind::C {
+        Lang::C
+    } else {
+        Lang::Fortran
+    };
+    let source = SourceText::new(String::new());
+    let preprocessed = csa_grammars::preproc::preprocess("", &[], kind.is_fortran());
+    FileAnalysis {
+        kind,
+        lang,
+        source,
+        preprocessed,
+        functions: Vec::new(),
+        function_shifts: Vec::new(),
+        toplevel_errors: Vec::new(),
+        diagnostics: Vec::new(),
+    }
+}
+
+/// [`analyze`], stopping between functions once `cancel` is set.
+pub fn analyze_cancellable(
+    kind: SourceKind,
+    text: &str,
+    opts: &AnalysisOptions,
+    cancel: &Cancel,
+) -> Result<FileAnalysis, Cancelled> {
     let (preprocessed, lowered) = lower(kind, text, opts);
     let source = SourceText::new(text.to_string());
     let lang = if kind == SourceKind::C {
@@ -198,6 +259,9 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
     let mut diagnostics = Vec::new();
     let mut functions = Vec::with_capacity(lowered.functions.len());
     for func in lowered.functions {
+        if cancel.is_cancelled() {
+            return Err(Cancelled);
+        }
         let fa = analyze_function(func, &mopts, text);
         function_diagnostics(&fa, &source, &preprocessed, opts, &mut diagnostics);
         functions.push(Arc::new(fa));
@@ -216,7 +280,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
     }
     let diagnostics = finish_diagnostics(diagnostics, &source, lang);
     let function_shifts = vec![0; functions.len()];
-    FileAnalysis {
+    Ok(FileAnalysis {
         kind,
         lang,
         source,
@@ -225,7 +289,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
         function_shifts,
         toplevel_errors: lowered.toplevel_errors,
         diagnostics,
-    }
+    })
 }
 
 /// The diagnostics of one analysed function.

@@ -80,8 +80,31 @@ fn functions(fa: &FileAnalysis) -> impl Iterator<Item = (&FunctionAnalysis, i64)
         .map(|(i, f)| (&**f, fa.function_shifts.get(i).copied().unwrap_or(0)))
 }
 
+/// Whether a loop marker (whose rewrites a code action would offer) lies
+/// within `from..=to` of the analysed text.
+pub fn has_marker_in(fa: &FileAnalysis, from: usize, to: usize) -> bool {
+    functions(fa).any(|(f, sh)| {
+        f.func.builtins.iter().any(|b| {
+            let s = mvs(sh, b.span);
+            b.kind.is_marker() && s.start as usize <= to && from <= s.end as usize
+        })
+    })
+}
+
 fn short_name(b: &BuiltinCall) -> String {
     b.short_name()
+}
+
+/// The first lines of a builtin's hover: its name as a code block in the
+/// file's language (as clangd and rust-analyzer do). Not `**bold**`: the
+/// builtins' names begin with `__`, which Neovim 0.7's markdown reads as
+/// emphasis, leaving the asterisks on screen.
+fn title(b: &BuiltinCall, lang: Lang) -> String {
+    let fence = match lang {
+        Lang::C => "c",
+        Lang::Fortran => "fortran",
+    };
+    format!("```{fence}\n{}\n```\n\n", b.name)
 }
 
 /// What a builtin does, in a paragraph.
@@ -199,7 +222,11 @@ fn loop_line(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, l: LoopId) -> Str
 
 fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) -> String {
     let b = f.func.builtin(id);
-    let mut md = format!("**{}**\n\n{}\n", b.name, builtin_doc(b.kind, f.func.lang));
+    let mut md = format!(
+        "{}{}\n",
+        title(b, f.func.lang),
+        builtin_doc(b.kind, f.func.lang)
+    );
     let Some(info) = f.clie.markers.iter().find(|m| m.builtin == id) else {
         return md;
     };
@@ -275,8 +302,8 @@ fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId)
 fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) -> String {
     let b = f.func.builtin(id);
     let mut md = format!(
-        "**{}**\n\n{}\n\n---\n\n",
-        b.name,
+        "{}{}\n\n---\n\n",
+        title(b, f.func.lang),
         builtin_doc(b.kind, f.func.lang)
     );
     if let Some(e) = f.tokens.entry(id) {
@@ -332,7 +359,11 @@ pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
         ) {
             token_hover(fa, f, sh, id)
         } else {
-            format!("**{}**\n\n{}\n", b.name, builtin_doc(b.kind, f.func.lang))
+            format!(
+                "{}{}\n",
+                title(b, f.func.lang),
+                builtin_doc(b.kind, f.func.lang)
+            )
         };
         return Some(Hover {
             span: mvs(sh, b.name_span),

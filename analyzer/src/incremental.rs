@@ -122,6 +122,10 @@ pub struct Incremental {
     calls: HashMap<u64, (CalledNames, u64)>,
     generation: u64,
     stats: Stats,
+    /// The token of the update running now (a fresh one between updates),
+    /// and whether it stopped the update.
+    cancel: analysis::Cancel,
+    cancelled: bool,
 }
 
 /// A fast 64-bit hash of byte strings (FxHash): cache keys only, where a
@@ -510,6 +514,8 @@ impl Incremental {
             calls: HashMap::new(),
             generation: 0,
             stats: Stats::default(),
+            cancel: analysis::Cancel::new(),
+            cancelled: false,
         }
     }
 
@@ -530,7 +536,13 @@ impl Incremental {
         self.prev_norm = None;
         self.signatures.0.clear();
         self.cache.clear();
-        let fa = analysis::analyze(self.kind, text, &self.opts);
+        let fa = match analysis::analyze_cancellable(self.kind, text, &self.opts, &self.cancel) {
+            Ok(fa) => fa,
+            Err(analysis::Cancelled) => {
+                self.cancelled = true;
+                return analysis::empty(self.kind);
+            }
+        };
         self.stats = Stats {
             reused: 0,
             analysed: fa.functions.len(),
@@ -601,6 +613,16 @@ impl Incremental {
                     stats.reused += 1;
                     continue;
                 }
+            }
+            if self.cancel.is_cancelled() {
+                // What is in the cache stays valid (entries are keyed by
+                // content); `update_cancellable` forgets the rest.
+                self.cancelled = true;
+                return Some(Assembled {
+                    diagnostics: Vec::new(),
+                    functions: Vec::new(),
+                    shifts: Vec::new(),
+                });
             }
             let span = Span::new(start as usize, end as usize);
             let mut analyses = Vec::new();
@@ -954,6 +976,28 @@ impl Incremental {
     /// Analyses the new text of the document, reusing what it can.
     pub fn update(&mut self, text: &str) -> FileAnalysis {
         self.update_owned(text.to_string())
+    }
+
+    /// [`Incremental::update_owned`] that stops between functions once
+    /// `cancel` is set. A stopped update leaves the analyser consistent:
+    /// stopped in the whole-file analysis, it has forgotten everything;
+    /// stopped while assembling units, it keeps the stopped text's tree and
+    /// the units analysed so far (cache entries are keyed by content, and
+    /// units not reached are simply missing), so the next update reuses
+    /// them.
+    pub fn update_cancellable(
+        &mut self,
+        text: String,
+        cancel: &analysis::Cancel,
+    ) -> Result<FileAnalysis, analysis::Cancelled> {
+        self.cancel = cancel.clone();
+        self.cancelled = false;
+        let fa = self.update_owned(text);
+        self.cancel = analysis::Cancel::new();
+        if std::mem::take(&mut self.cancelled) {
+            return Err(analysis::Cancelled);
+        }
+        Ok(fa)
     }
 
     /// [`Incremental::update`] taking the text (saves a copy of it).
@@ -1320,6 +1364,52 @@ mod tests {
             }
         }
         assert!(reused > 50, "results were reused {reused} times");
+    }
+
+    /// Every other update is cancelled before it starts (an open, which is
+    /// a whole-file analysis, and edits, which go through the per-unit
+    /// assembly): each is `Err`, and the updates after it equal the full
+    /// analysis.
+    #[test]
+    fn cancelled_updates_leave_the_analyser_consistent() {
+        let mut rng = Rng(0x51f1_5eed_0bad_cafe);
+        let cancelled = crate::analysis::Cancel::new();
+        cancelled.cancel();
+        let cases = fixtures()
+            .into_iter()
+            .map(|f| (f, SourceKind::C, "  /* typed */\n", "int g_added;\n"))
+            .chain(fixtures_in("fortran", "f90").into_iter().map(|f| {
+                (
+                    f,
+                    SourceKind::FortranFree,
+                    "  ! typed\n",
+                    "  integer :: g_added\n",
+                )
+            }));
+        let mut stopped = 0;
+        for ((name, text), kind, comment, decl) in cases {
+            let opts = options(&text);
+            let mut inc = Incremental::new(kind, opts.clone());
+            let mut current = text.clone();
+            for step in 0..6 {
+                if step % 2 == 0 {
+                    let r = inc.update_cancellable(current.clone(), &cancelled);
+                    // A file without functions has nothing to stop between.
+                    if r.is_err() {
+                        stopped += 1;
+                    }
+                }
+                check_update(
+                    &mut inc,
+                    kind,
+                    &opts,
+                    &current,
+                    &format!("{name}, step {step}"),
+                );
+                current = edit_with(&current, &mut rng, comment, decl);
+            }
+        }
+        assert!(stopped > 100, "only {stopped} updates were stopped");
     }
 
     /// Row and byte column by counting, for the test below.

@@ -1,32 +1,49 @@
-//! The LSP handlers.
+//! The LSP handlers, on a snapshot model.
 //!
 //! Invariants:
-//! * Document state lives behind one `std::sync::Mutex` that is never held
-//!   across an `.await`. Notification handlers mutate it before their first
-//!   `.await`, so changes apply in arrival order even though the transport
-//!   runs handlers concurrently.
-//! * Analysis runs under `catch_unwind`: the push analysis task in place on
-//!   its worker thread (`block_in_place`), analyses for requests on tokio's
-//!   blocking pool. A panic becomes one error diagnostic on that document
-//!   and a log line.
-//! * With push diagnostics, at most one analysis task runs per document; it
-//!   re-runs until it has analysed the latest version, and publishes each
-//!   result with the version it was computed for. Results for versions
-//!   that were superseded before they finished are not published.
+//! * Document state lives behind one `std::sync::Mutex` (`State`) that is
+//!   never held across an `.await` nor while reading files. Notification
+//!   handlers mutate it before their first `.await`, so changes apply in
+//!   arrival order even though the transport runs handlers concurrently.
+//! * Every change makes a new version of the document. Analyses work on an
+//!   immutable snapshot of one version (`Analysed`: rope, version, language,
+//!   settings, result); at most one analysis task runs per document, and a
+//!   change cancels the one running (`Cancel`): it stops between functions
+//!   and the task goes on with the newest version.
+//! * A document's `latest` analysis only ever moves to a newer version, and
+//!   diagnostics are published only for the version that is current when
+//!   they are written (under the state lock, so a `didClose` or a change
+//!   cannot slip in between the check and the write), and only when they
+//!   differ from the set last published for that document.
+//! * Requests answer from the analysis of the version that was current when
+//!   they arrived, waiting for it if need be; if the document changes
+//!   meanwhile they fail with `ContentModified`.
+//! * Configuration files are read by the analysis task (and on
+//!   reconfiguration) through the resolver's own lock, never under the
+//!   state lock and never on a request's path; requests use the settings
+//!   the document's analysis was made with.
+//! * Analysis runs under `catch_unwind`; a panic becomes one error
+//!   diagnostic on that document and a log line. Every handler runs under
+//!   `catch_unwind` too: a panic elsewhere is logged with the method and the
+//!   document, a request gets an internal error, and the server goes on.
 //! * With pull diagnostics (the client declares `textDocument.diagnostic`),
-//!   nothing is pushed and requests compute what they need.
+//!   nothing is pushed; the analysis still starts at each change, and pulls
+//!   wait for it.
 
 use crate::convert;
-use crate::document::{Analysed, Document};
+use crate::document::{Analysed, Document, Engine};
 use crate::position::{self, Encoding};
 use crate::transport::Output;
-use analyzer::analysis::FileAnalysis;
+use analyzer::analysis::{Cancel, Cancelled, FileAnalysis};
 use analyzer::config::{IvdepStyle, Overrides, Resolved, Resolver, Selector};
 use analyzer::incremental::Incremental;
+use futures_util::FutureExt;
 use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
@@ -47,25 +64,59 @@ struct State {
     /// Push diagnostics (the client cannot pull them).
     push: bool,
     settings: ClientSettings,
-    resolver: Resolver,
+    /// Bumped whenever the configuration may have changed: settings resolved
+    /// in an older generation are resolved again.
+    config_generation: u64,
     /// The configuration error last shown to the user, to show each once.
     last_config_error: Option<String>,
+    /// Counter of document openings (`Document::open_id`).
+    opened: u64,
 }
 
 #[derive(Clone)]
 pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
+    /// Configuration discovery, which reads files: taken by analysis tasks
+    /// and reconfiguration only, never while `state` is held.
+    resolver: Arc<Mutex<Resolver>>,
+    /// Woken whenever an analysis is stored (requests wait on it).
+    analysed: Arc<tokio::sync::Notify>,
     /// Where published diagnostics are written (see `transport::Output`).
     output: Output,
 }
 
-/// A JSON-RPC notification, serialised straight from its parameters.
-#[derive(serde::Serialize)]
-struct Notification<P> {
-    jsonrpc: &'static str,
-    method: &'static str,
-    params: P,
+/// What an analysis task took from a document: a snapshot of one version.
+struct Snapshot {
+    rope: ropey::Rope,
+    version: i32,
+    open_id: u64,
+    path: Option<PathBuf>,
+    settings: Option<Arc<Resolved>>,
+    config_generation: u64,
+    cancel: Cancel,
+}
+
+/// The error a request gets when the document changed while it waited.
+fn content_modified() -> jsonrpc::Error {
+    jsonrpc::Error {
+        code: jsonrpc::ErrorCode::ServerError(-32801),
+        message: "the document changed; ask again".into(),
+        data: None,
+    }
+}
+
+fn not_open(uri: &Uri) -> jsonrpc::Error {
+    jsonrpc::Error::invalid_params(format!("{} is not open", uri.as_str()))
+}
+
+/// The message of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string())
 }
 
 /// Parses settings, accepting them at the top level or under `csa-lint`
@@ -148,6 +199,7 @@ fn parse_settings(value: Option<&serde_json::Value>) -> (ClientSettings, Vec<Str
 
 /// Builds the configuration resolver for client settings; an unreadable
 /// or invalid `configPath` is reported and discovery is used instead.
+/// Reads a file: never call it with the state lock held.
 fn make_resolver(s: &ClientSettings) -> (Resolver, Option<String>) {
     let mut error = None;
     if let Some(path) = &s.config_path {
@@ -174,84 +226,83 @@ fn read_config(path: &Path) -> Option<std::result::Result<String, String>> {
     Some(std::fs::read_to_string(path).map_err(|e| e.to_string()))
 }
 
-/// Where an analysis runs: on the blocking pool, or on the current worker
-/// thread (`block_in_place`: its other tasks move to another thread), which
-/// saves two thread hand-offs. Only the push analysis task runs in place:
-/// it is spawned, so always on a worker thread.
-#[derive(Clone, Copy)]
-enum Run {
-    Blocking,
-    InPlace,
-}
-
-type Engine = Arc<Mutex<(analyzer::analysis::AnalysisOptions, Incremental)>>;
-
 /// Analyses one text with the document's incremental analyser; a panic
-/// becomes `Err(message)` (and the analyser is reset).
+/// becomes `Err(message)` (and the analyser is reset). `None`: cancelled.
 fn run_analysis(
     engine: &Engine,
     text: String,
     resolved: &Resolved,
     path: Option<&Path>,
-) -> std::result::Result<FileAnalysis, String> {
+    cancel: &Cancel,
+) -> Option<std::result::Result<FileAnalysis, String>> {
     let mut guard = engine.lock().unwrap_or_else(|p| p.into_inner());
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         // The protocol tests check that a panic is contained; they set this
         // variable and put the trigger in a document.
         if std::env::var_os("CSA_LSP_TEST_PANIC").is_some() && text.contains("CSA_LSP_TEST_PANIC") {
             panic!("test panic requested by the document");
         }
-        guard.1.update_owned(text)
+        guard.1.update_cancellable(text, cancel)
     }));
     match outcome {
-        Ok(mut fa) => {
+        Ok(Ok(mut fa)) => {
             let rel = path.map(|p| resolved.relative(p)).unwrap_or(Path::new(""));
             resolved.settings.filter(rel, &mut fa.diagnostics);
-            Ok(fa)
+            Some(Ok(fa))
         }
+        Ok(Err(Cancelled)) => None,
         Err(payload) => {
             // Its state may be half updated: start afresh next time.
             let opts = guard.0.clone();
             let kind = guard.1.kind();
             guard.1 = Incremental::new(kind, opts);
-            Err(payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".to_string()))
+            Some(Err(panic_message(&*payload)))
         }
     }
 }
 
+/// A hash of published diagnostics (to publish a set only when it changed).
+fn fingerprint(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// `textDocument/publishDiagnostics`, written around the diagnostics
+/// already serialised (they were, to compare them with the last set).
+fn publish_body(uri: &Uri, diagnostics: &[u8], version: Option<i32>) -> Vec<u8> {
+    let uri = serde_json::to_string(uri.as_str()).unwrap_or_else(|_| "\"\"".into());
+    let mut body = Vec::with_capacity(diagnostics.len() + uri.len() + 128);
+    body.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/publishDiagnostics\",\"params\":{\"uri\":",
+    );
+    body.extend_from_slice(uri.as_bytes());
+    body.extend_from_slice(b",\"diagnostics\":");
+    body.extend_from_slice(diagnostics);
+    if let Some(v) = version {
+        body.extend_from_slice(format!(",\"version\":{v}").as_bytes());
+    }
+    body.extend_from_slice(b"}}");
+    body
+}
+
 impl Backend {
     pub fn new(client: Client, output: Output) -> Backend {
-        let settings = ClientSettings::default();
-        let (resolver, _) = make_resolver(&settings);
         Backend {
             client,
             state: Arc::new(Mutex::new(State {
                 docs: HashMap::new(),
                 enc: Encoding::Utf16,
                 push: true,
-                settings,
-                resolver,
+                settings: ClientSettings::default(),
+                config_generation: 0,
                 last_config_error: None,
+                opened: 0,
             })),
+            resolver: Arc::new(Mutex::new(Resolver::discovering(Overrides::default()))),
+            analysed: Arc::new(tokio::sync::Notify::new()),
             output,
-        }
-    }
-
-    /// Sends `textDocument/publishDiagnostics`, written to the output at
-    /// once (not through tower-lsp-server's client queue).
-    fn publish(&self, uri: Uri, diagnostics: Vec<Diagnostic>, version: Option<i32>) {
-        let note = Notification {
-            jsonrpc: "2.0",
-            method: "textDocument/publishDiagnostics",
-            params: PublishDiagnosticsParams::new(uri, diagnostics, version),
-        };
-        if let Ok(body) = serde_json::to_vec(&note) {
-            // A closed output: the client has gone.
-            let _ = self.output.send(&body);
         }
     }
 
@@ -265,49 +316,60 @@ impl Backend {
         self.client.log_message(typ, msg).await;
     }
 
-    /// The settings for a document (with the error to show, if the
-    /// configuration is broken).
-    fn resolve(st: &mut State, path: Option<&Path>) -> (Arc<Resolved>, Option<String>) {
-        let shown = |p: &Path| p.display().to_string();
-        let anchor = path
-            .map(Path::to_path_buf)
-            .or_else(|| std::env::current_dir().ok().map(|d| d.join("untitled")));
-        let result = match &anchor {
-            Some(p) => st.resolver.for_file(p, &mut read_config, &shown),
-            None => Err("no directory".to_string()),
-        };
-        match result {
-            Ok(r) => (r, None),
-            Err(e) => {
-                let fallback = st.resolver.defaults();
-                (fallback, Some(e))
+    /// Runs a handler, catching a panic: it is logged with the method and
+    /// what it was about, and becomes an internal error for the client.
+    async fn guarded<T>(
+        &self,
+        method: &str,
+        about: &str,
+        handler: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
+        match AssertUnwindSafe(handler).catch_unwind().await {
+            Ok(r) => r,
+            Err(payload) => {
+                let msg = panic_message(&*payload);
+                eprintln!("csa-lsp: internal error in {method} ({about}): {msg}");
+                self.log(
+                    MessageType::ERROR,
+                    format!(
+                        "csa-lint: internal error in {method} ({about}): {msg}; the server goes on"
+                    ),
+                )
+                .await;
+                Err(jsonrpc::Error {
+                    code: jsonrpc::ErrorCode::InternalError,
+                    message: format!("csa-lint internal error in {method}: {msg}").into(),
+                    data: None,
+                })
             }
         }
     }
 
-    /// Analyses the current version of `uri` now (for requests).
-    async fn ensure_current(&self, uri: &Uri) -> Option<Arc<Analysed>> {
-        let (rope, version, engine, path, resolved, error) = {
-            let mut st = self.lock();
-            let doc = st.docs.get(uri)?;
-            if let Some(a) = doc.current() {
-                return Some(a);
+    /// Resolves the settings of a document (reads configuration files, so
+    /// on the caller's thread but outside the state lock); an error falls
+    /// back to the defaults and is reported.
+    async fn resolve(&self, path: Option<&Path>) -> Arc<Resolved> {
+        let shown = |p: &Path| p.display().to_string();
+        let anchor = path
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok().map(|d| d.join("untitled")));
+        let resolver = self.resolver.clone();
+        let result = tokio::task::block_in_place(|| {
+            let mut r = resolver.lock().unwrap_or_else(|p| p.into_inner());
+            match &anchor {
+                Some(p) => r
+                    .for_file(p, &mut read_config, &shown)
+                    .map_err(|e| (e, r.defaults())),
+                None => Err(("no directory".to_string(), r.defaults())),
             }
-            let (rope, version, path) = (doc.rope.clone(), doc.version, doc.path.clone());
-            let (resolved, error) = Self::resolve(&mut st, path.as_deref());
-            let engine = st.docs.get_mut(uri)?.engine(&resolved.settings.options);
-            (rope, version, engine, path, resolved, error)
-        };
-        self.report_config_error(error).await;
-        let analysed = self
-            .analyse(rope, version, engine, path, resolved, Run::Blocking)
-            .await;
-        let mut st = self.lock();
-        let doc = st.docs.get_mut(uri)?;
-        if doc.analysis.as_ref().is_none_or(|a| a.version <= version) {
-            doc.analysis = Some(analysed.clone());
+        });
+        match result {
+            Ok(r) => r,
+            Err((e, defaults)) => {
+                self.report_config_error(Some(e)).await;
+                defaults
+            }
         }
-        Some(analysed)
     }
 
     async fn report_config_error(&self, error: Option<String>) {
@@ -331,49 +393,11 @@ impl Backend {
         }
     }
 
-    async fn analyse(
-        &self,
-        rope: ropey::Rope,
-        version: i32,
-        engine: Engine,
-        path: Option<PathBuf>,
-        resolved: Arc<Resolved>,
-        run: Run,
-    ) -> Arc<Analysed> {
-        // One allocation (`to_string` grows the string as it formats).
-        let mut text = String::with_capacity(rope.len_bytes());
-        for chunk in rope.chunks() {
-            text.push_str(chunk);
-        }
-        let analysis = move || run_analysis(&engine, text, &resolved, path.as_deref());
-        let result = match run {
-            Run::InPlace => tokio::task::block_in_place(analysis),
-            Run::Blocking => tokio::task::spawn_blocking(analysis)
-                .await
-                .unwrap_or_else(|e| Err(format!("analysis task failed: {e}"))),
-        };
-        if let Err(msg) = &result {
-            self.log(
-                MessageType::ERROR,
-                format!("csa-lint: internal error while analysing a document (version {version}): {msg}"),
-            )
-            .await;
-        }
-        Arc::new(Analysed {
-            version,
-            rope,
-            result,
-        })
-    }
-
-    /// Starts (or lets the running task pick up) the analysis of `uri`,
-    /// pushing diagnostics when it finishes.
+    /// Starts the analysis task of `uri` unless one is running (it picks
+    /// up the newest version by itself).
     fn schedule(&self, uri: Uri) {
         {
             let mut st = self.lock();
-            if !st.push {
-                return;
-            }
             let Some(doc) = st.docs.get_mut(&uri) else {
                 return;
             };
@@ -383,115 +407,293 @@ impl Backend {
             doc.analysing = true;
         }
         let this = self.clone();
-        tokio::spawn(async move { this.analysis_loop(uri).await });
-    }
-
-    async fn analysis_loop(&self, uri: Uri) {
-        loop {
-            let (rope, version, engine, path, resolved, error) = {
-                let mut st = self.lock();
-                let Some(doc) = st.docs.get(&uri) else {
-                    return;
-                };
-                let (rope, version, path) = (doc.rope.clone(), doc.version, doc.path.clone());
-                let (resolved, error) = Self::resolve(&mut st, path.as_deref());
-                let Some(doc) = st.docs.get_mut(&uri) else {
-                    return;
-                };
-                let engine = doc.engine(&resolved.settings.options);
-                (rope, version, engine, path, resolved, error)
-            };
-            self.report_config_error(error).await;
-            let analysed = self
-                .analyse(rope, version, engine, path, resolved, Run::InPlace)
+        tokio::spawn(async move {
+            let r = AssertUnwindSafe(this.analysis_loop(&uri))
+                .catch_unwind()
                 .await;
-            let (diags, current, previous) = {
-                let mut st = self.lock();
-                let enc = st.enc;
-                let url = st
-                    .settings
-                    .rules_url
-                    .clone()
-                    .unwrap_or_else(|| convert::DEFAULT_RULES_URL.to_string());
-                let Some(doc) = st.docs.get_mut(&uri) else {
-                    return;
-                };
-                // The previous analysis is dropped after publishing.
-                let previous = doc.analysis.replace(analysed.clone());
-                let current = doc.version == version;
-                if current {
+            if let Err(payload) = r {
+                let msg = panic_message(&*payload);
+                eprintln!(
+                    "csa-lsp: internal error in the analysis task of {}: {msg}",
+                    uri.as_str()
+                );
+                if let Some(doc) = this.lock().docs.get_mut(&uri) {
                     doc.analysing = false;
                 }
-                (
-                    convert::diagnostics(&analysed, &uri, enc, &url),
-                    current,
-                    previous,
+                this.analysed.notify_waiters();
+                this.log(
+                    MessageType::ERROR,
+                    format!(
+                        "csa-lint: internal error in the analysis task of {}: {msg}",
+                        uri.as_str()
+                    ),
                 )
-            };
-            if current {
-                self.publish(uri.clone(), diags, Some(version));
-                // Dropped once the diagnostics are out.
-                drop(previous);
-                return;
+                .await;
             }
+        });
+    }
+
+    /// Takes a snapshot of the current version of `uri` for an analysis
+    /// (and arms the token a change will cancel). `None`: nothing to do.
+    fn snapshot(&self, uri: &Uri, open_id: Option<u64>) -> Option<Snapshot> {
+        let mut st = self.lock();
+        let generation = st.config_generation;
+        let doc = st.docs.get_mut(uri)?;
+        if open_id.is_some_and(|id| id != doc.open_id) {
+            return None;
+        }
+        if doc.current().is_some() {
+            // Analysed already (a configuration change clears `latest`).
+            doc.analysing = false;
+            doc.cancel = None;
+            return None;
+        }
+        let cancel = Cancel::new();
+        doc.cancel = Some(cancel.clone());
+        Some(Snapshot {
+            rope: doc.rope.clone(),
+            version: doc.version,
+            open_id: doc.open_id,
+            path: doc.path.clone(),
+            settings: doc
+                .settings
+                .as_ref()
+                .filter(|(g, _)| *g == generation)
+                .map(|(_, r)| r.clone()),
+            config_generation: generation,
+            cancel,
+        })
+    }
+
+    /// The analysis task of one document: analyses its newest version
+    /// until it has one for the version that is current when it finishes,
+    /// then publishes (push mode) and ends.
+    async fn analysis_loop(&self, uri: &Uri) {
+        let mut open_id = None;
+        while let Some(snap) = self.snapshot(uri, open_id) {
+            open_id = Some(snap.open_id);
+            let resolved = match snap.settings {
+                Some(r) => r,
+                None => {
+                    let r = self.resolve(snap.path.as_deref()).await;
+                    let mut st = self.lock();
+                    let generation = st.config_generation;
+                    if let Some(doc) = st.docs.get_mut(uri).filter(|d| d.open_id == snap.open_id) {
+                        if generation == snap.config_generation {
+                            doc.settings = Some((generation, r.clone()));
+                        }
+                        // `per-file-languages` names the language.
+                        if let Some(path) = &doc.path {
+                            let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+                            if let Some(kind) = r.settings.language_for(r.relative(&abs)) {
+                                doc.kind = kind;
+                            }
+                        }
+                    }
+                    r
+                }
+            };
+            let (engine, kind) = {
+                let mut st = self.lock();
+                let Some(doc) = st.docs.get_mut(uri).filter(|d| d.open_id == snap.open_id) else {
+                    return;
+                };
+                (doc.engine(&resolved.settings.options), doc.kind)
+            };
+            // One allocation (`to_string` grows the string as it formats).
+            let mut text = String::with_capacity(snap.rope.len_bytes());
+            for chunk in snap.rope.chunks() {
+                text.push_str(chunk);
+            }
+            let path = snap.path.clone();
+            let cancel = snap.cancel.clone();
+            let res = resolved.clone();
+            // In place on this worker thread (its other tasks move to
+            // another): two thread hand-offs fewer than the blocking pool.
+            let outcome = tokio::task::block_in_place(move || {
+                run_analysis(&engine, text, &res, path.as_deref(), &cancel)
+            });
+            // Cancelled: a newer version waits.
+            let Some(result) = outcome else {
+                continue;
+            };
+            if let Err(msg) = &result {
+                self.log(
+                    MessageType::ERROR,
+                    format!(
+                        "csa-lint: internal error while analysing {} (version {}): {msg}",
+                        uri.as_str(),
+                        snap.version
+                    ),
+                )
+                .await;
+            }
+            let analysed = Arc::new(Analysed {
+                version: snap.version,
+                rope: snap.rope,
+                kind,
+                resolved,
+                result,
+                rewrites: Default::default(),
+            });
+            let (current, push, enc, url) = {
+                let mut st = self.lock();
+                let (push, enc) = (st.push, st.enc);
+                let url = st.settings.rules_url.clone();
+                let Some(doc) = st.docs.get_mut(uri).filter(|d| d.open_id == snap.open_id) else {
+                    return;
+                };
+                if doc
+                    .latest
+                    .as_ref()
+                    .is_none_or(|a| a.version <= analysed.version)
+                {
+                    doc.latest = Some(analysed.clone());
+                }
+                let current = doc.version == analysed.version;
+                if current {
+                    doc.analysing = false;
+                    doc.cancel = None;
+                }
+                (current, push, enc, url)
+            };
+            self.analysed.notify_waiters();
+            if !current {
+                continue;
+            }
+            if push {
+                let url = url.unwrap_or_else(|| convert::DEFAULT_RULES_URL.to_string());
+                self.publish(uri, &analysed, enc, &url);
+            }
+            return;
+        }
+    }
+
+    /// Publishes the diagnostics of `a` if it is still the current version
+    /// of the document and they differ from the last set published.
+    fn publish(&self, uri: &Uri, a: &Analysed, enc: Encoding, url: &str) {
+        let diagnostics = convert::diagnostics(a, uri, enc, url);
+        let Ok(bytes) = serde_json::to_vec(&diagnostics) else {
+            return;
+        };
+        drop(diagnostics);
+        let print = fingerprint(&bytes);
+        let mut st = self.lock();
+        let Some(doc) = st.docs.get_mut(uri) else {
+            return;
+        };
+        if doc.version != a.version || doc.published == Some(print) {
+            return;
+        }
+        doc.published = Some(print);
+        // Written under the state lock: a close or a newer publication
+        // cannot come between the check and the write.
+        let _ = self
+            .output
+            .send(&publish_body(uri, &bytes, Some(a.version)));
+    }
+
+    /// The analysis of the version of `uri` that is current now, waiting
+    /// for it if need be. `Err`: not open, or changed while waiting.
+    async fn analysis(&self, uri: &Uri) -> Result<Arc<Analysed>> {
+        let mut wanted = None;
+        loop {
+            let notified = self.analysed.notified();
+            tokio::pin!(notified);
+            // Registered before looking: an analysis stored after the look
+            // wakes it.
+            notified.as_mut().enable();
+            let start = {
+                let st = self.lock();
+                let Some(doc) = st.docs.get(uri) else {
+                    return Err(not_open(uri));
+                };
+                let version = *wanted.get_or_insert(doc.version);
+                if doc.version != version {
+                    return Err(content_modified());
+                }
+                if let Some(a) = doc.current() {
+                    return Ok(a);
+                }
+                !doc.analysing
+            };
+            if start {
+                self.schedule(uri.clone());
+            }
+            notified.await;
         }
     }
 
     /// Re-reads configuration and re-analyses every open document.
     async fn reconfigure(&self) {
-        let (error, uris, push) = {
+        let settings = self.lock().settings.clone();
+        let (resolver, error) = tokio::task::block_in_place(|| make_resolver(&settings));
+        *self.resolver.lock().unwrap_or_else(|p| p.into_inner()) = resolver;
+        let (uris, push) = {
             let mut st = self.lock();
-            let (resolver, error) = make_resolver(&st.settings);
-            st.resolver = resolver;
+            st.config_generation += 1;
             st.last_config_error = None;
             for doc in st.docs.values_mut() {
-                doc.analysis = None;
+                doc.latest = None;
+                if let Some(c) = &doc.cancel {
+                    c.cancel();
+                }
             }
-            (error, st.docs.keys().cloned().collect::<Vec<_>>(), st.push)
+            (st.docs.keys().cloned().collect::<Vec<_>>(), st.push)
         };
         self.report_config_error(error).await;
-        if push {
-            for uri in uris {
-                self.schedule(uri);
-            }
-        } else {
+        for uri in uris {
+            self.schedule(uri);
+        }
+        if !push {
             let _ = self.client.workspace_diagnostic_refresh().await;
         }
     }
 
-    /// Conversions of the markers in `from..to` to OpenMP and ivdep.
+    /// Conversions of the markers in `from..to` to OpenMP and ivdep, from
+    /// the snapshot's rewrites (computed once per version, and only when a
+    /// marker is in the range).
     async fn rewrite_actions(
         &self,
         uri: &Uri,
         a: &Arc<Analysed>,
+        fa: &FileAnalysis,
         from: usize,
         to: usize,
+        enc: Encoding,
     ) -> Vec<CodeActionOrCommand> {
-        let (kind, resolved) = {
-            let mut st = self.lock();
-            let Some(doc) = st.docs.get(uri) else {
-                return Vec::new();
-            };
-            let (kind, path) = (doc.kind, doc.path.clone());
-            (kind, Self::resolve(&mut st, path.as_deref()).0)
-        };
-        let enc = self.encoding();
-        let text = a.rope.to_string();
-        let rewrites = tokio::task::spawn_blocking(move || {
-            std::panic::catch_unwind(|| {
+        if !analyzer::ide::has_marker_in(fa, from, to) {
+            return Vec::new();
+        }
+        if a.rewrites.get().is_none() {
+            let snapshot = a.clone();
+            // A fresh analysis of the snapshot's text: the incremental one
+            // keeps reused functions at the positions they were analysed at.
+            let computed = tokio::task::spawn_blocking(move || {
                 use analyzer::rewrite::{rewrite_markers, Target};
-                let fa = analyzer::analysis::analyze(kind, &text, &resolved.settings.options);
+                let text = snapshot.rope.to_string();
+                let settings = &snapshot.resolved.settings;
+                let fa = analyzer::analysis::analyze(snapshot.kind, &text, &settings.options);
                 let mut out = rewrite_markers(&fa, Target::OpenMp);
                 out.extend(rewrite_markers(
                     &fa,
-                    Target::Ivdep(resolved.settings.ivdep_style_for(kind.is_fortran())),
+                    Target::Ivdep(settings.ivdep_style_for(snapshot.kind.is_fortran())),
                 ));
-                out
+                let _ = snapshot.rewrites.set(out);
             })
-            .unwrap_or_default()
-        })
-        .await
-        .unwrap_or_default();
+            .await;
+            if let Err(e) = computed {
+                // A panic in the rewriter: said, not swallowed.
+                let msg = match e.try_into_panic() {
+                    Ok(payload) => panic_message(&*payload),
+                    Err(e) => e.to_string(),
+                };
+                std::panic::panic_any(format!("rewriting the markers: {msg}"));
+            }
+        }
+        let Some(rewrites) = a.rewrites.get() else {
+            return Vec::new();
+        };
         rewrites
             .iter()
             .filter(|r| (r.marker.start as usize) <= to && from <= r.marker.end as usize)
@@ -525,6 +727,225 @@ impl Backend {
             .clone()
             .unwrap_or_else(|| convert::DEFAULT_RULES_URL.to_string())
     }
+
+    async fn pull_diagnostics(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let uri = params.text_document.uri;
+        let a = self.analysis(&uri).await?;
+        let result_id = a.version.to_string();
+        let report = if params.previous_result_id.as_deref() == Some(result_id.as_str()) {
+            DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
+                related_documents: None,
+                unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
+                    result_id,
+                },
+            })
+        } else {
+            DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: Some(result_id),
+                    items: convert::diagnostics(&a, &uri, self.encoding(), &self.rules_url()),
+                },
+            })
+        };
+        Ok(DocumentDiagnosticReportResult::Report(report))
+    }
+
+    async fn hover_at(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let uri = params.text_document_position_params.text_document.uri;
+        let pos = params.text_document_position_params.position;
+        let a = self.analysis(&uri).await?;
+        let Ok(fa) = &a.result else {
+            return Ok(None);
+        };
+        // The protocol tests check that a panic in a handler is contained.
+        if std::env::var_os("CSA_LSP_TEST_PANIC").is_some()
+            && fa.source.text().contains("CSA_LSP_TEST_HOVER_PANIC")
+        {
+            panic!("test panic in the hover handler requested by the document");
+        }
+        let enc = self.encoding();
+        let Ok(c) = position::char_index(&a.rope, pos, enc) else {
+            return Ok(None);
+        };
+        let offset = a.rope.char_to_byte(c);
+        Ok(analyzer::ide::hover(fa, offset).map(|h| convert::hover(&a, &h, enc)))
+    }
+
+    async fn inlay_hints(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let a = self.analysis(&params.text_document.uri).await?;
+        let Ok(fa) = &a.result else {
+            return Ok(None);
+        };
+        let enc = self.encoding();
+        let from = position::byte_offset(&a.rope, params.range.start, enc);
+        let to = position::byte_offset(&a.rope, params.range.end, enc);
+        Ok(Some(
+            analyzer::ide::placement_hints(fa)
+                .iter()
+                .filter(|h| from <= h.offset && h.offset <= to)
+                .map(|h| convert::inlay_hint(&a, h, enc))
+                .collect(),
+        ))
+    }
+
+    async fn symbols(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        let a = self.analysis(&params.text_document.uri).await?;
+        let Ok(fa) = &a.result else {
+            return Ok(None);
+        };
+        let enc = self.encoding();
+        Ok(Some(DocumentSymbolResponse::Nested(
+            analyzer::ide::symbols(fa)
+                .iter()
+                .map(|s| convert::symbol(&a, s, enc))
+                .collect(),
+        )))
+    }
+
+    async fn code_actions(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let a = self.analysis(&uri).await?;
+        let Ok(fa) = &a.result else {
+            return Ok(None);
+        };
+        let enc = self.encoding();
+        let url = self.rules_url();
+        let only = params.context.only.clone();
+        let wants = |kind: &CodeActionKind| {
+            only.as_ref().is_none_or(|o| {
+                o.iter().any(|k| {
+                    kind.as_str() == k.as_str()
+                        || kind.as_str().starts_with(&format!("{}.", k.as_str()))
+                })
+            })
+        };
+        let from = position::byte_offset(&a.rope, params.range.start, enc);
+        let to = position::byte_offset(&a.rope, params.range.end, enc);
+        let mut actions = Vec::new();
+        if wants(&CodeActionKind::QUICKFIX) {
+            for d in &fa.diagnostics {
+                let (s, e) = (d.span.start as usize, d.span.end as usize);
+                if e < from || s > to {
+                    continue;
+                }
+                let lsp_diag = convert::diagnostic(&a, &uri, d, enc, &url);
+                // The fix fix-all would take is the clearly right one.
+                let bulk = analyzer::fix::bulk_fix(d, false);
+                for fix in &d.fixes {
+                    let preferred = bulk.is_some_and(|b| std::ptr::eq(b, fix));
+                    if let Some(action) = convert::fix_action(
+                        &a,
+                        &uri,
+                        d,
+                        Some(lsp_diag.clone()),
+                        fix,
+                        preferred,
+                        enc,
+                    ) {
+                        actions.push(CodeActionOrCommand::CodeAction(action));
+                    }
+                }
+            }
+        }
+        // Rewrites whenever the client does not restrict the kinds away
+        // from them (as ruff and rust-analyzer offer refactors): Neovim 0.7
+        // and Helix send neither `only` nor `triggerKind`.
+        if wants(&CodeActionKind::REFACTOR_REWRITE) {
+            actions.extend(self.rewrite_actions(&uri, &a, fa, from, to, enc).await);
+        }
+        let fix_all = CodeActionKind::new(FIX_ALL);
+        if wants(&fix_all) {
+            // Every safe fix, as `csa-lint --fix` takes them: first one wins
+            // where edits overlap.
+            let bulk: Vec<_> = fa
+                .diagnostics
+                .iter()
+                .filter_map(|d| analyzer::fix::bulk_fix(d, false))
+                .collect();
+            let chosen = analyzer::fix::compatible_fixes(fa.source.text(), &bulk);
+            if !chosen.is_empty() {
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: format!("Apply {} safe csa-lint fix(es)", chosen.len()),
+                    kind: Some(fix_all),
+                    edit: Some(convert::workspace_edit(&a, &uri, &chosen, enc)),
+                    ..Default::default()
+                }));
+            }
+        }
+        Ok(Some(actions))
+    }
+
+    fn open(&self, td: TextDocumentItem) {
+        {
+            let mut st = self.lock();
+            st.opened += 1;
+            let doc = Document::new(&td.uri, &td.language_id, &td.text, td.version, st.opened);
+            if let Some(old) = st.docs.insert(td.uri.clone(), doc) {
+                if let Some(c) = old.cancel {
+                    c.cancel();
+                }
+            }
+        }
+        self.schedule(td.uri);
+    }
+
+    async fn change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let notes = {
+            let mut st = self.lock();
+            let enc = st.enc;
+            st.docs.get_mut(&uri).map(|doc| {
+                let notes = doc.apply(params.content_changes, params.text_document.version, enc);
+                // The running analysis is for an older version now.
+                if let Some(c) = &doc.cancel {
+                    c.cancel();
+                }
+                notes
+            })
+        };
+        match notes {
+            None => {
+                self.log(
+                    MessageType::WARNING,
+                    format!(
+                        "csa-lint: change to a document that is not open ({}); ignored",
+                        uri.as_str()
+                    ),
+                )
+                .await
+            }
+            Some(notes) => {
+                self.schedule(uri.clone());
+                for n in notes {
+                    self.log(
+                        MessageType::WARNING,
+                        format!("csa-lint: {}: {n}", uri.as_str()),
+                    )
+                    .await;
+                }
+            }
+        }
+    }
+
+    fn close(&self, uri: Uri) {
+        let mut st = self.lock();
+        if let Some(doc) = st.docs.remove(&uri) {
+            if let Some(c) = doc.cancel {
+                c.cancel();
+            }
+        }
+        if st.push {
+            // Under the lock, like every publication.
+            let _ = self.output.send(&publish_body(&uri, b"[]", None));
+        }
+    }
 }
 
 impl LanguageServer for Backend {
@@ -541,13 +962,14 @@ impl LanguageServer for Backend {
             .and_then(|t| t.diagnostic.as_ref())
             .is_some();
         let (settings, notes) = parse_settings(params.initialization_options.as_ref());
+        let (resolver, error) = tokio::task::block_in_place(|| make_resolver(&settings));
+        *self.resolver.lock().unwrap_or_else(|p| p.into_inner()) = resolver;
         {
             let mut st = self.lock();
             st.enc = enc;
             st.push = !pull;
-            let (resolver, error) = make_resolver(&settings);
-            st.resolver = resolver;
             st.settings = settings;
+            st.config_generation += 1;
             st.last_config_error = error;
         }
         for n in notes {
@@ -596,9 +1018,8 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let error = self.lock().last_config_error.clone();
+        let error = self.lock().last_config_error.take();
         if let Some(e) = error {
-            self.lock().last_config_error = None;
             self.report_config_error(Some(e)).await;
         }
         // Watch configuration files, where the client lets us.
@@ -623,69 +1044,37 @@ impl LanguageServer for Backend {
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        let td = params.text_document;
-        {
-            let mut st = self.lock();
-            let mut doc = Document::new(&td.uri, &td.language_id, &td.text, td.version);
-            // `per-file-languages` in the configuration names the language
-            if let Some(path) = doc.path.clone() {
-                let (resolved, _) = Self::resolve(&mut st, Some(&path));
-                let abs = std::path::absolute(&path).unwrap_or(path);
-                if let Some(kind) = resolved.settings.language_for(resolved.relative(&abs)) {
-                    doc.kind = kind;
-                }
-            }
-            st.docs.insert(td.uri.clone(), doc);
-        }
-        self.schedule(td.uri);
+        let about = params.text_document.uri.as_str().to_string();
+        let _ = self
+            .guarded("textDocument/didOpen", &about, async {
+                self.open(params.text_document);
+                Ok(())
+            })
+            .await;
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let uri = params.text_document.uri;
-        let notes = {
-            let mut st = self.lock();
-            let enc = st.enc;
-            match st.docs.get_mut(&uri) {
-                Some(doc) => {
-                    Some(doc.apply(params.content_changes, params.text_document.version, enc))
-                }
-                None => None,
-            }
-        };
-        match notes {
-            None => {
-                self.log(
-                    MessageType::WARNING,
-                    format!(
-                        "csa-lint: change to a document that is not open ({}); ignored",
-                        uri.as_str()
-                    ),
-                )
-                .await
-            }
-            Some(notes) => {
-                self.schedule(uri.clone());
-                for n in notes {
-                    self.log(
-                        MessageType::WARNING,
-                        format!("csa-lint: {}: {n}", uri.as_str()),
-                    )
-                    .await;
-                }
-            }
-        }
+        let about = format!(
+            "{} version {}",
+            params.text_document.uri.as_str(),
+            params.text_document.version
+        );
+        let _ = self
+            .guarded("textDocument/didChange", &about, async {
+                self.change(params).await;
+                Ok(())
+            })
+            .await;
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
-        let uri = params.text_document.uri;
-        let push = {
-            let mut st = self.lock();
-            st.docs.remove(&uri);
-            st.push
-        };
-        if push {
-            self.publish(uri, Vec::new(), None);
-        }
+        let about = params.text_document.uri.as_str().to_string();
+        let _ = self
+            .guarded("textDocument/didClose", &about, async {
+                self.close(params.text_document.uri);
+                Ok(())
+            })
+            .await;
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
@@ -702,182 +1091,75 @@ impl LanguageServer for Backend {
             self.log(MessageType::WARNING, format!("csa-lint: {n}"))
                 .await;
         }
-        self.reconfigure().await;
+        let _ = self
+            .guarded("workspace/didChangeConfiguration", "", async {
+                self.reconfigure().await;
+                Ok(())
+            })
+            .await;
     }
 
     async fn did_change_watched_files(&self, _: DidChangeWatchedFilesParams) {
-        self.reconfigure().await;
+        let _ = self
+            .guarded("workspace/didChangeWatchedFiles", "", async {
+                self.reconfigure().await;
+                Ok(())
+            })
+            .await;
     }
 
     async fn diagnostic(
         &self,
         params: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
-        let uri = params.text_document.uri;
-        let Some(a) = self.ensure_current(&uri).await else {
-            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(format!(
-                "{} is not open",
-                uri.as_str()
-            )));
-        };
-        let result_id = a.version.to_string();
-        let report = if params.previous_result_id.as_deref() == Some(result_id.as_str()) {
-            DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
-                related_documents: None,
-                unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
-                    result_id,
-                },
-            })
-        } else {
-            DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
-                related_documents: None,
-                full_document_diagnostic_report: FullDocumentDiagnosticReport {
-                    result_id: Some(result_id),
-                    items: convert::diagnostics(&a, &uri, self.encoding(), &self.rules_url()),
-                },
-            })
-        };
-        Ok(DocumentDiagnosticReportResult::Report(report))
+        let about = params.text_document.uri.as_str().to_string();
+        self.guarded(
+            "textDocument/diagnostic",
+            &about,
+            self.pull_diagnostics(params),
+        )
+        .await
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
-        let uri = params.text_document_position_params.text_document.uri;
-        let pos = params.text_document_position_params.position;
-        let Some(a) = self.ensure_current(&uri).await else {
-            return Ok(None);
-        };
-        let Ok(fa) = &a.result else {
-            return Ok(None);
-        };
-        let enc = self.encoding();
-        let Ok(c) = position::char_index(&a.rope, pos, enc) else {
-            return Ok(None);
-        };
-        let offset = a.rope.char_to_byte(c);
-        Ok(analyzer::ide::hover(fa, offset).map(|h| convert::hover(&a, &h, enc)))
+        let p = &params.text_document_position_params;
+        let about = format!(
+            "{} at {}:{}",
+            p.text_document.uri.as_str(),
+            p.position.line,
+            p.position.character
+        );
+        self.guarded("textDocument/hover", &about, self.hover_at(params))
+            .await
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
-        let uri = params.text_document.uri;
-        let Some(a) = self.ensure_current(&uri).await else {
-            return Ok(None);
-        };
-        let Ok(fa) = &a.result else {
-            return Ok(None);
-        };
-        let enc = self.encoding();
-        let from = position::byte_offset(&a.rope, params.range.start, enc);
-        let to = position::byte_offset(&a.rope, params.range.end, enc);
-        Ok(Some(
-            analyzer::ide::placement_hints(fa)
-                .iter()
-                .filter(|h| from <= h.offset && h.offset <= to)
-                .map(|h| convert::inlay_hint(&a, h, enc))
-                .collect(),
-        ))
+        let about = params.text_document.uri.as_str().to_string();
+        self.guarded("textDocument/inlayHint", &about, self.inlay_hints(params))
+            .await
     }
 
     async fn document_symbol(
         &self,
         params: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
-        let uri = params.text_document.uri;
-        let Some(a) = self.ensure_current(&uri).await else {
-            return Ok(None);
-        };
-        let Ok(fa) = &a.result else {
-            return Ok(None);
-        };
-        let enc = self.encoding();
-        Ok(Some(DocumentSymbolResponse::Nested(
-            analyzer::ide::symbols(fa)
-                .iter()
-                .map(|s| convert::symbol(&a, s, enc))
-                .collect(),
-        )))
+        let about = params.text_document.uri.as_str().to_string();
+        self.guarded("textDocument/documentSymbol", &about, self.symbols(params))
+            .await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        let uri = params.text_document.uri;
-        let Some(a) = self.ensure_current(&uri).await else {
-            return Ok(None);
-        };
-        let Ok(fa) = &a.result else {
-            return Ok(None);
-        };
-        let enc = self.encoding();
-        let url = self.rules_url();
-        let only = params.context.only.clone();
-        let wants = |kind: &CodeActionKind| {
-            only.as_ref().is_none_or(|o| {
-                o.iter().any(|k| {
-                    kind.as_str() == k.as_str()
-                        || kind.as_str().starts_with(&format!("{}.", k.as_str()))
-                })
-            })
-        };
-        let from = position::byte_offset(&a.rope, params.range.start, enc);
-        let to = position::byte_offset(&a.rope, params.range.end, enc);
-        let mut actions = Vec::new();
-        if wants(&CodeActionKind::QUICKFIX) {
-            for d in &fa.diagnostics {
-                let (s, e) = (d.span.start as usize, d.span.end as usize);
-                if e < from || s > to {
-                    continue;
-                }
-                let lsp_diag = convert::diagnostic(&a, &uri, d, enc, &url);
-                // The fix fix-all would take is the clearly right one.
-                let bulk = analyzer::fix::bulk_fix(d, false);
-                for fix in &d.fixes {
-                    let preferred = bulk.is_some_and(|b| std::ptr::eq(b, fix));
-                    if let Some(action) = convert::fix_action(
-                        &a,
-                        &uri,
-                        d,
-                        Some(lsp_diag.clone()),
-                        fix,
-                        preferred,
-                        enc,
-                    ) {
-                        actions.push(CodeActionOrCommand::CodeAction(action));
-                    }
-                }
-            }
-        }
-        // Rewrites parse and analyse the whole document afresh, so they are
-        // computed when asked for: a refactor request, or the user invoking
-        // code actions (not the automatic light-bulb query).
-        let explicit = only.as_ref().is_some_and(|o| {
-            o.iter().any(|k| {
-                CodeActionKind::REFACTOR_REWRITE
-                    .as_str()
-                    .starts_with(k.as_str())
-            })
-        });
-        let invoked = params.context.trigger_kind == Some(CodeActionTriggerKind::INVOKED);
-        if wants(&CodeActionKind::REFACTOR_REWRITE) && (explicit || invoked) {
-            actions.extend(self.rewrite_actions(&uri, &a, from, to).await);
-        }
-        let fix_all = CodeActionKind::new(FIX_ALL);
-        if wants(&fix_all) {
-            // Every safe fix, as `csa-lint --fix` takes them: first one wins
-            // where edits overlap.
-            let bulk: Vec<_> = fa
-                .diagnostics
-                .iter()
-                .filter_map(|d| analyzer::fix::bulk_fix(d, false))
-                .collect();
-            let chosen = analyzer::fix::compatible_fixes(fa.source.text(), &bulk);
-            if !chosen.is_empty() {
-                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: format!("Apply {} safe csa-lint fix(es)", chosen.len()),
-                    kind: Some(fix_all),
-                    edit: Some(convert::workspace_edit(&a, &uri, &chosen, enc)),
-                    ..Default::default()
-                }));
-            }
-        }
-        Ok(Some(actions))
+        let r = params.range;
+        let about = format!(
+            "{} at {}:{}-{}:{}",
+            params.text_document.uri.as_str(),
+            r.start.line,
+            r.start.character,
+            r.end.line,
+            r.end.character
+        );
+        self.guarded("textDocument/codeAction", &about, self.code_actions(params))
+            .await
     }
 }
 

@@ -2,23 +2,33 @@
 //! latest analysis.
 
 use crate::position::{self, Encoding};
-use analyzer::analysis::{AnalysisOptions, FileAnalysis};
+use analyzer::analysis::{AnalysisOptions, Cancel, FileAnalysis};
+use analyzer::config::Resolved;
 use analyzer::incremental::Incremental;
+use analyzer::rewrite::MarkerRewrite;
 use csa_grammars::SourceKind;
 use ropey::Rope;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use tower_lsp_server::lsp_types::{TextDocumentContentChangeEvent, Uri};
 use tower_lsp_server::UriExt;
 
-/// An analysis of one version of a document.
+/// An analysis of one version of a document: an immutable snapshot of its
+/// text and what the analyzer said of it.
 #[derive(Debug)]
 pub struct Analysed {
     pub version: i32,
     /// The text that was analysed (ropes share structure: cheap to keep).
     pub rope: Rope,
+    /// The language it was analysed as.
+    pub kind: SourceKind,
+    /// The settings it was analysed with.
+    pub resolved: Arc<Resolved>,
     /// The analysis, or the message of the internal error that stopped it.
     pub result: Result<FileAnalysis, String>,
+    /// The marker rewrites of this version, computed the first time a code
+    /// action asks for them.
+    pub rewrites: OnceLock<Vec<MarkerRewrite>>,
 }
 
 impl Analysed {
@@ -28,6 +38,12 @@ impl Analysed {
     }
 }
 
+/// The incremental analyser of a document, with the options it was made
+/// for.
+pub type Engine = Arc<Mutex<(AnalysisOptions, Incremental)>>;
+
+/// An open document. The handlers change it under the server's state lock;
+/// analyses work on [`Analysed`] snapshots of it.
 #[derive(Debug)]
 pub struct Document {
     pub rope: Rope,
@@ -35,11 +51,23 @@ pub struct Document {
     pub kind: SourceKind,
     /// The file on disk, for configuration discovery.
     pub path: Option<PathBuf>,
-    pub analysis: Option<Arc<Analysed>>,
+    /// Which opening of the URI this is (a document closed and opened again
+    /// is a new one; an analysis of the old one must not touch it).
+    pub open_id: u64,
+    /// The settings that apply, with the configuration generation they were
+    /// resolved in (`None`: not resolved yet, or the configuration changed).
+    pub settings: Option<(u64, Arc<Resolved>)>,
+    /// The newest finished analysis (never replaced by an older version's).
+    pub latest: Option<Arc<Analysed>>,
     /// An analysis task is running for this document.
     pub analysing: bool,
-    /// The incremental analyser, with the options it was made for.
-    pub engine: Option<Arc<std::sync::Mutex<(AnalysisOptions, Incremental)>>>,
+    /// The token of the running analysis: set when a newer version
+    /// supersedes the one it analyses.
+    pub cancel: Option<Cancel>,
+    /// A hash of the diagnostics last published (identical sets are not
+    /// published again).
+    pub published: Option<u64>,
+    pub engine: Option<Engine>,
 }
 
 /// The language of a document: by file extension when it has a known one
@@ -64,14 +92,18 @@ pub fn kind_of(uri: &Uri, language_id: &str, text: &str) -> SourceKind {
 }
 
 impl Document {
-    pub fn new(uri: &Uri, language_id: &str, text: &str, version: i32) -> Document {
+    pub fn new(uri: &Uri, language_id: &str, text: &str, version: i32, open_id: u64) -> Document {
         Document {
             rope: Rope::from_str(text),
             version,
             kind: kind_of(uri, language_id, text),
             path: uri.to_file_path().map(|p| p.into_owned()),
-            analysis: None,
+            open_id,
+            settings: None,
+            latest: None,
             analysing: false,
+            cancel: None,
+            published: None,
             engine: None,
         }
     }
@@ -108,19 +140,19 @@ impl Document {
         notes
     }
 
-    /// The incremental analyser for these options (a new one when they
-    /// changed).
-    pub fn engine(
-        &mut self,
-        opts: &AnalysisOptions,
-    ) -> Arc<std::sync::Mutex<(AnalysisOptions, Incremental)>> {
+    /// The incremental analyser for these options and the document's
+    /// language (a new one when either changed).
+    pub fn engine(&mut self, opts: &AnalysisOptions) -> Engine {
         if let Some(e) = &self.engine {
-            let same = e.lock().map(|g| g.0 == *opts).unwrap_or(false);
+            let same = e
+                .lock()
+                .map(|g| g.0 == *opts && g.1.kind() == self.kind)
+                .unwrap_or(false);
             if same {
                 return e.clone();
             }
         }
-        let e = Arc::new(std::sync::Mutex::new((
+        let e = Arc::new(Mutex::new((
             opts.clone(),
             Incremental::new(self.kind, opts.clone()),
         )));
@@ -128,9 +160,9 @@ impl Document {
         e
     }
 
-    /// The analysis of the current version, if there is one.
+    /// The analysis of the current version, if it is done.
     pub fn current(&self) -> Option<Arc<Analysed>> {
-        self.analysis
+        self.latest
             .as_ref()
             .filter(|a| a.version == self.version)
             .cloned()
@@ -153,7 +185,7 @@ mod tests {
     #[test]
     fn incremental_changes_apply_in_order() {
         let uri: Uri = "file:///tmp/a.c".parse().unwrap();
-        let mut d = Document::new(&uri, "c", "int a;\nint b;\n", 1);
+        let mut d = Document::new(&uri, "c", "int a;\nint b;\n", 1, 0);
         assert_eq!(d.kind, SourceKind::C);
         let notes = d.apply(
             vec![change(0, 4, 0, 5, "xy"), change(1, 0, 1, 0, "// \u{e9}\n")],

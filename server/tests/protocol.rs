@@ -14,7 +14,8 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 
 struct Client {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed.
+    stdin: Option<ChildStdin>,
     rx: Receiver<Value>,
     next_id: i64,
     /// Messages received and not consumed yet.
@@ -44,7 +45,7 @@ impl Client {
         });
         Client {
             child,
-            stdin,
+            stdin: Some(stdin),
             rx,
             next_id: 1,
             backlog: Vec::new(),
@@ -52,8 +53,22 @@ impl Client {
     }
 
     fn send_raw(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("the server's input is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the server's input and waits for it to exit.
+    fn close_input(&mut self) -> Option<std::process::ExitStatus> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
     }
 
     fn send(&mut self, v: &Value) {
@@ -157,9 +172,17 @@ impl Client {
     }
 }
 
+/// Every server a test starts is reaped: its input is closed, and a server
+/// that has not exited by itself then is killed and fails the test.
 impl Drop for Client {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        if self.close_input().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            if !std::thread::panicking() {
+                panic!("csa-lsp did not exit when its input closed");
+            }
+        }
     }
 }
 
@@ -362,9 +385,10 @@ fn garbage_and_out_of_range_input_do_not_stop_the_server() {
     c.change("file:///nowhere.c", 2, [0, 0, 0, 0], "x");
     c.open(URI, "c", DOC);
     assert_eq!(codes(&c.diagnostics(URI, 1)), ["CSA101"]);
-    // An edit far outside the document is applied at its end.
-    c.change(URI, 2, [400, 3, 500, 9], "\nint tail;\n");
-    assert_eq!(codes(&c.diagnostics(URI, 2)), ["CSA101"]);
+    // An edit far outside the document is applied at its end (a second
+    // copy of the function, so the diagnostics change and are published).
+    c.change(URI, 2, [400, 3, 500, 9], &DOC.replace("void f(", "void g("));
+    assert_eq!(codes(&c.diagnostics(URI, 2)), ["CSA101", "CSA101"]);
     // Out-of-range positions in requests.
     let h = c.request(
         "textDocument/hover",
@@ -685,5 +709,196 @@ fn fix_all_applies_safe_fixes() {
         json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": fixed}]}),
     );
     assert!(c.diagnostics(URI, 2).is_empty());
+    c.shutdown();
+}
+
+/// Every publication for `uri` received so far (consumed from the backlog
+/// and the channel), waiting until one for `last` arrives.
+fn publications_until(c: &mut Client, uri: &str, last: i64) -> Vec<(i64, Vec<String>)> {
+    let is_pub =
+        |v: &Value| v["method"] == "textDocument/publishDiagnostics" && v["params"]["uri"] == uri;
+    let done = c.wait(&format!("diagnostics for {uri} v{last}"), |v| {
+        is_pub(v) && v["params"]["version"] == last
+    });
+    let mut all: Vec<Value> = Vec::new();
+    let mut rest = Vec::new();
+    for v in c.backlog.drain(..) {
+        if is_pub(&v) {
+            all.push(v);
+        } else {
+            rest.push(v);
+        }
+    }
+    c.backlog = rest;
+    all.push(done);
+    all.iter()
+        .map(|v| {
+            let d = v["params"]["diagnostics"].as_array().unwrap();
+            (v["params"]["version"].as_i64().unwrap(), codes(d))
+        })
+        .collect()
+}
+
+#[test]
+fn a_burst_of_edits_never_shows_a_stale_result() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    c.open(URI, "c", DOC);
+    // 1,000 edits without waiting: odd versions read the bound through the
+    // pointer (CSA101), even ones use the local copy (no diagnostic).
+    for v in 2..=1001 {
+        if v % 2 == 0 {
+            c.change(URI, v, [5, 22, 5, 24], "m");
+        } else {
+            c.change(URI, v, [5, 22, 5, 23], "*n");
+        }
+    }
+    // Then a version with a set of its own: a second copy of the function.
+    c.change(URI, 1002, [9, 0, 9, 0], &DOC.replace("void f(", "void g("));
+    let pubs = publications_until(&mut c, URI, 1002);
+    let expected = |v: i64| -> Vec<String> {
+        match v {
+            1002 => vec!["CSA101".into(), "CSA101".into()],
+            v if v % 2 == 1 => vec!["CSA101".into()],
+            _ => vec![],
+        }
+    };
+    for w in pubs.windows(2) {
+        assert!(w[0].0 < w[1].0, "versions out of order: {pubs:?}");
+        assert_ne!(w[0].1, w[1].1, "an identical set published again: {pubs:?}");
+    }
+    for (v, codes) in &pubs {
+        assert_eq!(
+            codes,
+            &expected(*v),
+            "version {v} published a stale set: {pubs:?}"
+        );
+    }
+    // Superseded versions were skipped, not all analysed and published.
+    assert!(pubs.len() < 500, "{} publications", pubs.len());
+    c.shutdown();
+}
+
+#[test]
+fn identical_diagnostics_are_not_published_again() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    c.open(URI, "c", DOC);
+    assert_eq!(codes(&c.diagnostics(URI, 1)), ["CSA101"]);
+    // A comment after the function: the same diagnostics, not published.
+    c.change(URI, 2, [9, 0, 9, 0], "/* typed */\n");
+    // A hover waits for version 2's analysis, which is then done.
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 3, "character": 10}}),
+    );
+    assert!(h["result"]["contents"]["value"].is_string(), "{h}");
+    // A line above the marker moves the diagnostic: published.
+    c.change(URI, 3, [0, 0, 0, 0], "\n");
+    let pubs = publications_until(&mut c, URI, 3);
+    assert_eq!(
+        pubs,
+        [(3, vec!["CSA101".to_string()])],
+        "version 2 must not have been published"
+    );
+    c.shutdown();
+}
+
+#[test]
+fn a_panic_in_a_handler_is_an_error_and_the_server_goes_on() {
+    let mut c = Client::start(&[("CSA_LSP_TEST_PANIC", "1")]);
+    c.initialize(json!({}), json!(null));
+    let text = format!("/* CSA_LSP_TEST_HOVER_PANIC */\n{DOC}");
+    c.open(URI, "c", &text);
+    assert_eq!(codes(&c.diagnostics(URI, 1)), ["CSA101"]);
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 4, "character": 10}}),
+    );
+    assert_eq!(h["error"]["code"], -32603, "{h}");
+    let msg = c.wait("the log line of the panic", |v| {
+        v["method"] == "window/logMessage"
+            && v["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("textDocument/hover"))
+    });
+    assert!(
+        msg["params"]["message"].as_str().unwrap().contains(URI),
+        "{msg}"
+    );
+    // Other requests and documents are served.
+    let other = "file:///tmp/csa-lsp-test/other.c";
+    c.open(other, "c", DOC);
+    assert_eq!(codes(&c.diagnostics(other, 1)), ["CSA101"]);
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": other}, "position": {"line": 3, "character": 10}}),
+    );
+    assert!(h["result"]["contents"]["value"].is_string(), "{h}");
+    c.shutdown();
+}
+
+#[test]
+fn the_server_exits_when_its_input_closes() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    c.open(URI, "c", DOC);
+    assert_eq!(codes(&c.diagnostics(URI, 1)), ["CSA101"]);
+    // No shutdown, no exit: the editor died.
+    assert!(
+        c.close_input().is_some(),
+        "csa-lsp still runs after its input closed"
+    );
+}
+
+#[test]
+fn rewrites_are_offered_without_trigger_kind_or_only() {
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    // A reduction (converted), and a loop that carries a dependence through
+    // memory (refused, with the reason).
+    let text = "double sum(const double *x, int n) {\n  double s = 0;\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) s += x[i];\n  return s;\n}\nvoid shift(double *a, int n) {\n  __builtin_csa_parallel_loop();\n  for (int i = 1; i < n; i++) a[i] = a[i - 1];\n}\n";
+    c.open(URI, "c", text);
+    c.diagnostics(URI, 1);
+    let at = |line: u32| json!({"start": {"line": line, "character": 4}, "end": {"line": line, "character": 4}});
+    // As Neovim 0.7 and Helix ask: no `only`, no `triggerKind`.
+    let r = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": at(2), "context": {"diagnostics": []}}),
+    );
+    let actions = r["result"].as_array().unwrap();
+    assert!(
+        actions.iter().any(|a| a["kind"] == "refactor.rewrite"
+            && a["edit"].is_object()
+            && a["title"].as_str().unwrap().contains("omp parallel for")),
+        "{r:#}"
+    );
+    let r = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": at(7), "context": {"diagnostics": []}}),
+    );
+    let actions = r["result"].as_array().unwrap();
+    let refused = actions
+        .iter()
+        .find(|a| a["kind"] == "refactor.rewrite" && a["disabled"]["reason"].is_string())
+        .unwrap_or_else(|| panic!("no refused rewrite: {r:#}"));
+    assert!(refused["edit"].is_null(), "{refused:#}");
+    assert!(
+        refused["disabled"]["reason"].as_str().unwrap().len() > 20,
+        "{refused:#}"
+    );
+    // Restricted to quick fixes: no rewrites.
+    let r = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": at(2), "context": {"diagnostics": [], "only": ["quickfix"]}}),
+    );
+    assert!(
+        !r["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["kind"] == "refactor.rewrite"),
+        "{r:#}"
+    );
     c.shutdown();
 }
