@@ -36,15 +36,8 @@ pub fn diagnostic(
     rules_url: &str,
 ) -> lsp::Diagnostic {
     let positions = a.positions();
-    let mut message = d.message.clone();
-    if let Some(h) = &d.help {
-        message.push_str("\nhelp: ");
-        message.push_str(h);
-    }
-    let href = format!("{rules_url}#{}-{}", d.code, d.rule)
-        .to_ascii_lowercase()
-        .parse()
-        .ok();
+    let message = full_message(d).into_owned();
+    let href = rule_href(rules_url, d).parse().ok();
     lsp::Diagnostic {
         range: positions.range(d.span.start as usize, d.span.end as usize, enc),
         severity: Some(severity(d.severity)),
@@ -67,6 +60,103 @@ pub fn diagnostic(
         tags: unnecessary(d.code).then(|| vec![DiagnosticTag::UNNECESSARY]),
         data: None,
     }
+}
+
+/// Where a rule is documented.
+fn rule_href(rules_url: &str, d: &Diagnostic) -> String {
+    format!("{rules_url}#{}-{}", d.code, d.rule).to_ascii_lowercase()
+}
+
+/// The message shown: the diagnostic's, and its help after a line break.
+fn full_message(d: &Diagnostic) -> std::borrow::Cow<'_, str> {
+    match &d.help {
+        None => std::borrow::Cow::Borrowed(d.message.as_str()),
+        Some(h) => std::borrow::Cow::Owned(format!("{}\nhelp: {h}", d.message)),
+    }
+}
+
+/// An LSP diagnostic as it is published, borrowing the analysis's strings
+/// (publishing thousands of findings on each keystroke built and dropped
+/// an owned `lsp_types::Diagnostic`, its URIs parsed, per finding). The
+/// same JSON as [`diagnostic`] (tested).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire<'a> {
+    range: lsp::Range,
+    severity: DiagnosticSeverity,
+    code: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code_description: Option<WireHref<'a>>,
+    source: &'static str,
+    message: std::borrow::Cow<'a, str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    related_information: Option<Vec<WireRelated<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tags: Option<[DiagnosticTag; 1]>,
+}
+
+#[derive(serde::Serialize)]
+struct WireHref<'a> {
+    href: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct WireRelated<'a> {
+    location: WireLocation<'a>,
+    message: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct WireLocation<'a> {
+    uri: &'a str,
+    range: lsp::Range,
+}
+
+/// The diagnostics of an analysis as the JSON array that is published.
+pub fn diagnostics_json(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str) -> Vec<u8> {
+    let Ok(fa) = &a.result else {
+        return serde_json::to_vec(&diagnostics(a, uri, enc, rules_url)).unwrap_or_default();
+    };
+    let positions = a.positions();
+    let codes: Vec<String> = fa.diagnostics.iter().map(|d| d.code.to_string()).collect();
+    // One link per rule, checked to be a URI as `diagnostic` does.
+    let mut hrefs: HashMap<analyzer::diag::Code, Option<String>> = HashMap::new();
+    for d in &fa.diagnostics {
+        hrefs.entry(d.code).or_insert_with(|| {
+            let h = rule_href(rules_url, d);
+            h.parse::<Uri>().is_ok().then_some(h)
+        });
+    }
+    let wire: Vec<Wire<'_>> = fa
+        .diagnostics
+        .iter()
+        .zip(&codes)
+        .map(|(d, code)| Wire {
+            range: positions.range(d.span.start as usize, d.span.end as usize, enc),
+            severity: severity(d.severity),
+            code,
+            code_description: hrefs
+                .get(&d.code)
+                .and_then(|h| h.as_deref())
+                .map(|href| WireHref { href }),
+            source: "csa-lint",
+            message: full_message(d),
+            related_information: (!d.related.is_empty()).then(|| {
+                d.related
+                    .iter()
+                    .map(|r| WireRelated {
+                        location: WireLocation {
+                            uri: uri.as_str(),
+                            range: positions.range(r.span.start as usize, r.span.end as usize, enc),
+                        },
+                        message: &r.message,
+                    })
+                    .collect()
+            }),
+            tags: unnecessary(d.code).then_some([DiagnosticTag::UNNECESSARY]),
+        })
+        .collect();
+    serde_json::to_vec(&wire).unwrap_or_default()
 }
 
 /// The diagnostics of an analysis; an internal error becomes a single
@@ -205,5 +295,57 @@ pub fn symbol(a: &Analysed, s: &ide::Symbol, enc: Encoding) -> DocumentSymbol {
         selection_range: selection,
         children: (!s.children.is_empty())
             .then(|| s.children.iter().map(|c| symbol(a, c, enc)).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use analyzer::analysis::{analyze, AnalysisOptions};
+    use csa_grammars::SourceKind;
+
+    /// The published JSON equals the `lsp_types` diagnostics serialised, on
+    /// every fixture (help texts, related locations, faded codes, non-ASCII
+    /// text in both encodings).
+    #[test]
+    fn published_json_equals_the_lsp_types_form() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let uri: Uri = "file:///tmp/x%20y/f.c".parse().unwrap();
+        let mut checked = 0;
+        for (dir, kind) in [("c", SourceKind::C), ("fortran", SourceKind::FortranFree)] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                panic!("no fixtures in {}", root.join(dir).display());
+            };
+            for e in entries.flatten() {
+                let path = e.path();
+                let ext = path.extension().and_then(|x| x.to_str()).unwrap_or("");
+                if !matches!(ext, "c" | "f90") {
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let fa = analyze(kind, &text, &AnalysisOptions::default());
+                let a = Analysed {
+                    version: 1,
+                    rope: ropey::Rope::from_str(&text),
+                    kind,
+                    resolved: analyzer::config::Resolver::discovering(Default::default())
+                        .defaults(),
+                    result: Ok(fa),
+                    rewrites: Default::default(),
+                };
+                for enc in [Encoding::Utf16, Encoding::Utf8] {
+                    let wire: serde_json::Value =
+                        serde_json::from_slice(&diagnostics_json(&a, &uri, enc, DEFAULT_RULES_URL))
+                            .unwrap();
+                    let typed = serde_json::to_value(diagnostics(&a, &uri, enc, DEFAULT_RULES_URL))
+                        .unwrap();
+                    assert_eq!(wire, typed, "{}", path.display());
+                }
+                checked += a.result.as_ref().map_or(0, |fa| fa.diagnostics.len());
+            }
+        }
+        assert!(checked > 300, "only {checked} diagnostics compared");
     }
 }

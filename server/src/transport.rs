@@ -8,6 +8,7 @@
 //! logged on stderr, and skipped. The server's output is forwarded frame by
 //! frame, so our error responses never split one of its messages.
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use tokio::io::{
@@ -91,37 +92,67 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<F
     }
 }
 
+/// The top level of a JSON-RPC message, borrowed from its body: the guard
+/// checks the shape without building a tree of the message (the server
+/// decodes it once, after).
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// A member that is present, even as `null` (`Option` alone reads a
+/// `null` as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
 /// Whether a body is a JSON-RPC message the server can decode; if not, the
 /// error response to send back.
 pub fn check(body: &[u8]) -> Result<(), Value> {
     let error = |id: Value, code: i64, message: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    let Ok(v) = serde_json::from_slice::<Value>(body) else {
-        return Err(error(Value::Null, -32700, "Parse error"));
+    let env = match serde_json::from_slice::<Envelope<'_>>(body) {
+        Ok(env) => env,
+        Err(e) if e.is_data() => {
+            // Valid JSON of another shape: an array (a batch), a scalar.
+            return Err(error(
+                Value::Null,
+                -32600,
+                "Invalid request: batches and non-object messages are not supported",
+            ));
+        }
+        Err(_) => return Err(error(Value::Null, -32700, "Parse error")),
     };
-    let Some(obj) = v.as_object() else {
-        return Err(error(
-            Value::Null,
-            -32600,
-            "Invalid request: batches and non-object messages are not supported",
-        ));
+    let first = |r: &RawValue| r.get().as_bytes().first().copied().unwrap_or(b' ');
+    let id_ok = env.id.is_none_or(|i| {
+        let t = i.get();
+        t == "null"
+            || t.starts_with('"')
+            || serde_json::from_str::<i64>(t).is_ok()
+            || serde_json::from_str::<u64>(t).is_ok()
+    });
+    let reply_id = match env.id {
+        Some(i) if id_ok => serde_json::from_str(i.get()).unwrap_or(Value::Null),
+        _ => Value::Null,
     };
-    let id = obj.get("id").cloned();
-    let id_ok = id
-        .as_ref()
-        .is_none_or(|i| i.is_null() || i.is_string() || i.is_i64() || i.is_u64());
-    let reply_id = if id_ok {
-        id.clone().unwrap_or(Value::Null)
-    } else {
-        Value::Null
-    };
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") || !id_ok {
+    if env.jsonrpc.as_deref() != Some("2.0") || !id_ok {
         return Err(error(reply_id, -32600, "Invalid request"));
     }
-    match obj.get("method") {
-        Some(Value::String(_)) => {
-            let params_ok = obj
-                .get("params")
-                .is_none_or(|p| p.is_object() || p.is_array() || p.is_null());
+    match env.method {
+        Some(m) if first(m) == b'"' => {
+            let params_ok = env
+                .params
+                .is_none_or(|p| matches!(first(p), b'{' | b'[' | b'n'));
             if params_ok {
                 Ok(())
             } else {
@@ -133,7 +164,7 @@ pub fn check(body: &[u8]) -> Result<(), Value> {
             -32600,
             "Invalid request: method is not a string",
         )),
-        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => Ok(()),
+        None if env.id.is_some() && (env.result.is_some() || env.error.is_some()) => Ok(()),
         None => Err(error(reply_id, -32600, "Invalid request: no method")),
     }
 }
@@ -269,6 +300,16 @@ mod tests {
         assert_eq!(e["error"]["code"], -32600);
         let e = check(br#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#).unwrap_err();
         assert!(e["id"].is_null());
+        // A response whose id is null (an error about an unparsable
+        // request) and escapes in the version string.
+        assert!(
+            check(br#"{"jsonrpc":"2\u002e0","id":null,"error":{"code":1,"message":"m"}}"#).is_ok()
+        );
+        let e = check(br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#).unwrap_err();
+        assert!(e["id"].is_null());
+        let e = check(br#"{"jsonrpc":"2.0","id":"s","method":"x"} trailing"#).unwrap_err();
+        assert_eq!(e["error"]["code"], -32700);
+        assert_eq!(check(b"7").unwrap_err()["error"]["code"], -32600);
     }
 
     #[tokio::test]

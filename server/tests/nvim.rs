@@ -78,6 +78,25 @@ fn neovim_shows_diagnostics_and_applies_a_code_action() {
         .map(|d| d["code"].as_str().unwrap_or(""))
         .collect();
     assert!(fcodes.contains(&"CSA108"), "{v:#}");
+    // The hover as Neovim 0.7 renders it: the title is the builtin's name
+    // (a code block, highlighted), no markdown markup left on screen.
+    let hover: Vec<&str> = v["hover"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hover: {v:#}"))
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        hover.first(),
+        Some(&"__builtin_csa_parallel_loop"),
+        "{hover:#?}"
+    );
+    assert!(
+        hover
+            .iter()
+            .all(|l| !l.contains("**") && !l.contains("```") && !l.starts_with('#')),
+        "{hover:#?}"
+    );
     // The code action: the CSA105 marker removed in the buffer.
     assert_eq!(
         v["applied"], "Remove the parallel_loop marker (CSA105)",

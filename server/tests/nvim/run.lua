@@ -63,6 +63,21 @@ if client then
       source = d.source,
     })
   end
+  -- Hover on the marker (line 3), rendered the way the hover window does.
+  local hover = vim.lsp.buf_request_sync(first, 'textDocument/hover', {
+    textDocument = { uri = vim.uri_from_bufnr(first) },
+    position = { line = 2, character = 6 },
+  }, 30000) or {}
+  for _, resp in pairs(hover) do
+    if resp.err then
+      fail('hover failed: ' .. vim.inspect(resp.err))
+    elseif resp.result then
+      local lines = vim.lsp.util.convert_input_to_markdown_lines(resp.result.contents)
+      lines = vim.lsp.util.trim_empty_lines(lines)
+      local scratch = vim.api.nvim_create_buf(false, true)
+      result.hover = vim.lsp.util.stylize_markdown(scratch, lines, {})
+    end
+  end
   local params = {
     textDocument = { uri = vim.uri_from_bufnr(first) },
     range = { start = { line = 0, character = 0 }, ['end'] = { line = vim.api.nvim_buf_line_count(first), character = 0 } },

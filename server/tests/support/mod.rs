@@ -5,7 +5,13 @@ use std::io::BufRead;
 
 /// Reads one `Content-Length` framed message; `None` at end of input or
 /// on a message that is not JSON.
+#[allow(dead_code)] // the latency bench reads bodies only
 pub fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    serde_json::from_slice(&read_body(r)?).ok()
+}
+
+/// Reads one `Content-Length` framed body; `None` at end of input.
+pub fn read_body(r: &mut impl BufRead) -> Option<Vec<u8>> {
     let mut length = None;
     loop {
         let mut line = String::new();
@@ -22,7 +28,7 @@ pub fn read_message(r: &mut impl BufRead) -> Option<Value> {
     }
     let mut body = vec![0; length?];
     r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    Some(body)
 }
 
 /// One framed message.
