@@ -3,9 +3,11 @@
 //! It owns the protocol and the documents; the analysis is the `analyzer`
 //! crate's. See `docs/architecture.md` ("server") for the invariants:
 //! document changes are applied in arrival order inside the notification
-//! handlers, analysis runs afterwards (in place on a worker thread for
-//! pushed diagnostics, on the blocking pool for requests), a panic while
-//! analysing one document becomes one diagnostic and a log line.
+//! handlers, each analysis works on a snapshot of one version on the
+//! analysis thread and is cancelled when a newer version arrives, results
+//! are published only for the current version and only when they changed,
+//! and a panic in an analysis or a handler becomes a diagnostic or an error
+//! answer and a log line.
 
 // `lsp_types::Uri` caches its parsed form in a cell, which this lint
 // flags; its hash and equality are those of the URI text, so it is a sound
