@@ -159,9 +159,9 @@ fn light(body: &[u8]) -> Option<Value> {
         _result: Option<serde::de::IgnoredAny>,
     }
     let m: Message = serde_json::from_slice(body).ok()?;
-    let params = m.params.map(
-        |p| json!({"version": p.version, "diagnostics": p.diagnostics.map(|d| vec![0; d.len()])}),
-    );
+    let params = m
+        .params
+        .map(|p| json!({"version": p.version, "diagnostic_count": p.diagnostics.map(|d| d.len())}));
     Some(json!({"id": m.id, "method": m.method, "params": params}))
 }
 
@@ -261,10 +261,7 @@ fn main() {
     let diagnostics = loop {
         let v = recv();
         if v["method"] == "textDocument/publishDiagnostics" && v["params"]["version"] == 1 {
-            break v["params"]["diagnostics"]
-                .as_array()
-                .map(Vec::len)
-                .unwrap_or(0);
+            break v["params"]["diagnostic_count"].as_u64().unwrap_or(0);
         }
     };
     let open = t.elapsed();

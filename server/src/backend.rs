@@ -307,10 +307,7 @@ fn run_analysis(
 
 /// A hash of published diagnostics (to publish a set only when it changed).
 fn fingerprint(bytes: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
+    xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
 /// `textDocument/publishDiagnostics`, written around the diagnostics
@@ -517,7 +514,7 @@ impl Backend {
         let mut open_id = None;
         while let Some(snap) = self.snapshot(uri, open_id) {
             open_id = Some(snap.open_id);
-            let resolved = match snap.settings {
+            let resolved = match snap.settings.clone() {
                 Some(r) => r,
                 None => {
                     let r = self.resolve(snap.path.as_deref()).await;
@@ -527,13 +524,13 @@ impl Backend {
                         if generation == snap.config_generation {
                             doc.settings = Some((generation, r.clone()));
                         }
-                        // `per-file-languages` names the language.
-                        if let Some(path) = &doc.path {
+                        // `per-file-languages` names the language; without
+                        // it (or once it no longer does), the detected one.
+                        let named = doc.path.as_ref().and_then(|path| {
                             let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-                            if let Some(kind) = r.settings.language_for(r.relative(&abs)) {
-                                doc.kind = kind;
-                            }
-                        }
+                            r.settings.language_for(r.relative(&abs))
+                        });
+                        doc.kind = named.unwrap_or(doc.detected);
                     }
                     r
                 }
@@ -557,10 +554,11 @@ impl Backend {
                 .analyser
                 .run(move || run_analysis(&engine, text, &res, path.as_deref(), &cancel))
                 .await;
-            // The analysis thread is gone only if the process is ending.
-            let Some(outcome) = outcome else {
-                return;
-            };
+            // The analysis thread is gone (a panic outside the analysis's
+            // own guard): every later analysis of every document says so
+            // rather than never arriving.
+            let outcome =
+                outcome.unwrap_or_else(|| Some(Err("the analysis thread has stopped".to_string())));
             // Cancelled: a newer version waits.
             let Some(result) = outcome else {
                 continue;
@@ -578,7 +576,7 @@ impl Backend {
             }
             let analysed = Arc::new(Analysed {
                 version: snap.version,
-                rope: snap.rope,
+                rope: snap.rope.clone(),
                 kind,
                 resolved,
                 result,
@@ -586,15 +584,19 @@ impl Backend {
             });
             let (current, push, enc, url) = {
                 let mut st = self.lock();
-                let (push, enc) = (st.push, st.enc);
+                let (push, enc, generation) = (st.push, st.enc, st.config_generation);
                 let url = st.settings.rules_url.clone();
                 let Some(doc) = st.docs.get_mut(uri).filter(|d| d.open_id == snap.open_id) else {
                     return;
                 };
-                let newer = doc
-                    .latest
-                    .as_ref()
-                    .is_none_or(|a| a.version <= analysed.version);
+                // Made with settings the configuration has since replaced:
+                // neither kept nor published (the next round resolves them).
+                let fresh = generation == snap.config_generation;
+                let newer = fresh
+                    && doc
+                        .latest
+                        .as_ref()
+                        .is_none_or(|a| a.version <= analysed.version);
                 // The one replaced is freed on the thread that allocated it
                 // (see `AnalysisThread`), unless a request still holds it.
                 if newer {
@@ -602,7 +604,7 @@ impl Backend {
                         self.analyser.discard(previous);
                     }
                 }
-                let current = doc.version == analysed.version;
+                let current = fresh && doc.version == analysed.version;
                 if current {
                     doc.analysing = false;
                     doc.cancel = None;
@@ -615,22 +617,29 @@ impl Backend {
             }
             if push {
                 let url = url.unwrap_or_else(|| convert::DEFAULT_RULES_URL.to_string());
-                self.publish(uri, &analysed, enc, &url);
+                self.publish(uri, &snap, &analysed, enc, &url);
             }
             return;
         }
     }
 
-    /// Publishes the diagnostics of `a` if it is still the current version
-    /// of the document and they differ from the last set published.
-    fn publish(&self, uri: &Uri, a: &Analysed, enc: Encoding, url: &str) {
+    /// Publishes the diagnostics of `a` (the analysis of `snap`) if it is
+    /// still the current version of the same opening of the document, made
+    /// with the current configuration, and they differ from the last set
+    /// published.
+    fn publish(&self, uri: &Uri, snap: &Snapshot, a: &Analysed, enc: Encoding, url: &str) {
         let bytes = convert::diagnostics_json(a, uri, enc, url);
         let print = fingerprint(&bytes);
         let mut st = self.lock();
+        let generation = st.config_generation;
         let Some(doc) = st.docs.get_mut(uri) else {
             return;
         };
-        if doc.version != a.version || doc.published == Some(print) {
+        if doc.open_id != snap.open_id
+            || doc.version != a.version
+            || generation != snap.config_generation
+            || doc.published == Some(print)
+        {
             return;
         }
         doc.published = Some(print);

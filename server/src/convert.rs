@@ -35,30 +35,69 @@ pub fn diagnostic(
     enc: Encoding,
     rules_url: &str,
 ) -> lsp::Diagnostic {
-    let positions = a.positions();
-    let message = full_message(d).into_owned();
-    let href = rule_href(rules_url, d).parse().ok();
-    lsp::Diagnostic {
+    let code = d.code.to_string();
+    let href = rule_href(rules_url, d);
+    let href = href.parse::<Uri>().is_ok().then_some(href.as_str());
+    wire(&a.positions(), uri.as_str(), d, &code, href, enc).to_lsp(uri)
+}
+
+/// The published form of one diagnostic; `href` is its rule's link.
+fn wire<'a>(
+    positions: &crate::position::Positions<'_>,
+    uri: &'a str,
+    d: &'a Diagnostic,
+    code: &'a str,
+    href: Option<&'a str>,
+    enc: Encoding,
+) -> Wire<'a> {
+    Wire {
         range: positions.range(d.span.start as usize, d.span.end as usize, enc),
-        severity: Some(severity(d.severity)),
-        code: Some(NumberOrString::String(d.code.to_string())),
-        code_description: href.map(|href| CodeDescription { href }),
-        source: Some("csa-lint".to_string()),
-        message,
+        severity: severity(d.severity),
+        code,
+        code_description: href.map(|href| WireHref { href }),
+        source: "csa-lint",
+        message: full_message(d),
         related_information: (!d.related.is_empty()).then(|| {
             d.related
                 .iter()
-                .map(|r| DiagnosticRelatedInformation {
-                    location: Location::new(
-                        uri.clone(),
-                        positions.range(r.span.start as usize, r.span.end as usize, enc),
-                    ),
-                    message: r.message.clone(),
+                .map(|r| WireRelated {
+                    location: WireLocation {
+                        uri,
+                        range: positions.range(r.span.start as usize, r.span.end as usize, enc),
+                    },
+                    message: &r.message,
                 })
                 .collect()
         }),
-        tags: unnecessary(d.code).then(|| vec![DiagnosticTag::UNNECESSARY]),
-        data: None,
+        tags: unnecessary(d.code).then_some([DiagnosticTag::UNNECESSARY]),
+    }
+}
+
+impl Wire<'_> {
+    /// The owned `lsp_types` form (pull reports, code actions).
+    fn to_lsp(&self, uri: &Uri) -> lsp::Diagnostic {
+        lsp::Diagnostic {
+            range: self.range,
+            severity: Some(self.severity),
+            code: Some(NumberOrString::String(self.code.to_string())),
+            code_description: self.code_description.as_ref().and_then(|h| {
+                Some(CodeDescription {
+                    href: h.href.parse().ok()?,
+                })
+            }),
+            source: Some(self.source.to_string()),
+            message: self.message.to_string(),
+            related_information: self.related_information.as_ref().map(|rs| {
+                rs.iter()
+                    .map(|r| DiagnosticRelatedInformation {
+                        location: Location::new(uri.clone(), r.location.range),
+                        message: r.message.to_string(),
+                    })
+                    .collect()
+            }),
+            tags: self.tags.as_ref().map(|t| t.to_vec()),
+            data: None,
+        }
     }
 }
 
@@ -78,7 +117,8 @@ fn full_message(d: &Diagnostic) -> std::borrow::Cow<'_, str> {
 /// An LSP diagnostic as it is published, borrowing the analysis's strings
 /// (publishing thousands of findings on each keystroke built and dropped
 /// an owned `lsp_types::Diagnostic`, its URIs parsed, per finding). The
-/// same JSON as [`diagnostic`] (tested).
+/// one place the fields are decided: [`diagnostic`] is its `to_lsp`, and
+/// both serialise to the same JSON (tested).
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Wire<'a> {
@@ -131,29 +171,9 @@ pub fn diagnostics_json(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str)
         .diagnostics
         .iter()
         .zip(&codes)
-        .map(|(d, code)| Wire {
-            range: positions.range(d.span.start as usize, d.span.end as usize, enc),
-            severity: severity(d.severity),
-            code,
-            code_description: hrefs
-                .get(&d.code)
-                .and_then(|h| h.as_deref())
-                .map(|href| WireHref { href }),
-            source: "csa-lint",
-            message: full_message(d),
-            related_information: (!d.related.is_empty()).then(|| {
-                d.related
-                    .iter()
-                    .map(|r| WireRelated {
-                        location: WireLocation {
-                            uri: uri.as_str(),
-                            range: positions.range(r.span.start as usize, r.span.end as usize, enc),
-                        },
-                        message: &r.message,
-                    })
-                    .collect()
-            }),
-            tags: unnecessary(d.code).then_some([DiagnosticTag::UNNECESSARY]),
+        .map(|(d, code)| {
+            let href = hrefs.get(&d.code).and_then(|h| h.as_deref());
+            wire(&positions, uri.as_str(), d, code, href, enc)
         })
         .collect();
     serde_json::to_vec(&wire).unwrap_or_default()

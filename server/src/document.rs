@@ -48,7 +48,11 @@ pub type Engine = Arc<Mutex<(AnalysisOptions, Incremental)>>;
 pub struct Document {
     pub rope: Rope,
     pub version: i32,
+    /// The language it is analysed as: `per-file-languages` of its
+    /// settings, else `detected`.
     pub kind: SourceKind,
+    /// The language by extension, content or the client's language id.
+    pub detected: SourceKind,
     /// The file on disk, for configuration discovery.
     pub path: Option<PathBuf>,
     /// Which opening of the URI this is (a document closed and opened again
@@ -93,10 +97,12 @@ pub fn kind_of(uri: &Uri, language_id: &str, text: &str) -> SourceKind {
 
 impl Document {
     pub fn new(uri: &Uri, language_id: &str, text: &str, version: i32, open_id: u64) -> Document {
+        let detected = kind_of(uri, language_id, text);
         Document {
             rope: Rope::from_str(text),
             version,
-            kind: kind_of(uri, language_id, text),
+            kind: detected,
+            detected,
             path: uri.to_file_path().map(|p| p.into_owned()),
             open_id,
             settings: None,

@@ -557,6 +557,16 @@ fn per_file_languages_and_fortran_headers() {
         assert!(got.contains(&"CSA102".to_string()), "{name}: {got:?}");
         assert!(!got.contains(&"CSA001".to_string()), "{name}: {got:?}");
     }
+    // Without the setting, `k.inc` is C again (its text is not C: syntax
+    // errors); the header stays Fortran by its content.
+    std::fs::write(dir.join("csa-lint.toml"), "").unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": format!("file://{}", dir.join("csa-lint.toml").display()), "type": 2}]}),
+    );
+    let inc = format!("file://{}", dir.join("k.inc").display());
+    let got = codes(&c.diagnostics(&inc, 1));
+    assert!(got.contains(&"CSA001".to_string()), "k.inc: {got:?}");
     c.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
