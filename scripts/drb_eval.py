@@ -481,7 +481,7 @@ def stale_warning(lint):
                 if f.endswith(".rs") or f == "Cargo.toml":
                     if os.path.getmtime(os.path.join(dirpath, f)) > built:
                         sys.stderr.write("warning: %s is older than %s; rebuild with "
-                                         "`cargo build --release -p csa-analyzer --bin csa-lint`\n"
+                                         "`cargo build --release -p csa-lint`\n"
                                          % (lint, os.path.join(dirpath, f)))
                         return
 
@@ -500,7 +500,7 @@ def main():
     a = ap.parse_args()
     lint = os.path.abspath(a.lint)
     if not os.path.isfile(lint):
-        sys.exit("csa-lint not found at %s: build it with `cargo build --release -p csa-analyzer --bin csa-lint` or pass --lint" % lint)
+        sys.exit("csa-lint not found at %s: build it with `cargo build --release -p csa-lint` or pass --lint" % lint)
     stale_warning(lint)
     langs = ["c", "fortran"] if a.lang == "both" else [a.lang]
     forms = ["omp", "marker"] if a.form == "both" else [a.form]

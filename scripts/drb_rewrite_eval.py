@@ -222,7 +222,7 @@ def main():
     a = ap.parse_args()
     lint = os.path.abspath(a.lint)
     if not os.path.isfile(lint):
-        sys.exit("csa-lint not found at %s: build it with `cargo build --release -p csa-analyzer --bin csa-lint`"
+        sys.exit("csa-lint not found at %s: build it with `cargo build --release -p csa-lint`"
                  " or pass --csa-lint" % lint)
     stale_warning(lint)
     langs = ["c", "fortran"] if a.lang == "both" else [a.lang]

@@ -788,7 +788,7 @@ def main():
     a.checkout = os.path.abspath(a.checkout)
     lint = os.path.abspath(a.lint)
     if not os.path.isfile(lint):
-        sys.exit("csa-lint not found at %s: build it with `cargo build --release -p csa-analyzer --bin csa-lint` or pass --csa-lint" % lint)
+        sys.exit("csa-lint not found at %s: build it with `cargo build --release -p csa-lint` or pass --csa-lint" % lint)
     stale_warning(lint)
     bms = [b.strip().upper() for b in a.benchmarks.split(",") if b.strip()]
     for b in bms:

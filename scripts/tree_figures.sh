@@ -19,6 +19,6 @@ if [ $# -eq 0 ]; then
 fi
 cd "$(dirname "$0")/.."
 for path in "$@"; do
-    cargo bench -q -p csa-analyzer --bench tree -- "$path" --reps "$reps" 2>/dev/null
+    cargo bench -q -p csa-lint --bench tree -- "$path" --reps "$reps" 2>/dev/null
     echo
 done

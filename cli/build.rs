@@ -1,5 +1,6 @@
 //! Gives the `csa-lint` result cache a build identity: `CSA_LINT_BUILD_ID`
-//! is a hash of every source file of the analyzer and the grammars and of
+//! is a hash of every source file of the analyzer, the grammars and this
+//! crate and of
 //! `Cargo.lock` (the tree-sitter grammars' versions), so a cache written by
 //! one build is never read by a build that might analyse differently,
 //! even when the version number is the same (a development build).
@@ -38,6 +39,8 @@ fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let roots = [
         manifest.join("src"),
+        manifest.join("../analyzer/src"),
+        manifest.join("../analyzer/Cargo.toml"),
         manifest.join("../grammars/src"),
         manifest.join("../grammars/queries"),
         manifest.join("../grammars/Cargo.toml"),

@@ -1,6 +1,6 @@
 //! Whole-process benchmark on real source trees (issue 17, point 4).
 //!
-//! `cargo bench -p csa-analyzer --bench tree -- PATH... [--reps N]`
+//! `cargo bench -p csa-lint --bench tree -- PATH... [--reps N]`
 //! takes checkouts (or directories in them, such as Reference-LAPACK's
 //! `SRC`), finds the files `csa-lint` would lint (the same walk and
 //! language detection) and prints, in one run on this machine:
@@ -220,7 +220,7 @@ fn doubled(paths: &[PathBuf]) -> std::io::Result<tempfile::TempDir> {
 fn main() {
     let a = args();
     if a.paths.is_empty() {
-        eprintln!("usage: cargo bench -p csa-analyzer --bench tree -- PATH... [--reps N]");
+        eprintln!("usage: cargo bench -p csa-lint --bench tree -- PATH... [--reps N]");
         std::process::exit(2);
     }
     let all: Vec<(PathBuf, SourceKind)> = a.paths.iter().flat_map(|p| files(p)).collect();
