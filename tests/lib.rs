@@ -295,17 +295,14 @@ fn check_fixed(
 }
 
 fn compare(path: &Path, fa: &FileAnalysis, ann: &Annotations) -> Result<(), String> {
-    let mut actual: Vec<(u32, Code, &str, String)> = fa
+    let mut actual: Vec<(u32, Code, String, String)> = fa
         .diagnostics
         .iter()
         .map(|d| {
             let lc = fa.source.line_col(d.span.start as usize);
-            (
-                lc.line,
-                d.code,
-                d.message.as_str(),
-                format!("{}:{}: {} {}", lc.line, lc.column, d.code, d.message),
-            )
+            let message = d.message.render(&fa.source);
+            let shown = format!("{}:{}: {} {}", lc.line, lc.column, d.code, message);
+            (lc.line, d.code, message, shown)
         })
         .collect();
     actual.sort();

@@ -372,8 +372,18 @@ pub(crate) fn finish_diagnostics(
     });
     diagnostics.dedup();
     let suppressions = crate::suppress::parse(source, lang);
-    let diagnostics = crate::suppress::apply(diagnostics, &suppressions, source);
-    crate::suppress::with_suppression_fixes(diagnostics, source, lang)
+    if suppressions.is_empty() {
+        return diagnostics;
+    }
+    let (mut kept, used) = crate::suppress::apply(diagnostics, &suppressions, source);
+    let before = kept.len();
+    rules::check_suppressions(&suppressions, &used, source, &mut kept);
+    if kept.len() > before {
+        kept.sort_by(|a, b| {
+            (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
+        });
+    }
+    kept
 }
 
 /// The successor lists of the blocks of `func`.

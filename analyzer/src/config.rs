@@ -884,8 +884,16 @@ disable-loop-storage-check = true
         let c = parse("ignore = [\"CSA105\"]").unwrap();
         let s = Settings::resolve(Some(&c), &Overrides::default());
         let mut d = vec![
-            Diagnostic::new(Code(105), Span::new(0, 1), "x"),
-            Diagnostic::new(Code(101), Span::new(0, 1), "y"),
+            Diagnostic::new(
+                crate::rules::lookup(Code(105)).unwrap(),
+                Span::new(0, 1),
+                "x",
+            ),
+            Diagnostic::new(
+                crate::rules::lookup(Code(101)).unwrap(),
+                Span::new(0, 1),
+                "y",
+            ),
         ];
         s.filter(Path::new("a.c"), &mut d);
         assert_eq!(d.len(), 1);

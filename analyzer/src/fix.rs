@@ -136,7 +136,7 @@ pub fn bulk_fix(d: &crate::diag::Diagnostic, unsafe_ok: bool) -> Option<&Fix> {
 /// Whether `--fix` takes fix `f` (never a suppression).
 pub fn bulk_fix_applies(f: &Fix, unsafe_ok: bool) -> bool {
     !f.edits.is_empty()
-        && !f.title.starts_with(crate::suppress::SUPPRESS_FIX_TITLE)
+        && f.kind != crate::diag::FixKind::Suppress
         && match f.applicability {
             Applicability::Safe => true,
             Applicability::Unsafe => unsafe_ok,
@@ -345,6 +345,7 @@ mod tests {
     #[test]
     fn conflicting_fixes_are_skipped() {
         let f = |s, e| Fix {
+            kind: crate::diag::FixKind::Convert,
             title: "t".into(),
             applicability: Applicability::Safe,
             edits: vec![edit(s, e, "")],
@@ -355,6 +356,7 @@ mod tests {
         // An insertion where another fix's deletion starts conflicts; one
         // where it ends does not.
         let ins = |at| Fix {
+            kind: crate::diag::FixKind::Convert,
             title: "i".into(),
             applicability: Applicability::Safe,
             edits: vec![edit(at, at, "X")],

@@ -293,7 +293,12 @@ fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId)
     for d in &fa.diagnostics {
         let b_span = mvs(sh, b.span);
         if d.span.start >= b_span.start && d.span.end <= b_span.end {
-            md.push_str(&format!("\n{} {}: {}\n", d.code, d.rule, d.message));
+            md.push_str(&format!(
+                "\n{} {}: {}\n",
+                d.code,
+                d.rule,
+                d.message.render(&fa.source)
+            ));
         }
     }
     md

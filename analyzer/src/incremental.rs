@@ -75,11 +75,8 @@ pub struct Stats {
 }
 
 struct Entry {
-    /// Where the function started when it was analysed, and its first and
-    /// last lines then (messages name lines).
+    /// Where the function started when it was analysed.
     start: u32,
-    first_line: u32,
-    last_line: u32,
     /// Hash of the context items' positions then.
     positions: u64,
     /// Some diagnostic points outside the function: reuse only when
@@ -223,85 +220,10 @@ fn input_edit(e: TextEdit, old: &SourceText, new: &SourceText) -> InputEdit {
     }
 }
 
-fn shift_diagnostic(d: &Diagnostic, delta: i64) -> Diagnostic {
-    let mut d = d.clone();
-    if delta == 0 {
-        return d;
-    }
-    d.span = d.span.shifted(delta);
-    for r in &mut d.related {
-        r.span = r.span.shifted(delta);
-    }
-    for f in &mut d.fixes {
-        for e in &mut f.edits {
-            e.span = e.span.shifted(delta);
-        }
-    }
-    d
-}
-
-/// Every `line N` in `text`, with the byte range of `N`.
-fn line_refs(text: &str) -> Vec<(usize, usize, u32)> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(i) = text[from..].find("line ") {
-        let s = from + i + "line ".len();
-        let digits = text[s..].bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 {
-            if let Ok(n) = text[s..s + digits].parse() {
-                out.push((s, s + digits, n));
-            }
-        }
-        from = s;
-    }
-    out
-}
-
-/// `text` with each `line N` for N in `lo..=hi` moved by `delta`.
-fn renumber(text: &str, lo: u32, hi: u32, delta: i64) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (s, e, n) in line_refs(text) {
-        if (lo..=hi).contains(&n) {
-            out.push_str(&text[last..s]);
-            out.push_str(&(n as i64 + delta).max(1).to_string());
-            last = e;
-        }
-    }
-    out.push_str(&text[last..]);
-    out
-}
-
-/// The texts of a diagnostic that may name lines.
-fn texts(d: &Diagnostic) -> impl Iterator<Item = &str> {
-    std::iter::once(d.message.as_str())
-        .chain(d.related.iter().map(|r| r.message.as_str()))
-        .chain(d.help.iter().map(String::as_str))
-        .chain(d.fixes.iter().map(|f| f.title.as_str()))
-}
-
-fn renumber_diagnostic(d: &mut Diagnostic, lo: u32, hi: u32, delta: i64) {
-    if delta == 0 {
-        return;
-    }
-    d.message = renumber(&d.message, lo, hi, delta);
-    for r in &mut d.related {
-        r.message = renumber(&r.message, lo, hi, delta);
-    }
-    if let Some(h) = &mut d.help {
-        *h = renumber(h, lo, hi, delta);
-    }
-    for f in &mut d.fixes {
-        f.title = renumber(&f.title, lo, hi, delta);
-    }
-}
-
-/// Whether any span of `d` lies outside `[start, end]`.
+/// Whether `d` refers to a position outside `[start, end]` (a span, a
+/// line reference or a fix edit).
 fn points_outside(d: &Diagnostic, start: u32, end: u32) -> bool {
-    let out = |s: Span| s.start < start || s.end > end;
-    out(d.span)
-        || d.related.iter().any(|r| out(r.span))
-        || d.fixes.iter().flat_map(|f| &f.edits).any(|e| out(e.span))
+    d.positions().any(|p| p < start || p > end)
 }
 
 /// Whether `frontend::lower_recovering` would cut a unit with a syntax
@@ -597,12 +519,9 @@ impl Incremental {
                 if still && e.used != generation {
                     e.used = generation;
                     let delta = start as i64 - e.start as i64;
-                    let line = source.line_col(start as usize).line;
-                    let line_delta = line as i64 - e.first_line as i64;
-                    let (lo, hi) = (e.first_line, e.last_line);
                     diagnostics.extend(e.diagnostics.iter().map(|d| {
-                        let mut d = shift_diagnostic(d, delta);
-                        renumber_diagnostic(&mut d, lo, hi, line_delta);
+                        let mut d = d.clone();
+                        d.shift(delta);
                         d
                     }));
                     // The analyses keep the positions they were computed at.
@@ -666,16 +585,7 @@ impl Incremental {
                 let funcs: Vec<&crate::ir::Function> = analyses.iter().map(|a| &a.func).collect();
                 analysis::file_diagnostics(lang, source, pre, &funcs, &[], false, &mut own);
             }
-            let first_line = source.line_col(start as usize).line;
-            let last_line = source.line_col(end as usize).line;
-            let outside = own.iter().any(|d| {
-                points_outside(d, start, end)
-                    || texts(d).any(|t| {
-                        line_refs(t)
-                            .iter()
-                            .any(|&(_, _, n)| n < first_line || n > last_line)
-                    })
-            });
+            let outside = own.iter().any(|d| points_outside(d, start, end));
             diagnostics.extend(own.iter().cloned());
             for a in &analyses {
                 functions.push(a.clone());
@@ -686,8 +596,6 @@ impl Incremental {
                 u.key,
                 Entry {
                     start,
-                    first_line,
-                    last_line,
                     positions,
                     outside,
                     diagnostics: own,
@@ -1216,6 +1124,32 @@ mod tests {
     /// Updates `inc` to `current`, checks that the result equals the full
     /// analysis (diagnostics, functions, preprocessing, text and line
     /// index) and returns how many results were reused.
+    /// A `diag::LineRef` formatted into text that is not a message (a fix
+    /// title, an edit) would show its placeholder characters.
+    fn no_placeholders(ds: &[Diagnostic]) {
+        let bad = |t: &str| t.contains(['\u{FDD0}', '\u{FDD1}']);
+        for d in ds {
+            let texts = std::iter::once(&d.message)
+                .chain(d.related.iter().map(|r| &r.message))
+                .chain(d.help.iter())
+                .flat_map(|m| m.parts())
+                .filter_map(|p| match p {
+                    crate::diag::Part::Text(t) => Some(t),
+                    crate::diag::Part::Line(_) => None,
+                })
+                .chain(d.fixes.iter().map(|f| f.title.as_str()))
+                .chain(
+                    d.fixes
+                        .iter()
+                        .flat_map(|f| &f.edits)
+                        .map(|e| e.new_text.as_str()),
+                );
+            for t in texts {
+                assert!(!bad(t), "{} at {:?}: placeholder in `{t}`", d.code, d.span);
+            }
+        }
+    }
+
     fn check_update(
         inc: &mut Incremental,
         kind: SourceKind,
@@ -1225,10 +1159,11 @@ mod tests {
     ) -> usize {
         let got = inc.update(current);
         let want = analyze(kind, current, opts);
+        no_placeholders(&want.diagnostics);
         if got.diagnostics != want.diagnostics {
             let brief = |ds: &[Diagnostic]| {
                 ds.iter()
-                    .map(|d| format!("{} {:?} {}", d.code, d.span, d.message))
+                    .map(|d| format!("{} {:?} {}", d.code, d.span, d.message.render_with(|o| o)))
                     .collect::<Vec<_>>()
                     .join("\n")
             };

@@ -9,7 +9,7 @@
 //! A suppression (or one code of it) that suppresses nothing is reported as
 //! CSA402. CSA402 itself can only be suppressed file-wide.
 
-use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix, FixKind};
 use crate::ir::Lang;
 use crate::source::{SourceText, Span};
 
@@ -140,19 +140,25 @@ pub fn parse(src: &SourceText, lang: Lang) -> Vec<Suppression> {
     out
 }
 
-/// Removes suppressed diagnostics and adds CSA402 for suppressions (or
-/// codes of them) that suppressed nothing. `diags` must be sorted; the
-/// result is sorted too.
-pub fn apply(diags: Vec<Diagnostic>, sups: &[Suppression], src: &SourceText) -> Vec<Diagnostic> {
-    if sups.is_empty() {
-        return diags;
-    }
-    // used[s][k]: code k of suppression s (or the bare suppression, k = 0)
-    // suppressed something.
-    let mut used: Vec<Vec<bool>> = sups
+/// Which codes of which suppressions suppressed something:
+/// `used[s][k]` for code `k` of suppression `s` (`k = 0` for a bare
+/// suppression).
+pub type Used = Vec<Vec<bool>>;
+
+/// Removes suppressed diagnostics; says which suppressions were used (for
+/// CSA402, `rules::check_suppressions`). `diags` stays in its order.
+pub fn apply(
+    diags: Vec<Diagnostic>,
+    sups: &[Suppression],
+    src: &SourceText,
+) -> (Vec<Diagnostic>, Used) {
+    let mut used: Used = sups
         .iter()
         .map(|s| vec![false; s.codes.as_ref().map_or(1, |c| c.len().max(1))])
         .collect();
+    if sups.is_empty() {
+        return (diags, used);
+    }
     let mut kept = Vec::with_capacity(diags.len());
     for d in diags {
         let line = src.line_of(d.span.start as usize);
@@ -180,177 +186,48 @@ pub fn apply(diags: Vec<Diagnostic>, sups: &[Suppression], src: &SourceText) -> 
             kept.push(d);
         }
     }
-    let mut unused = Vec::new();
-    for (i, s) in sups.iter().enumerate() {
-        let first = unused.len();
-        for (word, span) in &s.invalid {
-            unused.push(Diagnostic::new(
-                Code(402),
-                *span,
-                format!("`{word}` is not a csa-lint diagnostic code, so this suppresses nothing"),
-            ));
-        }
-        match &s.codes {
-            None if !used[i][0] => unused.push(Diagnostic::new(
-                Code(402),
-                s.span,
-                "this suppression suppresses nothing: no diagnostic is reported on the line it covers",
-            )),
-            Some(codes) if codes.is_empty() && s.invalid.is_empty() => unused.push(
-                Diagnostic::new(Code(402), s.span, "this suppression names no code"),
-            ),
-            Some(codes) => {
-                for (k, (c, span)) in codes.iter().enumerate() {
-                    if !used[i][k] {
-                        unused.push(Diagnostic::new(
-                            Code(402),
-                            *span,
-                            format!("{c} is not reported {}, so suppressing it does nothing", if s.line.is_some() { "on the line this covers" } else { "in this file" }),
-                        ));
-                    }
-                }
-            }
-            None => {}
-        }
-        // Fixes: remove the whole comment when nothing in it is used, else
-        // just the unused word.
-        let nothing_used = !used[i].iter().any(|u| *u);
-        for d in &mut unused[first..] {
-            let edit = if nothing_used {
-                remove_comment(src.text(), s.span)
-            } else {
-                remove_list_word(src.text(), d.span)
-            };
-            d.fixes.push(Fix {
-                title: "Remove the unused suppression".to_string(),
-                applicability: Applicability::Safe,
-                edits: vec![edit],
-            });
-        }
-    }
-    // CSA402 can be silenced file-wide only.
-    let file_wide_402 = sups.iter().any(|s| {
-        s.line.is_none()
-            && s.codes
-                .as_ref()
-                .is_none_or(|c| c.iter().any(|(code, _)| *code == Code(402)))
-    });
-    if !file_wide_402 {
-        kept.extend(unused);
-    }
-    kept.sort_by(|a, b| {
-        (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
-    });
-    kept
+    (kept, used)
 }
 
-/// The prefix of the title of every "add a suppression" fix, so bulk
-/// fixing (`--fix`, fix-all) can leave them out.
-pub const SUPPRESS_FIX_TITLE: &str = "Suppress ";
-
-/// Adds to every diagnostic (but CSA402, which only a file-wide comment
-/// silences) a safe fix that appends `csa-lint: ignore[CODE]` to its
-/// anchor line, unless that line already holds a suppression, ends in a
-/// line continuation or opens a block comment.
-pub fn with_suppression_fixes(
-    mut diags: Vec<Diagnostic>,
-    src: &SourceText,
-    lang: Lang,
-) -> Vec<Diagnostic> {
-    for d in &mut diags {
-        if d.code == Code(402) {
-            continue;
-        }
-        let line_no = src.line_of(d.span.start as usize);
-        let line = src.line_text(line_no);
-        if line.contains(MARKER)
-            || line.trim_end().ends_with('\\')
-            || (lang == Lang::C && line.rfind("/*").is_some_and(|o| !line[o..].contains("*/")))
-        {
-            continue;
-        }
-        let end = src.line_start(line_no) + line.len();
-        let opener = if lang == Lang::C { "//" } else { "!" };
-        let sep = if line.ends_with([' ', '\t']) || line.is_empty() {
-            ""
-        } else {
-            " "
-        };
-        d.fixes.push(Fix {
-            title: format!("{SUPPRESS_FIX_TITLE}{} on this line", d.code),
-            applicability: Applicability::Safe,
-            edits: vec![Edit {
-                span: Span::empty_at(end),
-                new_text: format!("{sep}{opener} csa-lint: ignore[{}]", d.code),
-            }],
-        });
+/// The safe fix that appends `csa-lint: ignore[CODE]` to the anchor line
+/// of `d`: none for CSA402 (only a file-wide comment silences it) or when
+/// that line already holds a suppression, ends in a line continuation or
+/// opens a block comment.
+pub fn suppression_fix(d: &Diagnostic, src: &SourceText, lang: Lang) -> Option<Fix> {
+    if d.code == Code(402) {
+        return None;
     }
-    diags
-}
-
-/// Deletes the comment that holds the suppression at `at`: the whole line
-/// when the comment is alone on it.
-fn remove_comment(text: &str, at: Span) -> Edit {
-    use crate::fix::{line_end, line_end_with_newline, line_start};
-    let s = at.start as usize;
-    let ls = line_start(text, s);
-    let le = line_end(text, s);
-    let before = text[ls..s].trim_end();
-    let (open, block) = if before.ends_with("/*") {
-        (ls + before.len() - 2, true)
-    } else if before.ends_with("//") {
-        (ls + before.len() - 2, false)
-    } else if before.ends_with('!') {
-        (ls + before.len() - 1, false)
+    let line_no = src.line_of(d.span.start as usize);
+    let line = src.line_text(line_no);
+    if line.contains(MARKER)
+        || line.trim_end().ends_with('\\')
+        || (lang == Lang::C && line.rfind("/*").is_some_and(|o| !line[o..].contains("*/")))
+    {
+        return None;
+    }
+    let end = src.line_start(line_no) + line.len();
+    let opener = if lang == Lang::C { "//" } else { "!" };
+    let sep = if line.ends_with([' ', '\t']) || line.is_empty() {
+        ""
     } else {
-        (s, false)
+        " "
     };
-    let end = if block {
-        text[s..le].find("*/").map_or(le, |i| s + i + 2)
-    } else {
-        le
-    };
-    if text[ls..open].trim().is_empty() && text[end..le].trim().is_empty() {
-        return Edit {
-            span: Span::new(ls, line_end_with_newline(text, s)),
-            new_text: String::new(),
-        };
-    }
-    let mut start = open;
-    while start > ls && matches!(text.as_bytes()[start - 1], b' ' | b'\t') {
-        start -= 1;
-    }
-    Edit {
-        span: Span::new(start, end),
-        new_text: String::new(),
-    }
+    Some(Fix {
+        kind: FixKind::Suppress,
+        title: format!("Suppress {} on this line", d.code),
+        applicability: Applicability::Safe,
+        edits: vec![Edit {
+            span: Span::empty_at(end),
+            new_text: format!("{sep}{opener} csa-lint: ignore[{}]", d.code),
+        }],
+    })
 }
 
-/// Deletes one word of a `[A, B]` list with its comma.
-fn remove_list_word(text: &str, word: Span) -> Edit {
-    let (s, e) = (word.start as usize, word.end as usize);
-    let after = &text[e..];
-    let blanks = after.len() - after.trim_start_matches([' ', '\t']).len();
-    if after[blanks..].starts_with(',') {
-        let rest = &after[blanks + 1..];
-        let more = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-        return Edit {
-            span: Span::new(s, e + blanks + 1 + more),
-            new_text: String::new(),
-        };
-    }
-    let before = &text[..s];
-    let trimmed = before.trim_end_matches([' ', '\t']);
-    if trimmed.ends_with(',') {
-        return Edit {
-            span: Span::new(trimmed.len() - 1, e),
-            new_text: String::new(),
-        };
-    }
-    Edit {
-        span: Span::new(s, e),
-        new_text: String::new(),
-    }
+/// Every fix of `d`: its rule's, then the suppression fix.
+pub fn all_fixes(d: &Diagnostic, src: &SourceText, lang: Lang) -> Vec<Fix> {
+    let mut fixes = d.fixes.clone();
+    fixes.extend(suppression_fix(d, src, lang));
+    fixes
 }
 
 #[cfg(test)]

@@ -25,7 +25,9 @@
 //! builds not used for a week are removed (checked once a day).
 
 use analyzer::analysis::AnalysisOptions;
-use analyzer::diag::{Applicability, Code, Diagnostic, Edit, Fix, Related, Severity};
+use analyzer::diag::{
+    Applicability, Code, Diagnostic, Edit, Fix, FixKind, Message, Related, Severity,
+};
 use analyzer::source::Span;
 use csa_grammars::SourceKind;
 use rustc_hash::FxHashMap;
@@ -284,7 +286,8 @@ pub fn open_default(project: &Path) -> Result<Cache, String> {
     }
 }
 
-/// A [`Diagnostic`] as stored: the rule's name is looked up again by code.
+/// A [`Diagnostic`] as stored: the rule's name is looked up again by code;
+/// messages keep their line references (`Message::encode`).
 #[derive(Clone, Serialize, Deserialize)]
 pub struct CachedDiagnostic {
     code: u16,
@@ -298,6 +301,7 @@ pub struct CachedDiagnostic {
 
 #[derive(Clone, Serialize, Deserialize)]
 struct CachedFix {
+    kind: String,
     title: String,
     applicability: u8,
     edits: Vec<((u32, u32), String)>,
@@ -321,17 +325,18 @@ impl CachedDiagnostic {
                 Severity::Error => 2,
             },
             span: span(d.span),
-            message: d.message.clone(),
+            message: d.message.encode(),
             related: d
                 .related
                 .iter()
-                .map(|r| (span(r.span), r.message.clone()))
+                .map(|r| (span(r.span), r.message.encode()))
                 .collect(),
-            help: d.help.clone(),
+            help: d.help.as_ref().map(Message::encode),
             fixes: d
                 .fixes
                 .iter()
                 .map(|f| CachedFix {
+                    kind: f.kind.name().to_string(),
                     title: f.title.clone(),
                     applicability: match f.applicability {
                         Applicability::Safe => 0,
@@ -356,6 +361,7 @@ impl CachedDiagnostic {
             .iter()
             .map(|f| {
                 Some(Fix {
+                    kind: FixKind::from_name(&f.kind)?,
                     title: f.title.clone(),
                     applicability: match f.applicability {
                         0 => Applicability::Safe,
@@ -384,16 +390,16 @@ impl CachedDiagnostic {
                 _ => return None,
             },
             span: unspan(self.span),
-            message: self.message.clone(),
+            message: Message::from(self.message.clone()),
             related: self
                 .related
                 .iter()
                 .map(|(s, message)| Related {
                     span: unspan(*s),
-                    message: message.clone(),
+                    message: Message::from(message.clone()),
                 })
                 .collect(),
-            help: self.help.clone(),
+            help: self.help.clone().map(Message::from),
             fixes,
         })
     }

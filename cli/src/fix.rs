@@ -103,19 +103,11 @@ pub struct FileFix {
 /// diagnostic with an applicable edit. A file that cannot change is not
 /// analysed again.
 pub fn may_change(opts: &FixArgs, diagnostics: &[analyzer::diag::Diagnostic]) -> bool {
-    use analyzer::diag::Applicability;
     opts.rewrite.is_some()
         || (opts.fix_enabled()
-            && diagnostics.iter().any(|d| {
-                d.fixes.iter().any(|f| {
-                    !f.edits.is_empty()
-                        && match f.applicability {
-                            Applicability::Safe => true,
-                            Applicability::Unsafe => opts.unsafe_fixes,
-                            Applicability::DisplayOnly => false,
-                        }
-                })
-            }))
+            && diagnostics
+                .iter()
+                .any(|d| analyzer::fix::bulk_fix(d, opts.unsafe_fixes).is_some()))
 }
 
 /// The new text of one file, and the markers left unconverted.

@@ -720,6 +720,7 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         let view = render::FileView {
             name: display,
             source: &source,
+            lang: kind.into(),
             diagnostics: &diagnostics,
         };
         match format {

@@ -9,7 +9,8 @@
 //! rendered per file ([`json_items`], [`sarif_items`]), byte for byte what
 //! serialising the whole document at once would give.
 
-use analyzer::diag::{Applicability, Code, Diagnostic, Severity};
+use analyzer::diag::{Applicability, Code, Diagnostic, Fix, Message, Severity};
+use analyzer::ir::Lang;
 use analyzer::source::SourceText;
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
@@ -22,7 +23,30 @@ use serde::Serialize;
 pub struct FileView<'a> {
     pub name: &'a str,
     pub source: &'a SourceText,
+    pub lang: Lang,
     pub diagnostics: &'a [Diagnostic],
+}
+
+impl FileView<'_> {
+    /// A message's text, its line references shown as lines of the file.
+    fn text(&self, m: &Message) -> String {
+        m.render(self.source)
+    }
+
+    /// The message with its help after a line break.
+    fn message_and_help(&self, d: &Diagnostic) -> String {
+        let mut message = self.text(&d.message);
+        if let Some(h) = &d.help {
+            message.push_str("\nhelp: ");
+            message.push_str(&self.text(h));
+        }
+        message
+    }
+
+    /// Every fix of `d`, the suppression fix last.
+    fn fixes(&self, d: &Diagnostic) -> Vec<Fix> {
+        analyzer::suppress::all_fixes(d, self.source, self.lang)
+    }
 }
 
 /// Sorts one file's diagnostics as every format prints them: by position,
@@ -282,11 +306,7 @@ pub fn sarif_items(v: &FileView) -> Vec<serde_json::Value> {
                 }
             })
         };
-        let mut message = d.message.clone();
-        if let Some(h) = &d.help {
-            message.push_str("\nhelp: ");
-            message.push_str(h);
-        }
+        let message = v.message_and_help(d);
         let related: Vec<serde_json::Value> = d
             .related
             .iter()
@@ -294,7 +314,7 @@ pub fn sarif_items(v: &FileView) -> Vec<serde_json::Value> {
             .map(|(k, r)| {
                 let mut l = location(r.span);
                 l["id"] = json!(k + 1);
-                l["message"] = json!({ "text": r.message });
+                l["message"] = json!({ "text": v.text(&r.message) });
                 l
             })
             .collect();
@@ -312,8 +332,8 @@ pub fn sarif_items(v: &FileView) -> Vec<serde_json::Value> {
             result["relatedLocations"] = json!(related);
         }
         // SARIF 2.1.0 §3.55 fix objects, for the fixes that edit something.
-        let fixes: Vec<serde_json::Value> = d
-            .fixes
+        let fixes: Vec<serde_json::Value> = v
+            .fixes(d)
             .iter()
             .filter(|f| !f.edits.is_empty() && f.applicability != Applicability::DisplayOnly)
             .map(|f| {
@@ -379,7 +399,7 @@ pub fn gitlab_items(v: &FileView) -> Vec<serde_json::Value> {
             let start = v.source.line_col(d.span.start as usize);
             let end = v.source.line_col(d.span.end as usize);
             serde_json::json!({
-                "description": format!("{}: {}", d.code, d.message),
+                "description": format!("{}: {}", d.code, v.text(&d.message)),
                 "check_name": format!("{} {}", d.code, d.rule),
                 "fingerprint": format!("{fingerprint:016x}"),
                 "severity": match d.severity {
@@ -425,11 +445,7 @@ pub fn github(v: &FileView) -> String {
             Severity::Warning => "warning",
             Severity::Error => "error",
         };
-        let mut message = d.message.clone();
-        if let Some(h) = &d.help {
-            message.push_str("\nhelp: ");
-            message.push_str(h);
-        }
+        let message = v.message_and_help(d);
         out.push_str(&format!(
             "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
             property(v.name),
@@ -456,7 +472,7 @@ pub fn concise(v: &FileView) -> String {
             lc.column,
             d.severity,
             d.code,
-            escape_controls(&d.message)
+            escape_controls(&v.text(&d.message))
         ));
     }
     out
@@ -472,9 +488,9 @@ pub struct JsonDiag<'a> {
     column: u32,
     end_line: u32,
     end_column: u32,
-    message: &'a str,
+    message: String,
     related: Vec<JsonRelated<'a>>,
-    fixes: Vec<JsonFix<'a>>,
+    fixes: Vec<JsonFix>,
 }
 
 #[derive(Serialize)]
@@ -482,23 +498,24 @@ struct JsonRelated<'a> {
     file: &'a str,
     line: u32,
     column: u32,
-    message: &'a str,
+    message: String,
 }
 
 #[derive(Serialize)]
-struct JsonFix<'a> {
-    title: &'a str,
-    applicability: &'a str,
-    edits: Vec<JsonEdit<'a>>,
+struct JsonFix {
+    kind: &'static str,
+    title: String,
+    applicability: &'static str,
+    edits: Vec<JsonEdit>,
 }
 
 #[derive(Serialize)]
-struct JsonEdit<'a> {
+struct JsonEdit {
     line: u32,
     column: u32,
     end_line: u32,
     end_column: u32,
-    new_text: &'a str,
+    new_text: String,
 }
 
 /// The JSON items of one file (see [`json_frame`]).
@@ -519,7 +536,7 @@ pub fn json_items<'a>(v: &FileView<'a>) -> Vec<JsonDiag<'a>> {
                 column: start.column,
                 end_line: end.line,
                 end_column: end.column,
-                message: &d.message,
+                message: v.text(&d.message),
                 related: d
                     .related
                     .iter()
@@ -529,19 +546,20 @@ pub fn json_items<'a>(v: &FileView<'a>) -> Vec<JsonDiag<'a>> {
                             file,
                             line: lc.line,
                             column: lc.column,
-                            message: &r.message,
+                            message: v.text(&r.message),
                         }
                     })
                     .collect(),
-                fixes: d
-                    .fixes
-                    .iter()
+                fixes: v
+                    .fixes(d)
+                    .into_iter()
                     .map(|f| JsonFix {
-                        title: &f.title,
+                        kind: f.kind.name(),
+                        title: f.title,
                         applicability: applicability(f.applicability),
                         edits: f
                             .edits
-                            .iter()
+                            .into_iter()
                             .map(|e| {
                                 let s = src.line_col(e.span.start as usize);
                                 let t = src.line_col(e.span.end as usize);
@@ -550,7 +568,7 @@ pub fn json_items<'a>(v: &FileView<'a>) -> Vec<JsonDiag<'a>> {
                                     column: s.column,
                                     end_line: t.line,
                                     end_column: t.column,
-                                    new_text: &e.new_text,
+                                    new_text: e.new_text,
                                 }
                             })
                             .collect(),
@@ -626,12 +644,12 @@ pub fn full(v: &FileView, color: bool) -> String {
         for r in &d.related {
             labels.push(
                 cs::Label::secondary(file, r.span.range())
-                    .with_message(escape_controls(&r.message).into_owned()),
+                    .with_message(escape_controls(&v.text(&r.message)).into_owned()),
             );
         }
         let mut notes = Vec::new();
         if let Some(h) = &d.help {
-            notes.push(format!("help: {}", escape_controls(h)));
+            notes.push(format!("help: {}", escape_controls(&v.text(h))));
         }
         notes.push(format!(
             "`csa-lint --explain {}` ({}) tells more",
@@ -639,7 +657,7 @@ pub fn full(v: &FileView, color: bool) -> String {
         ));
         let diag = cs::Diagnostic::new(severity)
             .with_code(d.code.to_string())
-            .with_message(escape_controls(&d.message).into_owned())
+            .with_message(escape_controls(&v.text(&d.message)).into_owned())
             .with_labels(labels)
             .with_notes(notes);
         let _ = term::emit_to_write_style(&mut buffer, &config, &files, &diag);

@@ -892,10 +892,11 @@ impl Backend {
                 if e < from || s > to {
                     continue;
                 }
-                let lsp_diag = convert::diagnostic(&a, &uri, d, enc, &url);
+                let lsp_diag = convert::diagnostic(&a, &fa.source, &uri, d, enc, &url);
                 // The fix fix-all would take is the clearly right one.
                 let bulk = analyzer::fix::bulk_fix(d, false);
-                for fix in &d.fixes {
+                let suppress = analyzer::suppress::suppression_fix(d, &fa.source, fa.lang);
+                for fix in d.fixes.iter().chain(&suppress) {
                     let preferred = bulk.is_some_and(|b| std::ptr::eq(b, fix));
                     if let Some(action) = convert::fix_action(
                         &a,

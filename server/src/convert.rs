@@ -2,8 +2,10 @@
 
 use crate::document::Analysed;
 use crate::position::Encoding;
-use analyzer::diag::{Applicability, Code, Diagnostic, Fix, Severity};
+use analyzer::diag::{Applicability, Code, Diagnostic, Fix, Message, Severity};
 use analyzer::ide::{self, HintSide, SymbolKind as IdeSymbolKind};
+use analyzer::source::SourceText;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use tower_lsp_server::lsp_types::{
     self as lsp, CodeAction, CodeActionKind, CodeDescription, DiagnosticRelatedInformation,
@@ -28,8 +30,10 @@ fn severity(s: Severity) -> DiagnosticSeverity {
     }
 }
 
+/// `d` is a diagnostic of the analysis of `src`.
 pub fn diagnostic(
     a: &Analysed,
+    src: &SourceText,
     uri: &Uri,
     d: &Diagnostic,
     enc: Encoding,
@@ -38,12 +42,13 @@ pub fn diagnostic(
     let code = d.code.to_string();
     let href = rule_href(rules_url, d);
     let href = href.parse::<Uri>().is_ok().then_some(href.as_str());
-    wire(&a.positions(), uri.as_str(), d, &code, href, enc).to_lsp(uri)
+    wire(&a.positions(), src, uri.as_str(), d, &code, href, enc).to_lsp(uri)
 }
 
 /// The published form of one diagnostic; `href` is its rule's link.
 fn wire<'a>(
     positions: &crate::position::Positions<'_>,
+    src: &SourceText,
     uri: &'a str,
     d: &'a Diagnostic,
     code: &'a str,
@@ -56,7 +61,7 @@ fn wire<'a>(
         code,
         code_description: href.map(|href| WireHref { href }),
         source: "csa-lint",
-        message: full_message(d),
+        message: full_message(d, src),
         related_information: (!d.related.is_empty()).then(|| {
             d.related
                 .iter()
@@ -65,7 +70,7 @@ fn wire<'a>(
                         uri,
                         range: positions.range(r.span.start as usize, r.span.end as usize, enc),
                     },
-                    message: &r.message,
+                    message: text(&r.message, src),
                 })
                 .collect()
         }),
@@ -106,11 +111,19 @@ fn rule_href(rules_url: &str, d: &Diagnostic) -> String {
     format!("{rules_url}#{}-{}", d.code, d.rule).to_ascii_lowercase()
 }
 
+/// A message's text, its line references shown as in `src`.
+fn text<'a>(m: &'a Message, src: &SourceText) -> Cow<'a, str> {
+    match m.as_plain() {
+        Some(t) => Cow::Borrowed(t),
+        None => Cow::Owned(m.render(src)),
+    }
+}
+
 /// The message shown: the diagnostic's, and its help after a line break.
-fn full_message(d: &Diagnostic) -> std::borrow::Cow<'_, str> {
+fn full_message<'a>(d: &'a Diagnostic, src: &SourceText) -> Cow<'a, str> {
     match &d.help {
-        None => std::borrow::Cow::Borrowed(d.message.as_str()),
-        Some(h) => std::borrow::Cow::Owned(format!("{}\nhelp: {h}", d.message)),
+        None => text(&d.message, src),
+        Some(h) => Cow::Owned(format!("{}\nhelp: {}", text(&d.message, src), text(h, src))),
     }
 }
 
@@ -128,7 +141,7 @@ struct Wire<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     code_description: Option<WireHref<'a>>,
     source: &'static str,
-    message: std::borrow::Cow<'a, str>,
+    message: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     related_information: Option<Vec<WireRelated<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,7 +156,7 @@ struct WireHref<'a> {
 #[derive(serde::Serialize)]
 struct WireRelated<'a> {
     location: WireLocation<'a>,
-    message: &'a str,
+    message: Cow<'a, str>,
 }
 
 #[derive(serde::Serialize)]
@@ -173,7 +186,7 @@ pub fn diagnostics_json(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str)
         .zip(&codes)
         .map(|(d, code)| {
             let href = hrefs.get(&d.code).and_then(|h| h.as_deref());
-            wire(&positions, uri.as_str(), d, code, href, enc)
+            wire(&positions, &fa.source, uri.as_str(), d, code, href, enc)
         })
         .collect();
     serde_json::to_vec(&wire).unwrap_or_default()
@@ -191,7 +204,7 @@ pub fn diagnostics(
         Ok(fa) => fa
             .diagnostics
             .iter()
-            .map(|d| diagnostic(a, uri, d, enc, rules_url))
+            .map(|d| diagnostic(a, &fa.source, uri, d, enc, rules_url))
             .collect(),
         Err(msg) => vec![lsp::Diagnostic {
             range: lsp::Range::default(),

@@ -57,6 +57,16 @@ pub enum Lang {
     Fortran,
 }
 
+impl From<csa_grammars::SourceKind> for Lang {
+    fn from(kind: csa_grammars::SourceKind) -> Lang {
+        if kind.is_fortran() {
+            Lang::Fortran
+        } else {
+            Lang::C
+        }
+    }
+}
+
 /// One lowered function (C function, Fortran subroutine/function/program).
 #[derive(Clone, Debug)]
 pub struct Function {

@@ -41,6 +41,7 @@ pub(crate) fn rewrite(site: &MarkerSite, style: IvdepStyle) -> MarkerRewrite {
     MarkerRewrite {
         marker: b.span,
         fix: Fix {
+            kind: crate::diag::FixKind::Convert,
             title: format!(
                 "Convert the marker to `{line}` (asserts no loop-carried memory dependence)"
             ),

@@ -99,6 +99,7 @@ pub(crate) fn refused(marker: Span, what: &str, reason: &str) -> MarkerRewrite {
     MarkerRewrite {
         marker,
         fix: Fix {
+            kind: crate::diag::FixKind::RefusedConversion,
             title: format!("Cannot convert to {what}: {reason}"),
             applicability: Applicability::DisplayOnly,
             edits: Vec::new(),

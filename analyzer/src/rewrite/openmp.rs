@@ -253,6 +253,7 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
             MarkerRewrite {
                 marker: b.span,
                 fix: Fix {
+                    kind: crate::diag::FixKind::Convert,
                     title: format!(
                         "Convert the marker to `{directive}` (asserts the iterations are independent)"
                     ),

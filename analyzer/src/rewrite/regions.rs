@@ -287,6 +287,7 @@ fn loop_pattern(
     MarkerRewrite {
         marker: span,
         fix: Fix {
+            kind: crate::diag::FixKind::Convert,
             title: format!(
                 "Convert the region and section around the loop to `{directive}` (asserts the iterations are independent)"
             ),
@@ -484,6 +485,7 @@ fn sections_pattern(
     MarkerRewrite {
         marker: span,
         fix: Fix {
+            kind: crate::diag::FixKind::Convert,
             title: format!(
                 "Convert the region's {} sections to `#pragma omp parallel sections` (asserts the sections are independent)",
                 groups.len()

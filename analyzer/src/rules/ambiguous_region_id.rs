@@ -42,8 +42,19 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::{BuiltinId, BuiltinKind};
 use crate::regions::tokens::{kind_words, TokenInfo};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(203),
+    name: "ambiguous-region-id",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "A token comes from region entries with different ids; the compiler silently takes the first",
+    source: include_str!("ambiguous_region_id.rs"),
+};
 
 /// The distinct ids of `entries`, in order.
 fn distinct_ids(tokens: &TokenInfo, entries: &[BuiltinId]) -> Vec<i64> {
@@ -104,7 +115,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             _ => "the first region entry".to_string(),
         };
         let mut diag = Diagnostic::new(
-            Code(203),
+            &RULE,
             call.span,
             format!(
                 "ambiguous region id: {token} of this {} comes from region entries with different ids ({list}); the compiler reports nothing and takes the first it finds, {chosen}, for every path",

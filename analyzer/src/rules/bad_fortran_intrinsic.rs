@@ -41,7 +41,18 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::*;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(107),
+    name: "bad-fortran-intrinsic",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "A Fortran builtin call has non-constant arguments or the wrong number of them and is ignored",
+    source: include_str!("bad_fortran_intrinsic.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     if cx.func.lang != Lang::Fortran {
@@ -57,7 +68,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         let name = cx.builtin_name(b);
         let d = if let Some(a) = b.args.iter().find(|a| !matches!(a.value, ArgValue::Int(_))) {
             Diagnostic::new(
-                Code(107),
+                &RULE,
                 b.span,
                 format!(
                     "BAD CSA FORTRAN INTRINSIC: a call to builtin_csa_{name} was found with non-constant arguments; this call will be ignored and stays an external call"
@@ -66,7 +77,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             .with_related(a.span, "not an integer constant (use a literal, a PARAMETER or a local variable assigned once from a constant)")
         } else if b.args.len() != expected {
             Diagnostic::new(
-                Code(107),
+                &RULE,
                 b.span,
                 format!(
                     "BAD CSA FORTRAN INTRINSIC: a call to builtin_csa_{name} was found with the wrong number of arguments (expected {expected}, got {}); this call will be ignored and stays an external call",

@@ -68,11 +68,22 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::BlockId;
 use crate::regions::events::{Item, RegionKey};
 use crate::regions::membership::{Broken, State};
 use crate::regions::ordering::{OrderingProblem, ProblemKind};
 use crate::source::Span;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(201),
+    name: "bad-parallel-section-intrinsics",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "Region/section intrinsics whose meaning depends on the path: the compiler ignores every region of the function, or silently orders it its own way",
+    source: include_str!("bad_parallel_section_intrinsics.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     check_ordering(cx, out);
@@ -111,7 +122,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         };
         let noticed = noticed_in(cx, p.region);
         let mut d = Diagnostic::new(
-            Code(201),
+            &RULE,
             anchor,
             message(cx, &what, noticed.is_some(), silently),
         );
@@ -176,7 +187,7 @@ fn message(cx: &FunctionContext, what: &str, noticed: bool, silently: &str) -> S
 fn where_noticed(cx: &FunctionContext, o: &OrderingProblem) -> (Span, String) {
     let region = cx.region_name(o.region);
     let from = match o.b.and_then(|b| cx.memory.ops.get(b)) {
-        Some(b) => format!("walking back from line {}", cx.line(b.span)),
+        Some(b) => format!("walking back from {}", cx.line(b.span)),
         None => "walking back from the return".to_string(),
     };
     match o.kind {
@@ -301,7 +312,7 @@ fn check_ordering(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             }
         };
         let mut d = Diagnostic::new(
-            Code(201),
+            &RULE,
             anchor,
             message(
                 cx,

@@ -40,8 +40,19 @@
 use super::FunctionContext;
 use crate::clie::{spmdization_chunk, MarkerStatus, Outcome};
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::*;
 use crate::source::Span;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(103),
+    name: "bad-spmd-intrinsic",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "An spmd/spmdization marker has an invalid worker count, chunk size or kind",
+    source: include_str!("bad_spmd_intrinsic.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
@@ -63,7 +74,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         let name = cx.builtin_name(b);
         let mut bad = |span: Span, msg: String| {
             out.push(
-                Diagnostic::new(Code(103), span, format!("BAD CSA SPMD INTRINSIC: {msg}"))
+                Diagnostic::new(&RULE, span, format!("BAD CSA SPMD INTRINSIC: {msg}"))
                     .with_related(b.span, "in this marker"),
             );
         };

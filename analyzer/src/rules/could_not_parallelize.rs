@@ -50,11 +50,22 @@
 use super::FunctionContext;
 use crate::clie::{Outcome, PlacementFailure};
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::diag::{Rule, Severity};
 use crate::fix::insert_line_before;
 use crate::graph::loops::LoopId;
 use crate::ir::*;
 use crate::memory::BlockReason;
 use crate::source::Span;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(101),
+    name: "could-not-parallelize",
+    severity: Severity::Warning,
+    fixable: true,
+    summary: "CLIE finds no parallel section for a marked loop and ignores the marker",
+    source: include_str!("could_not_parallelize.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for v in &cx.clie.verdicts {
@@ -65,7 +76,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 let loop_line = cx.line(cx.loop_span(v.loop_id));
                 out.push(
                     Diagnostic::new(
-                        Code(101),
+                        &RULE,
                         marker.span,
                         format!(
                             "COULD NOT PARALLELIZE LOOP: the loop at {loop_line} is not expanded because the spmdization kind is not one of cyclic, block, blocked, blocking or hybrid; the marker is ignored"
@@ -97,7 +108,7 @@ fn failure(
     if let Some(sub) = f.subloop {
         let sub_span = cx.loop_span(sub);
         diag = Diagnostic::new(
-            Code(101),
+            &RULE,
             marker.span,
             format!(
                 "COULD NOT PARALLELIZE LOOP: the inner loop at {} can leave the loop at {} directly, so no single section of the body contains it; the {} marker is ignored",
@@ -128,7 +139,7 @@ fn failure(
                 loop_line, name
             ),
         };
-        diag = Diagnostic::new(Code(101), marker.span, message);
+        diag = Diagnostic::new(&RULE, marker.span, message);
         if let Some((s, d)) = &earlier {
             diag = diag.with_related(*s, format!("{d}: must be inside the parallel section"));
         }
@@ -174,6 +185,7 @@ fn failure(
         }
     }
     let fix = hoist_bound_fix(cx, l).unwrap_or_else(|| Fix {
+        kind: crate::diag::FixKind::MarkRegion,
         title: "Mark the region and section yourself: __builtin_csa_parallel_region_entry before the loop, a section entry/exit around the part of the body that holds the memory operations, the region exit after the loop".to_string(),
         applicability: Applicability::DisplayOnly,
         edits: Vec::new(),
@@ -272,6 +284,7 @@ fn hoist_bound_fix(cx: &FunctionContext, l: LoopId) -> Option<Fix> {
     let start = base + bound.start_byte();
     let end = base + bound.end_byte();
     Some(Fix {
+        kind: crate::diag::FixKind::HoistLoopBound,
         title: format!(
             "Copy the loop bound `{expr}` into a const {ty} local before the loop (asserts the loop does not change it)"
         ),

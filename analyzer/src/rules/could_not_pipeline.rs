@@ -32,7 +32,18 @@
 use super::FunctionContext;
 use crate::clie::Outcome;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::*;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(104),
+    name: "could-not-pipeline",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "A pipeline_loop marker has a negative depth",
+    source: include_str!("could_not_pipeline.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for v in &cx.clie.verdicts {
@@ -58,7 +69,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             ),
         };
         out.push(
-            Diagnostic::new(Code(104), span, msg)
+            Diagnostic::new(&RULE, span, msg)
                 .with_related(cx.loop_span(v.loop_id), "the loop that is not pipelined"),
         );
     }

@@ -30,8 +30,19 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::BlockId;
 use crate::source::Span;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(2),
+    name: "irreducible-control-flow",
+    severity: Severity::Error,
+    fixable: false,
+    summary: "A loop with two entries (goto into a loop): the compiler stops with a fatal error",
+    source: include_str!("irreducible_control_flow.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     if cx.irreducible_edges.is_empty() {
@@ -75,7 +86,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for group in entries.chunk_by(|a, b| a.0 == b.0) {
         let anchor = group[0].0;
         let mut d = Diagnostic::new(
-            Code(2),
+            &RULE,
             anchor,
             "Irreducible CFG located: this jump enters a loop in the middle, so the loop has two entries and is not a natural loop; the CSA compiler stops with a fatal error",
         );

@@ -54,12 +54,23 @@
 
 use super::FunctionContext;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::diag::{Rule, Severity};
 use crate::fix::{delete_statement, insert_line_before, line_end, line_start};
 use crate::ir::Lang;
 use crate::memory::alias::LocBase;
 use crate::memory::MemOpKind;
 use crate::regions::events::{EventKind, EventOrigin};
 use crate::source::Span;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(301),
+    name: "iteration-local-storage",
+    severity: Severity::Warning,
+    fixable: true,
+    summary: "Storage declared inside a parallelized loop is shared by all iterations",
+    source: include_str!("iteration_local_storage.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     if cx.disable_loop_storage_check {
@@ -121,7 +132,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                     cx.line(loop_span)
                 ),
             };
-            let mut d = Diagnostic::new(Code(301), op.span, message)
+            let mut d = Diagnostic::new(&RULE, op.span, message)
                 .with_related(first.span, "this makes the loop parallel")
                 .with_related(loop_span, "the parallel loop");
             if let Some(l2) = cx.forest.loop_for(op.block.0).filter(|&x| x != l) {
@@ -225,6 +236,7 @@ fn move_declaration_fix(
         }),
     }
     Some(Fix {
+        kind: crate::diag::FixKind::MoveDeclaration,
         title: "Move the declaration before the loop (all iterations then share it)".to_string(),
         applicability: Applicability::Unsafe,
         edits,

@@ -43,6 +43,17 @@
 use super::FunctionContext;
 use crate::dependence::{Asserted, Finding};
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(501),
+    name: "loop-carried-conflict",
+    severity: Severity::Error,
+    fixable: false,
+    summary: "Two iterations of a loop asserted parallel access the same element, one writing it",
+    source: include_str!("loop_carried_conflict.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for d in cx.deps {
@@ -128,7 +139,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 Asserted::Omp { directive, .. } => *directive,
             };
             let mut diag = Diagnostic::new(
-                Code(501),
+                &RULE,
                 first.span,
                 format!("{msg}{dir}{needs}; {by} asserts that no two iterations conflict, so the parallel loop computes wrong results"),
             );

@@ -32,9 +32,20 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::BlockId;
 use crate::regions::events::{MemopCfg, RegionKey};
 use crate::regions::membership::Membership;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(207),
+    name: "memory-outside-section",
+    severity: Severity::Info,
+    fixable: false,
+    summary: "A memory operation inside a region but in no section keeps full ordering",
+    source: include_str!("memory_outside_section.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for &region in &cx.events.regions {
@@ -68,7 +79,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 }
                 out.push(
                     Diagnostic::new(
-                        Code(207),
+                        &RULE,
                         cx.memory.ops[op].span,
                         format!(
                             "this memory operation is inside {} but outside every section of it, so it keeps full ordering with everything",

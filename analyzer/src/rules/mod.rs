@@ -35,100 +35,55 @@ mod unused_suppression;
 mod worker_num_outside_spmd;
 
 use crate::clie::ClieResult;
-use crate::diag::{Code, Diagnostic, Severity};
+use crate::diag::{Code, Diagnostic, Rule};
 use crate::graph::loops::{LoopForest, LoopId};
 use crate::ir::*;
 use crate::memory::MemoryInfo;
 use crate::source::{SourceText, Span};
 
-/// A rule's identity and documentation.
-#[derive(Clone, Copy, Debug)]
-pub struct Rule {
-    pub code: Code,
-    pub name: &'static str,
-    pub severity: Severity,
-    /// One line: what the rule reports.
-    pub summary: &'static str,
-    /// Whether the rule offers a fix.
-    pub fixable: bool,
-    /// The rule file's source; its leading `//!` lines are the documentation.
-    source: &'static str,
-}
-
-impl Rule {
-    /// The rule's documentation (Markdown).
-    pub fn doc(&self) -> String {
-        let mut out = String::new();
-        for line in self.source.lines() {
-            let Some(rest) = line.strip_prefix("//!") else {
-                if line.trim().is_empty() && !out.is_empty() {
-                    continue;
-                }
-                break;
-            };
-            out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
-            out.push('\n');
-        }
-        out
-    }
-}
-
-macro_rules! rule {
-    ($code:expr, $name:expr, $sev:ident, $fixable:expr, $file:literal, $summary:expr) => {
-        Rule {
-            code: Code($code),
-            name: $name,
-            severity: Severity::$sev,
-            summary: $summary,
-            fixable: $fixable,
-            source: include_str!($file),
-        }
-    };
-}
-
 /// Every rule, by code.
-pub static RULES: &[Rule] = &[
-    rule!(1, "syntax-error", Info, false, "syntax_error.rs", "The parser found a syntax error; analysis of that function may be partial"),
-    rule!(2, "irreducible-control-flow", Error, false, "irreducible_control_flow.rs", "A loop with two entries (goto into a loop): the compiler stops with a fatal error"),
-    rule!(101, "could-not-parallelize", Warning, true, "could_not_parallelize.rs", "CLIE finds no parallel section for a marked loop and ignores the marker"),
-    rule!(102, "no-memory-operations", Warning, true, "no_memory_operations.rs", "A loop marked parallel has no memory operations, so the marker does nothing"),
-    rule!(103, "bad-spmd-intrinsic", Warning, false, "bad_spmd_intrinsic.rs", "An spmd/spmdization marker has an invalid worker count, chunk size or kind"),
-    rule!(104, "could-not-pipeline", Warning, false, "could_not_pipeline.rs", "A pipeline_loop marker has a negative depth"),
-    rule!(105, "unattached-loop-marker", Warning, true, "unattached_loop_marker.rs", "A loop marker that no loop finds is silently deleted"),
-    rule!(106, "shadowed-loop-marker", Warning, true, "shadowed_loop_marker.rs", "A loop marker loses to a nearer marker on the same loop and is silently deleted"),
-    rule!(107, "bad-fortran-intrinsic", Warning, false, "bad_fortran_intrinsic.rs", "A Fortran builtin call has non-constant arguments or the wrong number of them and is ignored"),
-    rule!(108, "not-available-in-fortran", Error, false, "not_available_in_fortran.rs", "Region/section intrinsics and spmdization do not exist in Fortran"),
-    rule!(109, "pipeline-has-no-effect", Info, false, "pipeline_has_no_effect.rs", "pipeline_loop on a loop that is not nested in a loop, or with depth 1, does nothing"),
-    rule!(110, "worker-num-outside-spmd", Warning, false, "worker_num_outside_spmd.rs", "spmd_worker_num() outside an SPMDized loop is deleted with everything computed from it"),
-    rule!(111, "single-worker-spmd", Info, false, "single_worker_spmd.rs", "spmd with one worker is just parallel_loop"),
-    rule!(112, "spmdization-not-performed", Warning, false, "spmdization_not_performed.rs", "The compiler does not split an spmd loop into workers; it runs as one, and worker_num code is deleted"),
-    rule!(201, "bad-parallel-section-intrinsics", Warning, false, "bad_parallel_section_intrinsics.rs", "Region/section intrinsics whose meaning depends on the path: the compiler ignores every region of the function, or silently orders it its own way"),
-    rule!(202, "token-not-connected", Error, false, "token_not_connected.rs", "A region/section intrinsic's token does not come from an entry of the right kind on every path"),
-    rule!(203, "ambiguous-region-id", Warning, false, "ambiguous_region_id.rs", "A token comes from region entries with different ids; the compiler silently takes the first"),
-    rule!(204, "non-constant-region-id", Error, false, "non_constant_region_id.rs", "A region entry's id is not an integer constant: the compiler stops with a fatal error"),
-    rule!(205, "reserved-region-id", Warning, false, "reserved_region_id.rs", "Region ids from 1000 up are reserved for the compiler"),
-    rule!(206, "reused-region-id", Warning, false, "reused_region_id.rs", "Two unrelated regions use the same id, so the compiler treats them as one region"),
-    rule!(207, "memory-outside-section", Info, false, "memory_outside_section.rs", "A memory operation inside a region but in no section keeps full ordering"),
-    rule!(208, "redundant-parallel-loop", Info, true, "redundant_parallel_loop.rs", "parallel_loop on a loop whose alias sets hold only loads or one store changes nothing"),
-    rule!(301, "iteration-local-storage", Warning, true, "iteration_local_storage.rs", "Storage declared inside a parallelized loop is shared by all iterations"),
-    rule!(401, "unguarded-builtin", Info, true, "unguarded_builtin.rs", "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds"),
-    rule!(402, "unused-suppression", Warning, true, "unused_suppression.rs", "A csa-lint suppression comment that suppresses nothing"),
-    rule!(403, "openmp-clause-ignored", Warning, false, "openmp_clause_ignored.rs", "An OpenMP clause or construct the CSA compiler's OpenMP lowering ignores or replaces"),
-    rule!(501, "loop-carried-conflict", Error, false, "loop_carried_conflict.rs", "Two iterations of a loop asserted parallel access the same element, one writing it"),
-    rule!(502, "unproven-independence", Warning, false, "unproven_independence.rs", "The iterations of a loop asserted parallel cannot be proven independent"),
-    rule!(503, "shared-scalar-in-openmp-loop", Warning, true, "shared_scalar_in_openmp_loop.rs", "A shared scalar written in an OpenMP loop, or a private/reduction clause that does not fit"),
+pub static RULES: &[&Rule] = &[
+    &syntax_error::RULE,
+    &irreducible_control_flow::RULE,
+    &could_not_parallelize::RULE,
+    &no_memory_operations::RULE,
+    &bad_spmd_intrinsic::RULE,
+    &could_not_pipeline::RULE,
+    &unattached_loop_marker::RULE,
+    &shadowed_loop_marker::RULE,
+    &bad_fortran_intrinsic::RULE,
+    &not_available_in_fortran::RULE,
+    &pipeline_has_no_effect::RULE,
+    &worker_num_outside_spmd::RULE,
+    &single_worker_spmd::RULE,
+    &spmdization_not_performed::RULE,
+    &bad_parallel_section_intrinsics::RULE,
+    &token_not_connected::RULE,
+    &ambiguous_region_id::RULE,
+    &non_constant_region_id::RULE,
+    &reserved_region_id::RULE,
+    &reused_region_id::RULE,
+    &memory_outside_section::RULE,
+    &redundant_parallel_loop::RULE,
+    &iteration_local_storage::RULE,
+    &unguarded_builtin::RULE,
+    &unused_suppression::RULE,
+    &openmp_clause_ignored::RULE,
+    &loop_carried_conflict::RULE,
+    &unproven_independence::RULE,
+    &shared_scalar_in_openmp_loop::RULE,
 ];
 
 /// The rule with this code.
 pub fn lookup(code: Code) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.code == code)
+    RULES.iter().copied().find(|r| r.code == code)
 }
 
 /// The rule with this name (`could-not-parallelize`) or code (`CSA101`).
 pub fn find(name_or_code: &str) -> Option<&'static Rule> {
     match Code::parse(name_or_code) {
         Some(c) => lookup(c),
-        None => RULES.iter().find(|r| r.name == name_or_code),
+        None => RULES.iter().copied().find(|r| r.name == name_or_code),
     }
 }
 
@@ -208,15 +163,17 @@ impl FunctionContext<'_> {
         applicability: crate::diag::Applicability,
     ) -> crate::diag::Fix {
         crate::diag::Fix {
+            kind: crate::diag::FixKind::RemoveMarker,
             title: format!("Remove the {} marker", self.builtin_name(b)),
             applicability,
             edits: crate::rewrite::marker_removal_in(self.src.text(), self.pre, b.span),
         }
     }
 
-    /// `line N` for a span.
-    pub fn line(&self, span: Span) -> String {
-        format!("line {}", self.src.line_col(span.start as usize).line)
+    /// `line N` for a span, in a message: a line reference that moves
+    /// with the text (see `diag::LineRef`).
+    pub fn line(&self, span: Span) -> crate::diag::LineRef {
+        crate::diag::LineRef(span.start)
     }
 
     /// The source loop statement of a natural loop, if the loop came from one.
@@ -309,6 +266,16 @@ pub fn check_function(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     unproven_independence::check(cx, out);
     shared_scalar_in_openmp_loop::check(cx, out);
     openmp_clause_ignored::check(cx, out);
+}
+
+/// Reports unused suppressions (CSA402); `used` from `suppress::apply`.
+pub(crate) fn check_suppressions(
+    sups: &[crate::suppress::Suppression],
+    used: &crate::suppress::Used,
+    src: &SourceText,
+    out: &mut Vec<Diagnostic>,
+) {
+    unused_suppression::check(sups, used, src, out);
 }
 
 /// Runs every file-level rule.

@@ -33,6 +33,17 @@
 use super::FunctionContext;
 use crate::clie::Outcome;
 use crate::diag::{Applicability, Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(102),
+    name: "no-memory-operations",
+    severity: Severity::Warning,
+    fixable: true,
+    summary: "A loop marked parallel has no memory operations, so the marker does nothing",
+    source: include_str!("no_memory_operations.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for v in &cx.clie.verdicts {
@@ -42,7 +53,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         let marker = cx.func.builtin(v.marker);
         let loop_span = cx.loop_span(v.loop_id);
         let mut d = Diagnostic::new(
-            Code(102),
+            &RULE,
             marker.span,
             format!(
                 "NO MEMORY OPERATIONS IN LOOP: the loop at {} has no memory operation after optimisation (its scalars live in registers and invariant loads are hoisted), so parallel_loop has no effect",

@@ -28,7 +28,19 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::BuiltinKind;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(204),
+    name: "non-constant-region-id",
+    severity: Severity::Error,
+    fixable: false,
+    summary:
+        "A region entry's id is not an integer constant: the compiler stops with a fatal error",
+    source: include_str!("non_constant_region_id.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for e in &cx.tokens.entries {
@@ -54,7 +66,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         };
         out.push(
             Diagnostic::new(
-                Code(204),
+                &RULE,
                 arg.span,
                 format!(
                     "Parallel intrinsic with non-constant region id: the region id `{shown}` of this region entry is not an integer constant, so the compiler stops with this fatal error"

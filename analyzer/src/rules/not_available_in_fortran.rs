@@ -38,7 +38,18 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::*;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(108),
+    name: "not-available-in-fortran",
+    severity: Severity::Error,
+    fixable: false,
+    summary: "Region/section intrinsics and spmdization do not exist in Fortran",
+    source: include_str!("not_available_in_fortran.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     if cx.func.lang != Lang::Fortran {
@@ -65,6 +76,6 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             ),
             _ => continue,
         };
-        out.push(Diagnostic::new(Code(108), b.span, msg).with_help(help));
+        out.push(Diagnostic::new(&RULE, b.span, msg).with_help(help));
     }
 }

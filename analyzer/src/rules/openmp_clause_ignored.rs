@@ -64,9 +64,20 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::*;
 use crate::omp::{self, ClauseKind, OmpLang};
 use crate::source::Span;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(403),
+    name: "openmp-clause-ignored",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "An OpenMP clause or construct the CSA compiler's OpenMP lowering ignores or replaces",
+    source: include_str!("openmp_clause_ignored.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     let func = cx.func;
@@ -92,7 +103,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         for (name, what) in &unsupported {
             out.push(
                 Diagnostic::new(
-                    Code(403),
+                    &RULE,
                     name_span,
                     format!(
                         "`omp {name}` is not supported by the CSA OpenMP lowering: the CSA compiler warns `ignoring unsupported \"omp {name}\"` and {what}"
@@ -153,7 +164,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             if let Some(why) = why {
                 out.push(
                     Diagnostic::new(
-                        Code(403),
+                        &RULE,
                         clause,
                         format!("`{written}` is not honoured by the CSA OpenMP lowering: {why}"),
                     )

@@ -26,6 +26,17 @@
 use super::FunctionContext;
 use crate::clie::Outcome;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(109),
+    name: "pipeline-has-no-effect",
+    severity: Severity::Info,
+    fixable: false,
+    summary: "pipeline_loop on a loop that is not nested in a loop, or with depth 1, does nothing",
+    source: include_str!("pipeline_has_no_effect.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for v in &cx.clie.verdicts {
@@ -47,7 +58,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             continue;
         };
         out.push(
-            Diagnostic::new(Code(109), b.span, msg)
+            Diagnostic::new(&RULE, b.span, msg)
                 .with_related(loop_span, "the marked loop")
                 .with_help("Mark an inner loop, with depth 0 (compiler's choice) or more than 1."),
         );

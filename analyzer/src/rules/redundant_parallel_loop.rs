@@ -47,9 +47,21 @@
 use super::FunctionContext;
 use crate::clie::Outcome;
 use crate::diag::{Applicability, Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::BuiltinKind;
 use crate::memory::alias::{self, Loc};
 use crate::memory::{MemOpKind, VarFacts};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(208),
+    name: "redundant-parallel-loop",
+    severity: Severity::Info,
+    fixable: true,
+    summary:
+        "parallel_loop on a loop whose alias sets hold only loads or one store changes nothing",
+    source: include_str!("redundant_parallel_loop.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     let facts = &cx.memory.vars;
@@ -130,7 +142,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         let loop_span = cx.loop_span(v.loop_id);
         out.push(
             Diagnostic::new(
-                Code(208),
+                &RULE,
                 cx.func.builtin(v.marker).span,
                 format!(
                     "parallel_loop is redundant here: every alias set of the loop at {} holds only loads or a single store, so the memory ordering pass needs no help to run its iterations in parallel",

@@ -28,6 +28,17 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(205),
+    name: "reserved-region-id",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "Region ids from 1000 up are reserved for the compiler",
+    source: include_str!("reserved_region_id.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for e in &cx.tokens.entries {
@@ -41,7 +52,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         let span = call.args.first().map(|a| a.span).unwrap_or(call.span);
         out.push(
             Diagnostic::new(
-                Code(205),
+                &RULE,
                 span,
                 format!(
                     "reserved region id: region id {id} is reserved for the compiler (ids from 1000 up are the compiler's, which numbers the regions it inserts 1000 + n), so this region can be merged with one the compiler inserts"

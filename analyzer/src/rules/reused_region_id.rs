@@ -36,8 +36,19 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::BuiltinId;
 use std::collections::HashMap;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(206),
+    name: "reused-region-id",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "Two unrelated regions use the same id, so the compiler treats them as one region",
+    source: include_str!("reused_region_id.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     // Per id: (group, its first entry with that id), in source order
@@ -68,7 +79,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             };
             out.push(
                 Diagnostic::new(
-                    Code(206),
+                    &RULE,
                     call.span,
                     format!(
                         "reused region id: this region entry uses id {id}, like the unrelated region entered at {}; no token connects them, but the compiler identifies regions by id only and treats both as one region",

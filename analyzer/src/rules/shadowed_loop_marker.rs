@@ -28,6 +28,17 @@
 use super::FunctionContext;
 use crate::clie::MarkerStatus;
 use crate::diag::{Applicability, Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(106),
+    name: "shadowed-loop-marker",
+    severity: Severity::Warning,
+    fixable: true,
+    summary: "A loop marker loses to a nearer marker on the same loop and is silently deleted",
+    source: include_str!("shadowed_loop_marker.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
@@ -39,7 +50,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         let loop_span = cx.loop_span(loop_id);
         out.push(
             Diagnostic::new(
-                Code(106),
+                &RULE,
                 b.span,
                 format!(
                     "the {} marker is ignored: the loop at {} takes the {} marker at {} instead, and the compiler deletes this one",

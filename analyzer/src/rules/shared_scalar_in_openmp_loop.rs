@@ -62,8 +62,20 @@ use crate::dependence::openmp::{red_op, Sharing};
 use crate::dependence::scalars::{RedOp, ScalarUse};
 use crate::dependence::Asserted;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::diag::{Rule, Severity};
 use crate::omp::{self, ClauseKind, OmpLang};
 use crate::source::Span;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(503),
+    name: "shared-scalar-in-openmp-loop",
+    severity: Severity::Warning,
+    fixable: true,
+    summary:
+        "A shared scalar written in an OpenMP loop, or a private/reduction clause that does not fit",
+    source: include_str!("shared_scalar_in_openmp_loop.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for d in cx.deps {
@@ -167,7 +179,7 @@ fn shared(
         Suggest::None(why) => (format!("; {why}"), None),
     };
     let diag = Diagnostic::new(
-        Code(503),
+        &RULE,
         at,
         format!("`{name}`{what} {how} and written in it: the iterations race on it{tail}"),
     )
@@ -192,7 +204,7 @@ fn undefined_read(u: &ScalarUse, name: &str, sh: &Sharing) -> Option<Diagnostic>
     };
     Some(
         Diagnostic::new(
-            Code(503),
+            &RULE,
             at,
             format!(
                 "`{name}` is `{clause}`, but this read comes before any write in the iteration: each thread's copy starts undefined"
@@ -233,7 +245,7 @@ fn bad_reduction(
             )
         }
     };
-    Some(Diagnostic::new(Code(503), at, msg).with_help(
+    Some(Diagnostic::new(&RULE, at, msg).with_help(
         "A reduction variable may only be updated with the clause's operator inside the loop; read it after the loop.",
     ))
 }
@@ -292,6 +304,7 @@ fn add_clause_fix(
         }
     };
     Some(Fix {
+        kind: crate::diag::FixKind::DataSharing,
         title: format!("Make `{name}` {kind}"),
         applicability: Applicability::Unsafe,
         edits: vec![Edit {

@@ -25,7 +25,18 @@
 use super::FunctionContext;
 use crate::clie::MarkerStatus;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::*;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(111),
+    name: "single-worker-spmd",
+    severity: Severity::Info,
+    fixable: false,
+    summary: "spmd with one worker is just parallel_loop",
+    source: include_str!("single_worker_spmd.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
@@ -45,7 +56,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         {
             out.push(
                 Diagnostic::new(
-                    Code(111),
+                    &RULE,
                     b.span,
                     format!(
                         "{} with a single worker is equivalent to parallel_loop",

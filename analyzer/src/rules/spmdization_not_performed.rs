@@ -50,6 +50,17 @@
 use super::FunctionContext;
 use crate::clie::spmdization::{NotPerformed, Spmdization};
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(112),
+    name: "spmdization-not-performed",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "The compiler does not split an spmd loop into workers; it runs as one, and worker_num code is deleted",
+    source: include_str!("spmdization_not_performed.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for v in &cx.clie.verdicts {
@@ -61,7 +72,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         }
         let b = cx.func.builtin(v.marker);
         let name = cx.builtin_name(b);
-        let line = |s: crate::source::Span| cx.src.line_col(s.start as usize).line;
+        let line = |s: crate::source::Span| cx.line(s);
         let (msg, related) = match why {
             NotPerformed::NotConstant { what, at } => (
                 format!("the {what} of {name} is not a constant, so the compiler does not split the loop into workers (no message)"),
@@ -72,7 +83,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 None,
             ),
             NotPerformed::Carried { var, at } => (
-                format!("COULD NOT PERFORM SPMDization: `{var}` carries a value from one iteration to the next (read at line {}) and is neither a reduction nor an induction variable", line(*at)),
+                format!("COULD NOT PERFORM SPMDization: `{var}` carries a value from one iteration to the next (read at {}) and is neither a reduction nor an induction variable", line(*at)),
                 Some((*at, "read before the iteration writes it")),
             ),
             NotPerformed::NoInduction { kind } => (
@@ -86,7 +97,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             NotPerformed::NotExpanded | NotPerformed::SingleWorker | NotPerformed::BadArgument => continue,
         };
         let mut d = Diagnostic::new(
-            Code(112),
+            &RULE,
             b.span,
             format!("{msg}; the loop runs as one worker, like parallel_loop, and spmd_worker_num() in it is deleted"),
         )

@@ -35,11 +35,22 @@
 
 use super::{FileContext, FunctionContext};
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(1),
+    name: "syntax-error",
+    severity: Severity::Info,
+    fixable: false,
+    summary: "The parser found a syntax error; analysis of that function may be partial",
+    source: include_str!("syntax_error.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     if let Some(span) = cx.func.syntax_error {
         out.push(Diagnostic::new(
-            Code(1),
+            &RULE,
             span,
             format!(
                 "syntax error: the code here could not be parsed; the analysis of `{}` may be partial",
@@ -53,7 +64,7 @@ pub(super) fn check_toplevel(cx: &FileContext, out: &mut Vec<Diagnostic>) {
     if cx.parse_gave_up {
         let len = cx.src.text().len();
         out.push(Diagnostic::new(
-            Code(1),
+            &RULE,
             cx.toplevel_errors.first().copied().unwrap_or_default(),
             format!(
                 "the parser gave up on this file: its error recovery took longer than {:.1} s (tree-sitter's recovery is slow on a long run of code with a syntax error, such as a very long line); nothing in the file is analysed",
@@ -64,7 +75,7 @@ pub(super) fn check_toplevel(cx: &FileContext, out: &mut Vec<Diagnostic>) {
     }
     if let Some(&span) = cx.toplevel_errors.first() {
         out.push(Diagnostic::new(
-            Code(1),
+            &RULE,
             span,
             "syntax error: the code here could not be parsed; it is skipped",
         ));

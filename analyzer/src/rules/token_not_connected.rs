@@ -62,7 +62,18 @@
 
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::regions::tokens::{expected_source, kind_words, TokenStatus};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(202),
+    name: "token-not-connected",
+    severity: Severity::Error,
+    fixable: false,
+    summary: "A region/section intrinsic's token does not come from an entry of the right kind on every path",
+    source: include_str!("token_not_connected.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for info in &cx.tokens.intrinsics {
@@ -111,7 +122,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 "token not connected on every path: {token} of this {what} does not come from a {expected} on every path; the compiler does not stop: it silently uses {used} and ignores the other paths"
             )
         };
-        let mut diag = Diagnostic::new(Code(202), call.span, message);
+        let mut diag = Diagnostic::new(&RULE, call.span, message);
         for (span, why) in bad {
             diag = diag.with_related(*span, why.clone());
         }

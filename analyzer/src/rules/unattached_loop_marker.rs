@@ -32,6 +32,17 @@
 use super::FunctionContext;
 use crate::clie::{MarkerStatus, Unattached};
 use crate::diag::{Applicability, Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(105),
+    name: "unattached-loop-marker",
+    severity: Severity::Warning,
+    fixable: true,
+    summary: "A loop marker that no loop finds is silently deleted",
+    source: include_str!("unattached_loop_marker.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for m in &cx.clie.markers {
@@ -44,17 +55,17 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             format!("the {name} marker is not attached to any loop and the compiler deletes it");
         let d = match why {
             Unattached::Unreachable => Diagnostic::new(
-                Code(105),
+                &RULE,
                 b.span,
                 format!("{head}: it is in code that never runs"),
             ),
             Unattached::NoLoopFollows => Diagnostic::new(
-                Code(105),
+                &RULE,
                 b.span,
                 format!("{head}: no loop follows it in this function"),
             ),
             Unattached::LoopNotAnalysable { loop_span } => Diagnostic::new(
-                Code(105),
+                &RULE,
                 b.span,
                 format!(
                     "{head}: the loop at {} is not a natural loop the compiler can expand",
@@ -68,7 +79,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 preds,
             } => {
                 let mut d = Diagnostic::new(
-                    Code(105),
+                    &RULE,
                     b.span,
                     format!(
                         "{head}: the search from the loop at {} stops where control flow merges{}",
@@ -91,7 +102,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 other_loop,
             } => {
                 let mut d = Diagnostic::new(
-                    Code(105),
+                    &RULE,
                     b.span,
                     format!(
                         "{head}: the search from the loop at {} stops at {}",
@@ -109,7 +120,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 d
             }
             Unattached::NotBefore { loop_span } => Diagnostic::new(
-                Code(105),
+                &RULE,
                 b.span,
                 format!(
                     "{head}: it is not on the straight-line path that leads into the loop at {}",

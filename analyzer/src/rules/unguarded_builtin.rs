@@ -33,9 +33,20 @@
 
 use super::FileContext;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
+use crate::diag::{Rule, Severity};
 use crate::fix::{line_end_with_newline, line_ending, line_start, starts_line};
 use crate::ir::Lang;
 use crate::source::Span;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(401),
+    name: "unguarded-builtin",
+    severity: Severity::Info,
+    fixable: true,
+    summary: "A __builtin_csa_* call outside #ifdef __CSA__ breaks non-CSA builds",
+    source: include_str!("unguarded_builtin.rs"),
+};
 
 pub(super) fn check(cx: &FileContext, out: &mut Vec<Diagnostic>) {
     if cx.lang != Lang::C {
@@ -48,7 +59,7 @@ pub(super) fn check(cx: &FileContext, out: &mut Vec<Diagnostic>) {
             }
             out.push(
                 Diagnostic::new(
-                    Code(401),
+                    &RULE,
                     b.span,
                     format!(
                         "`{}` is not guarded by #ifdef __CSA__: builds for other targets lack most CSA builtins",
@@ -80,6 +91,7 @@ fn guard_fix(text: &str, span: Span) -> Option<Fix> {
         format!("#endif{eol}")
     };
     Some(Fix {
+        kind: crate::diag::FixKind::GuardBuiltin,
         title: "Wrap the call in #ifdef __CSA__ ... #endif".to_string(),
         applicability: Applicability::Safe,
         edits: vec![

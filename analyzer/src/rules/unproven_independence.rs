@@ -42,6 +42,17 @@
 use super::FunctionContext;
 use crate::dependence::{Asserted, Finding, Unproven};
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(502),
+    name: "unproven-independence",
+    severity: Severity::Warning,
+    fixable: false,
+    summary: "The iterations of a loop asserted parallel cannot be proven independent",
+    source: include_str!("unproven_independence.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for d in cx.deps {
@@ -104,7 +115,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 Asserted::Omp { directive, .. } => *directive,
             };
             let mut diag = Diagnostic::new(
-                Code(502),
+                &RULE,
                 *at,
                 format!("cannot prove that the iterations of {subject} are independent: {reason}"),
             );

@@ -31,7 +31,19 @@
 use super::FunctionContext;
 use crate::clie::spmdization::Spmdization;
 use crate::diag::{Code, Diagnostic};
+use crate::diag::{Rule, Severity};
 use crate::ir::*;
+
+/// The rule; its documentation is this file's `//!` text.
+pub(super) static RULE: Rule = Rule {
+    code: Code(110),
+    name: "worker-num-outside-spmd",
+    severity: Severity::Warning,
+    fixable: false,
+    summary:
+        "spmd_worker_num() outside an SPMDized loop is deleted with everything computed from it",
+    source: include_str!("worker_num_outside_spmd.rs"),
+};
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     for b in &cx.func.builtins {
@@ -52,7 +64,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         }
         out.push(
             Diagnostic::new(
-                Code(110),
+                &RULE,
                 b.span,
                 "spmd_worker_num() is not in a loop the compiler splits into workers: it deletes this call and everything computed from it",
             )
