@@ -305,13 +305,8 @@ fn run_analysis(
     }
 }
 
-/// A hash of published diagnostics (to publish a set only when it changed).
-fn fingerprint(bytes: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(bytes)
-}
-
 /// `textDocument/publishDiagnostics`, written around the diagnostics
-/// already serialised (they were, to compare them with the last set).
+/// already serialised.
 fn publish_body(uri: &Uri, diagnostics: &[u8], version: Option<i32>) -> Vec<u8> {
     let uri = serde_json::to_string(uri.as_str()).unwrap_or_else(|_| "\"\"".into());
     let mut body = Vec::with_capacity(diagnostics.len() + uri.len() + 128);
@@ -628,8 +623,16 @@ impl Backend {
     /// with the current configuration, and they differ from the last set
     /// published.
     fn publish(&self, uri: &Uri, snap: &Snapshot, a: &Analysed, enc: Encoding, url: &str) {
+        let print = convert::diagnostics_fingerprint(a, uri, enc, url);
+        let unchanged = |st: &State| {
+            st.docs
+                .get(uri)
+                .is_some_and(|doc| doc.published == Some(print))
+        };
+        if unchanged(&self.lock()) {
+            return;
+        }
         let bytes = convert::diagnostics_json(a, uri, enc, url);
-        let print = fingerprint(&bytes);
         let mut st = self.lock();
         let generation = st.config_generation;
         let Some(doc) = st.docs.get_mut(uri) else {

@@ -2,7 +2,7 @@
 
 use crate::document::Analysed;
 use crate::position::Encoding;
-use analyzer::diag::{Applicability, Code, Diagnostic, Fix, Message, Severity};
+use analyzer::diag::{Applicability, Code, Diagnostic, Fix, Message, Part, Severity};
 use analyzer::ide::{self, HintSide, SymbolKind as IdeSymbolKind};
 use analyzer::source::SourceText;
 use std::borrow::Cow;
@@ -163,6 +163,58 @@ struct WireRelated<'a> {
 struct WireLocation<'a> {
     uri: &'a str,
     range: lsp::Range,
+}
+
+/// A fingerprint of what [`diagnostics_json`] would publish (the same
+/// ranges, codes, severities, messages with their line numbers, related
+/// locations, rule links), computed without building the JSON: a keystroke
+/// that changes no published diagnostic costs a hash, not a serialisation.
+pub fn diagnostics_fingerprint(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str) -> u64 {
+    use xxhash_rust::xxh3::Xxh3;
+    let Ok(fa) = &a.result else {
+        return xxhash_rust::xxh3::xxh3_64(&diagnostics_json(a, uri, enc, rules_url));
+    };
+    let positions = a.positions();
+    let src = &fa.source;
+    let mut h = Xxh3::new();
+    let text = |h: &mut Xxh3, t: &str| {
+        h.update(&(t.len() as u64).to_le_bytes());
+        h.update(t.as_bytes());
+    };
+    let range = |h: &mut Xxh3, span: analyzer::source::Span| {
+        let r = positions.range(span.start as usize, span.end as usize, enc);
+        for n in [r.start.line, r.start.character, r.end.line, r.end.character] {
+            h.update(&n.to_le_bytes());
+        }
+    };
+    let message = |h: &mut Xxh3, m: &Message| {
+        for p in m.parts() {
+            match p {
+                Part::Text(t) => text(h, t),
+                Part::Line(o) => h.update(&src.line_col(o as usize).line.to_le_bytes()),
+            }
+        }
+        h.update(&[0xff]);
+    };
+    text(&mut h, uri.as_str());
+    text(&mut h, rules_url);
+    h.update(&(fa.diagnostics.len() as u64).to_le_bytes());
+    for d in &fa.diagnostics {
+        h.update(&d.code.0.to_le_bytes());
+        h.update(&[d.severity as u8]);
+        text(&mut h, d.rule);
+        range(&mut h, d.span);
+        message(&mut h, &d.message);
+        if let Some(help) = &d.help {
+            message(&mut h, help);
+        }
+        h.update(&(d.related.len() as u64).to_le_bytes());
+        for r in &d.related {
+            range(&mut h, r.span);
+            message(&mut h, &r.message);
+        }
+    }
+    h.digest()
 }
 
 /// The diagnostics of an analysis as the JSON array that is published.
@@ -358,23 +410,43 @@ mod tests {
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
                 };
-                let fa = analyze(kind, &text, &AnalysisOptions::default());
-                let a = Analysed {
+                let analysed = |text: &str| Analysed {
                     version: 1,
-                    rope: ropey::Rope::from_str(&text),
+                    rope: ropey::Rope::from_str(text),
                     kind,
                     resolved: analyzer::config::Resolver::discovering(Default::default())
                         .defaults(),
-                    result: Ok(fa),
+                    result: Ok(analyze(kind, text, &AnalysisOptions::default())),
                     rewrites: Default::default(),
                 };
+                let a = analysed(&text);
+                // Every later line moves; the same diagnostics at the end.
+                let moved = analysed(&format!("\n{text}"));
+                let longer = analysed(&format!("{text}\n"));
                 for enc in [Encoding::Utf16, Encoding::Utf8] {
-                    let wire: serde_json::Value =
-                        serde_json::from_slice(&diagnostics_json(&a, &uri, enc, DEFAULT_RULES_URL))
-                            .unwrap();
+                    let json = |a: &Analysed| diagnostics_json(a, &uri, enc, DEFAULT_RULES_URL);
+                    let wire: serde_json::Value = serde_json::from_slice(&json(&a)).unwrap();
                     let typed = serde_json::to_value(diagnostics(&a, &uri, enc, DEFAULT_RULES_URL))
                         .unwrap();
                     assert_eq!(wire, typed, "{}", path.display());
+                    // The fingerprint changes exactly when the JSON does.
+                    let print = |a: &Analysed| {
+                        diagnostics_fingerprint(a, &uri, enc, DEFAULT_RULES_URL)
+                    };
+                    for other in [&moved, &longer] {
+                        assert_eq!(
+                            json(&a) == json(other),
+                            print(&a) == print(other),
+                            "{}",
+                            path.display()
+                        );
+                    }
+                    assert_ne!(
+                        print(&a),
+                        diagnostics_fingerprint(&a, &uri, enc, "https://elsewhere"),
+                        "{}",
+                        path.display()
+                    );
                 }
                 checked += a.result.as_ref().map_or(0, |fa| fa.diagnostics.len());
             }
