@@ -14,6 +14,8 @@
 //! `--all-unrestricted` drops `restrict` from every kernel (1,600
 //! findings); `--stress` also reads every bound through a pointer, in a
 //! longer file (3,300 findings, the stress file of issue 18);
+//! `--small-functions`: 2,500 eight-line functions in 20,000 lines (the
+//! realistic shape issue 18 names; 156 findings);
 //! `--rss [N]` also prints the server's RSS after 100 and after N
 //! keystrokes (default 10,000).
 //! `CSA_LSP_BIN=path` runs another build of the server (to compare two on
@@ -80,6 +82,32 @@ fn generate(lines: usize, all_unrestricted: bool, all_pointer_bounds: bool) -> (
         // The line of `a[i] = 0.25 ...` (0-based) in this function.
         body_lines.push(out.lines().count() as u32 + 8);
         out.push_str(&f);
+        k += 1;
+    }
+    (out, body_lines)
+}
+
+/// The issue's shape of a realistic file: 2,500 short functions in 20,000
+/// lines (8 lines each), each with a marked loop; every 32nd takes its
+/// arrays without `restrict` (two CSA502 each).
+fn generate_small(lines: usize) -> (String, Vec<u32>) {
+    let mut out = String::from("#define N 1024\n\n");
+    let mut body_lines = Vec::new();
+    let mut k = 0;
+    let mut count = 2;
+    while count + 8 <= lines {
+        let restrict = if k % 32 == 31 { "" } else { "restrict " };
+        body_lines.push(count as u32 + 4);
+        out.push_str(&format!(
+            "double f_{k}(double *{restrict}a, const double *{restrict}b, int n) {{\n\
+             #ifdef __CSA__\n\
+             \x20 __builtin_csa_parallel_loop();\n\
+             #endif\n\
+             \x20 for (int i = 0; i < n; i++) a[i] = b[i] * {k}.0;\n\
+             \x20 return a[0];\n\
+             }}\n\n"
+        ));
+        count += 8;
         k += 1;
     }
     (out, body_lines)
@@ -175,6 +203,8 @@ enum Mode {
     /// No `restrict` and every bound through a pointer: as many findings
     /// as the 3,334 of the stress file the issue measured.
     Stress,
+    /// 2,500 short functions, a few without `restrict`.
+    SmallFunctions,
 }
 
 /// The server's resident set size, from `/proc` (Linux), in MB.
@@ -196,6 +226,8 @@ fn main() {
         .unwrap_or(300);
     let mode = if std::env::args().any(|a| a == "--stress") {
         Mode::Stress
+    } else if std::env::args().any(|a| a == "--small-functions") {
+        Mode::SmallFunctions
     } else if std::env::args().any(|a| a == "--all-unrestricted") {
         Mode::AllUnrestricted
     } else {
@@ -205,6 +237,7 @@ fn main() {
         Mode::Realistic => generate(20_000, false, false),
         Mode::AllUnrestricted => generate(20_000, true, false),
         Mode::Stress => generate(41_700, true, true),
+        Mode::SmallFunctions => generate_small(20_000),
     };
     let lines = text.lines().count();
     let target = body_lines[body_lines.len() / 2];
