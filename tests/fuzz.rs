@@ -14,8 +14,8 @@
 //! limit), `CSA_LINT_FUZZ_SEED` sets the seed. A failing input is written to `target/fuzz-failures/`
 //! and named in the failure message.
 
-use analyzer::analysis::{analyze, AnalysisOptions};
-use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
+use analyzer::{analyze, AnalysisOptions};
+use analyzer::{fix_all, FixAllOptions, IvdepStyle, Target};
 use csa_grammars::SourceKind;
 use csa_tests::{fixtures_in, kind_of, tests_dir};
 use std::time::{Duration, Instant};
@@ -143,7 +143,7 @@ fn guarded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<
 /// How many CSA001 (syntax error) diagnostics the analysis of `text` has.
 fn csa001(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> usize {
     analyze(kind, text, opts)
-        .diagnostics
+        .diagnostics()
         .iter()
         .filter(|d| d.code.to_string() == "CSA001")
         .count()
@@ -154,7 +154,7 @@ fn check(kind: SourceKind, text: String) -> Result<(), String> {
     let t = text.clone();
     let spans_ok = guarded(move || {
         let fa = analyze(kind, &t, &AnalysisOptions::default());
-        fa.diagnostics.iter().all(|d| {
+        fa.diagnostics().iter().all(|d| {
             d.span.start <= d.span.end
                 && d.span.end as usize <= t.len()
                 && d.related.iter().all(|r| r.span.end as usize <= t.len())

@@ -13,7 +13,7 @@
 //! Fixes and rewrites (DIAGNOSTICS.md: "Fix and rewrite expectations live
 //! in a sibling `.fixed` file"): when `foo.c.fixed` sits next to `foo.c`,
 //! the harness applies to `foo.c` what its headers select, exactly as
-//! `csa-lint --fix/--rewrite` does (`analyzer::rewrite::fix_all`):
+//! `csa-lint --fix/--rewrite` does (`analyzer::fix_all`):
 //! `//@ fix safe` (the default) or `//@ fix unsafe` (diagnostics' fixes,
 //! never suppressions), `//@ rewrite openmp` / `//@ rewrite ivdep` (marker
 //! rewrites only, unless a `fix` header is also given), `//@ ivdep-style
@@ -22,9 +22,9 @@
 //! the result must change nothing, and the result must not have more
 //! syntax errors than the original.
 
-use analyzer::analysis::{analyze, AnalysisOptions, FileAnalysis};
 use analyzer::diag::Code;
-use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
+use analyzer::{analyze, Analysis, AnalysisOptions};
+use analyzer::{fix_all, FixAllOptions, IvdepStyle, Target};
 use csa_grammars::SourceKind;
 use std::path::{Path, PathBuf};
 
@@ -88,9 +88,7 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
                 (Some("rewrite"), Some(w @ ("openmp" | "ivdep"))) => {
                     ann.rewrite = Some(w.to_string())
                 }
-                (Some("ivdep-style"), Some(w))
-                    if analyzer::rewrite::IvdepStyle::from_name(w).is_some() =>
-                {
+                (Some("ivdep-style"), Some(w)) if analyzer::IvdepStyle::from_name(w).is_some() => {
                     ann.ivdep_style = Some(w.to_string())
                 }
                 (Some("c-standard"), Some(w))
@@ -243,12 +241,7 @@ pub fn fix_options(ann: &Annotations) -> FixAllOptions {
 
 /// Syntax errors of a text as the front ends parse it.
 pub fn syntax_error_count(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> usize {
-    let fa = analyze(kind, text, opts);
-    fa.toplevel_errors.len()
-        + fa.functions
-            .iter()
-            .filter(|f| f.func.syntax_error.is_some())
-            .count()
+    analyze(kind, text, opts).syntax_error_count()
 }
 
 fn check_fixed(
@@ -294,13 +287,13 @@ fn check_fixed(
     Ok(())
 }
 
-fn compare(path: &Path, fa: &FileAnalysis, ann: &Annotations) -> Result<(), String> {
+fn compare(path: &Path, fa: &Analysis, ann: &Annotations) -> Result<(), String> {
     let mut actual: Vec<(u32, Code, String, String)> = fa
-        .diagnostics
+        .diagnostics()
         .iter()
         .map(|d| {
-            let lc = fa.source.line_col(d.span.start as usize);
-            let message = d.message.render(&fa.source);
+            let lc = fa.source().line_col(d.span.start as usize);
+            let message = d.message.render(fa.source());
             let shown = format!("{}:{}: {} {}", lc.line, lc.column, d.code, message);
             (lc.line, d.code, message, shown)
         })

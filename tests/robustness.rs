@@ -1,7 +1,7 @@
 //! The analyzer never panics: arbitrary bytes, truncated and mutated
 //! fixtures, deep nesting and huge functions all produce a result.
 
-use analyzer::analysis::{analyze, AnalysisOptions};
+use analyzer::{analyze, AnalysisOptions};
 use csa_grammars::SourceKind;
 use csa_tests::{fixtures_in, kind_of, tests_dir};
 use proptest::prelude::*;
@@ -26,7 +26,7 @@ fn all_fixtures() -> Vec<(SourceKind, String)> {
 /// Runs the analysis and checks the result is well formed.
 fn check(kind: SourceKind, text: &str) {
     let fa = analyze(kind, text, &AnalysisOptions::default());
-    for d in &fa.diagnostics {
+    for d in fa.diagnostics() {
         assert!(
             d.span.end as usize <= text.len(),
             "span past the end: {d:?}"
@@ -138,8 +138,8 @@ fn huge_function_is_analysed() {
     }
     c.push_str("}\n");
     let fa = analyze(SourceKind::C, &c, &AnalysisOptions::default());
-    assert_eq!(fa.functions.len(), 1);
-    assert_eq!(fa.functions[0].clie.verdicts.len(), 20_000);
+    assert_eq!(fa.functions().len(), 1);
+    assert_eq!(fa.functions()[0].clie.verdicts.len(), 20_000);
 }
 
 #[test]
@@ -160,14 +160,14 @@ fn overlong_free_form_lines_are_reported_not_parsed() {
     f.push_str(" = 1\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n    a(i) = 0\n  end do\nend subroutine\n");
     let fa = analyze(SourceKind::FortranFree, &f, &AnalysisOptions::default());
     assert!(
-        fa.diagnostics
+        fa.diagnostics()
             .iter()
             .any(|d| d.code.to_string() == "CSA001"),
         "{:?}",
-        fa.diagnostics
+        fa.diagnostics()
     );
     // the loop after it is still analysed
-    assert_eq!(fa.functions[0].clie.verdicts.len(), 1);
+    assert_eq!(fa.functions()[0].clie.verdicts.len(), 1);
 }
 
 /// tree-sitter's error recovery takes time quadratic in a long run of
@@ -186,16 +186,16 @@ fn a_parse_that_would_take_minutes_gives_up() {
     let fa = analyze(SourceKind::C, &text, &AnalysisOptions::default());
     // the budget, and little more (no recovery parses after it)
     assert!(t.elapsed() < budget * 2, "{:?}", t.elapsed());
-    assert_eq!(fa.diagnostics.len(), 1, "{:?}", fa.diagnostics);
-    let d = &fa.diagnostics[0];
+    assert_eq!(fa.diagnostics().len(), 1, "{:?}", fa.diagnostics());
+    let d = &fa.diagnostics()[0];
     assert_eq!(d.code.to_string(), "CSA001");
-    let message = d.message.render(&fa.source);
+    let message = d.message.render(&fa.source());
     assert!(
         message.starts_with("the parser gave up on this file"),
         "{message}"
     );
     assert_eq!(d.span.start, 0);
-    assert!(fa.functions.is_empty());
+    assert!(fa.functions().is_empty());
 }
 
 /// Fixes applied twice change nothing, also on a directive with a clause
@@ -204,7 +204,7 @@ fn a_parse_that_would_take_minutes_gives_up() {
 /// round of `fix_all` added another).
 #[test]
 fn fixes_on_a_malformed_directive_are_applied_once() {
-    use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
+    use analyzer::{fix_all, FixAllOptions, IvdepStyle, Target};
     let text = "double sums(int n, const double *a) {\n  double s = 0;\n#pragma omp parallel for reducti(n(+:s)\n  for (int i = 0; i < n; i++) {\n    s += a[i];\n  }\n  return s;\n}\n";
     let opts = AnalysisOptions::default();
     let fix = FixAllOptions {
@@ -219,7 +219,7 @@ fn fixes_on_a_malformed_directive_are_applied_once() {
     // the race is still reported, without a fix that edits the directive
     let fa = analyze(SourceKind::C, text, &opts);
     let race = fa
-        .diagnostics
+        .diagnostics()
         .iter()
         .find(|d| d.code.to_string() == "CSA503")
         .expect("CSA503");

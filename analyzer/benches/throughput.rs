@@ -99,7 +99,7 @@ fn parse_walk(kind: SourceKind, text: &str) -> usize {
 
 fn full(kind: SourceKind, text: &str) -> usize {
     let fa = analysis::analyze(kind, text, &AnalysisOptions::default());
-    fa.functions.len() + fa.diagnostics.len()
+    fa.functions().len() + fa.diagnostics().len()
 }
 
 fn timed<T>(f: impl FnOnce() -> T) -> Duration {

@@ -128,23 +128,121 @@ impl FunctionAnalysis {
 
 /// Everything computed for one file.
 #[derive(Debug)]
-pub struct FileAnalysis {
-    pub kind: SourceKind,
-    pub lang: Lang,
-    pub source: SourceText,
-    pub preprocessed: Preprocessed,
-    pub functions: Vec<Arc<FunctionAnalysis>>,
+pub struct Analysis {
+    pub(crate) kind: SourceKind,
+    pub(crate) lang: Lang,
+    pub(crate) source: SourceText,
+    pub(crate) preprocessed: Preprocessed,
+    pub(crate) functions: Vec<Arc<FunctionAnalysis>>,
     /// For each function, how far its text has moved since it was analysed
     /// (non-zero only for results an incremental analysis reused): add it
     /// to the function's spans to get positions in `source`.
-    pub function_shifts: Vec<i64>,
-    pub toplevel_errors: Vec<Span>,
+    pub(crate) function_shifts: Vec<i64>,
+    pub(crate) toplevel_errors: Vec<Span>,
     /// Sorted by position, then code.
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
-impl FileAnalysis {
-    pub fn function(&self, name: &str) -> Option<&FunctionAnalysis> {
+/// The queries of the front door (see the crate documentation).
+impl Analysis {
+    /// The diagnostics, sorted by position, then code.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Keeps only the diagnostics `settings` report for the file at
+    /// `relative` (its selection and per-file ignores).
+    pub fn select(&mut self, settings: &crate::config::Settings, relative: &std::path::Path) {
+        settings.filter(relative, &mut self.diagnostics);
+    }
+
+    /// The diagnostics, taken out of the analysis.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diagnostics
+    }
+
+    /// The analysed text with its line index.
+    pub fn source(&self) -> &SourceText {
+        &self.source
+    }
+
+    pub fn kind(&self) -> SourceKind {
+        self.kind
+    }
+
+    pub fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    /// Every fix of `d` (a diagnostic of this analysis): its rule's, then
+    /// the one that suppresses it on its line.
+    pub fn fixes(&self, d: &Diagnostic) -> Vec<crate::diag::Fix> {
+        crate::suppress::all_fixes(d, &self.source, self.lang)
+    }
+
+    /// What to show when hovering at byte `offset`: a marker's outcome, a
+    /// loop's verdict.
+    pub fn hover(&self, offset: usize) -> Option<crate::ide::Hover> {
+        crate::ide::hover(self, offset)
+    }
+
+    /// Where CLIE places region and section intrinsics (inlay hints).
+    pub fn placement_hints(&self) -> Vec<crate::ide::PlacementHint> {
+        crate::ide::placement_hints(self)
+    }
+
+    /// Functions and their marked loops (document outline).
+    pub fn symbols(&self) -> Vec<crate::ide::Symbol> {
+        crate::ide::symbols(self)
+    }
+
+    /// Whether a CSA marker lies in `from..=to` (bytes).
+    pub fn has_marker_in(&self, from: usize, to: usize) -> bool {
+        crate::ide::has_marker_in(self, from, to)
+    }
+
+    /// The conversions of every marker to `target`, or why one is refused.
+    /// Needs an analysis made by [`analyze`] (an incremental one keeps
+    /// reused functions at the positions they were analysed at).
+    pub fn rewrites(&self, target: crate::rewrite::Target) -> Vec<crate::rewrite::MarkerRewrite> {
+        crate::rewrite::rewrite_markers(self, target)
+    }
+
+    /// The names of the analysed functions, in source order.
+    pub fn function_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.functions.iter().map(|f| f.func.name.as_str())
+    }
+
+    /// The stable text dump of function `name` (`--dump cfg`): the IR after
+    /// LoopSimplify, loops, markers and CLIE's verdicts.
+    pub fn cfg_dump(&self, name: &str) -> Option<String> {
+        Some(self.function(name)?.dump(&self.source))
+    }
+
+    /// The Graphviz memop graph of function `name` (`--dump memop-graph`).
+    pub fn memop_graph(&self, name: &str) -> Option<String> {
+        Some(self.function(name)?.memop_graph(&self.source))
+    }
+
+    /// The analysed functions (tests and benchmarks).
+    #[cfg(feature = "internals")]
+    pub fn functions(&self) -> &[Arc<FunctionAnalysis>] {
+        &self.functions
+    }
+
+    /// How many places the front ends could not read: syntax errors
+    /// outside any function, and functions with one.
+    pub fn syntax_error_count(&self) -> usize {
+        self.toplevel_errors.len()
+            + self
+                .functions
+                .iter()
+                .filter(|f| f.func.syntax_error.is_some())
+                .count()
+    }
+
+    /// The function named `name` (exactly, else ignoring ASCII case).
+    pub(crate) fn function(&self, name: &str) -> Option<&FunctionAnalysis> {
         self.functions
             .iter()
             .find(|f| f.func.name == name)
@@ -210,7 +308,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
 }
 
 /// Analyses one file. Never panics on any text.
-pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnalysis {
+pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> Analysis {
     match analyze_cancellable(kind, text, opts, &Cancel::new()) {
         Ok(fa) => fa,
         // Nothing can cancel a token no one else holds.
@@ -219,7 +317,7 @@ pub fn analyze(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> FileAnal
 }
 
 /// The analysis of an empty file of this language.
-pub(crate) fn empty(kind: SourceKind) -> FileAnalysis {
+pub(crate) fn empty(kind: SourceKind) -> Analysis {
     let lang = if kind == SourceKind::C {
         Lang::C
     } else {
@@ -227,7 +325,7 @@ pub(crate) fn empty(kind: SourceKind) -> FileAnalysis {
     };
     let source = SourceText::new(String::new());
     let preprocessed = csa_grammars::preproc::preprocess("", &[], kind.is_fortran());
-    FileAnalysis {
+    Analysis {
         kind,
         lang,
         source,
@@ -245,7 +343,7 @@ pub fn analyze_cancellable(
     text: &str,
     opts: &AnalysisOptions,
     cancel: &Cancel,
-) -> Result<FileAnalysis, Cancelled> {
+) -> Result<Analysis, Cancelled> {
     let (preprocessed, lowered) = lower(kind, text, opts);
     let source = SourceText::new(text.to_string());
     let lang = if kind == SourceKind::C {
@@ -280,7 +378,7 @@ pub fn analyze_cancellable(
     }
     let diagnostics = finish_diagnostics(diagnostics, &source, lang);
     let function_shifts = vec![0; functions.len()];
-    Ok(FileAnalysis {
+    Ok(Analysis {
         kind,
         lang,
         source,

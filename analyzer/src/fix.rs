@@ -61,6 +61,7 @@ fn edits_conflict(a: &Edit, b: &Edit) -> bool {
 /// Applies as many whole fixes as possible, in the order given, skipping a
 /// fix that conflicts with one already taken or is itself malformed.
 /// Returns the new text and how many fixes were applied and skipped.
+#[cfg(test)]
 pub fn apply_fixes(text: &str, fixes: &[&Fix]) -> (String, usize, usize) {
     let (s, applied, skipped, _) = apply_fixes_logged(text, fixes);
     (s, applied, skipped)

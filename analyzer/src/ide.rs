@@ -1,4 +1,4 @@
-//! Editor views of a [`FileAnalysis`], as plain data (no LSP types): what
+//! Editor views of a [`Analysis`], as plain data (no LSP types): what
 //! to show on hover, where CLIE puts the region and section it creates for
 //! each marked loop (for inlay hints), and an outline of functions and
 //! marked loops. The language server turns these into protocol objects.
@@ -6,7 +6,7 @@
 //! Invariants: every offset returned lies in the analysed text and on a
 //! character boundary; nothing here panics on any analysis.
 
-use crate::analysis::{FileAnalysis, FunctionAnalysis};
+use crate::analysis::{Analysis, FunctionAnalysis};
 use crate::clie::{MarkerStatus, Outcome, Placement};
 use crate::graph::loops::LoopId;
 use crate::ir::{BlockId, BuiltinCall, BuiltinId, BuiltinKind, Function, Lang};
@@ -58,12 +58,12 @@ pub struct Symbol {
     pub children: Vec<Symbol>,
 }
 
-fn line(fa: &FileAnalysis, offset: u32) -> u32 {
+fn line(fa: &Analysis, offset: u32) -> u32 {
     fa.source.line_col(offset as usize).line
 }
 
 /// An offset of a function's analysis moved by the function's shift (see
-/// [`FileAnalysis::function_shifts`]).
+/// [`Analysis::function_shifts`]).
 fn mv(sh: i64, o: u32) -> u32 {
     Span::shift_offset(o, sh)
 }
@@ -73,7 +73,7 @@ fn mvs(sh: i64, s: Span) -> Span {
 }
 
 /// Each function with its shift.
-fn functions(fa: &FileAnalysis) -> impl Iterator<Item = (&FunctionAnalysis, i64)> {
+fn functions(fa: &Analysis) -> impl Iterator<Item = (&FunctionAnalysis, i64)> {
     fa.functions
         .iter()
         .enumerate()
@@ -82,7 +82,7 @@ fn functions(fa: &FileAnalysis) -> impl Iterator<Item = (&FunctionAnalysis, i64)
 
 /// Whether a loop marker (whose rewrites a code action would offer) lies
 /// within `from..=to` of the analysed text.
-pub fn has_marker_in(fa: &FileAnalysis, from: usize, to: usize) -> bool {
+pub fn has_marker_in(fa: &Analysis, from: usize, to: usize) -> bool {
     functions(fa).any(|(f, sh)| {
         f.func.builtins.iter().any(|b| {
             let s = mvs(sh, b.span);
@@ -180,7 +180,7 @@ fn directive_doc(line_text: &str) -> Option<&'static str> {
 }
 
 /// The function containing `offset` and the builtin under it, if any.
-fn builtin_at(fa: &FileAnalysis, offset: usize) -> Option<(&FunctionAnalysis, i64, BuiltinId)> {
+fn builtin_at(fa: &Analysis, offset: usize) -> Option<(&FunctionAnalysis, i64, BuiltinId)> {
     for (f, sh) in functions(fa) {
         let span = mvs(sh, f.func.span);
         if !(span.start as usize..=span.end as usize).contains(&offset) {
@@ -197,7 +197,7 @@ fn builtin_at(fa: &FileAnalysis, offset: usize) -> Option<(&FunctionAnalysis, i6
 }
 
 /// Describes where a placement puts the region and section, in words.
-fn describe_placement(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, p: &Placement) -> String {
+fn describe_placement(fa: &Analysis, f: &FunctionAnalysis, sh: i64, p: &Placement) -> String {
     let hints = placement_hints_for(fa, f, sh, p, "");
     let mut parts = Vec::new();
     for h in hints {
@@ -210,7 +210,7 @@ fn describe_placement(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, p: &Plac
     parts.join("; ")
 }
 
-fn loop_line(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, l: LoopId) -> String {
+fn loop_line(fa: &Analysis, f: &FunctionAnalysis, sh: i64, l: LoopId) -> String {
     match f.source_loop(l) {
         Some(sl) => format!(
             "the loop at line {}",
@@ -220,7 +220,7 @@ fn loop_line(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, l: LoopId) -> Str
     }
 }
 
-fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) -> String {
+fn marker_hover(fa: &Analysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) -> String {
     let b = f.func.builtin(id);
     let mut md = format!(
         "{}{}\n",
@@ -304,7 +304,7 @@ fn marker_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId)
     md
 }
 
-fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) -> String {
+fn token_hover(fa: &Analysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) -> String {
     let b = f.func.builtin(id);
     let mut md = format!(
         "{}{}\n\n---\n\n",
@@ -350,7 +350,7 @@ fn token_hover(fa: &FileAnalysis, f: &FunctionAnalysis, sh: i64, id: BuiltinId) 
 }
 
 /// What to show when hovering at `offset`.
-pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
+pub fn hover(fa: &Analysis, offset: usize) -> Option<Hover> {
     if let Some((f, sh, id)) = builtin_at(fa, offset) {
         let b = f.func.builtin(id);
         let markdown = if b.kind.is_marker() {
@@ -411,7 +411,7 @@ pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
 /// proven independent, which conflict, what cannot be proven, and (OpenMP)
 /// the scalars' data sharing.
 fn dependence_summary(
-    fa: &FileAnalysis,
+    fa: &Analysis,
     f: &FunctionAnalysis,
     sh: i64,
     d: &crate::dependence::LoopDeps,
@@ -490,7 +490,7 @@ fn block_start(func: &Function, b: BlockId) -> Option<u32> {
 }
 
 fn placement_hints_for(
-    fa: &FileAnalysis,
+    fa: &Analysis,
     f: &FunctionAnalysis,
     sh: i64,
     p: &Placement,
@@ -594,7 +594,7 @@ fn placement_hints_for(
 
 /// Where CLIE inserts region and section entries and exits, for every loop
 /// it parallelizes, in source order.
-pub fn placement_hints(fa: &FileAnalysis) -> Vec<PlacementHint> {
+pub fn placement_hints(fa: &Analysis) -> Vec<PlacementHint> {
     let mut out = Vec::new();
     for (f, sh) in functions(fa) {
         for v in &f.clie.verdicts {
@@ -616,7 +616,7 @@ pub fn placement_hints(fa: &FileAnalysis) -> Vec<PlacementHint> {
 }
 
 /// Functions, and in each the loops that carry a marker or a directive.
-pub fn symbols(fa: &FileAnalysis) -> Vec<Symbol> {
+pub fn symbols(fa: &Analysis) -> Vec<Symbol> {
     let mut out = Vec::new();
     for (f, sh) in functions(fa) {
         let mut children = Vec::new();
@@ -664,7 +664,7 @@ mod tests {
 
     const C: &str = "void f(double *a, double *b, int n) {\n#ifdef __CSA__\n  __builtin_csa_parallel_loop();\n#endif\n  for (int i = 0; i < n; i++) {\n    a[i] = b[i] * 2.0;\n  }\n}\n";
 
-    fn fa(text: &str) -> FileAnalysis {
+    fn fa(text: &str) -> Analysis {
         analyze(SourceKind::C, text, &AnalysisOptions::default())
     }
 

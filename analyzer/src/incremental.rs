@@ -46,9 +46,9 @@
 //! `frontend::lower_recovering` re-parses such files in chunks).
 //!
 //! Reused `FunctionAnalysis` values keep the positions they were computed
-//! at; `FileAnalysis::function_shifts` says how far each has moved.
+//! at; `Analysis::function_shifts` says how far each has moved.
 
-use crate::analysis::{self, AnalysisOptions, FileAnalysis, FunctionAnalysis};
+use crate::analysis::{self, AnalysisOptions, Analysis, FunctionAnalysis};
 use crate::diag::Diagnostic;
 use crate::ir::Lang;
 use crate::memory::MemoryOptions;
@@ -451,7 +451,7 @@ impl Incremental {
         self.stats
     }
 
-    fn full(&mut self, text: &str) -> FileAnalysis {
+    fn full(&mut self, text: &str) -> Analysis {
         self.tree = None;
         self.prev = None;
         self.fn_facts.clear();
@@ -624,10 +624,10 @@ impl Incremental {
         tree: Tree,
         lang: Lang,
         a: Assembled,
-    ) -> FileAnalysis {
+    ) -> Analysis {
         self.tree = Some(tree);
         self.prev = Some((source.clone(), pre.clone()));
-        FileAnalysis {
+        Analysis {
             kind: self.kind,
             lang,
             source,
@@ -737,7 +737,7 @@ impl Incremental {
     /// and its original text (normalisation drops columns 73+, so equal
     /// normalised text can come from different original text), and unit
     /// positions are mapped back to the original.
-    fn update_fortran(&mut self, text: String, fixed: bool) -> FileAnalysis {
+    fn update_fortran(&mut self, text: String, fixed: bool) -> Analysis {
         let p = self.prepare(text, true);
         if crate::frontend::fortran::is_include_fragment(&p.pre.text) {
             // parsed with an `end` after it (`analysis::lower`)
@@ -877,12 +877,12 @@ impl Incremental {
     }
 
     /// The whole-file analysis of a prepared text.
-    fn full_of(&mut self, p: Prepared) -> FileAnalysis {
+    fn full_of(&mut self, p: Prepared) -> Analysis {
         self.full(p.source.text())
     }
 
     /// Analyses the new text of the document, reusing what it can.
-    pub fn update(&mut self, text: &str) -> FileAnalysis {
+    pub fn update(&mut self, text: &str) -> Analysis {
         self.update_owned(text.to_string())
     }
 
@@ -897,7 +897,7 @@ impl Incremental {
         &mut self,
         text: String,
         cancel: &analysis::Cancel,
-    ) -> Result<FileAnalysis, analysis::Cancelled> {
+    ) -> Result<Analysis, analysis::Cancelled> {
         self.cancel = cancel.clone();
         self.cancelled = false;
         let fa = self.update_owned(text);
@@ -909,7 +909,7 @@ impl Incremental {
     }
 
     /// [`Incremental::update`] taking the text (saves a copy of it).
-    pub fn update_owned(&mut self, text: String) -> FileAnalysis {
+    pub fn update_owned(&mut self, text: String) -> Analysis {
         self.generation += 1;
         match self.kind {
             SourceKind::C => self.update_c(text),
@@ -918,7 +918,7 @@ impl Incremental {
         }
     }
 
-    fn update_c(&mut self, text: String) -> FileAnalysis {
+    fn update_c(&mut self, text: String) -> Analysis {
         let p = self.prepare(text, false);
         let Some(tree) = self.parse(&p, csa_grammars::c_language()) else {
             return self.full_of(p);

@@ -1,29 +1,74 @@
 //! csa-analyzer: the I/O-free core of csa-lint.
 //!
-//! Pipeline: `frontend` (syntax trees to IR) -> `graph` (dominators, loops,
+//! # The front door
+//!
+//! [`analyze`] takes a file's text, its language ([`SourceKind`]) and the
+//! [`AnalysisOptions`] and gives an [`Analysis`], which answers every
+//! question the command line and the language server ask:
+//! [`Analysis::diagnostics`], [`Analysis::fixes`], [`Analysis::hover`],
+//! [`Analysis::placement_hints`] (inlay hints), [`Analysis::symbols`],
+//! [`Analysis::rewrites`] (OpenMP/ivdep conversions),
+//! [`Analysis::memop_graph`] and [`Analysis::cfg_dump`]. [`Incremental`]
+//! gives the same `Analysis` after an edit, reusing what the edit did not
+//! touch (editors); [`fix_all`] applies fixes and rewrites to a text
+//! (`--fix`, `--rewrite`). Diagnostics are data ([`diag`]): spans, message
+//! parts with line references, fixes of a [`diag::FixKind`]. Settings
+//! files are read by the binaries and resolved by [`config`]; the rules are
+//! listed by [`RULES`] ([`rule`], [`find_rule`]).
+//!
+//! Everything else is private to the crate. The pipeline behind the door:
+//! `frontend` (syntax trees to IR) -> `graph` (dominators, loops,
 //! LoopSimplify) -> `memory` (which accesses are memory operations after
-//! SROA/mem2reg/LICM) -> `clie` (marker attachment and section placement) ->
-//! `rules` (diagnostics). `analysis` drives it for one file and returns plain
-//! data. See `docs/architecture.md`.
+//! SROA/mem2reg/LICM) -> `clie` (marker attachment and section placement)
+//! -> `regions`, `dependence` -> `rules` (diagnostics). See
+//! `docs/architecture.md`.
 //!
 //! Invariant: no I/O, no async, no LSP types; nothing in here panics on any
 //! input text.
+//!
+//! The `internals` feature makes the pipeline's modules public for this
+//! repository's own tests and benchmarks; nothing else may use it.
 
-pub mod analysis;
-pub mod clie;
 pub mod config;
-pub mod dependence;
 pub mod diag;
-pub mod fix;
-pub mod frontend;
-pub mod graph;
-pub mod ide;
-pub mod incremental;
-pub mod ir;
-pub mod memory;
-pub mod omp;
-pub mod regions;
-pub mod rewrite;
-pub mod rules;
 pub mod source;
-pub mod suppress;
+
+/// Modules public only with the `internals` feature (tests, benchmarks).
+macro_rules! internal {
+    ($($m:ident),* $(,)?) => {
+        $(
+            #[cfg(feature = "internals")]
+            pub mod $m;
+            #[cfg(not(feature = "internals"))]
+            mod $m;
+        )*
+    };
+}
+
+internal!(
+    analysis,
+    clie,
+    dependence,
+    fix,
+    frontend,
+    graph,
+    ide,
+    incremental,
+    ir,
+    memory,
+    omp,
+    regions,
+    rewrite,
+    rules,
+    suppress,
+);
+
+pub use analysis::{analyze, analyze_cancellable, Analysis, AnalysisOptions, Cancel, Cancelled};
+pub use csa_grammars::SourceKind;
+pub use fix::{bulk_fix, compatible_fixes};
+pub use ide::{HintSide, Hover, PlacementHint, Symbol, SymbolKind};
+pub use incremental::{Incremental, Stats as IncrementalStats};
+pub use ir::Lang;
+pub use rewrite::{fix_all, FixAllOptions, FixAllResult, IvdepStyle, MarkerRewrite, Target};
+pub use rules::{find as find_rule, lookup as rule, reference_markdown as rules_reference, RULES};
+pub use suppress::all_fixes as fixes_of;

@@ -225,6 +225,7 @@ pub enum DefaultKind {
 impl Directive {
     /// `for` / `do` (C / Fortran), with or without `parallel` before and
     /// `simd` after: the worksharing-loop constructs.
+    #[cfg(test)]
     pub fn is_worksharing_loop(&self) -> bool {
         let w: Vec<&str> = self.words.iter().map(String::as_str).collect();
         let rest = match w.as_slice() {

@@ -4,7 +4,7 @@
 //! function must be exactly those of the analysis that lowers and scans
 //! every body, on every fixture and on the benchmark's generated code.
 
-use analyzer::analysis::{analyze, AnalysisOptions};
+use analyzer::{analyze, AnalysisOptions};
 use csa_grammars::SourceKind;
 use std::path::Path;
 
@@ -24,11 +24,12 @@ fn compare(name: &str, kind: SourceKind, text: &str) -> (usize, usize) {
         },
     );
     assert_eq!(
-        outlined.diagnostics, every.diagnostics,
+        outlined.diagnostics(),
+        every.diagnostics(),
         "{name}: outlines change the diagnostics"
     );
-    let names = |a: &analyzer::analysis::FileAnalysis| -> Vec<(String, u32, u32)> {
-        a.functions
+    let names = |a: &analyzer::Analysis| -> Vec<(String, u32, u32)> {
+        a.functions()
             .iter()
             .map(|f| {
                 (
@@ -40,11 +41,11 @@ fn compare(name: &str, kind: SourceKind, text: &str) -> (usize, usize) {
             .collect()
     };
     assert_eq!(names(&outlined), names(&every), "{name}: functions differ");
-    assert!(every.functions.iter().all(|f| !f.func.outline), "{name}");
+    assert!(every.functions().iter().all(|f| !f.func.outline), "{name}");
     // The lowered functions are lowered alike (the shortcuts of the file
     // scan change no fact); a skeleton has the control flow of the whole
     // lowering.
-    for (a, b) in outlined.functions.iter().zip(&every.functions) {
+    for (a, b) in outlined.functions().iter().zip(every.functions()) {
         assert!(!b.func.skeleton, "{name}");
         if a.func.skeleton {
             assert_eq!(
@@ -55,19 +56,19 @@ fn compare(name: &str, kind: SourceKind, text: &str) -> (usize, usize) {
             );
         } else if !a.func.outline {
             assert_eq!(
-                a.dump(&outlined.source),
-                b.dump(&every.source),
+                a.dump(&outlined.source()),
+                b.dump(&every.source()),
                 "{name}: {}",
                 a.func.name
             );
         }
     }
     let outlines = outlined
-        .functions
+        .functions()
         .iter()
         .filter(|f| f.func.outline || f.func.skeleton)
         .count();
-    (outlined.functions.len(), outlines)
+    (outlined.functions().len(), outlines)
 }
 
 /// Each block's name, origin and terminator (kind, targets, span).
@@ -217,12 +218,12 @@ fn skeletons_keep_every_irreducible_loop() {
         let text: String = (0..10).map(|k| g.unit(file * 10 + k)).collect();
         let outlined = analyze(SourceKind::FortranFree, &text, &AnalysisOptions::default());
         skeletons += outlined
-            .functions
+            .functions()
             .iter()
             .filter(|f| f.func.skeleton)
             .count();
         irreducible += outlined
-            .diagnostics
+            .diagnostics()
             .iter()
             .filter(|d| d.code.to_string() == "CSA002")
             .count();

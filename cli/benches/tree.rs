@@ -79,7 +79,7 @@ fn files(root: &Path) -> Vec<(PathBuf, SourceKind)> {
 /// Reads and analyses every file once, on this thread (what `csa-lint
 /// -j1` does per file, in this process: its allocator is the system's).
 fn analyze_all(files: &[(PathBuf, SourceKind)]) -> (Duration, usize) {
-    let opts = analyzer::analysis::AnalysisOptions::default();
+    let opts = analyzer::AnalysisOptions::default();
     let t = Instant::now();
     let mut n = 0;
     for (path, kind) in files {
@@ -88,9 +88,7 @@ fn analyze_all(files: &[(PathBuf, SourceKind)]) -> (Duration, usize) {
         };
         let text = String::from_utf8_lossy(&raw).into_owned();
         let kind = csa_grammars::detect_with_content(path, &text).unwrap_or(*kind);
-        n += analyzer::analysis::analyze(kind, &text, &opts)
-            .diagnostics
-            .len();
+        n += analyzer::analyze(kind, &text, &opts).diagnostics().len();
     }
     (t.elapsed(), n)
 }

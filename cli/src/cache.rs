@@ -24,11 +24,11 @@
 //! not used for 30 days are not written again; the directories of other
 //! builds not used for a week are removed (checked once a day).
 
-use analyzer::analysis::AnalysisOptions;
 use analyzer::diag::{
     Applicability, Code, Diagnostic, Edit, Fix, FixKind, Message, Related, Severity,
 };
 use analyzer::source::Span;
+use analyzer::AnalysisOptions;
 use csa_grammars::SourceKind;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -355,7 +355,7 @@ impl CachedDiagnostic {
 
     /// `None` for an entry this build cannot have written (an unknown code).
     fn restore(&self) -> Option<Diagnostic> {
-        let rule = analyzer::rules::lookup(Code(self.code))?;
+        let rule = analyzer::rule(Code(self.code))?;
         let fixes = self
             .fixes
             .iter()
@@ -411,7 +411,7 @@ mod tests {
 
     fn sample() -> Vec<Diagnostic> {
         let text = "void f(int n, float *a) {\n  __builtin_csa_parallel_loop();\n  for (int i = 1; i < n; i++) a[i] = a[i-1];\n}\n";
-        analyzer::analysis::analyze(SourceKind::C, text, &AnalysisOptions::default()).diagnostics
+        analyzer::analyze(SourceKind::C, text, &AnalysisOptions::default()).into_diagnostics()
     }
 
     fn key(text: &str) -> Key {

@@ -1,14 +1,14 @@
 //! `--fix`, `--unsafe-fixes`, `--diff` and `--rewrite openmp|ivdep`: the
 //! binary's side of the fix engine. The library computes fixes and applies
-//! them to text (`analyzer::rewrite::fix_all`); this file owns the files: it
+//! them to text (`analyzer::fix_all`); this file owns the files: it
 //! prints unified diffs, reports markers left unconverted, and writes atomically (a temporary file in the same
 //! directory, renamed over the original) only when the file on disk is
 //! still byte-for-byte what was analysed.
 
-use analyzer::analysis::AnalysisOptions;
 use analyzer::config::Resolved;
 use analyzer::diag::Code;
-use analyzer::rewrite::{fix_all, FixAllOptions, IvdepStyle, Target};
+use analyzer::AnalysisOptions;
+use analyzer::{fix_all, FixAllOptions, IvdepStyle, Target};
 use std::io::Write;
 use std::path::Path;
 
@@ -107,7 +107,7 @@ pub fn may_change(opts: &FixArgs, diagnostics: &[analyzer::diag::Diagnostic]) ->
         || (opts.fix_enabled()
             && diagnostics
                 .iter()
-                .any(|d| analyzer::fix::bulk_fix(d, opts.unsafe_fixes).is_some()))
+                .any(|d| analyzer::bulk_fix(d, opts.unsafe_fixes).is_some()))
 }
 
 /// The new text of one file, and the markers left unconverted.
@@ -179,7 +179,7 @@ pub fn fix_file(
             opts.style(settings.ivdep_style_for(kind.is_fortran())),
         )
     });
-    let disabled: Vec<Code> = analyzer::rules::RULES
+    let disabled: Vec<Code> = analyzer::RULES
         .iter()
         .map(|r| r.code)
         .filter(|c| !settings.is_enabled(*c, relative))

@@ -10,7 +10,6 @@ mod render;
 
 mod settings;
 
-use analyzer::analysis;
 use analyzer::config::{Overrides, Selector};
 use analyzer::diag::{Diagnostic, Severity};
 use clap::{Parser, ValueEnum};
@@ -215,7 +214,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     let mut stdout = std::io::stdout().lock();
     if let Some(code) = &cli.explain {
-        let rule = analyzer::rules::find(code)
+        let rule = analyzer::find_rule(code)
             .ok_or_else(|| format!("no rule `{code}`; `csa-lint --list-rules` lists them"))?;
         let _ = write!(stdout, "{}", rule.doc());
         return Ok(ExitCode::SUCCESS);
@@ -226,7 +225,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             "{:<8} {:<32} {:<8} {:<8} summary",
             "code", "name", "severity", "fixable"
         );
-        for r in analyzer::rules::RULES {
+        for r in analyzer::RULES {
             let _ = writeln!(
                 stdout,
                 "{:<8} {:<32} {:<8} {:<8} {}",
@@ -263,9 +262,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         let mut opts = resolver.for_file(path)?.settings.options.clone();
         // the whole IR, also of functions with nothing for CSA
         opts.every_body = true;
-        let fa = analysis::analyze(kind, &text, &opts);
-        let Some(f) = fa.function(&function) else {
-            let names: Vec<&str> = fa.functions.iter().map(|f| f.func.name.as_str()).collect();
+        let fa = analyzer::analyze(kind, &text, &opts);
+        let text = match dump {
+            DumpKind::Cfg => fa.cfg_dump(&function),
+            DumpKind::MemopGraph => fa.memop_graph(&function),
+        };
+        let Some(text) = text else {
+            let names: Vec<&str> = fa.function_names().collect();
             return Err(format!(
                 "{}: no function `{function}` (functions: {})",
                 path.display(),
@@ -275,10 +278,6 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     names.join(", ")
                 }
             ));
-        };
-        let text = match dump {
-            DumpKind::Cfg => f.dump(&fa.source),
-            DumpKind::MemopGraph => f.memop_graph(&fa.source),
         };
         let _ = write!(stdout, "{text}");
         return Ok(ExitCode::SUCCESS);
@@ -613,7 +612,7 @@ fn diagnostics_of(
     display: &str,
     kind: SourceKind,
     text: &str,
-    opts: &analyzer::analysis::AnalysisOptions,
+    opts: &analyzer::AnalysisOptions,
     updates: &mut cache::Updates,
 ) -> Result<Vec<Diagnostic>, String> {
     let key = ctx.cache.map(|_| cache::Key::new(kind, opts, text));
@@ -623,16 +622,16 @@ fn diagnostics_of(
             return Ok(d);
         }
     }
-    let fa = std::panic::catch_unwind(|| analysis::analyze(kind, text, opts)).map_err(|_| {
+    let fa = std::panic::catch_unwind(|| analyzer::analyze(kind, text, opts)).map_err(|_| {
         format!(
             "{}: internal error while analysing this file; please report it with the file attached",
             render::escape_controls(display)
         )
     })?;
     if let Some(k) = key {
-        updates.extend(cache::Cache::entry(k, &fa.diagnostics));
+        updates.extend(cache::Cache::entry(k, fa.diagnostics()));
     }
-    Ok(fa.diagnostics)
+    Ok(fa.into_diagnostics())
 }
 
 /// Reads, analyses (or finds in the cache), fixes and renders one file.

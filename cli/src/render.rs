@@ -10,8 +10,8 @@
 //! serialising the whole document at once would give.
 
 use analyzer::diag::{Applicability, Code, Diagnostic, Fix, Message, Severity};
-use analyzer::ir::Lang;
 use analyzer::source::SourceText;
+use analyzer::Lang;
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
@@ -45,7 +45,7 @@ impl FileView<'_> {
 
     /// Every fix of `d`, the suppression fix last.
     fn fixes(&self, d: &Diagnostic) -> Vec<Fix> {
-        analyzer::suppress::all_fixes(d, self.source, self.lang)
+        analyzer::fixes_of(d, self.source, self.lang)
     }
 }
 
@@ -251,7 +251,7 @@ pub fn json_frame() -> Frame {
 /// the document around the results ([`sarif_items`]).
 pub fn sarif_frame() -> Frame {
     use serde_json::json;
-    let rules: Vec<serde_json::Value> = analyzer::rules::RULES
+    let rules: Vec<serde_json::Value> = analyzer::RULES
         .iter()
         .map(|r| {
             let doc = r.doc();
@@ -285,7 +285,7 @@ pub fn sarif_frame() -> Frame {
 pub fn sarif_items(v: &FileView) -> Vec<serde_json::Value> {
     use serde_json::json;
     let rule_index =
-        |code: analyzer::diag::Code| analyzer::rules::RULES.iter().position(|r| r.code == code);
+        |code: analyzer::diag::Code| analyzer::RULES.iter().position(|r| r.code == code);
     let file = v.name;
     let src = v.source;
     let mut out = Vec::new();

@@ -145,8 +145,8 @@ fn report(what: &str, samples: &mut [Duration]) {
 
 /// `Incremental::update` alone on the same keystrokes.
 fn in_process(text: &str, target: u32, edits: usize) {
-    use analyzer::analysis::AnalysisOptions;
-    use analyzer::incremental::Incremental;
+    use analyzer::AnalysisOptions;
+    use analyzer::Incremental;
     let mut inc = Incremental::new(csa_grammars::SourceKind::C, AnalysisOptions::default());
     let t = Instant::now();
     let first = inc.update(text);
@@ -157,7 +157,7 @@ fn in_process(text: &str, target: u32, edits: usize) {
         let t = Instant::now();
         let fa = inc.update(&texts[e % 2]);
         samples.push(t.elapsed());
-        assert_eq!(fa.diagnostics.len(), first.diagnostics.len());
+        assert_eq!(fa.diagnostics().len(), first.diagnostics().len());
     }
     println!("in process (Incremental::update, {edits} keystrokes):");
     println!(

@@ -34,9 +34,9 @@ use crate::convert;
 use crate::document::{Analysed, Document, Engine};
 use crate::position::{self, Encoding};
 use crate::transport::Output;
-use analyzer::analysis::{Cancel, Cancelled, FileAnalysis};
 use analyzer::config::{IvdepStyle, Overrides, Resolved, Resolver, Selector};
-use analyzer::incremental::Incremental;
+use analyzer::Incremental;
+use analyzer::{Analysis, Cancel, Cancelled};
 use futures_util::FutureExt;
 use std::collections::HashMap;
 use std::future::Future;
@@ -278,7 +278,7 @@ fn run_analysis(
     resolved: &Resolved,
     path: Option<&Path>,
     cancel: &Cancel,
-) -> Option<std::result::Result<FileAnalysis, String>> {
+) -> Option<std::result::Result<Analysis, String>> {
     let mut guard = engine.lock().unwrap_or_else(|p| p.into_inner());
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         // The protocol tests check that a panic is contained; they set this
@@ -291,7 +291,7 @@ fn run_analysis(
     match outcome {
         Ok(Ok(mut fa)) => {
             let rel = path.map(|p| resolved.relative(p)).unwrap_or(Path::new(""));
-            resolved.settings.filter(rel, &mut fa.diagnostics);
+            fa.select(&resolved.settings, rel);
             Some(Ok(fa))
         }
         Ok(Err(Cancelled)) => None,
@@ -717,12 +717,12 @@ impl Backend {
         &self,
         uri: &Uri,
         a: &Arc<Analysed>,
-        fa: &FileAnalysis,
+        fa: &Analysis,
         from: usize,
         to: usize,
         enc: Encoding,
     ) -> Vec<CodeActionOrCommand> {
-        if !analyzer::ide::has_marker_in(fa, from, to) {
+        if !fa.has_marker_in(from, to) {
             return Vec::new();
         }
         if a.rewrites.get().is_none() {
@@ -730,15 +730,14 @@ impl Backend {
             // A fresh analysis of the snapshot's text: the incremental one
             // keeps reused functions at the positions they were analysed at.
             let computed = tokio::task::spawn_blocking(move || {
-                use analyzer::rewrite::{rewrite_markers, Target};
+                use analyzer::Target;
                 let text = snapshot.rope.to_string();
                 let settings = &snapshot.resolved.settings;
-                let fa = analyzer::analysis::analyze(snapshot.kind, &text, &settings.options);
-                let mut out = rewrite_markers(&fa, Target::OpenMp);
-                out.extend(rewrite_markers(
-                    &fa,
-                    Target::Ivdep(settings.ivdep_style_for(snapshot.kind.is_fortran())),
-                ));
+                let fa = analyzer::analyze(snapshot.kind, &text, &settings.options);
+                let mut out = fa.rewrites(Target::OpenMp);
+                out.extend(fa.rewrites(Target::Ivdep(
+                    settings.ivdep_style_for(snapshot.kind.is_fortran()),
+                )));
                 let _ = snapshot.rewrites.set(out);
             })
             .await;
@@ -823,7 +822,7 @@ impl Backend {
         };
         // The protocol tests check that a panic in a handler is contained.
         if std::env::var_os("CSA_LSP_TEST_PANIC").is_some()
-            && fa.source.text().contains("CSA_LSP_TEST_HOVER_PANIC")
+            && fa.source().text().contains("CSA_LSP_TEST_HOVER_PANIC")
         {
             panic!("test panic in the hover handler requested by the document");
         }
@@ -832,7 +831,7 @@ impl Backend {
             return Ok(None);
         };
         let offset = a.rope.char_to_byte(c);
-        Ok(analyzer::ide::hover(fa, offset).map(|h| convert::hover(&a, &h, enc)))
+        Ok(fa.hover(offset).map(|h| convert::hover(&a, &h, enc)))
     }
 
     async fn inlay_hints(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
@@ -844,7 +843,7 @@ impl Backend {
         let from = position::byte_offset(&a.rope, params.range.start, enc);
         let to = position::byte_offset(&a.rope, params.range.end, enc);
         Ok(Some(
-            analyzer::ide::placement_hints(fa)
+            fa.placement_hints()
                 .iter()
                 .filter(|h| from <= h.offset && h.offset <= to)
                 .map(|h| convert::inlay_hint(&a, h, enc))
@@ -862,7 +861,7 @@ impl Backend {
         };
         let enc = self.encoding();
         Ok(Some(DocumentSymbolResponse::Nested(
-            analyzer::ide::symbols(fa)
+            fa.symbols()
                 .iter()
                 .map(|s| convert::symbol(&a, s, enc))
                 .collect(),
@@ -890,17 +889,17 @@ impl Backend {
         let to = position::byte_offset(&a.rope, params.range.end, enc);
         let mut actions = Vec::new();
         if wants(&CodeActionKind::QUICKFIX) {
-            for d in &fa.diagnostics {
+            for d in fa.diagnostics() {
                 let (s, e) = (d.span.start as usize, d.span.end as usize);
                 if e < from || s > to {
                     continue;
                 }
-                let lsp_diag = convert::diagnostic(&a, &fa.source, &uri, d, enc, &url);
+                let lsp_diag = convert::diagnostic(&a, &fa.source(), &uri, d, enc, &url);
                 // The fix fix-all would take is the clearly right one.
-                let bulk = analyzer::fix::bulk_fix(d, false);
-                let suppress = analyzer::suppress::suppression_fix(d, &fa.source, fa.lang);
-                for fix in d.fixes.iter().chain(&suppress) {
-                    let preferred = bulk.is_some_and(|b| std::ptr::eq(b, fix));
+                let bulk = analyzer::bulk_fix(d, false);
+                let fixes = fa.fixes(d);
+                for fix in &fixes {
+                    let preferred = bulk.is_some_and(|b| b == fix);
                     if let Some(action) = convert::fix_action(
                         &a,
                         &uri,
@@ -926,11 +925,11 @@ impl Backend {
             // Every safe fix, as `csa-lint --fix` takes them: first one wins
             // where edits overlap.
             let bulk: Vec<_> = fa
-                .diagnostics
+                .diagnostics()
                 .iter()
-                .filter_map(|d| analyzer::fix::bulk_fix(d, false))
+                .filter_map(|d| analyzer::bulk_fix(d, false))
                 .collect();
-            let chosen = analyzer::fix::compatible_fixes(fa.source.text(), &bulk);
+            let chosen = analyzer::compatible_fixes(fa.source().text(), &bulk);
             if !chosen.is_empty() {
                 actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: format!("Apply {} safe csa-lint fix(es)", chosen.len()),

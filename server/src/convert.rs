@@ -3,8 +3,8 @@
 use crate::document::Analysed;
 use crate::position::Encoding;
 use analyzer::diag::{Applicability, Code, Diagnostic, Fix, Message, Part, Severity};
-use analyzer::ide::{self, HintSide, SymbolKind as IdeSymbolKind};
 use analyzer::source::SourceText;
+use analyzer::{HintSide, SymbolKind as IdeSymbolKind};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use tower_lsp_server::lsp_types::{
@@ -175,7 +175,7 @@ pub fn diagnostics_fingerprint(a: &Analysed, uri: &Uri, enc: Encoding, rules_url
         return xxhash_rust::xxh3::xxh3_64(&diagnostics_json(a, uri, enc, rules_url));
     };
     let positions = a.positions();
-    let src = &fa.source;
+    let src = &fa.source();
     let mut h = Xxh3::new();
     let text = |h: &mut Xxh3, t: &str| {
         h.update(&(t.len() as u64).to_le_bytes());
@@ -198,8 +198,8 @@ pub fn diagnostics_fingerprint(a: &Analysed, uri: &Uri, enc: Encoding, rules_url
     };
     text(&mut h, uri.as_str());
     text(&mut h, rules_url);
-    h.update(&(fa.diagnostics.len() as u64).to_le_bytes());
-    for d in &fa.diagnostics {
+    h.update(&(fa.diagnostics().len() as u64).to_le_bytes());
+    for d in fa.diagnostics() {
         h.update(&d.code.0.to_le_bytes());
         h.update(&[d.severity as u8]);
         text(&mut h, d.rule);
@@ -223,22 +223,26 @@ pub fn diagnostics_json(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str)
         return serde_json::to_vec(&diagnostics(a, uri, enc, rules_url)).unwrap_or_default();
     };
     let positions = a.positions();
-    let codes: Vec<String> = fa.diagnostics.iter().map(|d| d.code.to_string()).collect();
+    let codes: Vec<String> = fa
+        .diagnostics()
+        .iter()
+        .map(|d| d.code.to_string())
+        .collect();
     // One link per rule, checked to be a URI as `diagnostic` does.
     let mut hrefs: HashMap<analyzer::diag::Code, Option<String>> = HashMap::new();
-    for d in &fa.diagnostics {
+    for d in fa.diagnostics() {
         hrefs.entry(d.code).or_insert_with(|| {
             let h = rule_href(rules_url, d);
             h.parse::<Uri>().is_ok().then_some(h)
         });
     }
     let wire: Vec<Wire<'_>> = fa
-        .diagnostics
+        .diagnostics()
         .iter()
         .zip(&codes)
         .map(|(d, code)| {
             let href = hrefs.get(&d.code).and_then(|h| h.as_deref());
-            wire(&positions, &fa.source, uri.as_str(), d, code, href, enc)
+            wire(&positions, &fa.source(), uri.as_str(), d, code, href, enc)
         })
         .collect();
     serde_json::to_vec(&wire).unwrap_or_default()
@@ -254,9 +258,9 @@ pub fn diagnostics(
 ) -> Vec<lsp::Diagnostic> {
     match &a.result {
         Ok(fa) => fa
-            .diagnostics
+            .diagnostics()
             .iter()
-            .map(|d| diagnostic(a, &fa.source, uri, d, enc, rules_url))
+            .map(|d| diagnostic(a, &fa.source(), uri, d, enc, rules_url))
             .collect(),
         Err(msg) => vec![lsp::Diagnostic {
             range: lsp::Range::default(),
@@ -324,7 +328,7 @@ pub fn fix_action(
     })
 }
 
-pub fn hover(a: &Analysed, h: &ide::Hover, enc: Encoding) -> lsp::Hover {
+pub fn hover(a: &Analysed, h: &analyzer::Hover, enc: Encoding) -> lsp::Hover {
     lsp::Hover {
         contents: lsp::HoverContents::Markup(lsp::MarkupContent {
             kind: lsp::MarkupKind::Markdown,
@@ -337,7 +341,7 @@ pub fn hover(a: &Analysed, h: &ide::Hover, enc: Encoding) -> lsp::Hover {
     }
 }
 
-pub fn inlay_hint(a: &Analysed, h: &ide::PlacementHint, enc: Encoding) -> InlayHint {
+pub fn inlay_hint(a: &Analysed, h: &analyzer::PlacementHint, enc: Encoding) -> InlayHint {
     InlayHint {
         position: a.positions().position(h.offset, enc),
         label: InlayHintLabel::String(h.label.clone()),
@@ -352,7 +356,7 @@ pub fn inlay_hint(a: &Analysed, h: &ide::PlacementHint, enc: Encoding) -> InlayH
 }
 
 #[allow(deprecated)] // `DocumentSymbol::deprecated` must still be written.
-pub fn symbol(a: &Analysed, s: &ide::Symbol, enc: Encoding) -> DocumentSymbol {
+pub fn symbol(a: &Analysed, s: &analyzer::Symbol, enc: Encoding) -> DocumentSymbol {
     let range = a
         .positions()
         .range(s.span.start as usize, s.span.end as usize, enc);
@@ -386,7 +390,7 @@ pub fn symbol(a: &Analysed, s: &ide::Symbol, enc: Encoding) -> DocumentSymbol {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analyzer::analysis::{analyze, AnalysisOptions};
+    use analyzer::{analyze, AnalysisOptions};
     use csa_grammars::SourceKind;
 
     /// The published JSON equals the `lsp_types` diagnostics serialised, on
@@ -430,9 +434,8 @@ mod tests {
                         .unwrap();
                     assert_eq!(wire, typed, "{}", path.display());
                     // The fingerprint changes exactly when the JSON does.
-                    let print = |a: &Analysed| {
-                        diagnostics_fingerprint(a, &uri, enc, DEFAULT_RULES_URL)
-                    };
+                    let print =
+                        |a: &Analysed| diagnostics_fingerprint(a, &uri, enc, DEFAULT_RULES_URL);
                     for other in [&moved, &longer] {
                         assert_eq!(
                             json(&a) == json(other),
@@ -448,7 +451,7 @@ mod tests {
                         path.display()
                     );
                 }
-                checked += a.result.as_ref().map_or(0, |fa| fa.diagnostics.len());
+                checked += a.result.as_ref().map_or(0, |fa| fa.diagnostics().len());
             }
         }
         assert!(checked > 300, "only {checked} diagnostics compared");

@@ -2,10 +2,10 @@
 //! latest analysis.
 
 use crate::position::{self, Encoding};
-use analyzer::analysis::{AnalysisOptions, Cancel, FileAnalysis};
 use analyzer::config::Resolved;
-use analyzer::incremental::Incremental;
-use analyzer::rewrite::MarkerRewrite;
+use analyzer::Incremental;
+use analyzer::MarkerRewrite;
+use analyzer::{Analysis, AnalysisOptions, Cancel};
 use csa_grammars::SourceKind;
 use ropey::Rope;
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ pub struct Analysed {
     /// The settings it was analysed with.
     pub resolved: Arc<Resolved>,
     /// The analysis, or the message of the internal error that stopped it.
-    pub result: Result<FileAnalysis, String>,
+    pub result: Result<Analysis, String>,
     /// The marker rewrites of this version, computed the first time a code
     /// action asks for them.
     pub rewrites: OnceLock<Vec<MarkerRewrite>>,
@@ -34,7 +34,7 @@ pub struct Analysed {
 impl Analysed {
     /// Byte offsets of the analysed text to LSP positions.
     pub fn positions(&self) -> position::Positions<'_> {
-        position::Positions::new(&self.rope, self.result.as_ref().ok().map(|fa| &fa.source))
+        position::Positions::new(&self.rope, self.result.as_ref().ok().map(|fa| fa.source()))
     }
 }
 

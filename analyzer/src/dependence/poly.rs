@@ -200,14 +200,6 @@ impl Poly {
         p
     }
 
-    /// The constant term.
-    pub fn constant_term(&self) -> i64 {
-        match self.terms.0.first() {
-            Some((m, c)) if m.len == 0 => *c,
-            _ => 0,
-        }
-    }
-
     /// The value when the polynomial is a constant.
     pub fn as_constant(&self) -> Option<i64> {
         match self.terms.0.as_slice() {
@@ -312,6 +304,7 @@ impl Poly {
 
     /// Splits into `(coefficient of Iter(l), rest)` when every term holding
     /// `Iter(l)` holds it once and the coefficient has no other counter.
+    #[cfg(test)]
     pub fn split_linear(&self, l: LoopId) -> Option<(Poly, Poly)> {
         let mut coef = Poly::default();
         let mut rest = Poly::default();

@@ -37,6 +37,7 @@ pub struct DomTree {
 }
 
 impl DomTree {
+    #[cfg(test)]
     /// The dominator tree of the blocks reachable from `entry`. An `entry`
     /// out of range gives an empty tree.
     pub fn dominators<G: Graph + ?Sized>(succs: &G, entry: u32) -> DomTree {
@@ -145,6 +146,7 @@ impl DomTree {
         tree
     }
 
+    #[cfg(test)]
     /// The immediate dominator of `b`; `None` for the root and for blocks
     /// that are not in the tree.
     pub fn idom(&self, b: u32) -> Option<u32> {
@@ -178,6 +180,7 @@ impl DomTree {
         self.tin[a] <= self.tin[b] && self.tout[b] <= self.tout[a]
     }
 
+    #[cfg(test)]
     /// `a` dominates `b` and `a != b`.
     pub fn strictly_dominates(&self, a: u32, b: u32) -> bool {
         a != b && self.dominates(a, b)
@@ -210,6 +213,7 @@ impl DomTree {
         self.root
     }
 
+    #[cfg(test)]
     /// `Some(succs.len())` for post-dominator trees, `None` otherwise.
     pub fn virtual_exit(&self) -> Option<u32> {
         self.virtual_exit
@@ -220,6 +224,7 @@ impl DomTree {
         self.virtual_exit.is_some()
     }
 
+    #[cfg(test)]
     /// The children of `b` in the tree, in the order of [`DomTree::rpo`].
     /// Empty for leaves and for blocks not in the tree.
     pub fn children(&self, b: u32) -> &[u32] {
@@ -234,12 +239,14 @@ impl DomTree {
         &self.rpo
     }
 
+    #[cfg(test)]
     /// Number of node ids the tree is indexed by (`succs.len()`, plus one
     /// for the virtual exit of a post-dominator tree).
     pub fn num_ids(&self) -> usize {
         self.idom.len()
     }
 
+    #[cfg(test)]
     /// Post-dominator trees: every block with an edge to the virtual exit —
     /// the reachable blocks without successors (block order), then
     /// [`DomTree::extra_exit_edges`]. Empty for dominator trees.
@@ -247,6 +254,7 @@ impl DomTree {
         &self.exit_edges
     }
 
+    #[cfg(test)]
     /// Post-dominator trees: the blocks given an artificial edge to the
     /// virtual exit because they could not reach one (infinite loops), in
     /// the order they were chosen. Empty for dominator trees.

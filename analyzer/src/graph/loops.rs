@@ -23,7 +23,9 @@ use std::ops::Index;
 use serde::Serialize;
 
 use super::dom::DomTree;
-use super::{reverse_post_order, valid_succs, Csr, Graph, NONE};
+#[cfg(test)]
+use super::Csr;
+use super::{reverse_post_order, valid_succs, Graph, NONE};
 
 /// Index of a loop in [`LoopForest::loops`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -84,6 +86,7 @@ impl Index<LoopId> for LoopForest {
 /// Finds the natural loops of `succs`. `dom` must be the dominator tree of
 /// `succs` (its root is taken as the entry); a post-dominator tree or a
 /// tree of another graph gives meaningless (but well-formed) results.
+#[cfg(test)]
 pub fn find_loops<G: Graph + ?Sized>(succs: &G, dom: &DomTree) -> LoopForest {
     find_loops_with_preds(succs, &Csr::reversed(succs), dom)
 }
@@ -296,6 +299,7 @@ pub fn find_irreducible<G: Graph + ?Sized>(
 }
 
 impl LoopForest {
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.loops.len()
     }
@@ -347,6 +351,7 @@ impl LoopForest {
     }
 
     /// Loop nesting depth of `block`: 0 outside loops.
+    #[cfg(test)]
     pub fn depth_of(&self, block: u32) -> u32 {
         self.loop_for(block)
             .map_or(0, |l| self.loops[l.index()].depth)

@@ -124,6 +124,7 @@ impl Csr {
         self.start.len().saturating_sub(1)
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -157,6 +158,7 @@ impl Csr {
     }
 
     /// The lists as vectors.
+    #[cfg(test)]
     pub fn to_lists(&self) -> Vec<Vec<u32>> {
         self.iter().map(|l| l.to_vec()).collect()
     }

@@ -22,8 +22,11 @@
 
 use serde::Serialize;
 
+#[cfg(test)]
 use super::dom::DomTree;
-use super::loops::{find_loops, LoopForest};
+#[cfg(test)]
+use super::loops::find_loops;
+use super::loops::LoopForest;
 use super::{predecessors, Csr, Graph, NONE};
 use crate::ir::{Block, BlockId, Function, TermKind, Terminator};
 
@@ -67,6 +70,7 @@ pub struct SimplifyReport {
 
 impl SimplifyReport {
     /// Nothing was added.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()
     }
@@ -75,6 +79,7 @@ impl SimplifyReport {
 /// Brings every reducible loop of `func` into LoopSimplify form (see the
 /// module documentation). Idempotent. A function with a branch to a
 /// non-existent block is left unchanged ([`SimplifyReport::invalid_targets`]).
+#[cfg(test)]
 pub fn loop_simplify(func: &mut Function) -> SimplifyReport {
     let succs = func.successors();
     if has_invalid_targets(&succs) {

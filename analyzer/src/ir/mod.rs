@@ -169,6 +169,7 @@ impl Function {
     }
 
     /// Successor lists of all blocks, indexed by block id.
+    #[cfg(test)]
     pub fn successors(&self) -> Vec<Vec<u32>> {
         self.blocks
             .iter()

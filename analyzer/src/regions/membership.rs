@@ -166,6 +166,7 @@ impl MembershipInfo {
     /// Membership of the point just before item `at` of `block` (or at the
     /// end of the block), for `region` (`section == false`) or for its
     /// sections.
+    #[cfg(test)]
     pub fn at(
         &self,
         cfg: &MemopCfg,

@@ -294,6 +294,7 @@ pub struct OrderingInfo {
 
 impl OrderingInfo {
     /// The edge A -> B carried by `carried_by` (None: same iteration).
+    #[cfg(test)]
     pub fn edge(
         &self,
         from: usize,
@@ -1496,7 +1497,7 @@ fn writes(k: MemOpKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{analyze as analyze_file, AnalysisOptions, FileAnalysis};
+    use crate::analysis::{analyze as analyze_file, AnalysisOptions, Analysis};
     use csa_grammars::SourceKind;
 
     /// The analysis runs without the listing; the inconsistencies must be
@@ -1535,7 +1536,7 @@ mod tests {
     }
 
     struct Case {
-        fa: FileAnalysis,
+        fa: Analysis,
         fi: usize,
         cfg: MemopCfg,
         info: OrderingInfo,

@@ -972,15 +972,15 @@ fn push_unique(v: &mut Vec<BuiltinId>, b: BuiltinId) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{analyze, AnalysisOptions, FileAnalysis};
+    use crate::analysis::{analyze, AnalysisOptions, Analysis};
     use csa_grammars::SourceKind;
 
-    fn run(src: &str) -> FileAnalysis {
+    fn run(src: &str) -> Analysis {
         analyze(SourceKind::C, src, &AnalysisOptions::default())
     }
 
     /// The intrinsics of function `f` of kind `k`, in builtin order.
-    fn of_kind(fa: &FileAnalysis, k: BuiltinKind) -> Vec<IntrinsicInfo> {
+    fn of_kind(fa: &Analysis, k: BuiltinKind) -> Vec<IntrinsicInfo> {
         let f = fa.function("f").expect("function f");
         f.tokens
             .intrinsics
@@ -990,7 +990,7 @@ mod tests {
             .collect()
     }
 
-    fn codes(fa: &FileAnalysis) -> Vec<u16> {
+    fn codes(fa: &Analysis) -> Vec<u16> {
         // CSA401 (unguarded builtin) is not what these tests are about
         fa.diagnostics
             .iter()

@@ -7,27 +7,18 @@ use super::syntax::{identifiers_under, named_children, text, unparen};
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
 
-/// The loop a C rewrite converts, in OpenMP canonical form.
-#[derive(Clone, Debug)]
-pub struct CanonicalLoop {
-    /// The index name.
-    pub index: String,
-    /// The index is declared in the `for` initializer.
-    pub index_declared: bool,
-}
-
 /// Checks that a C `for` statement is in OpenMP canonical form: `init`
 /// assigns or declares the index, the test compares it, the update steps it
 /// by an invariant amount, and the body writes neither the index nor what
 /// the test and step read.
-pub fn c_canonical(for_node: Node, src: &str) -> Result<CanonicalLoop, Refusal> {
+pub fn c_canonical(for_node: Node, src: &str) -> Result<(), Refusal> {
     if for_node.kind() != "for_statement" {
         return Err(Refusal::new(
             "only `for` loops can become OpenMP loops (this is a while or do loop)",
         ));
     }
     let init = for_node.child_by_field_name("initializer");
-    let (index, declared) = match init {
+    let index = match init {
         Some(d) if d.kind() == "declaration" => {
             let decls: Vec<Node> = {
                 let mut c = d.walk();
@@ -38,7 +29,7 @@ pub fn c_canonical(for_node: Node, src: &str) -> Result<CanonicalLoop, Refusal> 
                     .child_by_field_name("declarator")
                     .filter(|x| x.kind() == "identifier")
                 {
-                    Some(id) => (text(id, src).to_string(), true),
+                    Some(id) => text(id, src).to_string(),
                     None => return Err(Refusal::new("the loop's index is not a plain variable")),
                 },
                 _ => {
@@ -52,9 +43,7 @@ pub fn c_canonical(for_node: Node, src: &str) -> Result<CanonicalLoop, Refusal> 
             let left = a.child_by_field_name("left").map(unparen);
             let op = a.child_by_field_name("operator").map(|o| text(o, src));
             match (left, op) {
-                (Some(l), Some("=")) if l.kind() == "identifier" => {
-                    (text(l, src).to_string(), false)
-                }
+                (Some(l), Some("=")) if l.kind() == "identifier" => text(l, src).to_string(),
                 _ => {
                     return Err(Refusal::new(
                         "the loop's initializer is not `index = start`",
@@ -165,10 +154,7 @@ pub fn c_canonical(for_node: Node, src: &str) -> Result<CanonicalLoop, Refusal> 
             ));
         }
     }
-    Ok(CanonicalLoop {
-        index,
-        index_declared: declared,
-    })
+    Ok(())
 }
 
 /// Names assigned (`x = `, `x op= `, `x++`) anywhere under `n`.
@@ -280,13 +266,6 @@ pub(crate) fn c_scalar_locals(func: Node, at: Node, src: &str) -> BTreeSet<Strin
 
 // ---------------------------------------------------------- Fortran ----
 
-/// The loop a Fortran rewrite converts: a counted `DO`.
-#[derive(Clone, Debug)]
-pub struct FortranLoop {
-    /// The index as written.
-    pub index: String,
-}
-
 fn fkey(s: &str) -> String {
     s.to_ascii_lowercase()
 }
@@ -310,7 +289,7 @@ fn do_body<'t>(n: Node<'t>) -> Vec<Node<'t>> {
 
 /// Checks a Fortran `DO` for the OpenMP rewrite: counted, no `EXIT` out of
 /// it, the body writes neither the index nor the bounds.
-pub fn fortran_canonical(do_loop: Node, src: &str) -> Result<FortranLoop, Refusal> {
+pub fn fortran_canonical(do_loop: Node, src: &str) -> Result<(), Refusal> {
     let stmt = named_children(do_loop)
         .into_iter()
         .find(|c| c.kind() == "do_statement")
@@ -343,7 +322,7 @@ pub fn fortran_canonical(do_loop: Node, src: &str) -> Result<FortranLoop, Refusa
             }
         }
     }
-    Ok(FortranLoop { index: index_name })
+    Ok(())
 }
 
 /// Names assigned (`x = `) in statements under `n`, excluding the loop's

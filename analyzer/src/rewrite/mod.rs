@@ -21,7 +21,7 @@ pub mod scalars;
 pub mod sharing;
 mod syntax;
 
-use crate::analysis::{FileAnalysis, FunctionAnalysis};
+use crate::analysis::{Analysis, FunctionAnalysis};
 use crate::clie::MarkerStatus;
 use crate::diag::{Applicability, Edit, Fix};
 use crate::graph::loops::LoopId;
@@ -108,7 +108,7 @@ pub(crate) fn refused(marker: Span, what: &str, reason: &str) -> MarkerRewrite {
 }
 
 /// Parses the preprocessed text of a file for the rewrites.
-pub(crate) fn parse(fa: &FileAnalysis) -> Option<Tree> {
+pub(crate) fn parse(fa: &Analysis) -> Option<Tree> {
     let grammar = match fa.kind {
         SourceKind::C => csa_grammars::Grammar::C,
         SourceKind::FortranFree => csa_grammars::Grammar::Fortran,
@@ -124,12 +124,12 @@ pub(crate) fn parse(fa: &FileAnalysis) -> Option<Tree> {
 
 /// The edits that remove a marker statement, and its `#ifdef __CSA__`
 /// wrapper when the wrapper holds nothing else and has no `#else`.
-pub(crate) fn marker_removal(fa: &FileAnalysis, span: Span) -> Vec<Edit> {
+pub(crate) fn marker_removal(fa: &Analysis, span: Span) -> Vec<Edit> {
     marker_removal_in(fa.source.text(), &fa.preprocessed, span)
 }
 
 /// [`marker_removal`] on plain text and the preprocessor's conditionals
-/// (for rules, which have no `FileAnalysis` yet). Line suppressions of the
+/// (for rules, which have no `Analysis` yet). Line suppressions of the
 /// marker's line (`// csa-lint: ignore[...]` at its end or alone on the line
 /// above) go with it: the line they cover is gone, so they would suppress
 /// nothing (CSA402).
@@ -238,7 +238,7 @@ fn attached_loop(f: &FunctionAnalysis, id: BuiltinId) -> Result<&SourceLoop, &'s
 }
 
 /// Rewrites every loop marker of the file for `target`, in file order.
-pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> {
+pub fn rewrite_markers(fa: &Analysis, target: Target) -> Vec<MarkerRewrite> {
     let what = match target {
         Target::OpenMp => "OpenMP",
         Target::Ivdep(_) => "ivdep",
@@ -339,7 +339,7 @@ pub fn rewrite_markers(fa: &FileAnalysis, target: Target) -> Vec<MarkerRewrite> 
 
 /// The arrays loop `l` writes, with their data sharing, as the clause
 /// printer needs them.
-fn loop_arrays(fa: &FileAnalysis, f: &FunctionAnalysis, l: LoopId) -> Vec<LoopArray> {
+fn loop_arrays(fa: &Analysis, f: &FunctionAnalysis, l: LoopId) -> Vec<LoopArray> {
     f.array_sharing(l)
         .into_iter()
         .map(|u| {
@@ -370,7 +370,7 @@ fn loop_arrays(fa: &FileAnalysis, f: &FunctionAnalysis, l: LoopId) -> Vec<LoopAr
 /// only conflicts on elements refuse it. Otherwise the conversion is
 /// refused.
 fn refuse_conflicts(
-    fa: &FileAnalysis,
+    fa: &Analysis,
     f: &crate::analysis::FunctionAnalysis,
     marker: BuiltinId,
     r: MarkerRewrite,
@@ -421,6 +421,7 @@ fn refuse_conflicts(
 
 /// Applies every converting rewrite; returns the new text (unchanged when
 /// nothing converts).
+#[cfg(test)]
 pub fn apply_rewrites(text: &str, rewrites: &[MarkerRewrite]) -> String {
     let fixes: Vec<&Fix> = rewrites
         .iter()
@@ -484,7 +485,7 @@ pub fn fix_all(
     let mut fa = analyze(kind, text, analysis);
     // the edits of each round, to map positions back to `text`
     let mut history: Vec<Vec<crate::fix::Edit>> = Vec::new();
-    let refusals = |fa: &crate::analysis::FileAnalysis, target| -> Vec<(Span, String)> {
+    let refusals = |fa: &crate::analysis::Analysis, target| -> Vec<(Span, String)> {
         rewrite_markers(fa, target)
             .iter()
             .filter(|r| !r.converts())
@@ -623,7 +624,7 @@ fn position_in_given(history: &[Vec<crate::fix::Edit>], pos: u32) -> u32 {
 /// is applied and the loop re-analysed before the next), and in the
 /// order of the diagnostics.
 fn fixes_for_round<'a>(
-    fa: &'a crate::analysis::FileAnalysis,
+    fa: &'a crate::analysis::Analysis,
     opts: &FixAllOptions,
     rejected: &[(Span, String)],
 ) -> Vec<(&'a crate::diag::Diagnostic, &'a Fix)> {
@@ -652,7 +653,7 @@ fn fixes_for_round<'a>(
 
 /// The outermost loop statement that holds `span`, or that the marker at
 /// `span` attaches to: its start.
-fn loop_of(fa: &crate::analysis::FileAnalysis, span: Span) -> Option<u32> {
+fn loop_of(fa: &crate::analysis::Analysis, span: Span) -> Option<u32> {
     let shift = |i: usize| fa.function_shifts.get(i).copied().unwrap_or(0);
     let mut best: Option<Span> = None;
     for (i, f) in fa.functions.iter().enumerate() {
@@ -681,11 +682,11 @@ fn loop_of(fa: &crate::analysis::FileAnalysis, span: Span) -> Option<u32> {
 /// The errors `after` has that `before` does not (by code, counted), as
 /// `CSA501 at line N`.
 fn new_errors(
-    before: &crate::analysis::FileAnalysis,
-    after: &crate::analysis::FileAnalysis,
+    before: &crate::analysis::Analysis,
+    after: &crate::analysis::Analysis,
 ) -> Vec<String> {
     use crate::diag::Severity;
-    fn errors(fa: &crate::analysis::FileAnalysis) -> Vec<&crate::diag::Diagnostic> {
+    fn errors(fa: &crate::analysis::Analysis) -> Vec<&crate::diag::Diagnostic> {
         fa.diagnostics
             .iter()
             .filter(|d| d.severity == Severity::Error)
