@@ -189,7 +189,7 @@ fn a_parse_that_would_take_minutes_gives_up() {
     assert_eq!(fa.diagnostics().len(), 1, "{:?}", fa.diagnostics());
     let d = &fa.diagnostics()[0];
     assert_eq!(d.code.to_string(), "CSA001");
-    let message = d.message.render(&fa.source());
+    let message = d.message.render(fa.source());
     assert!(
         message.starts_with("the parser gave up on this file"),
         "{message}"

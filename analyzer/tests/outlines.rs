@@ -56,8 +56,8 @@ fn compare(name: &str, kind: SourceKind, text: &str) -> (usize, usize) {
             );
         } else if !a.func.outline {
             assert_eq!(
-                a.dump(&outlined.source()),
-                b.dump(&every.source()),
+                a.dump(outlined.source()),
+                b.dump(every.source()),
                 "{name}: {}",
                 a.func.name
             );

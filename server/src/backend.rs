@@ -894,7 +894,7 @@ impl Backend {
                 if e < from || s > to {
                     continue;
                 }
-                let lsp_diag = convert::diagnostic(&a, &fa.source(), &uri, d, enc, &url);
+                let lsp_diag = convert::diagnostic(&a, fa.source(), &uri, d, enc, &url);
                 // The fix fix-all would take is the clearly right one.
                 let bulk = analyzer::bulk_fix(d, false);
                 let fixes = fa.fixes(d);

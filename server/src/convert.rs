@@ -242,7 +242,7 @@ pub fn diagnostics_json(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str)
         .zip(&codes)
         .map(|(d, code)| {
             let href = hrefs.get(&d.code).and_then(|h| h.as_deref());
-            wire(&positions, &fa.source(), uri.as_str(), d, code, href, enc)
+            wire(&positions, fa.source(), uri.as_str(), d, code, href, enc)
         })
         .collect();
     serde_json::to_vec(&wire).unwrap_or_default()
@@ -260,7 +260,7 @@ pub fn diagnostics(
         Ok(fa) => fa
             .diagnostics()
             .iter()
-            .map(|d| diagnostic(a, &fa.source(), uri, d, enc, rules_url))
+            .map(|d| diagnostic(a, fa.source(), uri, d, enc, rules_url))
             .collect(),
         Err(msg) => vec![lsp::Diagnostic {
             range: lsp::Range::default(),

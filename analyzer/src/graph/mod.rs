@@ -120,13 +120,8 @@ impl Csr {
     }
 
     /// Number of blocks.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.start.len().saturating_sub(1)
-    }
-
-    #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The list of block `b`, `None` when `b` is out of range.
