@@ -60,6 +60,7 @@ let codeServerLog = '';
 let browser;
 let page;
 let step = 'starting';
+let leftovers = []; // processes the cleanup had to kill
 
 function log(msg) {
   const t = ((Date.now() - started) / 1000).toFixed(1).padStart(5);
@@ -185,8 +186,13 @@ function killCodeServer() {
     } catch (e) {
       done();
     }
-  }).then(() => {
-    // Anything of the group that outlived its leader (the extension host, csa-lsp).
+  }).then(async () => {
+    // The extension host and csa-lsp end on their own once their parent has:
+    // give them a moment, then kill whatever of the group is still there.
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline && processesOfThisRun().length) {
+      await sleep(100);
+    }
     try {
       process.kill(group, 'SIGKILL');
     } catch (e) {
@@ -414,8 +420,21 @@ async function main() {
     return b && b.width > 0 ? b : undefined;
   });
   log(`squiggle at x=${Math.round(box.x)} y=${Math.round(box.y)} width=${Math.round(box.width)}`);
+  const shot1 = await screenshot('1-squiggle.png');
 
-  // Which diagnostic it is: the hover over the squiggle names the code.
+  // The Problems panel lists it with its code.
+  step = 'opening the Problems panel';
+  const problem = await waitFor('the Problems panel (Ctrl+Shift+M) to list CSA105', async () => {
+    if (!(await page.$('.markers-panel'))) {
+      await page.keyboard.press('Control+Shift+M');
+      await page.waitForSelector('.markers-panel', { state: 'visible', timeout: 3000 });
+    }
+    const rows = await page.$$eval('.markers-panel .monaco-list-row', (els) => els.map((e) => e.textContent));
+    return rows.find((t) => t.includes('CSA105'));
+  });
+  log(`Problems: ${problem.replace(/\s+/g, ' ').slice(0, 160)}`);
+
+  // Which diagnostic the squiggle is: the hover over it names the code.
   step = 'hovering the squiggle';
   const cx = box.x + Math.min(box.width / 2, 60);
   const cy = box.y + box.height / 2;
@@ -432,7 +451,7 @@ async function main() {
     throw new Error(`the hover names CSA105 but not its message: ${hover}`);
   }
   log(`hover: ${hover.replace(/\s+/g, ' ').slice(0, 160)}`);
-  const shot1 = await screenshot('1-squiggle.png');
+  const shot2 = await screenshot('2-hover.png');
 
   step = 'opening the quick fix menu';
   await page.mouse.click(cx, cy); // the cursor on the marker
@@ -448,12 +467,21 @@ async function main() {
     return titles.some((t) => t.startsWith(FIX_TITLE)) ? titles : undefined;
   });
   log(`quick fixes: ${JSON.stringify(rows)}`);
-  const shot2 = await screenshot('2-quick-fix-menu.png');
+  const shot3 = await screenshot('3-quick-fix-menu.png');
 
   step = `applying "${FIX_TITLE}"`;
-  const row = page.locator('.action-widget .monaco-list-row').filter({ hasText: FIX_TITLE }).first();
-  await row.hover();
-  await row.click();
+  // With the keyboard, as after Ctrl+. (the menu puts a pointer block over
+  // the editor, so a synthetic click may not reach the row): down to the
+  // fix, then Enter.
+  await waitFor(`"${FIX_TITLE}" to be the focused row`, async () => {
+    const focused = await page.$eval('.action-widget .monaco-list-row.focused', (e) => e.textContent.trim());
+    if (focused.startsWith(FIX_TITLE)) {
+      return true;
+    }
+    await page.keyboard.press('ArrowDown');
+    return false;
+  }, 10000);
+  await page.keyboard.press('Enter');
   await waitFor('the marker to leave the editor', async () => {
     const text = await editorText('scale.c');
     return text !== null && !text.includes('parallel_loop') && text.includes('a[0] = n * k;');
@@ -471,11 +499,56 @@ async function main() {
     throw new Error(`scale.c after the fix is\n${saved}\nexpected\n${EXPECTED_AFTER}`);
   }
   log('scale.c on disk: the marker and its #ifdef __CSA__ / #endif removed, nothing else changed');
-  const shot3 = await screenshot('3-fixed.png');
+  const shot4 = await screenshot('4-fixed.png');
   if (pageErrors.length) {
     log(`(page errors, not fatal: ${pageErrors.slice(0, 3).join(' | ')})`);
   }
-  return [shot1, shot2, shot3].filter(Boolean);
+  return [shot1, shot2, shot3, shot4].filter(Boolean);
+}
+
+// Every process this run starts (code-server, its extension host, csa-lsp,
+// Chromium) inherits this variable; after the cleanup none may be left.
+const RUN_ID = `${process.pid}-${Date.now()}`;
+process.env.CSA_E2E_RUN = RUN_ID;
+
+function processesOfThisRun() {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) {
+      continue;
+    }
+    try {
+      const env = fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
+      if (env.split('\0').includes(`CSA_E2E_RUN=${RUN_ID}`)) {
+        const comm = fs.readFileSync(`/proc/${pid}/comm`, 'latin1').trim();
+        found.push({ pid: Number(pid), comm });
+      }
+    } catch (e) {
+      // gone, a zombie, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** Waits for the run's processes to end; kills and names any that do not. */
+async function reapLeftovers() {
+  if (!fs.existsSync('/proc/self/environ')) {
+    return [];
+  }
+  const deadline = Date.now() + 5000;
+  let left = processesOfThisRun();
+  while (left.length && Date.now() < deadline) {
+    await sleep(200);
+    left = processesOfThisRun();
+  }
+  for (const p of left) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch (e) {
+      // already gone
+    }
+  }
+  return left;
 }
 
 async function cleanup() {
@@ -483,6 +556,10 @@ async function cleanup() {
     await Promise.race([browser.close().catch(() => {}), sleep(10000)]);
   }
   await killCodeServer();
+  const left = await reapLeftovers();
+  if (left.length) {
+    leftovers = left;
+  }
   if (tmp && !process.env.CSA_E2E_KEEP) {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
@@ -510,6 +587,11 @@ main()
     clearTimeout(guard);
     await cleanup();
     const secs = ((Date.now() - started) / 1000).toFixed(1);
+    if (leftovers.length) {
+      console.log(`FAIL: processes outlived the cleanup (killed now): ${leftovers.map((p) => `${p.pid} ${p.comm}`).join(', ')}`);
+      process.exit(1);
+    }
+    log('no process of this run is left');
     console.log(`PASS: VS Code (code-server) showed CSA105, applied "${FIX_TITLE}" and saved the file, in ${secs}s`);
     for (const s of shots) {
       console.log(`  ${s}`);
