@@ -150,12 +150,6 @@ impl Analysis {
         &self.diagnostics
     }
 
-    /// Keeps only the diagnostics `settings` report for the file at
-    /// `relative` (its selection and per-file ignores).
-    pub fn select(&mut self, settings: &crate::config::Settings, relative: &std::path::Path) {
-        settings.filter(relative, &mut self.diagnostics);
-    }
-
     /// The diagnostics, taken out of the analysis.
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
         self.diagnostics
@@ -178,34 +172,6 @@ impl Analysis {
     /// the one that suppresses it on its line.
     pub fn fixes(&self, d: &Diagnostic) -> Vec<crate::diag::Fix> {
         crate::suppress::all_fixes(d, &self.source, self.lang)
-    }
-
-    /// What to show when hovering at byte `offset`: a marker's outcome, a
-    /// loop's verdict.
-    pub fn hover(&self, offset: usize) -> Option<crate::ide::Hover> {
-        crate::ide::hover(self, offset)
-    }
-
-    /// Where CLIE places region and section intrinsics (inlay hints).
-    pub fn placement_hints(&self) -> Vec<crate::ide::PlacementHint> {
-        crate::ide::placement_hints(self)
-    }
-
-    /// Functions and their marked loops (document outline).
-    pub fn symbols(&self) -> Vec<crate::ide::Symbol> {
-        crate::ide::symbols(self)
-    }
-
-    /// Whether a CSA marker lies in `from..=to` (bytes).
-    pub fn has_marker_in(&self, from: usize, to: usize) -> bool {
-        crate::ide::has_marker_in(self, from, to)
-    }
-
-    /// The conversions of every marker to `target`, or why one is refused.
-    /// Needs an analysis made by [`analyze`] (an incremental one keeps
-    /// reused functions at the positions they were analysed at).
-    pub fn rewrites(&self, target: crate::rewrite::Target) -> Vec<crate::rewrite::MarkerRewrite> {
-        crate::rewrite::rewrite_markers(self, target)
     }
 
     /// The names of the analysed functions, in source order.
@@ -469,7 +435,8 @@ pub(crate) fn finish_diagnostics(
         (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
     });
     diagnostics.dedup();
-    let suppressions = crate::suppress::parse(source, lang);
+    let suppressions =
+        crate::suppress::parse(source, lang, &|c| rules::lookup(c).is_some());
     if suppressions.is_empty() {
         return diagnostics;
     }
@@ -482,15 +449,6 @@ pub(crate) fn finish_diagnostics(
         });
     }
     kept
-}
-
-/// The successor lists of the blocks of `func`.
-pub(crate) fn successor_graph(func: &Function) -> Csr {
-    Csr::from_lists(
-        func.blocks
-            .iter()
-            .map(|b| b.term.kind.successors().map(|s| s.0)),
-    )
 }
 
 /// Analyses one lowered function; `src` is the file's original text (its
@@ -511,7 +469,7 @@ pub(crate) fn analyze_function(
         &extended
     };
     // Irreducibility is a property of the CFG the front end built.
-    let succs0 = successor_graph(&func);
+    let succs0 = crate::graph::successor_graph(&func);
     let preds0 = Csr::reversed(&succs0);
     let dom0 = DomTree::dominators_with_preds(&succs0, &preds0, 0);
     let forest0 = loops::find_loops_with_preds(&succs0, &preds0, &dom0);
@@ -527,7 +485,7 @@ pub(crate) fn analyze_function(
     let (succs, preds, dom, forest) = if report.added.is_empty() {
         (succs0, preds0, dom0, forest0)
     } else {
-        let succs = successor_graph(&func);
+        let succs = crate::graph::successor_graph(&func);
         let preds = Csr::reversed(&succs);
         let dom = DomTree::dominators_with_preds(&succs, &preds, 0);
         let forest = loops::find_loops_with_preds(&succs, &preds, &dom);

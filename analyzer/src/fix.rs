@@ -297,6 +297,65 @@ pub fn insert_line_after(text: &str, offset: usize, indent: &str, line: &str) ->
     }
 }
 
+/// The edits that remove a marker statement, and its `#ifdef __CSA__`
+/// wrapper when the wrapper holds nothing else and has no `#else`
+/// (`text` and the preprocessor's conditionals of it). Line suppressions of the
+/// marker's line (`// csa-lint: ignore[...]` at its end or alone on the line
+/// above) go with it: the line they cover is gone, so they would suppress
+/// nothing (CSA402).
+pub(crate) fn marker_removal(
+    text: &str,
+    pre: &csa_grammars::preproc::Preprocessed,
+    span: Span,
+) -> Vec<Edit> {
+    use crate::suppress::is_line_suppression;
+    let at = span.start as usize;
+    if let Some((cond, branch)) = pre.enclosing_branch(at) {
+        let only_marker = cond.branches.len() == 1
+            && branch.asserts_csa
+            && cond.endif.is_some()
+            && text
+                .get(branch.body.0..span.start as usize)
+                .is_some_and(blank_or_suppressions)
+            && text
+                .get(span.end as usize..branch.body.1)
+                .is_some_and(blank_or_suppressions);
+        if only_marker {
+            let (s, e) = cond.extent();
+            let start = line_start(text, s);
+            let end = line_end_with_newline(text, e.saturating_sub(1).max(s));
+            return vec![Edit {
+                span: Span::new(start, end),
+                new_text: String::new(),
+            }];
+        }
+    }
+    // a suppression at the end of the line goes with the statement, and
+    // when the whole line goes, so does one alone on the line above
+    let e = (span.end as usize).min(text.len());
+    let le = line_end(text, e);
+    let to = if is_line_suppression(&text[e..le]) {
+        le
+    } else {
+        e
+    };
+    let mut edit = delete_statement(text, Span::new(at, to));
+    let ls = edit.span.start as usize;
+    if ls > 0 && ls == line_start(text, at) {
+        let prev = line_start(text, ls - 1);
+        if is_line_suppression(&text[prev..ls]) {
+            edit.span = Span::new(prev, edit.span.end as usize);
+        }
+    }
+    vec![edit]
+}
+
+/// Whether every line of `s` is blank or a line suppression comment.
+fn blank_or_suppressions(s: &str) -> bool {
+    s.lines()
+        .all(|l| l.trim().is_empty() || crate::suppress::is_line_suppression(l))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

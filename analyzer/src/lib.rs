@@ -60,6 +60,7 @@ internal!(
     regions,
     rewrite,
     rules,
+    scalars,
     suppress,
 );
 
@@ -72,3 +73,42 @@ pub use ir::Lang;
 pub use rewrite::{fix_all, FixAllOptions, FixAllResult, IvdepStyle, MarkerRewrite, Target};
 pub use rules::{find as find_rule, lookup as rule, reference_markdown as rules_reference, RULES};
 pub use suppress::all_fixes as fixes_of;
+
+/// The queries of the front door that go beyond the analysis's own data
+/// (editor views, conversions, selection by settings); the rest are in
+/// `analysis.rs`.
+impl Analysis {
+    /// Keeps only the diagnostics `settings` report for the file at
+    /// `relative` (its selection and per-file ignores).
+    pub fn select(&mut self, settings: &config::Settings, relative: &std::path::Path) {
+        settings.filter(relative, &mut self.diagnostics);
+    }
+
+    /// What to show when hovering at byte `offset`: a marker's outcome, a
+    /// loop's verdict.
+    pub fn hover(&self, offset: usize) -> Option<ide::Hover> {
+        ide::hover(self, offset)
+    }
+
+    /// Where CLIE places region and section intrinsics (inlay hints).
+    pub fn placement_hints(&self) -> Vec<ide::PlacementHint> {
+        ide::placement_hints(self)
+    }
+
+    /// Functions and their marked loops (document outline).
+    pub fn symbols(&self) -> Vec<ide::Symbol> {
+        ide::symbols(self)
+    }
+
+    /// Whether a CSA marker lies in `from..=to` (bytes).
+    pub fn has_marker_in(&self, from: usize, to: usize) -> bool {
+        ide::has_marker_in(self, from, to)
+    }
+
+    /// The conversions of every marker to `target`, or why one is refused.
+    /// Needs an analysis made by [`analyze`] (an incremental one keeps
+    /// reused functions at the positions they were analysed at).
+    pub fn rewrites(&self, target: rewrite::Target) -> Vec<rewrite::MarkerRewrite> {
+        rewrite::rewrite_markers(self, target)
+    }
+}

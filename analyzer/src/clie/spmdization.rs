@@ -27,8 +27,8 @@
 //! written in the loop.
 
 use super::{spmdization_chunk, Outcome};
-use crate::dependence::classify::{scalar_clause, NoClause};
-use crate::dependence::scalars::{mentions, scalar_uses};
+use crate::scalars::classify::{scalar_clause, NoClause};
+use crate::scalars::{mentions, scalar_uses};
 use crate::graph::loops::{LoopForest, LoopId};
 use crate::graph::Csr;
 use crate::ir::*;

@@ -39,7 +39,7 @@
 //!   elements the iterations may both use, and is refused.
 
 use super::poly::{Atom, Poly};
-use super::scalars::RedOp;
+use crate::scalars::RedOp;
 use super::{Acc, Finding, Root, Sub, Unproven};
 use crate::graph::dom::DomTree;
 use crate::graph::loops::{LoopForest, LoopId};
@@ -320,7 +320,7 @@ fn not_private(
             );
         }
     }
-    if super::scalars::live_after(func, blocks, v) {
+    if crate::scalars::live_after(func, blocks, v) {
         return unproven(
             format!("{shared_why}, and it is read after the loop, so it cannot be private"),
             first_write,
@@ -801,13 +801,13 @@ fn reduction(func: &Function, blocks: &[u32], v: VarId) -> Option<RedOp> {
                 }
                 _ => false,
             };
-            let (this, operand) = super::scalars::update_by(func, a.rhs?, &same_element, &|e| {
-                super::scalars::mentions(func, e, v)
+            let (this, operand) = crate::scalars::update_by(func, a.rhs?, &same_element, &|e| {
+                crate::scalars::mentions(func, e, v)
             })?;
             // the subscripts must not read the array
             for s in &a.path {
                 if let Sel::Index(e) = s {
-                    if super::scalars::mentions(func, *e, v) {
+                    if crate::scalars::mentions(func, *e, v) {
                         return None;
                     }
                 }
@@ -823,7 +823,7 @@ fn reduction(func: &Function, blocks: &[u32], v: VarId) -> Option<RedOp> {
     }
     if reads
         .iter()
-        .all(|r| operands.contains(r) && super::scalars::used_once(func, *r))
+        .all(|r| operands.contains(r) && crate::scalars::used_once(func, *r))
     {
         op
     } else {

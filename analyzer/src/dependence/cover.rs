@@ -93,7 +93,7 @@ pub fn covers(f: &Function) -> Vec<Cover> {
     if targets.is_empty() {
         return out;
     }
-    let succs = crate::analysis::successor_graph(f);
+    let succs = crate::graph::successor_graph(f);
     let preds = Csr::reversed(&succs);
     let dom = DomTree::dominators_with_preds(&succs, &preds, 0);
     let forest = find_loops_with_preds(&succs, &preds, &dom);

@@ -26,18 +26,17 @@
 //! finding is unproven ("only on some iterations").
 
 pub mod arrays;
-pub mod classify;
 pub mod cover;
 pub mod openmp;
 pub mod pair;
 pub mod poly;
-pub mod scalars;
 pub mod summary;
 pub mod values;
 
 #[cfg(test)]
 mod tests;
 
+use crate::scalars;
 use crate::clie::{ClieResult, Outcome};
 use crate::graph::dom::DomTree;
 use crate::graph::loops::{LoopForest, LoopId};

@@ -210,9 +210,9 @@ impl OmpLoop {
 }
 
 /// The reduction operator of a clause, as the update kinds of
-/// [`super::scalars::RedOp`].
-pub fn red_op(op: &ReductionOp) -> Option<super::scalars::RedOp> {
-    use super::scalars::RedOp as R;
+/// [`crate::scalars::RedOp`].
+pub fn red_op(op: &ReductionOp) -> Option<crate::scalars::RedOp> {
+    use crate::scalars::RedOp as R;
     Some(match op {
         ReductionOp::Add => R::Add,
         ReductionOp::Sub => R::Sub,

@@ -58,7 +58,7 @@ fn registers_do_not_count_for_markers_but_memory_scalars_do() {
 
 #[test]
 fn scalar_facts_drive_the_clause() {
-    use crate::dependence::scalars::RedOp;
+    use crate::scalars::RedOp;
     let src = "double A[100];\nvoid f(int n) {\n  double t, s = 0, c = 1;\n#pragma omp parallel for\n  for (int i = 0; i < n; i++) {\n    t = A[i];\n    s = s + t * 2;\n    A[i] = c;\n    c = t;\n  }\n  A[1] = s;\n}\n";
     let fa = analyze(SourceKind::C, src, &AnalysisOptions::default());
     let f = &fa.functions[0];

@@ -343,7 +343,7 @@ impl<'a> Values<'a> {
 
     fn header_value_uncached(&self, v: VarId, x: LoopId) -> Result<Poly, Why> {
         if self.clobbered.get(v.index()).copied().unwrap_or(false)
-            && !super::classify::active_do_index(self.func, self.forest, x, self.outer, v)
+            && !crate::scalars::classify::active_do_index(self.func, self.forest, x, self.outer, v)
         {
             return Err(Why::Clobbered(v));
         }

@@ -300,6 +300,16 @@ pub(crate) fn valid_succs<G: Graph + ?Sized>(succs: &G, b: u32) -> impl Iterator
         .filter(move |&s| (s as usize) < n)
 }
 
+
+/// The successor lists of the blocks of `func`.
+pub(crate) fn successor_graph(func: &crate::ir::Function) -> Csr {
+    Csr::from_lists(
+        func.blocks
+            .iter()
+            .map(|b| b.term.kind.successors().map(|s| s.0)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

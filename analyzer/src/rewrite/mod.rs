@@ -27,8 +27,6 @@ use crate::diag::{Applicability, Edit, Fix};
 use crate::graph::loops::LoopId;
 use crate::ir::{BuiltinCall, BuiltinId, SourceLoop};
 use crate::source::Span;
-use crate::suppress::is_line_suppression;
-use csa_grammars::preproc::Preprocessed;
 use csa_grammars::SourceKind;
 use tree_sitter::{Node, Tree};
 
@@ -125,61 +123,7 @@ pub(crate) fn parse(fa: &Analysis) -> Option<Tree> {
 /// The edits that remove a marker statement, and its `#ifdef __CSA__`
 /// wrapper when the wrapper holds nothing else and has no `#else`.
 pub(crate) fn marker_removal(fa: &Analysis, span: Span) -> Vec<Edit> {
-    marker_removal_in(fa.source.text(), &fa.preprocessed, span)
-}
-
-/// [`marker_removal`] on plain text and the preprocessor's conditionals
-/// (for rules, which have no `Analysis` yet). Line suppressions of the
-/// marker's line (`// csa-lint: ignore[...]` at its end or alone on the line
-/// above) go with it: the line they cover is gone, so they would suppress
-/// nothing (CSA402).
-pub fn marker_removal_in(text: &str, pre: &Preprocessed, span: Span) -> Vec<Edit> {
-    use crate::fix::{line_end, line_end_with_newline, line_start};
-    let at = span.start as usize;
-    if let Some((cond, branch)) = pre.enclosing_branch(at) {
-        let only_marker = cond.branches.len() == 1
-            && branch.asserts_csa
-            && cond.endif.is_some()
-            && text
-                .get(branch.body.0..span.start as usize)
-                .is_some_and(blank_or_suppressions)
-            && text
-                .get(span.end as usize..branch.body.1)
-                .is_some_and(blank_or_suppressions);
-        if only_marker {
-            let (s, e) = cond.extent();
-            let start = line_start(text, s);
-            let end = line_end_with_newline(text, e.saturating_sub(1).max(s));
-            return vec![Edit {
-                span: Span::new(start, end),
-                new_text: String::new(),
-            }];
-        }
-    }
-    // a suppression at the end of the line goes with the statement, and
-    // when the whole line goes, so does one alone on the line above
-    let e = (span.end as usize).min(text.len());
-    let le = line_end(text, e);
-    let to = if is_line_suppression(&text[e..le]) {
-        le
-    } else {
-        e
-    };
-    let mut edit = crate::fix::delete_statement(text, Span::new(at, to));
-    let ls = edit.span.start as usize;
-    if ls > 0 && ls == line_start(text, at) {
-        let prev = line_start(text, ls - 1);
-        if is_line_suppression(&text[prev..ls]) {
-            edit.span = Span::new(prev, edit.span.end as usize);
-        }
-    }
-    vec![edit]
-}
-
-/// Whether every line of `s` is blank or a line suppression comment.
-fn blank_or_suppressions(s: &str) -> bool {
-    s.lines()
-        .all(|l| l.trim().is_empty() || is_line_suppression(l))
+    crate::fix::marker_removal(fa.source.text(), &fa.preprocessed, span)
 }
 
 fn loop_kinds(fortran: bool) -> &'static [&'static str] {

@@ -16,7 +16,7 @@
 //! used in another refuse the conversion.
 
 use super::sharing;
-use super::{marker_removal_in, refused, MarkerRewrite};
+use super::{refused, MarkerRewrite};
 use crate::diag::{Applicability, Edit, Fix};
 use crate::fix::{indentation, line_end_with_newline, line_ending, line_start};
 use crate::ir::BuiltinKind;
@@ -275,7 +275,7 @@ fn loop_pattern(
     let directive = format!("#pragma omp parallel for{clauses}");
     let mut edits = Vec::new();
     for s in [entry, *first, *last, exit] {
-        edits.extend(marker_removal_in(
+        edits.extend(crate::fix::marker_removal(
             text,
             pre,
             Span::new(s.start_byte(), s.end_byte()),

@@ -5,8 +5,8 @@
 
 use super::sharing::{Refusal, Sharing};
 use crate::analysis::FunctionAnalysis;
-use crate::dependence::classify::{self, Clause, NoClause};
-use crate::dependence::scalars;
+use crate::scalars::classify::{self, Clause, NoClause};
+use crate::scalars;
 use crate::graph::loops::LoopId;
 use crate::ir::*;
 use crate::source::{SourceText, Span};

@@ -5,7 +5,7 @@
 //! `dependence::arrays`; `openmp.rs` prints the clauses. The tree-sitter
 //! side is `canonical.rs` (OpenMP canonical loop forms, C scopes).
 
-pub use crate::dependence::scalars::RedOp;
+pub use crate::scalars::RedOp;
 
 /// The clauses a loop needs. Names as first spelled in the loop.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

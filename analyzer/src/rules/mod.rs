@@ -166,7 +166,7 @@ impl FunctionContext<'_> {
             kind: crate::diag::FixKind::RemoveMarker,
             title: format!("Remove the {} marker", self.builtin_name(b)),
             applicability,
-            edits: crate::rewrite::marker_removal_in(self.src.text(), self.pre, b.span),
+            edits: crate::fix::marker_removal(self.src.text(), self.pre, b.span),
         }
     }
 

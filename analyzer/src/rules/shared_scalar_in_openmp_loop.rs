@@ -57,9 +57,9 @@
 //! variable already).
 
 use super::FunctionContext;
-use crate::dependence::classify::{self, Clause, NoClause};
+use crate::scalars::classify::{self, Clause, NoClause};
 use crate::dependence::openmp::{red_op, Sharing};
-use crate::dependence::scalars::{RedOp, ScalarUse};
+use crate::scalars::{RedOp, ScalarUse};
 use crate::dependence::Asserted;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
 use crate::diag::{Rule, Severity};

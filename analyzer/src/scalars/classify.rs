@@ -1,8 +1,8 @@
 //! The OpenMP data-sharing clause each scalar of a loop needs, decided from
-//! the IR facts of [`super::scalars`] (REWRITES.md "Data sharing is the
+//! the IR facts of [`super`] (REWRITES.md "Data sharing is the
 //! hard part"). This is the one place that decides it: CSA503 suggests the
 //! clause for an OpenMP loop, the rewrite writes it for a CSA marker.
-//! Arrays are [`super::arrays`]'s.
+//! Arrays are `dependence::arrays`'s.
 //!
 //! For a scalar the loop accesses (not the loop's own index, not one
 //! declared inside the loop), in this order:
@@ -25,7 +25,7 @@
 //!   clause;
 //! * otherwise `private`.
 
-use super::scalars::{RedOp, ScalarUse};
+use super::{RedOp, ScalarUse};
 use crate::graph::loops::{LoopForest, LoopId};
 use crate::ir::*;
 use crate::source::Span;
@@ -117,7 +117,7 @@ pub fn scalar_clause(func: &Function, u: &ScalarUse, marker: bool) -> Result<Cla
 /// `from` (or is `from`), looking outwards up to `outer`: while that `DO`
 /// is active no call may redefine its index (Fortran 2018 11.1.7.4.3). A
 /// non-conforming program that does is not modelled.
-pub(super) fn active_do_index(
+pub(crate) fn active_do_index(
     func: &Function,
     forest: &LoopForest,
     from: LoopId,

@@ -22,6 +22,8 @@
 //! facts; for a CSA marker they say nothing about races (scalars in
 //! registers may carry values).
 
+pub mod classify;
+
 use crate::graph::loops::{LoopForest, LoopId};
 use crate::graph::Csr;
 use crate::ir::*;
@@ -175,7 +177,7 @@ pub fn scalar_uses(
                 && var.kind != VarKind::Constant
                 && !forest
                     .loop_for(b)
-                    .is_some_and(|m| super::classify::active_do_index(func, forest, m, l, v))
+                    .is_some_and(|m| classify::active_do_index(func, forest, m, l, v))
         });
         out
     };
