@@ -14,9 +14,9 @@
 //!   tree-sitter-c would take for a comment), and blanked in Fortran
 //!   (`fortran == true`); an `#include` inside an initializer or a
 //!   parenthesised expression (a list of elements read from another file,
-//!   where tree-sitter-c has no place for a directive) is blanked in C too;
-//! * `#define`s in active code are recorded, with the integer value of
-//!   object-like macros whose body is a constant expression.
+//!   where tree-sitter-c has no place for a directive) is blanked in C too.
+//!   What a `#define` means is the front end's business: it reads the kept
+//!   directive from the tree.
 //!
 //! Activity: `__CSA__` and every name in `defines` (`NAME` or `NAME=VALUE`)
 //! are defined; `#ifdef NAME`, `#if defined(NAME)`, `#if defined NAME`,
@@ -45,7 +45,7 @@
 use std::collections::HashMap;
 
 /// The text the parser sees, with inactive branches blanked, plus what the
-/// conditionals and macros were.
+/// conditionals were.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Preprocessed {
     /// Same byte length as the input; every byte is either the input byte or
@@ -55,8 +55,6 @@ pub struct Preprocessed {
     /// Every conditional, in the order of its opening directive (so an
     /// enclosing conditional comes before the ones nested in it).
     pub conditionals: Vec<Conditional>,
-    /// `#define`s in active code, in file order.
-    pub macros: Vec<Macro>,
     /// Byte ranges guarded by `__CSA__` (see [`Preprocessed::is_csa_guarded`]),
     /// sorted and merged, for logarithmic look-ups.
     guarded: Vec<(usize, usize)>,
@@ -116,21 +114,6 @@ pub struct Branch {
     /// Whether being in this branch implies that `__CSA__` (or a name in
     /// `defines`) is defined.
     pub asserts_csa: bool,
-}
-
-/// One `#define` in active code.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Macro {
-    pub name: String,
-    /// For object-like macros whose body is an integer constant expression
-    /// (literals with any base and suffix, parentheses, unary `- + ~ !`,
-    /// binary `* / % + - << >> < <= > >= == != & ^ | && ||`, `?:`, and
-    /// earlier integer macros): its value.
-    pub value: Option<i64>,
-    pub function_like: bool,
-    /// Byte range of the `#define` line, continuations included, excluding
-    /// the final line terminator.
-    pub span: (usize, usize),
 }
 
 impl Conditional {
@@ -217,8 +200,6 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
     let lines = split_lines(text);
     let mut out: Vec<u8> = text.as_bytes().to_vec();
     let mut conditionals: Vec<Conditional> = Vec::new();
-    let mut macros: Vec<Macro> = Vec::new();
-    let mut values: HashMap<String, Option<i64>> = env.initial_values();
     let mut stack: Vec<Open> = Vec::new();
     let mut directives: Vec<(usize, usize)> = Vec::new();
     let mut nest = Nesting::default();
@@ -359,25 +340,6 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
                 } else {
                     hide_comment_openers_in_literals(&mut out, range.0, range.1);
                 }
-                if !active {
-                    continue;
-                }
-                match name {
-                    "define" => {
-                        if let Some(m) = parse_define(directive.rest, range, &values) {
-                            values.insert(
-                                m.name.clone(),
-                                if m.function_like { None } else { m.value },
-                            );
-                            macros.push(m);
-                        }
-                    }
-                    "undef" => {
-                        let (name, _) = take_ident(directive.rest.trim_start());
-                        values.remove(name);
-                    }
-                    _ => {}
-                }
             }
         }
     }
@@ -391,7 +353,6 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
     Preprocessed {
         text,
         conditionals,
-        macros,
         guarded,
         directives,
     }
@@ -634,10 +595,6 @@ fn patch(
             mv(s);
             mv(e);
         }
-    }
-    for m in &mut prev.macros {
-        mv(&mut m.span.0);
-        mv(&mut m.span.1);
     }
     for d in &mut prev.directives {
         mv(&mut d.0);
@@ -893,39 +850,6 @@ fn is_ident(s: &str) -> bool {
         && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
-fn parse_define(
-    rest: &str,
-    span: (usize, usize),
-    values: &HashMap<String, Option<i64>>,
-) -> Option<Macro> {
-    let s = rest.trim_start_matches([' ', '\t', '\x0b', '\x0c']);
-    let (name, after) = take_ident(s);
-    if !is_ident(name) {
-        return None;
-    }
-    let function_like = after.starts_with('(');
-    let value = if function_like {
-        None
-    } else {
-        let body = after.trim();
-        if body.is_empty() {
-            None
-        } else {
-            eval(
-                &tokenize(body),
-                &|id: &str| values.get(id).copied().flatten(),
-                &|_: &str| None,
-            )
-        }
-    };
-    Some(Macro {
-        name: name.to_string(),
-        value,
-        function_like,
-        span,
-    })
-}
-
 // ------------------------------------------------------------ conditions
 
 /// The names treated as defined and their values.
@@ -954,13 +878,6 @@ impl Env {
             }
         }
         Env { names }
-    }
-
-    fn initial_values(&self) -> HashMap<String, Option<i64>> {
-        self.names
-            .iter()
-            .map(|(k, &v)| (k.clone(), Some(v)))
-            .collect()
     }
 
     /// Defined for this analysis: `__CSA__` and the user's defines.
