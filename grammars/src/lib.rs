@@ -1,6 +1,7 @@
 //! Languages for csa-lint: tree-sitter grammars, `.scm` queries, language
-//! detection, preprocessor-conditional blanking and fixed-form Fortran
-//! normalisation.
+//! detection, preprocessor-conditional blanking, fixed-form Fortran
+//! normalisation, and the semantics of C integer constants that every
+//! constant evaluator shares (`cint`).
 //!
 //! Invariant: nothing here knows about CSA semantics or the IR; every
 //! transformation of text keeps a way back to original byte offsets
@@ -8,6 +9,7 @@
 //! with a position map). Nothing here panics on any input or recurses on
 //! input depth.
 
+pub mod cint;
 pub mod detect;
 pub mod edit;
 pub mod fixed_form;

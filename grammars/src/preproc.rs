@@ -25,7 +25,8 @@
 //! Conditions are evaluated over integer literals, those names, `defined`,
 //! and the C operators, with three-valued logic: a condition that depends on
 //! anything else (other macros, including ones `#define`d in the file) is
-//! *unknown*, and an unknown conditional takes its first possible branch:
+//! *unknown*, as is one that [`crate::cint`] cannot evaluate (a division by
+//! zero, a shift by 64; an overflow wraps, as in clang), and an unknown conditional takes its first possible branch:
 //! the first branch when it is unknown, otherwise the first `#elif` that is
 //! not known false; the remaining branches are inactive. Everything inside
 //! an inactive branch is inactive.
@@ -42,6 +43,7 @@
 //! defined: the first branch of a positive guard, the branches after a
 //! negative condition, and any branch whose own condition is positive.
 
+use crate::cint::{self, BinOp, UnOp};
 use std::collections::HashMap;
 
 /// The text the parser sees, with inactive branches blanked, plus what the
@@ -870,7 +872,7 @@ impl Env {
         names.insert("__CSA__".to_string(), 1);
         for d in defines {
             let (name, value) = match d.split_once('=') {
-                Some((n, v)) => (n.trim(), parse_number(v.trim()).unwrap_or(1)),
+                Some((n, v)) => (n.trim(), cint::literal_i64(v.trim()).unwrap_or(1)),
                 None => (d.trim(), 1),
             };
             if is_ident(name) {
@@ -1082,7 +1084,7 @@ fn tokenize(s: &str) -> Vec<Tok<'_>> {
                     break;
                 }
             }
-            toks.push(Tok::Num(parse_number(&s[start..i])));
+            toks.push(Tok::Num(cint::literal_i64(&s[start..i])));
             continue;
         }
         if c.is_ascii_alphabetic() || c == b'_' {
@@ -1147,28 +1149,6 @@ fn tokenize(s: &str) -> Vec<Tok<'_>> {
         i += len;
     }
     toks
-}
-
-/// An integer literal: decimal, `0x` hex, `0b` binary, `0` octal, with
-/// `u`/`l` suffixes and `'` digit separators.
-fn parse_number(s: &str) -> Option<i64> {
-    let s: String = s.chars().filter(|&c| c != '\'').collect();
-    let body = s.trim_end_matches(['u', 'U', 'l', 'L']);
-    let (digits, radix) =
-        if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-            (h, 16)
-        } else if let Some(bin) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
-            (bin, 2)
-        } else if body.len() > 1 && body.starts_with('0') {
-            (&body[1..], 8)
-        } else {
-            (body, 10)
-        };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let v = u64::from_str_radix(digits, radix).ok()?;
-    i64::try_from(v).ok()
 }
 
 fn precedence(op: Op) -> u8 {
@@ -1371,12 +1351,13 @@ fn eval(
 fn apply(op: Op, values: &mut Vec<Option<i64>>) -> Option<()> {
     if is_unary(op) {
         let a = values.pop()?;
-        values.push(a.and_then(|a| match op {
-            Op::Not => Some(i64::from(a == 0)),
-            Op::BitNot => Some(!a),
-            Op::Neg => a.checked_neg(),
-            _ => Some(a),
-        }));
+        let op = match op {
+            Op::Not => UnOp::Not,
+            Op::BitNot => UnOp::BitNot,
+            Op::Neg => UnOp::Neg,
+            _ => UnOp::Plus,
+        };
+        values.push(a.map(|a| cint::unop(op, a)));
         return Some(());
     }
     if op == Op::Question {
@@ -1417,26 +1398,30 @@ fn apply(op: Op, values: &mut Vec<Option<i64>>) -> Option<()> {
     Some(())
 }
 
+/// `a op b` for the other binary operators, as [`cint::binop`] says.
 fn binary(op: Op, a: i64, b: i64) -> Option<i64> {
-    match op {
-        Op::Mul => a.checked_mul(b),
-        Op::Div => a.checked_div(b),
-        Op::Rem => a.checked_rem(b),
-        Op::Add => a.checked_add(b),
-        Op::Sub => a.checked_sub(b),
-        Op::Shl => u32::try_from(b).ok().and_then(|s| a.checked_shl(s)),
-        Op::Shr => u32::try_from(b).ok().and_then(|s| a.checked_shr(s)),
-        Op::Lt => Some(i64::from(a < b)),
-        Op::Le => Some(i64::from(a <= b)),
-        Op::Gt => Some(i64::from(a > b)),
-        Op::Ge => Some(i64::from(a >= b)),
-        Op::Eq => Some(i64::from(a == b)),
-        Op::Ne => Some(i64::from(a != b)),
-        Op::BitAnd => Some(a & b),
-        Op::BitXor => Some(a ^ b),
-        Op::BitOr => Some(a | b),
-        _ => None,
-    }
+    let op = match op {
+        Op::Mul => BinOp::Mul,
+        Op::Div => BinOp::Div,
+        Op::Rem => BinOp::Rem,
+        Op::Add => BinOp::Add,
+        Op::Sub => BinOp::Sub,
+        Op::Shl => BinOp::Shl,
+        Op::Shr => BinOp::Shr,
+        Op::Lt => BinOp::Lt,
+        Op::Le => BinOp::Le,
+        Op::Gt => BinOp::Gt,
+        Op::Ge => BinOp::Ge,
+        Op::Eq => BinOp::Eq,
+        Op::Ne => BinOp::Ne,
+        Op::BitAnd => BinOp::BitAnd,
+        Op::BitXor => BinOp::BitXor,
+        Op::BitOr => BinOp::BitOr,
+        Op::AndAnd => BinOp::LogAnd,
+        Op::OrOr => BinOp::LogOr,
+        Op::Not | Op::BitNot | Op::Neg | Op::Plus | Op::Question | Op::Colon => return None,
+    };
+    cint::binop(op, a, b)
 }
 
 #[cfg(test)]

@@ -167,6 +167,26 @@ fn constant_conditions() {
     assert_eq!(kept(&p), ["first;"]);
 }
 
+/// clang evaluates `#if` in `intmax_t` and, on a signed overflow, warns
+/// and goes on with the wrapped value (`crate::cint`): these take the
+/// branch the wrapped value says (an unknown condition would take the
+/// first one).
+#[test]
+fn overflowing_conditions_take_the_wrapped_values_branch() {
+    for cond in [
+        "9223372036854775807 + 1 > 0",
+        "-9223372036854775807 - 2 < 0",
+        "4611686018427387904 * 2 > 0",
+        "-(-9223372036854775807 - 1) > 0",
+        "(9223372036854775807 + 1) / 2 != -4611686018427387904",
+    ] {
+        let p = c(&format!("#if {cond}\nfirst;\n#else\nwrapped;\n#endif\n"));
+        assert_eq!(kept(&p), ["wrapped;"], "{cond}");
+    }
+    let p = c("#if 0\na;\n#elif 9223372036854775807 + 1 == -9223372036854775807 - 1\nwrapped;\n#else\nc;\n#endif\n");
+    assert_eq!(kept(&p), ["wrapped;"]);
+}
+
 #[test]
 fn elif_chains() {
     // Unknown first branch: taken; the rest inactive.
@@ -211,6 +231,14 @@ fn unknown_conditions_take_the_first_branch() {
         "#if 1 +",
         "#if 'a' == 97",
         "#if 1.5",
+        // not evaluable (crate::cint): clang rejects the division, the
+        // shifts are undefined, the quotient does not fit
+        "#if 1 % 0",
+        "#if 1 << 64",
+        "#if 1 >> -1",
+        "#if (-9223372036854775807 - 1) / -1",
+        // unsigned, which the evaluation does not model
+        "#if 0xFFFFFFFFFFFFFFFF > 0",
     ] {
         let src = format!("{d}\nfirst;\n#else\nsecond;\n#endif\n");
         let p = c(&src);
@@ -460,9 +488,24 @@ fn expression_evaluator() {
     assert_eq!(e("X ? 1 : 1"), Some(1));
     assert_eq!(e("1 << 64"), None);
     assert_eq!(e("1 >> -1"), None);
+    // overflow wraps (crate::cint)
     assert_eq!(e("-9223372036854775807 - 1"), Some(i64::MIN));
+    assert_eq!(e("9223372036854775807 + 1"), Some(i64::MIN));
+    assert_eq!(e("-9223372036854775807 - 2"), Some(i64::MAX));
+    assert_eq!(e("4611686018427387904 * 2"), Some(i64::MIN));
+    assert_eq!(e("-(-9223372036854775807 - 1)"), Some(i64::MIN));
+    assert_eq!(e("1 << 63"), Some(i64::MIN));
+    // not evaluable
+    assert_eq!(e("1 / 0"), None);
+    assert_eq!(e("1 % 0"), None);
     assert_eq!(e("(-9223372036854775807 - 1) / -1"), None);
     assert_eq!(e("(-9223372036854775807 - 1) % -1"), None);
+    assert_eq!(e("1 << -1"), None);
+    assert_eq!(e("1 >> 64"), None);
+    assert_eq!(e("9223372036854775808"), None);
+    // a division by zero that is not evaluated is no error (clang too)
+    assert_eq!(e("0 && 1 / 0"), Some(0));
+    assert_eq!(e("1 || 1 / 0"), Some(1));
     assert_eq!(e("1 ?"), None);
     assert_eq!(e("1 : 2"), None);
     assert_eq!(e("(1"), None);
