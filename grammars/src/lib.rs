@@ -1,5 +1,4 @@
-//! Languages for csa-lint: tree-sitter grammars, `.scm` queries, language
-//! detection, preprocessor-conditional blanking, fixed-form Fortran
+//! Languages for csa-lint: tree-sitter grammars, language detection, preprocessor-conditional blanking, fixed-form Fortran
 //! normalisation, and the semantics of C integer constants that every
 //! constant evaluator shares (`cint`).
 //!
@@ -14,7 +13,6 @@ pub mod detect;
 pub mod edit;
 pub mod fixed_form;
 pub mod preproc;
-pub mod queries;
 
 pub use detect::{detect, detect_with_content, SourceKind};
 pub use edit::TextEdit;
