@@ -2229,10 +2229,7 @@ mod props {
 /// The front end's options in these tests: every body lowered (the tests
 /// look at the IR of functions without CSA builtins too).
 fn every_body() -> FrontendOptions {
-    FrontendOptions {
-        every_body: true,
-        ..FrontendOptions::default()
-    }
+    FrontendOptions { every_body: true }
 }
 
 /// The pruned copy of a tree (`CopyPlan`) lowers what the whole copy
