@@ -20,15 +20,13 @@
 //! region ([`LoopForest::touches_irreducible`]) are left alone. Unreachable
 //! blocks are neither counted as predecessors nor rewritten.
 
-use serde::Serialize;
-
 use super::dom::DomTree;
 use super::loops::{find_loops, LoopForest};
 use super::{predecessors, Csr, Graph, NONE};
 use crate::ir::{Block, BlockId, Function, TermKind, Terminator};
 
 /// Why a block was added.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AddedKind {
     /// Named "preheader": jumps to the loop header; the header's outside
     /// predecessors jump to it instead.
@@ -41,7 +39,7 @@ pub enum AddedKind {
 }
 
 /// One block added by [`loop_simplify`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AddedBlock {
     pub block: BlockId,
     pub kind: AddedKind,
@@ -52,7 +50,7 @@ pub struct AddedBlock {
 }
 
 /// What [`loop_simplify`] changed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SimplifyReport {
     /// Added blocks, in creation (= block id) order.
     pub added: Vec<AddedBlock>,

@@ -22,12 +22,11 @@ pub mod expr;
 pub use expr::{BinOp, Cmp, Expr, ExprId, InstRef, LoopControl, Path, Sel};
 
 use crate::source::Span;
-use serde::Serialize;
 
 macro_rules! id_type {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(pub u32);
         impl $name {
             pub fn index(self) -> usize {
@@ -51,7 +50,7 @@ id_type!(
 );
 
 /// Source language of a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lang {
     C,
     Fortran,
@@ -318,7 +317,7 @@ pub enum AccessTarget {
     Deref { ptr: Option<VarId> },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
     /// The whole variable (a scalar, or an aggregate copied as a whole).
     Whole,
@@ -398,7 +397,7 @@ pub enum CallArg {
 }
 
 /// Scalar type classes for the type-based alias rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarTy {
     /// `char`, `signed/unsigned char`, Fortran `character`: aliases everything.
     Char,
@@ -435,7 +434,7 @@ pub struct Var {
     pub only_passed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarKind {
     /// Function-local automatic variable (C), Fortran local without SAVE.
     Local,
@@ -491,7 +490,7 @@ pub struct VarType {
 }
 
 /// The INTENT attribute of a Fortran dummy argument (F2018 8.5.10).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Intent {
     /// No INTENT (or not a Fortran dummy).
     #[default]
@@ -506,7 +505,7 @@ pub enum Intent {
 }
 
 /// One array dimension's bounds, when they are compile-time constants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Dim {
     /// The lowest index (C: 0; Fortran: 1 unless declared).
     pub lower: Option<i64>,
@@ -580,7 +579,7 @@ impl BuiltinCall {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BuiltinKind {
     ParallelLoop,
     Spmd,
@@ -702,7 +701,7 @@ pub struct OmpRegion {
 /// Paropt's `genCSASections`): a parallel region from the end of `entry`
 /// to the top of `exit`, and a parallel section around each `section`
 /// (the first one's directive may be left out).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OmpSections {
     /// The `sections` or `parallel sections` directive.
     pub directive: Span,
@@ -715,7 +714,7 @@ pub struct OmpSections {
 
 /// One section of an [`OmpSections`]: from the end of `entry` (an empty
 /// block) to the top of `exit` (the block its code falls into).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OmpSection {
     /// The `section` directive, or the first statement when it has none.
     pub span: Span,
@@ -723,7 +722,7 @@ pub struct OmpSection {
     pub exit: BlockId,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoopKind {
     For,
     While,

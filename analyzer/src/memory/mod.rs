@@ -29,7 +29,7 @@ pub struct MemoryOptions {
     pub pure_functions: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Storage {
     /// Promoted to SSA values by mem2reg/SROA: accesses are not memory
     /// operations.
@@ -40,7 +40,7 @@ pub enum Storage {
     Constant,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemOpKind {
     Read,
     Write,

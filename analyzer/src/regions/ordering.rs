@@ -121,7 +121,6 @@ use crate::ir::{BlockId, Function};
 use crate::memory::alias;
 use crate::memory::{MemOp, MemOpKind, MemoryInfo, VarFacts};
 use rustc_hash::FxHashMap as HashMap;
-use serde::Serialize;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// With at most this many ordering memory operations every pair is listed.
@@ -146,7 +145,7 @@ const fn bit(s: u8) -> u8 {
 }
 
 /// The per-region state of the backward walk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RegionState {
     /// No intrinsic of the region between here and B.
     NoneSeen,
@@ -183,7 +182,7 @@ impl RegionState {
 }
 
 /// Why an edge is not needed whatever the regions say.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NotNeededReason {
     /// Neither operation writes.
     NeitherWrites,
@@ -193,7 +192,7 @@ pub enum NotNeededReason {
     PrefetchFirst,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
     /// The compiler puts an ordering edge A -> B.
     Kept,
@@ -207,7 +206,7 @@ pub enum Verdict {
 }
 
 /// One pair of ordering memory operations A (`from`) and B (`to`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderingEdge {
     /// Index into `MemoryInfo::ops` of the earlier operation.
     pub from: usize,
@@ -225,7 +224,7 @@ pub struct OrderingEdge {
 }
 
 /// What kind of inconsistency.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProblemKind {
     /// Walking back, an intrinsic the state machine does not allow in
     /// `state` (index into `MemopCfg::events`).
@@ -238,7 +237,7 @@ pub enum ProblemKind {
 }
 
 /// One path of a witness: from the problem's point towards B.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathWitness {
     /// The region's state at the problem's point along this path.
     pub state: RegionState,
@@ -252,7 +251,7 @@ pub struct PathWitness {
 }
 
 /// An inconsistency found walking back from B (at most one per region).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OrderingProblem {
     pub kind: ProblemKind,
     pub region: RegionKey,
@@ -278,7 +277,7 @@ pub struct OrderingProblem {
     pub paths: Vec<PathWitness>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default)]
 pub struct OrderingInfo {
     /// Sorted by (to, from, carried_by).
     pub edges: Vec<OrderingEdge>,
