@@ -434,7 +434,6 @@ fn analyze_loop_as(
         inp.dom,
         inp.forest,
         inp.preheaders,
-        inp.memory,
         l,
         clobbered,
         defs,

@@ -47,18 +47,6 @@ impl Mono {
         atoms: [FILL; MAX_DEGREE],
     };
 
-    /// The product of `atoms` (any order); `None` above the degree limit.
-    pub fn of(atoms: &[Atom]) -> Option<Mono> {
-        if atoms.len() > MAX_DEGREE {
-            return None;
-        }
-        let mut m = Mono::ONE;
-        m.atoms[..atoms.len()].copy_from_slice(atoms);
-        m.len = atoms.len() as u8;
-        m.atoms[..atoms.len()].sort_unstable();
-        Some(m)
-    }
-
     pub fn as_slice(&self) -> &[Atom] {
         &self.atoms[..self.len as usize]
     }
@@ -150,11 +138,6 @@ impl Terms {
         self.0.binary_search_by(|(m, _)| m.as_slice().cmp(atoms))
     }
 
-    /// The coefficient of the product of `atoms` (sorted).
-    pub fn get(&self, atoms: &[Atom]) -> Option<&i64> {
-        self.find(atoms).ok().map(|k| &self.0[k].1)
-    }
-
     pub fn contains_key(&self, atoms: &[Atom]) -> bool {
         self.find(atoms).is_ok()
     }
@@ -198,14 +181,6 @@ impl Poly {
         m.len = 1;
         p.terms.0.push((m, 1));
         p
-    }
-
-    /// The constant term.
-    pub fn constant_term(&self) -> i64 {
-        match self.terms.0.first() {
-            Some((m, c)) if m.len == 0 => *c,
-            _ => 0,
-        }
     }
 
     /// The value when the polynomial is a constant.

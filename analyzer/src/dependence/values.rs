@@ -22,7 +22,6 @@ use crate::graph::dom::DomTree;
 use crate::graph::loops::{LoopForest, LoopId};
 use crate::graph::{Csr, Graph};
 use crate::ir::*;
-use crate::memory::{MemoryInfo, Storage};
 use crate::source::Span;
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::Cell;
@@ -90,7 +89,6 @@ pub struct Values<'a> {
     pub dom: &'a DomTree,
     pub forest: &'a LoopForest,
     pub preheaders: &'a [Option<BlockId>],
-    pub memory: &'a MemoryInfo,
     /// The loop whose iterations are compared.
     pub outer: LoopId,
     /// Whole writes of each scalar variable, anywhere in the function.
@@ -117,7 +115,6 @@ impl<'a> Values<'a> {
         dom: &'a DomTree,
         forest: &'a LoopForest,
         preheaders: &'a [Option<BlockId>],
-        memory: &'a MemoryInfo,
         outer: LoopId,
         clobbered: Vec<bool>,
         defs: &'a Defs,
@@ -128,7 +125,6 @@ impl<'a> Values<'a> {
             dom,
             forest,
             preheaders,
-            memory,
             outer,
             defs,
             clobbered,
@@ -583,11 +579,6 @@ impl<'a> Values<'a> {
             }
         }
         out
-    }
-
-    /// Whether `v` lives in memory.
-    pub fn in_memory(&self, v: VarId) -> bool {
-        self.memory.vars.storage(v) == Some(Storage::Memory)
     }
 }
 

@@ -178,11 +178,6 @@ impl DomTree {
         self.tin[a] <= self.tin[b] && self.tout[b] <= self.tout[a]
     }
 
-    /// `a` dominates `b` and `a != b`.
-    pub fn strictly_dominates(&self, a: u32, b: u32) -> bool {
-        a != b && self.dominates(a, b)
-    }
-
     /// The deepest node that dominates both `a` and `b`; may be the virtual
     /// exit in a post-dominator tree. `None` if either is not in the tree.
     /// O(depth).
@@ -232,12 +227,6 @@ impl DomTree {
     /// exit. Holds exactly the nodes in the tree, root first.
     pub fn rpo(&self) -> &[u32] {
         &self.rpo
-    }
-
-    /// Number of node ids the tree is indexed by (`succs.len()`, plus one
-    /// for the virtual exit of a post-dominator tree).
-    pub fn num_ids(&self) -> usize {
-        self.idom.len()
     }
 
     /// Post-dominator trees: every block with an edge to the virtual exit —
