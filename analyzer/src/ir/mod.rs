@@ -568,6 +568,23 @@ impl BuiltinCall {
         !t.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("call"))
     }
 
+    /// Whether CSAFortranIntrinsics turns this call, made in Fortran, into
+    /// an intrinsic: a name it maps, the argument count it expects, every
+    /// argument an integer constant. Otherwise the call stays an external
+    /// call (a memory operation that marks no loop).
+    pub fn fortran_accepted(&self) -> bool {
+        match self.kind.fortran_arity() {
+            Some(n) => {
+                self.args.len() == n
+                    && self
+                        .args
+                        .iter()
+                        .all(|a| matches!(a.value, ArgValue::Int(_)))
+            }
+            None => false,
+        }
+    }
+
     /// The name without prefix, lower-case (`parallel_loop`).
     pub fn short_name(&self) -> String {
         let lower = self.name.to_ascii_lowercase();
@@ -604,6 +621,17 @@ impl BuiltinKind {
                 | BuiltinKind::Spmdization
                 | BuiltinKind::PipelineLoop
         )
+    }
+
+    /// The argument count CSAFortranIntrinsics expects, for the builtins
+    /// it maps (`None`: it leaves the call alone).
+    fn fortran_arity(self) -> Option<usize> {
+        match self {
+            BuiltinKind::ParallelLoop | BuiltinKind::WorkerNum => Some(0),
+            BuiltinKind::Spmd => Some(2),
+            BuiltinKind::PipelineLoop => Some(1),
+            _ => None,
+        }
     }
 
     /// Region/section intrinsics.

@@ -404,7 +404,7 @@ pub fn builtin_effect(func: &Function, b: &BuiltinCall) -> Option<MemOpKind> {
             _ => Some(MemOpKind::Intrinsic),
         },
         Lang::Fortran => {
-            if crate::clie::fortran_builtin_accepted(b) {
+            if b.fortran_accepted() {
                 match b.kind {
                     BuiltinKind::WorkerNum => None,
                     _ => Some(MemOpKind::Intrinsic),
