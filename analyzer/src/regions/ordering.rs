@@ -2021,18 +2021,54 @@ mod tests {
 
     #[test]
     fn unreachable_and_irreducible_code_do_not_break_the_walk() {
+        // A `goto` into the loop body makes the loop irreducible (no
+        // natural loop, so nothing is loop-carried); the region exit after
+        // the `return` is unreachable.
         let src = "void f(int *p, int c) {
           int r = __builtin_csa_parallel_region_entry(0);
+          p[c] = 0;
           if (c) goto inside;
           for (int i = 0; i < 10; i++) {
           inside:
             p[i] = 1;
           }
+          p[c + 1] = 3;
           return;
           p[0] = 2;
           __builtin_csa_parallel_region_exit(r);
         }";
         let c = run(src, "f");
-        let _ = c.info.edges.len();
+        let f = &c.fa.functions[c.fi];
+        assert!(f.forest.loops.is_empty(), "{:?}", f.forest);
+        assert!(!f.forest.irreducible_edges().is_empty(), "{:?}", f.forest);
+        assert!(f.reachable.contains(&false));
+        // The walk ends without an inconsistency and lists every pair.
+        assert!(c.info.problems.is_empty(), "{:#?}", c.info.problems);
+        assert!(!c.info.regions_ignored);
+        assert!(!c.info.listing_truncated);
+        // Nothing of the unreachable code takes part: only the region
+        // entry is an event, and `p[0]` is no ordering memory operation.
+        let kinds: Vec<EventKind> = c.cfg.events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [EventKind::RegionEntry]);
+        assert!(f
+            .memory
+            .ops
+            .iter()
+            .all(|o| c.fa.source.text().get(o.span.range()) != Some("p[0]")));
+        // Every reachable pair is ordered in the same iteration: the walk
+        // goes through the irreducible part but never across its retreating
+        // edge.
+        let (a, b, d) = (c.op("p[c]"), c.op("p[i]"), c.op("p[c + 1]"));
+        let edges: Vec<(usize, usize, Option<LoopId>, Verdict)> = c
+            .info
+            .edges
+            .iter()
+            .map(|e| (e.from, e.to, e.carried_by, e.verdict))
+            .collect();
+        assert_eq!(
+            edges,
+            [(a, b, None, KEPT), (a, d, None, KEPT), (b, d, None, KEPT)]
+        );
+        assert!(c.info.edges.iter().all(|e| !e.loop_carried));
     }
 }
