@@ -42,7 +42,6 @@ fn main() {
         manifest.join("../analyzer/src"),
         manifest.join("../analyzer/Cargo.toml"),
         manifest.join("../grammars/src"),
-        manifest.join("../grammars/queries"),
         manifest.join("../grammars/Cargo.toml"),
         manifest.join("Cargo.toml"),
         manifest.join("../Cargo.lock"),

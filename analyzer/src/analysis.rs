@@ -70,7 +70,6 @@ impl AnalysisOptions {
     /// What the front ends are told.
     pub(crate) fn frontend(&self) -> FrontendOptions {
         FrontendOptions {
-            defines: self.defines.clone(),
             every_body: self.every_body,
         }
     }

@@ -1528,26 +1528,11 @@ fn reduction_op(s: &str, lang: OmpLang) -> Option<ReductionOp> {
     }
 }
 
-/// An integer literal: C decimal, hex, octal or binary with `u`/`l`
-/// suffixes; Fortran decimal with an optional `_kind`.
+/// An integer literal: C as `csa_grammars::cint::parse_literal` reads it;
+/// Fortran decimal with an optional `_kind`.
 fn int_literal(s: &str, lang: OmpLang) -> Option<u32> {
     match lang {
-        OmpLang::C => {
-            let s = s.trim_end_matches(['u', 'U', 'l', 'L']);
-            let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or(s.strip_prefix("0X")) {
-                (h, 16)
-            } else if let Some(b) = s.strip_prefix("0b").or(s.strip_prefix("0B")) {
-                (b, 2)
-            } else if s.len() > 1 && s.starts_with('0') {
-                (&s[1..], 8)
-            } else {
-                (s, 10)
-            };
-            if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-                return None;
-            }
-            u32::from_str_radix(digits, radix).ok()
-        }
+        OmpLang::C => u32::try_from(csa_grammars::cint::parse_literal(s)?).ok(),
         OmpLang::Fortran => {
             let digits = match s.split_once('_') {
                 Some((d, kind)) if !kind.is_empty() && kind.chars().all(is_ident_char) => d,

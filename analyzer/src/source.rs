@@ -11,6 +11,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 /// A half-open byte range `[start, end)` in the original source text.
+/// (`Serialize` because `diag::Diagnostic` derives it.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Span {
     pub start: u32,
@@ -67,7 +68,7 @@ impl Span {
 }
 
 /// A 1-based line and column (column in Unicode scalar values).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct LineCol {
     pub line: u32,
     pub column: u32,

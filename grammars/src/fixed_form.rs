@@ -124,11 +124,6 @@ impl Normalized {
     pub fn original_len(&self) -> usize {
         self.original_len
     }
-
-    /// The position map: `(normalized_start, original_start)` pairs, sorted.
-    pub fn segments(&self) -> &[(usize, usize)] {
-        &self.segments
-    }
 }
 
 /// Converts fixed-form source to free form (72-column statement field).

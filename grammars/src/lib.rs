@@ -1,6 +1,6 @@
-//! Languages for csa-lint: tree-sitter grammars, `.scm` queries, language
-//! detection, preprocessor-conditional blanking and fixed-form Fortran
-//! normalisation.
+//! Languages for csa-lint: tree-sitter grammars, language detection, preprocessor-conditional blanking, fixed-form Fortran
+//! normalisation, and the semantics of C integer constants that every
+//! constant evaluator shares (`cint`).
 //!
 //! Invariant: nothing here knows about CSA semantics or the IR; every
 //! transformation of text keeps a way back to original byte offsets
@@ -8,11 +8,11 @@
 //! with a position map). Nothing here panics on any input or recurses on
 //! input depth.
 
+pub mod cint;
 pub mod detect;
 pub mod edit;
 pub mod fixed_form;
 pub mod preproc;
-pub mod queries;
 
 pub use detect::{detect, detect_with_content, SourceKind};
 pub use edit::TextEdit;

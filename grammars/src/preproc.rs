@@ -14,9 +14,9 @@
 //!   tree-sitter-c would take for a comment), and blanked in Fortran
 //!   (`fortran == true`); an `#include` inside an initializer or a
 //!   parenthesised expression (a list of elements read from another file,
-//!   where tree-sitter-c has no place for a directive) is blanked in C too;
-//! * `#define`s in active code are recorded, with the integer value of
-//!   object-like macros whose body is a constant expression.
+//!   where tree-sitter-c has no place for a directive) is blanked in C too.
+//!   What a `#define` means is the front end's business: it reads the kept
+//!   directive from the tree.
 //!
 //! Activity: `__CSA__` and every name in `defines` (`NAME` or `NAME=VALUE`)
 //! are defined; `#ifdef NAME`, `#if defined(NAME)`, `#if defined NAME`,
@@ -25,7 +25,8 @@
 //! Conditions are evaluated over integer literals, those names, `defined`,
 //! and the C operators, with three-valued logic: a condition that depends on
 //! anything else (other macros, including ones `#define`d in the file) is
-//! *unknown*, and an unknown conditional takes its first possible branch:
+//! *unknown*, as is one that [`crate::cint`] cannot evaluate (a division by
+//! zero, a shift by 64; an overflow wraps, as in clang), and an unknown conditional takes its first possible branch:
 //! the first branch when it is unknown, otherwise the first `#elif` that is
 //! not known false; the remaining branches are inactive. Everything inside
 //! an inactive branch is inactive.
@@ -42,10 +43,11 @@
 //! defined: the first branch of a positive guard, the branches after a
 //! negative condition, and any branch whose own condition is positive.
 
+use crate::cint::{self, BinOp, UnOp};
 use std::collections::HashMap;
 
 /// The text the parser sees, with inactive branches blanked, plus what the
-/// conditionals and macros were.
+/// conditionals were.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Preprocessed {
     /// Same byte length as the input; every byte is either the input byte or
@@ -55,8 +57,6 @@ pub struct Preprocessed {
     /// Every conditional, in the order of its opening directive (so an
     /// enclosing conditional comes before the ones nested in it).
     pub conditionals: Vec<Conditional>,
-    /// `#define`s in active code, in file order.
-    pub macros: Vec<Macro>,
     /// Byte ranges guarded by `__CSA__` (see [`Preprocessed::is_csa_guarded`]),
     /// sorted and merged, for logarithmic look-ups.
     guarded: Vec<(usize, usize)>,
@@ -116,21 +116,6 @@ pub struct Branch {
     /// Whether being in this branch implies that `__CSA__` (or a name in
     /// `defines`) is defined.
     pub asserts_csa: bool,
-}
-
-/// One `#define` in active code.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Macro {
-    pub name: String,
-    /// For object-like macros whose body is an integer constant expression
-    /// (literals with any base and suffix, parentheses, unary `- + ~ !`,
-    /// binary `* / % + - << >> < <= > >= == != & ^ | && ||`, `?:`, and
-    /// earlier integer macros): its value.
-    pub value: Option<i64>,
-    pub function_like: bool,
-    /// Byte range of the `#define` line, continuations included, excluding
-    /// the final line terminator.
-    pub span: (usize, usize),
 }
 
 impl Conditional {
@@ -217,8 +202,6 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
     let lines = split_lines(text);
     let mut out: Vec<u8> = text.as_bytes().to_vec();
     let mut conditionals: Vec<Conditional> = Vec::new();
-    let mut macros: Vec<Macro> = Vec::new();
-    let mut values: HashMap<String, Option<i64>> = env.initial_values();
     let mut stack: Vec<Open> = Vec::new();
     let mut directives: Vec<(usize, usize)> = Vec::new();
     let mut nest = Nesting::default();
@@ -359,25 +342,6 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
                 } else {
                     hide_comment_openers_in_literals(&mut out, range.0, range.1);
                 }
-                if !active {
-                    continue;
-                }
-                match name {
-                    "define" => {
-                        if let Some(m) = parse_define(directive.rest, range, &values) {
-                            values.insert(
-                                m.name.clone(),
-                                if m.function_like { None } else { m.value },
-                            );
-                            macros.push(m);
-                        }
-                    }
-                    "undef" => {
-                        let (name, _) = take_ident(directive.rest.trim_start());
-                        values.remove(name);
-                    }
-                    _ => {}
-                }
             }
         }
     }
@@ -391,7 +355,6 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
     Preprocessed {
         text,
         conditionals,
-        macros,
         guarded,
         directives,
     }
@@ -634,10 +597,6 @@ fn patch(
             mv(s);
             mv(e);
         }
-    }
-    for m in &mut prev.macros {
-        mv(&mut m.span.0);
-        mv(&mut m.span.1);
     }
     for d in &mut prev.directives {
         mv(&mut d.0);
@@ -893,39 +852,6 @@ fn is_ident(s: &str) -> bool {
         && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
-fn parse_define(
-    rest: &str,
-    span: (usize, usize),
-    values: &HashMap<String, Option<i64>>,
-) -> Option<Macro> {
-    let s = rest.trim_start_matches([' ', '\t', '\x0b', '\x0c']);
-    let (name, after) = take_ident(s);
-    if !is_ident(name) {
-        return None;
-    }
-    let function_like = after.starts_with('(');
-    let value = if function_like {
-        None
-    } else {
-        let body = after.trim();
-        if body.is_empty() {
-            None
-        } else {
-            eval(
-                &tokenize(body),
-                &|id: &str| values.get(id).copied().flatten(),
-                &|_: &str| None,
-            )
-        }
-    };
-    Some(Macro {
-        name: name.to_string(),
-        value,
-        function_like,
-        span,
-    })
-}
-
 // ------------------------------------------------------------ conditions
 
 /// The names treated as defined and their values.
@@ -946,7 +872,7 @@ impl Env {
         names.insert("__CSA__".to_string(), 1);
         for d in defines {
             let (name, value) = match d.split_once('=') {
-                Some((n, v)) => (n.trim(), parse_number(v.trim()).unwrap_or(1)),
+                Some((n, v)) => (n.trim(), cint::literal_i64(v.trim()).unwrap_or(1)),
                 None => (d.trim(), 1),
             };
             if is_ident(name) {
@@ -954,13 +880,6 @@ impl Env {
             }
         }
         Env { names }
-    }
-
-    fn initial_values(&self) -> HashMap<String, Option<i64>> {
-        self.names
-            .iter()
-            .map(|(k, &v)| (k.clone(), Some(v)))
-            .collect()
     }
 
     /// Defined for this analysis: `__CSA__` and the user's defines.
@@ -1165,7 +1084,7 @@ fn tokenize(s: &str) -> Vec<Tok<'_>> {
                     break;
                 }
             }
-            toks.push(Tok::Num(parse_number(&s[start..i])));
+            toks.push(Tok::Num(cint::literal_i64(&s[start..i])));
             continue;
         }
         if c.is_ascii_alphabetic() || c == b'_' {
@@ -1230,28 +1149,6 @@ fn tokenize(s: &str) -> Vec<Tok<'_>> {
         i += len;
     }
     toks
-}
-
-/// An integer literal: decimal, `0x` hex, `0b` binary, `0` octal, with
-/// `u`/`l` suffixes and `'` digit separators.
-fn parse_number(s: &str) -> Option<i64> {
-    let s: String = s.chars().filter(|&c| c != '\'').collect();
-    let body = s.trim_end_matches(['u', 'U', 'l', 'L']);
-    let (digits, radix) =
-        if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-            (h, 16)
-        } else if let Some(bin) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
-            (bin, 2)
-        } else if body.len() > 1 && body.starts_with('0') {
-            (&body[1..], 8)
-        } else {
-            (body, 10)
-        };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let v = u64::from_str_radix(digits, radix).ok()?;
-    i64::try_from(v).ok()
 }
 
 fn precedence(op: Op) -> u8 {
@@ -1454,12 +1351,13 @@ fn eval(
 fn apply(op: Op, values: &mut Vec<Option<i64>>) -> Option<()> {
     if is_unary(op) {
         let a = values.pop()?;
-        values.push(a.and_then(|a| match op {
-            Op::Not => Some(i64::from(a == 0)),
-            Op::BitNot => Some(!a),
-            Op::Neg => a.checked_neg(),
-            _ => Some(a),
-        }));
+        let op = match op {
+            Op::Not => UnOp::Not,
+            Op::BitNot => UnOp::BitNot,
+            Op::Neg => UnOp::Neg,
+            _ => UnOp::Plus,
+        };
+        values.push(a.map(|a| cint::unop(op, a)));
         return Some(());
     }
     if op == Op::Question {
@@ -1500,26 +1398,30 @@ fn apply(op: Op, values: &mut Vec<Option<i64>>) -> Option<()> {
     Some(())
 }
 
+/// `a op b` for the other binary operators, as [`cint::binop`] says.
 fn binary(op: Op, a: i64, b: i64) -> Option<i64> {
-    match op {
-        Op::Mul => a.checked_mul(b),
-        Op::Div => a.checked_div(b),
-        Op::Rem => a.checked_rem(b),
-        Op::Add => a.checked_add(b),
-        Op::Sub => a.checked_sub(b),
-        Op::Shl => u32::try_from(b).ok().and_then(|s| a.checked_shl(s)),
-        Op::Shr => u32::try_from(b).ok().and_then(|s| a.checked_shr(s)),
-        Op::Lt => Some(i64::from(a < b)),
-        Op::Le => Some(i64::from(a <= b)),
-        Op::Gt => Some(i64::from(a > b)),
-        Op::Ge => Some(i64::from(a >= b)),
-        Op::Eq => Some(i64::from(a == b)),
-        Op::Ne => Some(i64::from(a != b)),
-        Op::BitAnd => Some(a & b),
-        Op::BitXor => Some(a ^ b),
-        Op::BitOr => Some(a | b),
-        _ => None,
-    }
+    let op = match op {
+        Op::Mul => BinOp::Mul,
+        Op::Div => BinOp::Div,
+        Op::Rem => BinOp::Rem,
+        Op::Add => BinOp::Add,
+        Op::Sub => BinOp::Sub,
+        Op::Shl => BinOp::Shl,
+        Op::Shr => BinOp::Shr,
+        Op::Lt => BinOp::Lt,
+        Op::Le => BinOp::Le,
+        Op::Gt => BinOp::Gt,
+        Op::Ge => BinOp::Ge,
+        Op::Eq => BinOp::Eq,
+        Op::Ne => BinOp::Ne,
+        Op::BitAnd => BinOp::BitAnd,
+        Op::BitXor => BinOp::BitXor,
+        Op::BitOr => BinOp::BitOr,
+        Op::AndAnd => BinOp::LogAnd,
+        Op::OrOr => BinOp::LogOr,
+        Op::Not | Op::BitNot | Op::Neg | Op::Plus | Op::Question | Op::Colon => return None,
+    };
+    cint::binop(op, a, b)
 }
 
 #[cfg(test)]

@@ -144,28 +144,14 @@ impl ClieResult {
     }
 }
 
-/// The argument count CSAFortranIntrinsics expects, for the builtins it maps.
-fn fortran_arity(kind: BuiltinKind) -> Option<usize> {
-    match kind {
-        BuiltinKind::ParallelLoop | BuiltinKind::WorkerNum => Some(0),
-        BuiltinKind::Spmd => Some(2),
-        BuiltinKind::PipelineLoop => Some(1),
-        _ => None,
-    }
-}
-
-/// Whether CSAFortranIntrinsics turns this Fortran call into an intrinsic:
-/// a mapped name, every argument an integer constant, the right count.
+/// [`BuiltinCall::fortran_accepted`], for callers that still name it here.
 pub fn fortran_builtin_accepted(b: &BuiltinCall) -> bool {
-    match fortran_arity(b.kind) {
-        Some(n) => b.args.len() == n && b.args.iter().all(|a| matches!(a.value, ArgValue::Int(_))),
-        None => false,
-    }
+    b.fortran_accepted()
 }
 
 /// Whether `b` acts as a loop marker for CLIE.
 pub fn is_active_marker(func: &Function, b: &BuiltinCall) -> bool {
-    b.kind.is_marker() && (func.lang == Lang::C || fortran_builtin_accepted(b))
+    b.kind.is_marker() && (func.lang == Lang::C || b.fortran_accepted())
 }
 
 /// Chunk size of an spmdization kind string, case-insensitively.

@@ -47,18 +47,6 @@ impl Mono {
         atoms: [FILL; MAX_DEGREE],
     };
 
-    /// The product of `atoms` (any order); `None` above the degree limit.
-    pub fn of(atoms: &[Atom]) -> Option<Mono> {
-        if atoms.len() > MAX_DEGREE {
-            return None;
-        }
-        let mut m = Mono::ONE;
-        m.atoms[..atoms.len()].copy_from_slice(atoms);
-        m.len = atoms.len() as u8;
-        m.atoms[..atoms.len()].sort_unstable();
-        Some(m)
-    }
-
     pub fn as_slice(&self) -> &[Atom] {
         &self.atoms[..self.len as usize]
     }
@@ -148,11 +136,6 @@ impl Terms {
 
     fn find(&self, atoms: &[Atom]) -> Result<usize, usize> {
         self.0.binary_search_by(|(m, _)| m.as_slice().cmp(atoms))
-    }
-
-    /// The coefficient of the product of `atoms` (sorted).
-    pub fn get(&self, atoms: &[Atom]) -> Option<&i64> {
-        self.find(atoms).ok().map(|k| &self.0[k].1)
     }
 
     pub fn contains_key(&self, atoms: &[Atom]) -> bool {

@@ -23,8 +23,6 @@ use crate::source::Span;
 /// Options that change what the front ends see.
 #[derive(Clone, Debug, Default)]
 pub struct FrontendOptions {
-    /// Extra preprocessor names treated as defined (`__CSA__` always is).
-    pub defines: Vec<String>,
     /// Lower every function body, also those [`relevance`] finds nothing
     /// in for any rule (they are outlines otherwise, see
     /// [`crate::ir::Function::outline`]), and scan every body for

@@ -180,12 +180,6 @@ impl DomTree {
         self.tin[a] <= self.tin[b] && self.tout[b] <= self.tout[a]
     }
 
-    #[cfg(test)]
-    /// `a` dominates `b` and `a != b`.
-    pub fn strictly_dominates(&self, a: u32, b: u32) -> bool {
-        a != b && self.dominates(a, b)
-    }
-
     /// The deepest node that dominates both `a` and `b`; may be the virtual
     /// exit in a post-dominator tree. `None` if either is not in the tree.
     /// O(depth).
@@ -239,17 +233,10 @@ impl DomTree {
         &self.rpo
     }
 
-    #[cfg(test)]
-    /// Number of node ids the tree is indexed by (`succs.len()`, plus one
-    /// for the virtual exit of a post-dominator tree).
-    pub fn num_ids(&self) -> usize {
-        self.idom.len()
-    }
-
-    #[cfg(test)]
     /// Post-dominator trees: every block with an edge to the virtual exit —
     /// the reachable blocks without successors (block order), then
     /// [`DomTree::extra_exit_edges`]. Empty for dominator trees.
+    #[cfg(test)]
     pub fn exit_edges(&self) -> &[u32] {
         &self.exit_edges
     }

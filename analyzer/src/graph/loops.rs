@@ -20,15 +20,13 @@
 use rustc_hash::FxHashSet as HashSet;
 use std::ops::Index;
 
-use serde::Serialize;
-
 use super::dom::DomTree;
 #[cfg(test)]
 use super::Csr;
 use super::{reverse_post_order, valid_succs, Graph, NONE};
 
 /// Index of a loop in [`LoopForest::loops`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LoopId(pub u32);
 
 impl LoopId {
@@ -38,7 +36,7 @@ impl LoopId {
 }
 
 /// One natural loop (all back edges to one header).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopData {
     pub header: u32,
     /// Sources of back edges, in block order.

@@ -20,8 +20,6 @@
 //! region ([`LoopForest::touches_irreducible`]) are left alone. Unreachable
 //! blocks are neither counted as predecessors nor rewritten.
 
-use serde::Serialize;
-
 #[cfg(test)]
 use super::dom::DomTree;
 #[cfg(test)]
@@ -31,7 +29,7 @@ use super::{predecessors, Csr, Graph, NONE};
 use crate::ir::{Block, BlockId, Function, TermKind, Terminator};
 
 /// Why a block was added.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AddedKind {
     /// Named "preheader": jumps to the loop header; the header's outside
     /// predecessors jump to it instead.
@@ -44,7 +42,7 @@ pub enum AddedKind {
 }
 
 /// One block added by [`loop_simplify`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AddedBlock {
     pub block: BlockId,
     pub kind: AddedKind,
@@ -55,7 +53,7 @@ pub struct AddedBlock {
 }
 
 /// What [`loop_simplify`] changed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SimplifyReport {
     /// Added blocks, in creation (= block id) order.
     pub added: Vec<AddedBlock>,

@@ -14,10 +14,9 @@
 //! instructions never move.
 
 use super::{AccessTarget, BlockId, Function, InstKind, VarId};
-use serde::Serialize;
 
 /// Index of an expression in [`Function::exprs`](super::Function::exprs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ExprId(pub u32);
 
 impl ExprId {
@@ -27,7 +26,7 @@ impl ExprId {
 }
 
 /// The position of an instruction: its block and its index in the block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct InstRef {
     pub block: BlockId,
     pub index: u32,
@@ -36,7 +35,7 @@ pub struct InstRef {
 /// Operators of the expressions the front ends record. The dependence
 /// analysis reads the integer ones; the others are kept for recognising
 /// reductions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     Add,
     Sub,
@@ -106,7 +105,7 @@ impl BinOp {
 }
 
 /// One node of a symbolic expression.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
     /// An integer constant (literals, enumerators, `#define`s, PARAMETERs
     /// the front end folded).
@@ -138,7 +137,7 @@ pub enum Expr {
 
 /// How an access selects what it touches within its root object (a named
 /// variable, or the memory a pointer points to).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sel {
     /// One subscript. C: one per `[]` (and the offset of `*(p + k)`, `*p`
     /// is index 0); Fortran: one per dimension, in source order (the first
@@ -164,7 +163,7 @@ pub type Path = Vec<Sel>;
 /// The control of a counted loop, as written (`for (i = a; i < b; i += s)`,
 /// Fortran `DO i = a, b, s`). The analysis checks that `var` really is an
 /// induction variable of the loop before using any of it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopControl {
     pub var: VarId,
     /// The first value.
@@ -182,7 +181,7 @@ pub struct LoopControl {
     pub bounds_once: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cmp {
     Lt,
     Le,

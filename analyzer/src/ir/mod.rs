@@ -22,12 +22,11 @@ pub mod expr;
 pub use expr::{BinOp, Cmp, Expr, ExprId, InstRef, LoopControl, Path, Sel};
 
 use crate::source::Span;
-use serde::Serialize;
 
 macro_rules! id_type {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(pub u32);
         impl $name {
             pub fn index(self) -> usize {
@@ -51,7 +50,7 @@ id_type!(
 );
 
 /// Source language of a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lang {
     C,
     Fortran,
@@ -329,7 +328,7 @@ pub enum AccessTarget {
     Deref { ptr: Option<VarId> },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
     /// The whole variable (a scalar, or an aggregate copied as a whole).
     Whole,
@@ -409,7 +408,7 @@ pub enum CallArg {
 }
 
 /// Scalar type classes for the type-based alias rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarTy {
     /// `char`, `signed/unsigned char`, Fortran `character`: aliases everything.
     Char,
@@ -432,8 +431,6 @@ pub struct Var {
     pub name: String,
     /// The declaring identifier (or the first use for implicit declarations).
     pub span: Span,
-    /// The whole declaration statement.
-    pub decl_span: Span,
     pub kind: VarKind,
     pub ty: VarType,
     /// C: `&x` taken, or an array/aggregate passed to a call by address.
@@ -446,7 +443,7 @@ pub struct Var {
     pub only_passed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarKind {
     /// Function-local automatic variable (C), Fortran local without SAVE.
     Local,
@@ -502,7 +499,7 @@ pub struct VarType {
 }
 
 /// The INTENT attribute of a Fortran dummy argument (F2018 8.5.10).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Intent {
     /// No INTENT (or not a Fortran dummy).
     #[default]
@@ -517,7 +514,7 @@ pub enum Intent {
 }
 
 /// One array dimension's bounds, when they are compile-time constants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Dim {
     /// The lowest index (C: 0; Fortran: 1 unless declared).
     pub lower: Option<i64>,
@@ -580,6 +577,23 @@ impl BuiltinCall {
         !t.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("call"))
     }
 
+    /// Whether CSAFortranIntrinsics turns this call, made in Fortran, into
+    /// an intrinsic: a name it maps, the argument count it expects, every
+    /// argument an integer constant. Otherwise the call stays an external
+    /// call (a memory operation that marks no loop).
+    pub fn fortran_accepted(&self) -> bool {
+        match self.kind.fortran_arity() {
+            Some(n) => {
+                self.args.len() == n
+                    && self
+                        .args
+                        .iter()
+                        .all(|a| matches!(a.value, ArgValue::Int(_)))
+            }
+            None => false,
+        }
+    }
+
     /// The name without prefix, lower-case (`parallel_loop`).
     pub fn short_name(&self) -> String {
         let lower = self.name.to_ascii_lowercase();
@@ -591,7 +605,7 @@ impl BuiltinCall {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BuiltinKind {
     ParallelLoop,
     Spmd,
@@ -616,6 +630,17 @@ impl BuiltinKind {
                 | BuiltinKind::Spmdization
                 | BuiltinKind::PipelineLoop
         )
+    }
+
+    /// The argument count CSAFortranIntrinsics expects, for the builtins
+    /// it maps (`None`: it leaves the call alone).
+    fn fortran_arity(self) -> Option<usize> {
+        match self {
+            BuiltinKind::ParallelLoop | BuiltinKind::WorkerNum => Some(0),
+            BuiltinKind::Spmd => Some(2),
+            BuiltinKind::PipelineLoop => Some(1),
+            _ => None,
+        }
     }
 
     /// Region/section intrinsics.
@@ -713,7 +738,7 @@ pub struct OmpRegion {
 /// Paropt's `genCSASections`): a parallel region from the end of `entry`
 /// to the top of `exit`, and a parallel section around each `section`
 /// (the first one's directive may be left out).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OmpSections {
     /// The `sections` or `parallel sections` directive.
     pub directive: Span,
@@ -726,7 +751,7 @@ pub struct OmpSections {
 
 /// One section of an [`OmpSections`]: from the end of `entry` (an empty
 /// block) to the top of `exit` (the block its code falls into).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OmpSection {
     /// The `section` directive, or the first statement when it has none.
     pub span: Span,
@@ -734,7 +759,7 @@ pub struct OmpSection {
     pub exit: BlockId,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoopKind {
     For,
     While,

@@ -29,7 +29,7 @@ pub struct MemoryOptions {
     pub pure_functions: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Storage {
     /// Promoted to SSA values by mem2reg/SROA: accesses are not memory
     /// operations.
@@ -40,7 +40,7 @@ pub enum Storage {
     Constant,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemOpKind {
     Read,
     Write,
@@ -404,7 +404,7 @@ pub fn builtin_effect(func: &Function, b: &BuiltinCall) -> Option<MemOpKind> {
             _ => Some(MemOpKind::Intrinsic),
         },
         Lang::Fortran => {
-            if crate::clie::fortran_builtin_accepted(b) {
+            if b.fortran_accepted() {
                 match b.kind {
                     BuiltinKind::WorkerNum => None,
                     _ => Some(MemOpKind::Intrinsic),

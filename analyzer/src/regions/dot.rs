@@ -132,6 +132,12 @@ pub fn memop_graph(inp: &DotInput) -> String {
     if inp.ordering.regions_ignored {
         label.push_str(" - BAD PARALLEL SECTION INTRINSICS: every region and section ignored");
     }
+    if inp.ordering.listing_truncated {
+        label.push_str(&format!(
+            " - only the first {} ordering edges are drawn",
+            crate::regions::ordering::MAX_LISTED_EDGES
+        ));
+    }
     let _ = writeln!(out, "\tlabel=\"{}\";", esc_string(&label));
     let _ = writeln!(out);
     for &b in &rpo {

@@ -25,12 +25,11 @@ use crate::graph::loops::{LoopForest, LoopId};
 use crate::ir::*;
 use crate::memory::{MemOpKind, MemoryInfo};
 use crate::source::Span;
-use serde::Serialize;
 
 /// Identifies a region. User regions are identified by their id (all
 /// entries with one id are one region, as in the compiler); regions the
 /// compiler inserts have ids of their own that never collide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RegionKey {
     User(i64),
     /// CLIE's region for the marked loop.
@@ -41,7 +40,7 @@ pub enum RegionKey {
     OmpSections(usize),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
     RegionEntry,
     RegionExit,
@@ -78,7 +77,7 @@ impl EventKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventOrigin {
     User(BuiltinId),
     Clie { loop_id: LoopId, marker: BuiltinId },
@@ -87,7 +86,7 @@ pub enum EventOrigin {
 }
 
 /// One region/section intrinsic.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegionEvent {
     pub kind: EventKind,
     pub region: RegionKey,
@@ -97,7 +96,7 @@ pub struct RegionEvent {
     pub block: BlockId,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Item {
     /// An index into `MemoryInfo::ops`.
     Mem(usize),

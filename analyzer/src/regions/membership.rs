@@ -34,7 +34,7 @@ use super::events::{Item, MemopCfg, RegionKey};
 use crate::ir::*;
 
 /// A lattice value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
     Unreached,
     Outside,
@@ -53,7 +53,7 @@ impl State {
 }
 
 /// What a point is with respect to one region (or its sections).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Membership {
     Inside,
     Outside,
@@ -82,7 +82,7 @@ enum Pass {
 }
 
 /// Which rule a membership problem breaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Broken {
     AmbiguousRegion,
     AmbiguousSection,

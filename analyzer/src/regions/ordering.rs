@@ -121,7 +121,6 @@ use crate::ir::{BlockId, Function};
 use crate::memory::alias;
 use crate::memory::{MemOp, MemOpKind, MemoryInfo, VarFacts};
 use rustc_hash::FxHashMap as HashMap;
-use serde::Serialize;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// With at most this many ordering memory operations every pair is listed.
@@ -146,7 +145,7 @@ const fn bit(s: u8) -> u8 {
 }
 
 /// The per-region state of the backward walk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RegionState {
     /// No intrinsic of the region between here and B.
     NoneSeen,
@@ -183,7 +182,7 @@ impl RegionState {
 }
 
 /// Why an edge is not needed whatever the regions say.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NotNeededReason {
     /// Neither operation writes.
     NeitherWrites,
@@ -193,7 +192,7 @@ pub enum NotNeededReason {
     PrefetchFirst,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
     /// The compiler puts an ordering edge A -> B.
     Kept,
@@ -207,7 +206,7 @@ pub enum Verdict {
 }
 
 /// One pair of ordering memory operations A (`from`) and B (`to`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderingEdge {
     /// Index into `MemoryInfo::ops` of the earlier operation.
     pub from: usize,
@@ -225,7 +224,7 @@ pub struct OrderingEdge {
 }
 
 /// What kind of inconsistency.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProblemKind {
     /// Walking back, an intrinsic the state machine does not allow in
     /// `state` (index into `MemopCfg::events`).
@@ -238,7 +237,7 @@ pub enum ProblemKind {
 }
 
 /// One path of a witness: from the problem's point towards B.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathWitness {
     /// The region's state at the problem's point along this path.
     pub state: RegionState,
@@ -252,7 +251,7 @@ pub struct PathWitness {
 }
 
 /// An inconsistency found walking back from B (at most one per region).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OrderingProblem {
     pub kind: ProblemKind,
     pub region: RegionKey,
@@ -278,7 +277,7 @@ pub struct OrderingProblem {
     pub paths: Vec<PathWitness>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default)]
 pub struct OrderingInfo {
     /// Sorted by (to, from, carried_by).
     pub edges: Vec<OrderingEdge>,
@@ -2023,18 +2022,54 @@ mod tests {
 
     #[test]
     fn unreachable_and_irreducible_code_do_not_break_the_walk() {
+        // A `goto` into the loop body makes the loop irreducible (no
+        // natural loop, so nothing is loop-carried); the region exit after
+        // the `return` is unreachable.
         let src = "void f(int *p, int c) {
           int r = __builtin_csa_parallel_region_entry(0);
+          p[c] = 0;
           if (c) goto inside;
           for (int i = 0; i < 10; i++) {
           inside:
             p[i] = 1;
           }
+          p[c + 1] = 3;
           return;
           p[0] = 2;
           __builtin_csa_parallel_region_exit(r);
         }";
         let c = run(src, "f");
-        let _ = c.info.edges.len();
+        let f = &c.fa.functions[c.fi];
+        assert!(f.forest.loops.is_empty(), "{:?}", f.forest);
+        assert!(!f.forest.irreducible_edges().is_empty(), "{:?}", f.forest);
+        assert!(f.reachable.contains(&false));
+        // The walk ends without an inconsistency and lists every pair.
+        assert!(c.info.problems.is_empty(), "{:#?}", c.info.problems);
+        assert!(!c.info.regions_ignored);
+        assert!(!c.info.listing_truncated);
+        // Nothing of the unreachable code takes part: only the region
+        // entry is an event, and `p[0]` is no ordering memory operation.
+        let kinds: Vec<EventKind> = c.cfg.events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [EventKind::RegionEntry]);
+        assert!(f
+            .memory
+            .ops
+            .iter()
+            .all(|o| c.fa.source.text().get(o.span.range()) != Some("p[0]")));
+        // Every reachable pair is ordered in the same iteration: the walk
+        // goes through the irreducible part but never across its retreating
+        // edge.
+        let (a, b, d) = (c.op("p[c]"), c.op("p[i]"), c.op("p[c + 1]"));
+        let edges: Vec<(usize, usize, Option<LoopId>, Verdict)> = c
+            .info
+            .edges
+            .iter()
+            .map(|e| (e.from, e.to, e.carried_by, e.verdict))
+            .collect();
+        assert_eq!(
+            edges,
+            [(a, b, None, KEPT), (a, d, None, KEPT), (b, d, None, KEPT)]
+        );
+        assert!(c.info.edges.iter().all(|e| !e.loop_carried));
     }
 }

@@ -1,7 +1,11 @@
 //! Integer constant evaluation: literals, `#define` bodies (token level) and
 //! expression subtrees (tree level). Everything here is pure and bounded.
+//! What the operators and integer literals mean is `csa_grammars::cint`'s
+//! (shared with the preprocessor's `#if`); this module walks the tokens and
+//! trees.
 
 use crate::frontend::fields::{CFields, F};
+use csa_grammars::cint;
 use tree_sitter::Node;
 
 /// Nesting bound for both evaluators, counted across macro expansions
@@ -17,10 +21,12 @@ pub(crate) trait ConstEnv {
     fn is_type_name(&self, name: &str) -> bool;
 }
 
-/// Parses a C integer literal (decimal, hex, octal, binary; `u`/`l`
-/// suffixes; `'` digit separators). Floating literals give `None`.
+/// The value of a C integer literal ([`cint::literal_i64`]: decimal, hex,
+/// octal, binary; `u`/`l`/`z` suffixes; `'` digit separators), with the
+/// sign tree-sitter-c folds into a `number_literal` (`-1` is one token).
+/// `None` for a floating literal and for a value above `i64::MAX` (see
+/// [`is_int_literal`]).
 pub(crate) fn parse_int_literal(text: &str) -> Option<i64> {
-    // tree-sitter-c folds a sign into the literal (`-1` is one token)
     let text = text.trim();
     if let Some(rest) = text.strip_prefix('-') {
         return parse_int_literal(rest.strip_prefix(['-', '+']).map_or(rest, |_| "x"))
@@ -32,25 +38,15 @@ pub(crate) fn parse_int_literal(text: &str) -> Option<i64> {
         }
         return parse_int_literal(rest);
     }
-    let t: String = text.chars().filter(|&c| c != '\'').collect();
-    let t = t.trim_end_matches(['u', 'U', 'l', 'L', 'z', 'Z']);
-    if t.is_empty() {
-        return None;
-    }
-    let (digits, radix) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        (h, 16)
-    } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
-        (b, 2)
-    } else if t.len() > 1 && t.starts_with('0') {
-        (&t[1..], 8)
-    } else {
-        (t, 10)
-    };
-    if digits.is_empty() {
-        return None;
-    }
-    let v = u64::from_str_radix(digits, radix).ok()?;
-    Some(v as i64)
+    cint::literal_i64(text)
+}
+
+/// Whether `text` (a `number_literal`) is an integer literal, also one
+/// whose value [`parse_int_literal`] does not give: above `i64::MAX` it
+/// has an unsigned type, which the evaluation does not model.
+pub(crate) fn is_int_literal(text: &str) -> bool {
+    let t = text.trim().trim_start_matches(['-', '+']).trim_start();
+    cint::parse_literal(t).is_some()
 }
 
 /// The value of a character literal (`'a'`, `'\n'`, `'\x41'`, `'\0'`).
@@ -132,38 +128,15 @@ pub(crate) fn unescape(body: &str) -> String {
     out
 }
 
+/// `a op b` for the operator spelled `op`, as [`cint::binop`] says
+/// (overflow wraps; division by zero is not a constant).
 pub(crate) fn binop(op: &str, a: i64, b: i64) -> Option<i64> {
-    Some(match op {
-        "+" => a.wrapping_add(b),
-        "-" => a.wrapping_sub(b),
-        "*" => a.wrapping_mul(b),
-        "/" => a.checked_div(b)?,
-        "%" => a.checked_rem(b)?,
-        "<<" => a.checked_shl(u32::try_from(b).ok()?)?,
-        ">>" => a.checked_shr(u32::try_from(b).ok()?)?,
-        "&" => a & b,
-        "|" => a | b,
-        "^" => a ^ b,
-        "==" => (a == b) as i64,
-        "!=" => (a != b) as i64,
-        "<" => (a < b) as i64,
-        "<=" => (a <= b) as i64,
-        ">" => (a > b) as i64,
-        ">=" => (a >= b) as i64,
-        "&&" => (a != 0 && b != 0) as i64,
-        "||" => (a != 0 || b != 0) as i64,
-        _ => return None,
-    })
+    cint::binop(cint::BinOp::from_token(op)?, a, b)
 }
 
+/// `op a` for the operator spelled `op`, as [`cint::unop`] says.
 pub(crate) fn unop(op: &str, a: i64) -> Option<i64> {
-    Some(match op {
-        "-" => a.wrapping_neg(),
-        "+" => a,
-        "~" => !a,
-        "!" => (a == 0) as i64,
-        _ => return None,
-    })
+    Some(cint::unop(cint::UnOp::from_token(op)?, a))
 }
 
 /// Unwraps parentheses around a single expression.
@@ -596,6 +569,13 @@ mod tests {
         assert_eq!(parse_int_literal("--1"), None);
         assert_eq!(parse_int_literal("1.5"), None);
         assert_eq!(parse_int_literal("1e3"), None);
+        // above i64::MAX: unsigned in C, not a value here, but an integer
+        assert_eq!(parse_int_literal("0xFFFFFFFFFFFFFFFF"), None);
+        assert_eq!(parse_int_literal("-9223372036854775808"), None);
+        assert!(is_int_literal("0xFFFFFFFFFFFFFFFFull"));
+        assert!(is_int_literal("-9223372036854775808"));
+        assert!(!is_int_literal("1.5"));
+        assert!(!is_int_literal("1e3"));
         assert_eq!(parse_char_literal("'\\n'"), Some(10));
         assert_eq!(string_literal_value("\"Cy\\x41\""), "CyA");
     }
@@ -614,5 +594,25 @@ mod tests {
         assert_eq!(ev("(1"), None);
         assert_eq!(ev(""), None);
         assert_eq!(ev("1 / 0"), None);
+    }
+
+    /// The operators are `csa_grammars::cint`'s, as in the preprocessor:
+    /// overflow wraps (the IR constant clang makes), the rest is not a
+    /// constant.
+    #[test]
+    fn overflow_wraps_and_undefined_operations_are_not_constants() {
+        assert_eq!(ev("9223372036854775807 + 1"), Some(i64::MIN));
+        assert_eq!(ev("-9223372036854775807 - 2"), Some(i64::MAX));
+        assert_eq!(ev("4611686018427387904 * 2"), Some(i64::MIN));
+        assert_eq!(ev("-(-9223372036854775807 - 1)"), Some(i64::MIN));
+        assert_eq!(ev("1 << 63"), Some(i64::MIN));
+        assert_eq!(ev("1 % 0"), None);
+        assert_eq!(ev("(-9223372036854775807 - 1) / -1"), None);
+        assert_eq!(ev("(-9223372036854775807 - 1) % -1"), None);
+        assert_eq!(ev("1 << 64"), None);
+        assert_eq!(ev("1 << -1"), None);
+        assert_eq!(ev("1 >> 64"), None);
+        assert_eq!(ev("0xFFFFFFFFFFFFFFFF"), None);
+        assert_eq!(ev("0 && 1 / 0"), Some(0));
     }
 }

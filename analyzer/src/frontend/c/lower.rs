@@ -352,9 +352,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
         if let Some(&v) = self.globals_in_fn.get(name) {
             return v;
         }
-        let (ty, sp, dsp, cv) = match self.file.globals.get(name) {
-            Some(g) => (g.ctype.clone(), g.span, g.decl_span, g.const_value),
-            None => (CType::unknown(), span(at), span(at), None),
+        let (ty, sp, cv) = match self.file.globals.get(name) {
+            Some(g) => (g.ctype.clone(), g.span, g.const_value),
+            None => (CType::unknown(), span(at), None),
         };
         let mut vt = ty.var_type();
         vt.const_value = cv;
@@ -362,7 +362,6 @@ impl<'f, 't> FnLowerer<'f, 't> {
             Var {
                 name: name.to_string(),
                 span: sp,
-                decl_span: dsp,
                 kind: VarKind::Global,
                 ty: vt,
                 address_taken: false,
@@ -434,7 +433,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             return;
         };
         // K&R definitions: `int f(a, b) int a; double *b; { ... }`
-        let mut kr: HashMap<String, (CType, Span)> = HashMap::default();
+        let mut kr: HashMap<String, CType> = HashMap::default();
         for d in children(def) {
             if d.node_kind() != "declaration" {
                 continue;
@@ -446,7 +445,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             for x in d.fields(F::Declarator) {
                 let (ty, name) = self.file.apply_declarator(x, base.clone());
                 if let Some(name) = name {
-                    kr.insert(self.text(name).to_string(), (ty, span(d)));
+                    kr.insert(self.text(name).to_string(), ty);
                 }
             }
         }
@@ -463,28 +462,24 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     let (ty, name) = self.file.apply_declarator(d, base);
                     let Some(name) = name else { continue };
                     let ty = adjust_param(ty, d, self.file);
-                    self.add_param(self.text(name).to_string(), span(name), span(p), ty);
+                    self.add_param(self.text(name).to_string(), span(name), ty);
                 }
                 "identifier" => {
                     let name = self.text(p).to_string();
-                    let (ty, dsp) = kr
-                        .get(&name)
-                        .cloned()
-                        .unwrap_or_else(|| (CType::int(), span(p)));
+                    let ty = kr.get(&name).cloned().unwrap_or_else(CType::int);
                     let ty = adjust_param(ty, p, self.file);
-                    self.add_param(name, span(p), dsp, ty);
+                    self.add_param(name, span(p), ty);
                 }
                 _ => {}
             }
         }
     }
 
-    fn add_param(&mut self, name: String, sp: Span, dsp: Span, ty: CType) {
+    fn add_param(&mut self, name: String, sp: Span, ty: CType) {
         let v = self.add_var(
             Var {
                 name: name.clone(),
                 span: sp,
-                decl_span: dsp,
                 kind: VarKind::Param,
                 ty: ty.var_type(),
                 address_taken: false,
@@ -544,7 +539,6 @@ impl<'f, 't> FnLowerer<'f, 't> {
                             Var {
                                 name: name_s.clone(),
                                 span: span(name),
-                                decl_span: span(n),
                                 kind: VarKind::Global,
                                 ty: ty.var_type(),
                                 address_taken: false,
@@ -575,7 +569,6 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 Var {
                     name: name_s.clone(),
                     span: span(name),
-                    decl_span: span(n),
                     kind: if is_static {
                         VarKind::Static
                     } else {

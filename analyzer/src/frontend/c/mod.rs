@@ -466,7 +466,6 @@ pub(crate) struct MacroDef {
 pub(crate) struct GlobalDecl {
     pub ctype: CType,
     pub span: Span,
-    pub decl_span: Span,
     pub const_value: Option<i64>,
 }
 
@@ -768,7 +767,6 @@ impl<'t> FileCtx<'t> {
             let g = GlobalDecl {
                 ctype: ty,
                 span: span(name),
-                decl_span: span(n),
                 const_value,
             };
             match self.globals.get(&name_s) {
@@ -777,7 +775,6 @@ impl<'t> FileCtx<'t> {
                 Some(old) => {
                     let g = GlobalDecl {
                         span: old.span,
-                        decl_span: old.decl_span,
                         ..g
                     };
                     self.globals.insert(name_s, g);

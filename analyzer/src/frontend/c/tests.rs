@@ -1528,6 +1528,44 @@ fn builtin_fields() {
     assert_eq!(b[5].name, "__builtin_csa_unknown_thing");
 }
 
+/// Region ids fold as clang's constants do (`csa_grammars::cint`, shared
+/// with the preprocessor): an overflow wraps, in the expression and in a
+/// macro body; a division by zero, a shift by 64 or more, `INT64_MIN / -1`
+/// and a literal above `INT64_MAX` are no constant.
+#[test]
+fn region_ids_fold_with_wrapping_overflow() {
+    let src = r#"#define WRAP (9223372036854775807 + 2)
+#define DIV0 (1 / 0)
+void f(void) {
+  int a = __builtin_csa_parallel_region_entry(9223372036854775807 + 2);
+  int b = __builtin_csa_parallel_region_entry(WRAP);
+  int c = __builtin_csa_parallel_region_entry(-(-9223372036854775807 - 1));
+  int d = __builtin_csa_parallel_region_entry(4611686018427387904 * 2);
+  int e = __builtin_csa_parallel_region_entry(1 / 0);
+  int g = __builtin_csa_parallel_region_entry(DIV0);
+  int h = __builtin_csa_parallel_region_entry(1 << 64);
+  int i = __builtin_csa_parallel_region_entry((-9223372036854775807 - 1) / -1);
+  int j = __builtin_csa_parallel_region_entry(0xFFFFFFFFFFFFFFFF);
+}
+"#;
+    let f = func(src, "f");
+    let ids: Vec<&ArgValue> = f.builtins.iter().map(|b| &b.args[0].value).collect();
+    assert_eq!(
+        ids,
+        [
+            &ArgValue::Int(i64::MIN + 1),
+            &ArgValue::Int(i64::MIN + 1),
+            &ArgValue::Int(i64::MIN),
+            &ArgValue::Int(i64::MIN),
+            &ArgValue::Other,
+            &ArgValue::Other,
+            &ArgValue::Other,
+            &ArgValue::Other,
+            &ArgValue::Other,
+        ]
+    );
+}
+
 #[test]
 fn pragma_spans() {
     let src = "void f(double *a, int n) {\n  #pragma omp parallel for\n  for (int i = 0; i < n; i++) a[i] = 0;\n  [[intel::ivdep]] for (int i = 0; i < n; i++) a[i] = 0;\n}\n";
@@ -2021,8 +2059,5 @@ fn scan_finds_definitions_inside_function_statements() {
 /// The front end's options in these tests: every body lowered (the tests
 /// look at the IR of functions without CSA builtins too).
 fn every_body() -> FrontendOptions {
-    FrontendOptions {
-        every_body: true,
-        ..FrontendOptions::default()
-    }
+    FrontendOptions { every_body: true }
 }

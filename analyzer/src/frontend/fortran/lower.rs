@@ -161,8 +161,7 @@ pub(super) fn lower_unit(
         sections: Vec::new(),
         items_level: 0,
     };
-    let header_span = unit.header.map(|h| cx.span(h)).unwrap_or(unit.span);
-    l.declare_unit(header_span);
+    l.declare_unit();
     l.lower_items(unit.items);
     l.omp_regions(unit.header, unit.items);
     let error = l.error;
@@ -364,7 +363,6 @@ impl<'a, 't> Lowerer<'a, 't> {
         let v = self.b.add_var(Var {
             name: d.name.clone(),
             span: d.span,
-            decl_span: d.decl_span,
             kind,
             ty: vt,
             address_taken: d.target || d.equivalenced,
@@ -383,7 +381,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// Creates the unit's variables: dummies, the function result, then
     /// every other declared name in declaration order. Locals get a `Decl`
     /// in the entry block.
-    fn declare_unit(&mut self, header_span: Span) {
+    fn declare_unit(&mut self) {
         let sc = self.unit_scope();
         let implicit = self.implicit.clone();
         let mut params = Vec::new();
@@ -396,7 +394,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             let v = match sc.get(lname) {
                 Some(d) => self.make_var(d, VarKind::Dummy, &implicit),
                 None => {
-                    let d = implicit_entry(spelled, *span, header_span);
+                    let d = implicit_entry(spelled, *span);
                     self.make_var(&d, VarKind::Dummy, &implicit)
                 }
             };
@@ -410,7 +408,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             if !self.names[0].contains_key(lname) {
                 let mut d = match sc.get(lname) {
                     Some(d) => d.clone(),
-                    None => implicit_entry(spelled, *span, header_span),
+                    None => implicit_entry(spelled, *span),
                 };
                 if d.ty.is_none() {
                     d.ty = ty.clone();
@@ -568,7 +566,6 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.b.add_var(Var {
                 name: spelled,
                 span,
-                decl_span: span,
                 kind: VarKind::Saved,
                 ty: VarType {
                     scalar: ScalarTy::Unknown,
@@ -579,11 +576,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             })
         } else if self.unit_scope().save_all {
             // a bare SAVE statement saves implicitly typed names too
-            let d = implicit_entry(&spelled, span, span);
+            let d = implicit_entry(&spelled, span);
             let implicit = self.implicit.clone();
             self.make_var(&d, VarKind::Saved, &implicit)
         } else {
-            let d = implicit_entry(&spelled, span, span);
+            let d = implicit_entry(&spelled, span);
             let implicit = self.implicit.clone();
             let v = self.make_var(&d, VarKind::Local, &implicit);
             // storage of every local comes alive at entry
@@ -2111,7 +2108,6 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let v = self.b.add_var(Var {
                     name: self.cx.text(id).trim().to_string(),
                     span: sp,
-                    decl_span: self.span(*ctl),
                     kind: VarKind::Local,
                     ty: VarType::default(),
                     address_taken: false,
@@ -2338,7 +2334,6 @@ impl<'a, 't> Lowerer<'a, 't> {
                                 let v = self.b.add_var(Var {
                                     name: self.cx.text(an).trim().to_string(),
                                     span: sp,
-                                    decl_span: self.span(a),
                                     kind: VarKind::Local,
                                     ty: VarType {
                                         scalar: ScalarTy::Unknown,
@@ -2414,7 +2409,6 @@ impl<'a, 't> Lowerer<'a, 't> {
                         let v = self.b.add_var(Var {
                             name: self.cx.text(*id).trim().to_string(),
                             span: self.span(*id),
-                            decl_span: self.span(k),
                             kind: VarKind::Local,
                             ty: VarType::default(),
                             address_taken: false,
@@ -2568,8 +2562,8 @@ fn decl_kind(d: &DeclEntry, save_all: bool) -> VarKind {
 }
 
 /// A declaration entry for an implicitly typed name.
-fn implicit_entry(name: &str, span: Span, decl_span: Span) -> DeclEntry {
-    DeclEntry::new(name, span, decl_span)
+fn implicit_entry(name: &str, span: Span) -> DeclEntry {
+    DeclEntry::new(name, span)
 }
 
 /// The expression inside parentheses.

@@ -101,8 +101,6 @@ pub struct DeclEntry {
     pub name: String,
     /// The first declaring identifier.
     pub span: Span,
-    /// The statement of the first declaration (the type declaration if any).
-    pub decl_span: Span,
     pub has_type_decl: bool,
     pub ty: Option<TypeSpec>,
     pub dims: Option<Dims>,
@@ -129,11 +127,10 @@ pub struct DeclEntry {
 impl DeclEntry {
     /// An entry with nothing declared yet (also used for implicitly typed
     /// names).
-    pub(super) fn new(name: &str, span: Span, decl_span: Span) -> DeclEntry {
+    pub(super) fn new(name: &str, span: Span) -> DeclEntry {
         DeclEntry {
             name: name.to_string(),
             span,
-            decl_span,
             has_type_decl: false,
             ty: None,
             dims: None,
@@ -288,12 +285,12 @@ impl Scope {
         self.index.get(name).map(|&i| &self.decls[i])
     }
 
-    fn entry(&mut self, name: &str, span: Span, decl_span: Span) -> &mut DeclEntry {
+    fn entry(&mut self, name: &str, span: Span) -> &mut DeclEntry {
         let key = name.to_ascii_lowercase();
         let i = match self.index.get(&key) {
             Some(&i) => i,
             None => {
-                self.decls.push(DeclEntry::new(name, span, decl_span));
+                self.decls.push(DeclEntry::new(name, span));
                 self.index.insert(key, self.decls.len() - 1);
                 self.decls.len() - 1
             }
@@ -1012,7 +1009,6 @@ impl Collector<'_, '_> {
 
     fn var_decl(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
-        let stmt_span = cx.span(n);
         let ty_node = n.field(F::Type);
         let is_procedure = ty_node.is_some_and(|t| t.node_kind() == "procedure");
         let ty = {
@@ -1044,11 +1040,10 @@ impl Collector<'_, '_> {
             } else {
                 None
             };
-            let e = scope.entry(&name, cx.span(ident), stmt_span);
+            let e = scope.entry(&name, cx.span(ident));
             if !e.has_type_decl {
                 e.has_type_decl = true;
                 e.span = cx.span(ident);
-                e.decl_span = stmt_span;
                 e.name = name.clone();
             }
             if is_procedure {
@@ -1072,7 +1067,6 @@ impl Collector<'_, '_> {
 
     fn var_mod(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
-        let stmt_span = cx.span(n);
         let mut attr_dims: Option<FNode> = None;
         let mut flags = AttrFlags::default();
         for k in super::named_kids(n) {
@@ -1088,7 +1082,7 @@ impl Collector<'_, '_> {
                 let lookup = |s: &str| self.lookup_in(scope, s);
                 size.or(attr_dims).map(|s| dims_of(cx, s, &lookup))
             };
-            let e = scope.entry(cx.text(ident), cx.span(ident), stmt_span);
+            let e = scope.entry(cx.text(ident), cx.span(ident));
             if dims.is_some() {
                 e.dims = dims;
             }
@@ -1098,7 +1092,6 @@ impl Collector<'_, '_> {
 
     fn parameter_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
-        let stmt_span = cx.span(n);
         for pa in super::named_kids(n) {
             if pa.node_kind() != "parameter_assignment" {
                 continue;
@@ -1114,7 +1107,7 @@ impl Collector<'_, '_> {
                 let lookup = |s: &str| self.lookup_in(scope, s);
                 fold(cx, *e, &lookup)
             };
-            let entry = scope.entry(cx.text(*id), cx.span(*id), stmt_span);
+            let entry = scope.entry(cx.text(*id), cx.span(*id));
             entry.parameter = true;
             entry.const_value = value;
         }
@@ -1122,7 +1115,6 @@ impl Collector<'_, '_> {
 
     fn common_stmt(&self, scope: &mut Scope, n: FNode) {
         let cx = self.cx;
-        let stmt_span = cx.span(n);
         let mut decls = Vec::new();
         for k in super::named_kids(n) {
             match k.node_kind() {
@@ -1143,7 +1135,7 @@ impl Collector<'_, '_> {
                 let lookup = |s: &str| self.lookup_in(scope, s);
                 size.map(|s| dims_of(cx, s, &lookup))
             };
-            let e = scope.entry(cx.text(ident), cx.span(ident), stmt_span);
+            let e = scope.entry(cx.text(ident), cx.span(ident));
             e.common = true;
             if dims.is_some() {
                 e.dims = dims;
@@ -1162,7 +1154,7 @@ impl Collector<'_, '_> {
         }
         for id in ids {
             if id.node_kind() == "identifier" {
-                scope.entry(cx.text(id), cx.span(id), cx.span(n)).save = true;
+                scope.entry(cx.text(id), cx.span(id)).save = true;
             }
         }
     }
@@ -1176,7 +1168,7 @@ impl Collector<'_, '_> {
             for obj in super::named_kids(set) {
                 if let Some(base) = designator_base(obj) {
                     scope
-                        .entry(cx.text(base), cx.span(base), cx.span(n))
+                        .entry(cx.text(base), cx.span(base))
                         .initialized = true;
                 }
             }
@@ -1189,7 +1181,7 @@ impl Collector<'_, '_> {
             for obj in super::named_kids(set) {
                 if let Some(base) = designator_base(obj) {
                     scope
-                        .entry(cx.text(base), cx.span(base), cx.span(n))
+                        .entry(cx.text(base), cx.span(base))
                         .equivalenced = true;
                 }
             }
@@ -1206,14 +1198,14 @@ impl Collector<'_, '_> {
                 continue;
             };
             let pname = cx.lname(p);
-            scope.entry(cx.text(p), cx.span(p), cx.span(n));
+            scope.entry(cx.text(p), cx.span(p));
             let (ident, size, _) = split_declarator(t);
             let Some(ident) = ident else { continue };
             let dims = {
                 let lookup = |s: &str| self.lookup_in(scope, s);
                 size.map(|s| dims_of(cx, s, &lookup))
             };
-            let e = scope.entry(cx.text(ident), cx.span(ident), cx.span(n));
+            let e = scope.entry(cx.text(ident), cx.span(ident));
             e.cray_pointer = Some(pname);
             if dims.is_some() {
                 e.dims = dims;
@@ -1317,7 +1309,7 @@ impl Collector<'_, '_> {
                     }
                     None => next,
                 };
-                let e = scope.entry(cx.text(ident), cx.span(ident), cx.span(st));
+                let e = scope.entry(cx.text(ident), cx.span(ident));
                 e.parameter = true;
                 e.ty = Some(TypeSpec::Int);
                 e.const_value = value;

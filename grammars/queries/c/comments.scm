@@ -1,2 +1,0 @@
-; Every comment, `/* ... */` and `// ...` (suppressions live here).
-(comment) @comment
