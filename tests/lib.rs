@@ -3,9 +3,13 @@
 //! Fixture format (DIAGNOSTICS.md): `//~ CSA101` (C) or `!~ CSA101`
 //! (Fortran) at the end of a line expects that code anchored on that line;
 //! `//~^ CSA101` on the line above (`^^` two above). Several codes may
-//! follow one marker. A double-quoted string after a code (`//~ CSA201
-//! "does not notice"`, with `\"` for a quote) must occur in that
-//! diagnostic's message. Text after `--` is a comment. Header lines `//@ define
+//! follow one marker. An annotation may also pin the message, which must
+//! then contain the given text (case-sensitive; see [`message_text`]):
+//! `//~ CSA101: could not parallelize`, a colon right after the code and
+//! the rest of the line as the text (so it comes last), or a
+//! double-quoted string after a code, `//~ CSA201 "does not notice"` (with
+//! `\"` for a quote and `\\` for a backslash), which other codes may follow.
+//! Otherwise text after `--` is a comment. Header lines `//@ define
 //! NAME` / `!@ define NAME`, `//@ pure NAME` and
 //! `//@ disable-loop-storage-check` set analysis options. Every
 //! diagnostic must be annotated and every annotation matched.
@@ -22,7 +26,8 @@
 //! the result must change nothing, and the result must not have more
 //! syntax errors than the original.
 
-use analyzer::diag::Code;
+use analyzer::diag::{Code, Diagnostic};
+use analyzer::source::SourceText;
 use analyzer::{analyze, Analysis, AnalysisOptions};
 use analyzer::{fix_all, FixAllOptions, IvdepStyle, Target};
 use csa_grammars::SourceKind;
@@ -36,6 +41,13 @@ pub struct Expectation {
     pub code: Code,
     /// Text the message must contain.
     pub message: Option<String>,
+}
+
+/// The text of a diagnostic's message that pinned messages are compared
+/// with (its line references shown as lines of `src`): the one place that
+/// knows how a message becomes text.
+pub fn message_text(d: &Diagnostic, src: &SourceText) -> String {
+    d.message.render(src)
 }
 
 impl Expectation {
@@ -154,22 +166,31 @@ pub fn parse_annotations(text: &str, fortran: bool) -> Annotations {
                 continue;
             }
             let end = rest
-                .find(|c: char| c.is_whitespace() || c == ',' || c == '"')
+                .find(|c: char| c.is_whitespace() || c == ',' || c == '"' || c == ':')
                 .unwrap_or(rest.len());
             let word = &rest[..end];
             rest = &rest[end..];
             any = true;
+            // `CSA101: text`: the rest of the line is the message text
+            let pinned = rest.strip_prefix(':').map(str::trim);
             match Code::parse(word) {
                 Some(code) => {
                     ann.expected.push(Expectation {
                         line: target,
                         code,
-                        message: None,
+                        message: pinned.filter(|t| !t.is_empty()).map(str::to_string),
                     });
                 }
                 None => ann
                     .errors
                     .push(format!("line {lineno}: `{word}` is not a diagnostic code")),
+            }
+            if let Some(text) = pinned {
+                if text.is_empty() {
+                    ann.errors
+                        .push(format!("line {lineno}: no message text after `{word}:`"));
+                }
+                break;
             }
         }
         if !any {
@@ -193,10 +214,7 @@ pub fn kind_of(path: &Path) -> Option<SourceKind> {
 pub fn check_fixture(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let kind = kind_of(path).ok_or_else(|| format!("{}: unknown extension", path.display()))?;
-    let fortran = kind != SourceKind::C;
-    let ann = parse_annotations(&text, fortran);
-    let fa = analyze(kind, &text, &ann.options);
-    compare(path, &fa, &ann)?;
+    let ann = check_annotated(path, kind, &text)?;
     let mut fixed_path = path.as_os_str().to_owned();
     fixed_path.push(".fixed");
     let fixed_path = PathBuf::from(fixed_path);
@@ -211,6 +229,16 @@ pub fn check_fixture(path: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Analyses `text`, annotated as a fixture of `kind`, and compares the
+/// diagnostics with its annotations (`path` names it in the report).
+/// Returns the annotations for the `.fixed` check.
+pub fn check_annotated(path: &Path, kind: SourceKind, text: &str) -> Result<Annotations, String> {
+    let ann = parse_annotations(text, kind != SourceKind::C);
+    let fa = analyze(kind, text, &ann.options);
+    compare(path, &fa, &ann)?;
+    Ok(ann)
 }
 
 /// What the headers of a fixture select for its `.fixed` check.
@@ -293,7 +321,7 @@ fn compare(path: &Path, fa: &Analysis, ann: &Annotations) -> Result<(), String> 
         .iter()
         .map(|d| {
             let lc = fa.source().line_col(d.span.start as usize);
-            let message = d.message.render(fa.source());
+            let message = message_text(d, fa.source());
             let shown = format!("{}:{}: {} {}", lc.line, lc.column, d.code, message);
             (lc.line, d.code, message, shown)
         })
@@ -409,5 +437,76 @@ mod tests {
         assert!(exp(1, 201, Some("notice")).matches(1, Code(201), "it does not notice"));
         assert!(!exp(1, 201, Some("notice")).matches(1, Code(201), "it ignores"));
         assert!(exp(1, 201, None).matches(1, Code(201), "anything"));
+    }
+
+    #[test]
+    fn annotations_with_a_pinned_message_after_a_colon() {
+        let a = parse_annotations(
+            "x(); //~ CSA105, CSA101: could not -- \"all\" of it, CSA999\n//~^ CSA102:no space\ny(); //~ CSA103:\nz(); //~ XYZ: text\n",
+            false,
+        );
+        assert_eq!(
+            a.expected,
+            vec![
+                exp(1, 101, Some("could not -- \"all\" of it, CSA999")),
+                exp(1, 102, Some("no space")),
+                exp(1, 105, None),
+                exp(3, 103, None),
+            ]
+        );
+        assert_eq!(a.errors.len(), 2, "{:?}", a.errors);
+        assert!(a.errors[0].contains("no message text"), "{:?}", a.errors);
+        assert!(a.errors[1].contains("`XYZ`"), "{:?}", a.errors);
+        let a = parse_annotations("call s() !~^^ CSA107: wrong number\n", true);
+        assert_eq!(a.expected, vec![exp(0, 107, Some("wrong number"))]);
+    }
+
+    /// The harness itself: a pinned message that the diagnostic's message
+    /// does not contain fails the fixture, the right one passes.
+    #[test]
+    fn a_wrong_pinned_message_fails_the_fixture() {
+        let fixture = |annotation: &str| {
+            format!(
+                "#ifdef __CSA__\nvoid f(void) {{\n  __builtin_csa_parallel_loop(); {annotation}\n}}\n#endif\n"
+            )
+        };
+        let path = Path::new("self_test.c");
+        let check = |text: &str| check_annotated(path, SourceKind::C, text);
+        for good in [
+            "//~ CSA105",
+            "//~ CSA105: no loop follows it",
+            "//~ CSA105 \"no loop follows it\"",
+        ] {
+            assert!(
+                check(&fixture(good)).is_ok(),
+                "{good}: {:?}",
+                check(&fixture(good))
+            );
+        }
+        for (bad, why) in [
+            (
+                "//~ CSA105: no loop follows her",
+                "with \"no loop follows her\"",
+            ),
+            (
+                "//~ CSA105: No loop follows it",
+                "with \"No loop follows it\"",
+            ),
+            (
+                "//~ CSA105 \"could not parallelize\"",
+                "with \"could not parallelize\"",
+            ),
+            (
+                "//~ CSA101: no loop follows it",
+                "missing diagnostic: CSA101",
+            ),
+        ] {
+            let err = check(&fixture(bad)).expect_err(bad);
+            assert!(err.contains(why), "{bad}: {err}");
+            assert!(
+                err.contains("unexpected diagnostic: 3:3: CSA105"),
+                "{bad}: {err}"
+            );
+        }
     }
 }

@@ -144,11 +144,6 @@ impl ClieResult {
     }
 }
 
-/// [`BuiltinCall::fortran_accepted`], for callers that still name it here.
-pub fn fortran_builtin_accepted(b: &BuiltinCall) -> bool {
-    b.fortran_accepted()
-}
-
 /// Whether `b` acts as a loop marker for CLIE.
 pub fn is_active_marker(func: &Function, b: &BuiltinCall) -> bool {
     b.kind.is_marker() && (func.lang == Lang::C || b.fortran_accepted())

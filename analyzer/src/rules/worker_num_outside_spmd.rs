@@ -50,7 +50,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         if b.kind != BuiltinKind::WorkerNum {
             continue;
         }
-        if cx.func.lang == Lang::Fortran && !crate::clie::fortran_builtin_accepted(b) {
+        if cx.func.lang == Lang::Fortran && !b.fortran_accepted() {
             continue; // CSA107: it is not the intrinsic at all
         }
         if cx.func.lang == Lang::Fortran && b.fortran_value_used(cx.src.text()) {

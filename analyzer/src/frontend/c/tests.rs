@@ -4,6 +4,7 @@ use super::*;
 use crate::ir::dump::dump_function;
 use crate::ir::{ArgValue, BuiltinKind, Function, ScalarTy, TermKind};
 use crate::source::SourceText;
+use expect_test::{expect, Expect};
 
 fn lower_all(text: &str) -> LoweredFile {
     lower(text, &every_body())
@@ -23,8 +24,9 @@ fn dump(text: &str, name: &str) -> String {
 }
 
 /// `(name, source, function, expected dump)`: each source is lowered and the
-/// named function's dump must match exactly.
-const CASES: &[(&str, &str, &str, &str)] = &[
+/// named function's dump must match exactly (`UPDATE_EXPECT=1 cargo test`
+/// rewrites the expected dumps in place).
+const CASES: &[(&str, &str, &str, Expect)] = &[
     (
         "for loop: init, cond, body, inc, end; continue goes to for.inc",
         r#"void f(int *a, int n) {
@@ -36,45 +38,46 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 }
 "#,
         "f",
-        r#"function f
-  var a: param int*
-  var n: param int
-  var i: local int
-  loop For header bb1 body bb2 @2:3
-bb0 entry:
-  decl i                         @2:12
-  write i int = 0                @2:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @2:19
-  read n int                     @2:23
-  -> branch bb2 bb4
-bb2 for.body:
-  read a ptr                     @3:9
-  read i int                     @3:11
-  read *a int                    @3:9
-  -> branch bb5 bb6
-bb3 for.inc:
-  read i int                     @2:26
-  write i int                    @2:26
-  -> goto bb1
-bb4 for.end:
-  -> goto bb9
-bb5 if.then:
-  -> goto bb3
-bb6 if.end:
-  read i int                     @4:9
-  -> branch bb7 bb8
-bb7 if.then:
-  -> goto bb4
-bb8 if.end:
-  read a ptr                     @5:5
-  read i int                     @5:7
-  write *a int                   @5:5
-  -> goto bb3
-bb9 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param int*
+              var n: param int
+              var i: local int
+              loop For header bb1 body bb2 @2:3
+            bb0 entry:
+              decl i                         @2:12
+              write i int = 0                @2:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @2:19
+              read n int                     @2:23
+              -> branch bb2 bb4
+            bb2 for.body:
+              read a ptr                     @3:9
+              read i int                     @3:11
+              read *a int                    @3:9
+              -> branch bb5 bb6
+            bb3 for.inc:
+              read i int                     @2:26
+              write i int                    @2:26
+              -> goto bb1
+            bb4 for.end:
+              -> goto bb9
+            bb5 if.then:
+              -> goto bb3
+            bb6 if.end:
+              read i int                     @4:9
+              -> branch bb7 bb8
+            bb7 if.then:
+              -> goto bb4
+            bb8 if.end:
+              read a ptr                     @5:5
+              read i int                     @5:7
+              write *a int                   @5:5
+              -> goto bb3
+            bb9 return:
+              -> return
+        "#]],
     ),
     (
         "for without increment or condition: continue goes to for.cond",
@@ -84,40 +87,41 @@ bb9 return:
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-  loop For header bb1 body bb2 @2:3
-  loop For header bb6 body bb7 @3:3
-bb0 entry:
-  -> goto bb1
-bb1 for.cond:
-  -> goto bb2
-bb2 for.body:
-  read n int                     @2:18
-  -> branch bb4 bb5
-bb3 for.end:
-  -> goto bb6
-bb4 if.then:
-  -> goto bb3
-bb5 if.end:
-  -> goto bb1
-bb6 for.cond:
-  read n int                     @3:10
-  -> branch bb7 bb8
-bb7 for.body:
-  read n int                     @3:20
-  write n int                    @3:20
-  read n int                     @3:29
-  -> branch bb9 bb10
-bb8 for.end:
-  -> goto bb11
-bb9 if.then:
-  -> goto bb6
-bb10 if.end:
-  -> goto bb6
-bb11 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+              loop For header bb1 body bb2 @2:3
+              loop For header bb6 body bb7 @3:3
+            bb0 entry:
+              -> goto bb1
+            bb1 for.cond:
+              -> goto bb2
+            bb2 for.body:
+              read n int                     @2:18
+              -> branch bb4 bb5
+            bb3 for.end:
+              -> goto bb6
+            bb4 if.then:
+              -> goto bb3
+            bb5 if.end:
+              -> goto bb1
+            bb6 for.cond:
+              read n int                     @3:10
+              -> branch bb7 bb8
+            bb7 for.body:
+              read n int                     @3:20
+              write n int                    @3:20
+              read n int                     @3:29
+              -> branch bb9 bb10
+            bb8 for.end:
+              -> goto bb11
+            bb9 if.then:
+              -> goto bb6
+            bb10 if.end:
+              -> goto bb6
+            bb11 return:
+              -> return
+        "#]],
     ),
     (
         "while loops: condition in the header; while (1) and while (0) fold",
@@ -128,51 +132,52 @@ bb11 return:
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-  var p: param int*
-  loop While header bb1 body bb2 @2:3
-  loop While header bb6 body bb7 @3:3
-  loop While header bb11 body bb12 @4:3
-bb0 entry:
-  -> goto bb1
-bb1 while.cond:
-  read p ptr                     @2:11
-  read *p int                    @2:10
-  read n int                     @2:15
-  -> branch bb2 bb3
-bb2 while.body:
-  read p ptr                     @2:20
-  write p ptr                    @2:20
-  read n int                     @2:29
-  -> branch bb4 bb5
-bb3 while.end:
-  -> goto bb6
-bb4 if.then:
-  -> goto bb1
-bb5 if.end:
-  -> goto bb1
-bb6 while.cond:
-  -> goto bb7
-bb7 while.body:
-  read n int                     @3:19
-  -> branch bb9 bb10
-bb8 while.end:
-  -> goto bb11
-bb9 if.then:
-  -> goto bb8
-bb10 if.end:
-  -> goto bb6
-bb11 while.cond:
-  -> goto bb13
-bb12 while.body:
-  write n int = 1                @4:15
-  -> goto bb11
-bb13 while.end:
-  -> goto bb14
-bb14 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+              var p: param int*
+              loop While header bb1 body bb2 @2:3
+              loop While header bb6 body bb7 @3:3
+              loop While header bb11 body bb12 @4:3
+            bb0 entry:
+              -> goto bb1
+            bb1 while.cond:
+              read p ptr                     @2:11
+              read *p int                    @2:10
+              read n int                     @2:15
+              -> branch bb2 bb3
+            bb2 while.body:
+              read p ptr                     @2:20
+              write p ptr                    @2:20
+              read n int                     @2:29
+              -> branch bb4 bb5
+            bb3 while.end:
+              -> goto bb6
+            bb4 if.then:
+              -> goto bb1
+            bb5 if.end:
+              -> goto bb1
+            bb6 while.cond:
+              -> goto bb7
+            bb7 while.body:
+              read n int                     @3:19
+              -> branch bb9 bb10
+            bb8 while.end:
+              -> goto bb11
+            bb9 if.then:
+              -> goto bb8
+            bb10 if.end:
+              -> goto bb6
+            bb11 while.cond:
+              -> goto bb13
+            bb12 while.body:
+              write n int = 1                @4:15
+              -> goto bb11
+            bb13 while.end:
+              -> goto bb14
+            bb14 return:
+              -> return
+        "#]],
     ),
     (
         "do/while: body is the header, condition in do.cond; while (0) does not loop",
@@ -183,46 +188,47 @@ bb14 return:
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-  loop DoWhile header bb1 body bb1 @2:3
-  loop DoWhile header bb6 body bb6 @3:3
-  loop DoWhile header bb9 body bb9 @4:3
-bb0 entry:
-  -> goto bb1
-bb1 do.body:
-  read n int                     @2:8
-  write n int                    @2:8
-  read n int                     @2:17
-  -> branch bb4 bb5
-bb2 do.cond:
-  read n int                     @2:44
-  -> branch bb1 bb3
-bb3 do.end:
-  -> goto bb6
-bb4 if.then:
-  -> goto bb2
-bb5 if.end:
-  -> goto bb2
-bb6 do.body:
-  read n int                     @3:8
-  write n int                    @3:8
-  -> goto bb7
-bb7 do.cond:
-  -> goto bb8
-bb8 do.end:
-  -> goto bb9
-bb9 do.body:
-  read n int                     @4:8
-  write n int                    @4:8
-  -> goto bb10
-bb10 do.cond:
-  -> goto bb9
-bb11 do.end:
-  -> goto bb12
-bb12 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+              loop DoWhile header bb1 body bb1 @2:3
+              loop DoWhile header bb6 body bb6 @3:3
+              loop DoWhile header bb9 body bb9 @4:3
+            bb0 entry:
+              -> goto bb1
+            bb1 do.body:
+              read n int                     @2:8
+              write n int                    @2:8
+              read n int                     @2:17
+              -> branch bb4 bb5
+            bb2 do.cond:
+              read n int                     @2:44
+              -> branch bb1 bb3
+            bb3 do.end:
+              -> goto bb6
+            bb4 if.then:
+              -> goto bb2
+            bb5 if.end:
+              -> goto bb2
+            bb6 do.body:
+              read n int                     @3:8
+              write n int                    @3:8
+              -> goto bb7
+            bb7 do.cond:
+              -> goto bb8
+            bb8 do.end:
+              -> goto bb9
+            bb9 do.body:
+              read n int                     @4:8
+              write n int                    @4:8
+              -> goto bb10
+            bb10 do.cond:
+              -> goto bb9
+            bb11 do.end:
+              -> goto bb12
+            bb12 return:
+              -> return
+        "#]],
     ),
     (
         "if/else, constant if elided like clang (unless the dead arm has a label)",
@@ -236,36 +242,37 @@ void f(int n) {
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-bb0 entry:
-  read n int                     @3:7
-  -> branch bb1 bb2
-bb1 if.then:
-  write n int = 1                @3:10
-  -> goto bb3
-bb2 if.else:
-  write n int = 2                @3:22
-  -> goto bb3
-bb3 if.end:
-  read n int                     @4:7
-  -> branch bb4 bb5
-bb4 if.then:
-  write n int = 4                @4:14
-  -> goto bb5
-bb5 if.end:
-  write n int = 5                @6:10
-  -> goto bb7
-bb6 if.then:
-  -> goto bb8
-bb7 if.end:
-  -> goto bb9
-bb8 label:
-  write n int = 7                @7:15
-  -> goto bb7
-bb9 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+            bb0 entry:
+              read n int                     @3:7
+              -> branch bb1 bb2
+            bb1 if.then:
+              write n int = 1                @3:10
+              -> goto bb3
+            bb2 if.else:
+              write n int = 2                @3:22
+              -> goto bb3
+            bb3 if.end:
+              read n int                     @4:7
+              -> branch bb4 bb5
+            bb4 if.then:
+              write n int = 4                @4:14
+              -> goto bb5
+            bb5 if.end:
+              write n int = 5                @6:10
+              -> goto bb7
+            bb6 if.then:
+              -> goto bb8
+            bb7 if.end:
+              -> goto bb9
+            bb8 label:
+              write n int = 7                @7:15
+              -> goto bb7
+            bb9 return:
+              -> return
+        "#]],
     ),
     (
         "short-circuit conditions: &&, ||, !, ?: branch like EmitBranchOnBoolExpr in if/for; while/do conditions are values (EvaluateExprAsBool)",
@@ -277,63 +284,64 @@ bb9 return:
 }
 "#,
         "f",
-        r#"function f
-  var a: param int
-  var b: param int
-  var c: param int
-  loop While header bb9 body bb10 @4:3
-bb0 entry:
-  read a int                     @2:7
-  -> branch bb4 bb3
-bb1 if.then:
-  write a int = 1                @2:21
-  -> goto bb2
-bb2 if.end:
-  read c int                     @3:7
-  -> branch bb7 bb8
-bb3 lor.lhs.false:
-  read c int                     @2:18
-  -> branch bb2 bb1
-bb4 land.lhs.true:
-  read b int                     @2:12
-  -> branch bb1 bb3
-bb5 if.then:
-  write a int = 2                @3:18
-  -> goto bb6
-bb6 if.end:
-  -> goto bb9
-bb7 cond.true:
-  read a int                     @3:11
-  -> branch bb5 bb6
-bb8 cond.false:
-  read b int                     @3:15
-  -> branch bb5 bb6
-bb9 while.cond:
-  read a int                     @4:10
-  -> branch bb14 bb13
-bb10 while.body:
-  read a int                     @4:23
-  write a int                    @4:23
-  -> goto bb9
-bb11 while.end:
-  read b int                     @5:12
-  -> branch bb15 bb16
-bb12 land.rhs:
-  read c int                     @4:20
-  -> goto bb13
-bb13 land.end:
-  -> branch bb10 bb11
-bb14 land.lhs.true:
-  read b int                     @4:15
-  -> branch bb12 bb13
-bb15 if.then:
-  write a int = 3                @5:15
-  -> goto bb16
-bb16 if.end:
-  -> goto bb17
-bb17 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param int
+              var b: param int
+              var c: param int
+              loop While header bb9 body bb10 @4:3
+            bb0 entry:
+              read a int                     @2:7
+              -> branch bb4 bb3
+            bb1 if.then:
+              write a int = 1                @2:21
+              -> goto bb2
+            bb2 if.end:
+              read c int                     @3:7
+              -> branch bb7 bb8
+            bb3 lor.lhs.false:
+              read c int                     @2:18
+              -> branch bb2 bb1
+            bb4 land.lhs.true:
+              read b int                     @2:12
+              -> branch bb1 bb3
+            bb5 if.then:
+              write a int = 2                @3:18
+              -> goto bb6
+            bb6 if.end:
+              -> goto bb9
+            bb7 cond.true:
+              read a int                     @3:11
+              -> branch bb5 bb6
+            bb8 cond.false:
+              read b int                     @3:15
+              -> branch bb5 bb6
+            bb9 while.cond:
+              read a int                     @4:10
+              -> branch bb14 bb13
+            bb10 while.body:
+              read a int                     @4:23
+              write a int                    @4:23
+              -> goto bb9
+            bb11 while.end:
+              read b int                     @5:12
+              -> branch bb15 bb16
+            bb12 land.rhs:
+              read c int                     @4:20
+              -> goto bb13
+            bb13 land.end:
+              -> branch bb10 bb11
+            bb14 land.lhs.true:
+              read b int                     @4:15
+              -> branch bb12 bb13
+            bb15 if.then:
+              write a int = 3                @5:15
+              -> goto bb16
+            bb16 if.end:
+              -> goto bb17
+            bb17 return:
+              -> return
+        "#]],
     ),
     (
         "&&, || and ?: as values always branch",
@@ -344,38 +352,39 @@ bb17 return:
 }
 "#,
         "f",
-        r#"function f
-  var a: param int
-  var b: param int
-  var x: param int
-bb0 entry:
-  read a int                     @2:7
-  -> branch bb1 bb2
-bb1 land.rhs:
-  read b int                     @2:12
-  -> goto bb2
-bb2 land.end:
-  write x int                    @2:3
-  read a int                     @3:5
-  -> branch bb4 bb3
-bb3 lor.rhs:
-  -> goto bb4
-bb4 lor.end:
-  call g                         @3:3
-  read a int                     @4:7
-  -> branch bb5 bb6
-bb5 cond.true:
-  read b int                     @4:11
-  -> goto bb7
-bb6 cond.false:
-  read x int                     @4:15
-  -> goto bb7
-bb7 cond.end:
-  write x int                    @4:3
-  -> goto bb8
-bb8 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param int
+              var b: param int
+              var x: param int
+            bb0 entry:
+              read a int                     @2:7
+              -> branch bb1 bb2
+            bb1 land.rhs:
+              read b int                     @2:12
+              -> goto bb2
+            bb2 land.end:
+              write x int                    @2:3
+              read a int                     @3:5
+              -> branch bb4 bb3
+            bb3 lor.rhs:
+              -> goto bb4
+            bb4 lor.end:
+              call g                         @3:3
+              read a int                     @4:7
+              -> branch bb5 bb6
+            bb5 cond.true:
+              read b int                     @4:11
+              -> goto bb7
+            bb6 cond.false:
+              read x int                     @4:15
+              -> goto bb7
+            bb7 cond.end:
+              write x int                    @4:3
+              -> goto bb8
+            bb8 return:
+              -> return
+        "#]],
     ),
     (
         "switch: cases in order, default last, fallthrough, break to sw.epilog",
@@ -390,34 +399,35 @@ bb8 return:
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-bb0 entry:
-  read n int                     @2:11
-  -> switch bb2 bb3 bb5 bb4
-bb1 sw.epilog:
-  read n int                     @8:11
-  -> switch bb7 bb6
-bb2 sw.bb:
-  write n int = 10               @3:11
-  -> goto bb3
-bb3 sw.bb:
-  write n int = 20               @4:11
-  -> goto bb1
-bb4 sw.default:
-  write n int = 0                @5:12
-  -> goto bb5
-bb5 sw.bb:
-  -> goto bb1
-bb6 sw.epilog:
-  -> goto bb8
-bb7 sw.bb:
-  read n int                     @8:24
-  write n int                    @8:24
-  -> goto bb6
-bb8 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+            bb0 entry:
+              read n int                     @2:11
+              -> switch bb2 bb3 bb5 bb4
+            bb1 sw.epilog:
+              read n int                     @8:11
+              -> switch bb7 bb6
+            bb2 sw.bb:
+              write n int = 10               @3:11
+              -> goto bb3
+            bb3 sw.bb:
+              write n int = 20               @4:11
+              -> goto bb1
+            bb4 sw.default:
+              write n int = 0                @5:12
+              -> goto bb5
+            bb5 sw.bb:
+              -> goto bb1
+            bb6 sw.epilog:
+              -> goto bb8
+            bb7 sw.bb:
+              read n int                     @8:24
+              write n int                    @8:24
+              -> goto bb6
+            bb8 return:
+              -> return
+        "#]],
     ),
     (
         "goto forward and backward, labels start blocks",
@@ -432,27 +442,28 @@ out:
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-bb0 entry:
-  -> goto bb1
-bb1 label:
-  read n int                     @3:3
-  write n int                    @3:3
-  read n int                     @4:7
-  -> branch bb2 bb3
-bb2 if.then:
-  -> goto bb1
-bb3 if.end:
-  -> goto bb4
-bb4 label:
-  -> goto bb6
-bb5 unreachable:
-  write n int = 99               @6:3
-  -> goto bb4
-bb6 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+            bb0 entry:
+              -> goto bb1
+            bb1 label:
+              read n int                     @3:3
+              write n int                    @3:3
+              read n int                     @4:7
+              -> branch bb2 bb3
+            bb2 if.then:
+              -> goto bb1
+            bb3 if.end:
+              -> goto bb4
+            bb4 label:
+              -> goto bb6
+            bb5 unreachable:
+              write n int = 99               @6:3
+              -> goto bb4
+            bb6 return:
+              -> return
+        "#]],
     ),
     (
         "returns share one return block; code after return/exit is unreachable",
@@ -464,31 +475,32 @@ bb6 return:
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-bb0 entry:
-  read n int                     @2:7
-  -> branch bb1 bb2
-bb1 if.then:
-  -> goto bb3
-bb2 if.end:
-  read n int                     @3:7
-  -> branch bb4 bb5
-bb3 return:
-  -> return
-bb4 if.then:
-  call exit                      @3:17
-  -> unreachable
-bb5 if.end:
-  read n int                     @4:10
-  -> goto bb3
-bb6 unreachable:
-  write n int = 3                @3:26
-  -> goto bb5
-bb7 unreachable:
-  write n int = 4                @5:3
-  -> goto bb3
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+            bb0 entry:
+              read n int                     @2:7
+              -> branch bb1 bb2
+            bb1 if.then:
+              -> goto bb3
+            bb2 if.end:
+              read n int                     @3:7
+              -> branch bb4 bb5
+            bb3 return:
+              -> return
+            bb4 if.then:
+              call exit                      @3:17
+              -> unreachable
+            bb5 if.end:
+              read n int                     @4:10
+              -> goto bb3
+            bb6 unreachable:
+              write n int = 3                @3:26
+              -> goto bb5
+            bb7 unreachable:
+              write n int = 4                @5:3
+              -> goto bb3
+        "#]],
     ),
     (
         "markers with constant arguments (literals, macros, enums, const vars)",
@@ -507,46 +519,47 @@ void f(double *a, int n) {
 }
 "#,
         "f",
-        r#"function f
-  var a: param double*
-  var n: param int
-  var D: local int = 2
-  var i: local int
-  loop For header bb1 body bb2 @6:3
-bb0 entry:
-  decl D                         @4:13
-  write D int = 2                @4:13
-  builtin#0 spmd(4, 0)           @5:3
-  decl i                         @6:12
-  write i int = 0                @6:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @6:19
-  read n int                     @6:23
-  -> branch bb2 bb4
-bb2 for.body:
-  read a ptr                     @6:31
-  read i int                     @6:33
-  write *a double                @6:31
-  -> goto bb3
-bb3 for.inc:
-  read i int                     @6:26
-  write i int                    @6:26
-  -> goto bb1
-bb4 for.end:
-  builtin#1 spmd(4, 2)           @7:3
-  builtin#2 spmdization(2, "Cyclic") @8:3
-  builtin#3 pipeline_loop(-1)    @9:3
-  builtin#4 pipeline_loop(4)     @10:3
-  builtin#5 parallel_loop()      @11:3
-  read n int                     @12:22
-  read a ptr                     @12:25
-  read *a double                 @12:25
-  builtin#6 spmd(n, ?)           @12:3
-  -> goto bb5
-bb5 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param double*
+              var n: param int
+              var D: local int = 2
+              var i: local int
+              loop For header bb1 body bb2 @6:3
+            bb0 entry:
+              decl D                         @4:13
+              write D int = 2                @4:13
+              builtin#0 spmd(4, 0)           @5:3
+              decl i                         @6:12
+              write i int = 0                @6:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @6:19
+              read n int                     @6:23
+              -> branch bb2 bb4
+            bb2 for.body:
+              read a ptr                     @6:31
+              read i int                     @6:33
+              write *a double                @6:31
+              -> goto bb3
+            bb3 for.inc:
+              read i int                     @6:26
+              write i int                    @6:26
+              -> goto bb1
+            bb4 for.end:
+              builtin#1 spmd(4, 2)           @7:3
+              builtin#2 spmdization(2, "Cyclic") @8:3
+              builtin#3 pipeline_loop(-1)    @9:3
+              builtin#4 pipeline_loop(4)     @10:3
+              builtin#5 parallel_loop()      @11:3
+              read n int                     @12:22
+              read a ptr                     @12:25
+              read *a double                 @12:25
+              builtin#6 spmd(n, ?)           @12:3
+              -> goto bb5
+            bb5 return:
+              -> return
+        "#]],
     ),
     (
         "region/section intrinsics: token flow through locals",
@@ -565,55 +578,56 @@ bb5 return:
 }
 "#,
         "f",
-        r#"function f
-  var a: param double*
-  var n: param int
-  var r: local int
-  var i: local int
-  var s: local int
-  var t: local int
-  loop For header bb1 body bb2 @3:3
-bb0 entry:
-  decl r                         @2:7
-  builtin#0 region_entry(3)      @2:11
-  write r int = builtin#0        @2:7
-  decl i                         @3:12
-  write i int = 0                @3:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @3:19
-  read n int                     @3:23
-  -> branch bb2 bb4
-bb2 for.body:
-  decl s                         @4:9
-  read r int                     @4:50
-  builtin#1 section_entry(r)     @4:13
-  write s int = builtin#1        @4:9
-  read a ptr                     @5:5
-  read i int                     @5:7
-  write *a double                @5:5
-  read s int                     @6:41
-  builtin#2 section_exit(s)      @6:5
-  -> goto bb3
-bb3 for.inc:
-  read i int                     @3:26
-  write i int                    @3:26
-  -> goto bb1
-bb4 for.end:
-  read r int                     @8:38
-  builtin#3 region_exit(r)       @8:3
-  decl t                         @9:7
-  read r int                     @10:7
-  write t int = r                @10:3
-  builtin#4 region_entry(1001)   @11:7
-  write r int = builtin#4        @11:3
-  read a ptr                     @12:3
-  builtin#5 worker_num()         @12:5
-  write *a double                @12:3
-  -> goto bb5
-bb5 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param double*
+              var n: param int
+              var r: local int
+              var i: local int
+              var s: local int
+              var t: local int
+              loop For header bb1 body bb2 @3:3
+            bb0 entry:
+              decl r                         @2:7
+              builtin#0 region_entry(3)      @2:11
+              write r int = builtin#0        @2:7
+              decl i                         @3:12
+              write i int = 0                @3:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @3:19
+              read n int                     @3:23
+              -> branch bb2 bb4
+            bb2 for.body:
+              decl s                         @4:9
+              read r int                     @4:50
+              builtin#1 section_entry(r)     @4:13
+              write s int = builtin#1        @4:9
+              read a ptr                     @5:5
+              read i int                     @5:7
+              write *a double                @5:5
+              read s int                     @6:41
+              builtin#2 section_exit(s)      @6:5
+              -> goto bb3
+            bb3 for.inc:
+              read i int                     @3:26
+              write i int                    @3:26
+              -> goto bb1
+            bb4 for.end:
+              read r int                     @8:38
+              builtin#3 region_exit(r)       @8:3
+              decl t                         @9:7
+              read r int                     @10:7
+              write t int = r                @10:3
+              builtin#4 region_entry(1001)   @11:7
+              write r int = builtin#4        @11:3
+              read a ptr                     @12:3
+              builtin#5 worker_num()         @12:5
+              write *a double                @12:3
+              -> goto bb5
+            bb5 return:
+              -> return
+        "#]],
     ),
     (
         "accesses: pointers, arrays, structs, IndexKind and Deref",
@@ -633,57 +647,58 @@ void f(double *restrict a, double b[], int n, struct P *p) {
 }
 "#,
         "f",
-        r#"function f
-  var a: param double* restrict
-  var b: param double*
-  var n: param int
-  var p: param aggregate*
-  var loc: local int array
-  var s: local aggregate aggregate
-  var g: global double array
-  var gp: global double*
-bb0 entry:
-  decl loc                       @5:7
-  decl s                         @6:12
-  read b ptr                     @7:10
-  read n int                     @7:12
-  read *b double                 @7:10
-  read a ptr                     @7:3
-  read n int                     @7:5
-  write *a double                @7:3
-  read n int                     @8:19
-  read loc[dyn] int              @8:15
-  write loc[const] int           @8:3
-  read p ptr                     @9:9
-  read *p int                    @9:9
-  write s[const] int             @9:3
-  read p ptr                     @10:12
-  read n int                     @10:17
-  read *p double                 @10:12
-  write s[const] double          @10:3
-  read p ptr                     @11:7
-  read *p ptr                    @11:7
-  read *? int                    @11:7
-  write n int                    @11:3
-  read n int                     @12:13
-  read g[dyn] double             @12:11
-  read a ptr                     @12:20
-  read *a double                 @12:18
-  read a ptr                     @12:30
-  read *a double                 @12:29
-  read gp ptr                    @12:3
-  read n int                     @12:6
-  write *gp double               @12:3
-  read n int                     @13:19
-  read s[dyn] double             @13:15
-  read a ptr                     @13:5
-  read n int                     @13:9
-  read *a double                 @13:3
-  write *a double                @13:3
-  -> goto bb1
-bb1 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param double* restrict
+              var b: param double*
+              var n: param int
+              var p: param aggregate*
+              var loc: local int array
+              var s: local aggregate aggregate
+              var g: global double array
+              var gp: global double*
+            bb0 entry:
+              decl loc                       @5:7
+              decl s                         @6:12
+              read b ptr                     @7:10
+              read n int                     @7:12
+              read *b double                 @7:10
+              read a ptr                     @7:3
+              read n int                     @7:5
+              write *a double                @7:3
+              read n int                     @8:19
+              read loc[dyn] int              @8:15
+              write loc[const] int           @8:3
+              read p ptr                     @9:9
+              read *p int                    @9:9
+              write s[const] int             @9:3
+              read p ptr                     @10:12
+              read n int                     @10:17
+              read *p double                 @10:12
+              write s[const] double          @10:3
+              read p ptr                     @11:7
+              read *p ptr                    @11:7
+              read *? int                    @11:7
+              write n int                    @11:3
+              read n int                     @12:13
+              read g[dyn] double             @12:11
+              read a ptr                     @12:20
+              read *a double                 @12:18
+              read a ptr                     @12:30
+              read *a double                 @12:29
+              read gp ptr                    @12:3
+              read n int                     @12:6
+              write *gp double               @12:3
+              read n int                     @13:19
+              read s[dyn] double             @13:15
+              read a ptr                     @13:5
+              read n int                     @13:9
+              read *a double                 @13:3
+              write *a double                @13:3
+              -> goto bb1
+            bb1 return:
+              -> return
+        "#]],
     ),
     (
         "#define bounds fold to constants (no access), constant indices",
@@ -696,39 +711,40 @@ void f(double *a) {
 }
 "#,
         "f",
-        r#"function f
-  var a: param double*
-  var t: local double array
-  var i: local int
-  loop For header bb1 body bb2 @5:3
-bb0 entry:
-  decl t                         @4:10
-  decl i                         @5:12
-  write i int = 0                @5:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @5:19
-  -> branch bb2 bb4
-bb2 for.body:
-  read a ptr                     @5:38
-  read i int                     @5:40
-  read *a double                 @5:38
-  read i int                     @5:33
-  write t[dyn] double            @5:31
-  -> goto bb3
-bb3 for.inc:
-  read i int                     @5:26
-  write i int                    @5:26
-  -> goto bb1
-bb4 for.end:
-  read t[const] double           @6:10
-  read t[const] double           @6:20
-  read a ptr                     @6:3
-  write *a double                @6:3
-  -> goto bb5
-bb5 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param double*
+              var t: local double array
+              var i: local int
+              loop For header bb1 body bb2 @5:3
+            bb0 entry:
+              decl t                         @4:10
+              decl i                         @5:12
+              write i int = 0                @5:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @5:19
+              -> branch bb2 bb4
+            bb2 for.body:
+              read a ptr                     @5:38
+              read i int                     @5:40
+              read *a double                 @5:38
+              read i int                     @5:33
+              write t[dyn] double            @5:31
+              -> goto bb3
+            bb3 for.inc:
+              read i int                     @5:26
+              write i int                    @5:26
+              -> goto bb1
+            bb4 for.end:
+              read t[const] double           @6:10
+              read t[const] double           @6:20
+              read a ptr                     @6:3
+              write *a double                @6:3
+              -> goto bb5
+            bb5 return:
+              -> return
+        "#]],
     ),
     (
         "#pragma unroll: a fully unrolled inner loop's induction variable is a constant index",
@@ -748,106 +764,107 @@ void f(double *A, int n) {
 }
 "#,
         "f",
-        r#"function f
-  var A: param double*
-  var n: param int
-  var sums: local double array
-  var i: local int
-  var j: local int
-  var j: local int
-  var k: local int
-  var j: local int
-  loop For header bb1 body bb2 @5:3
-  loop For header bb5 body bb6 unrolled @7:5
-  loop For header bb9 body bb10 @9:5
-  loop For header bb13 body bb14 unrolled @11:5
-  loop For header bb17 body bb18 @12:5
-bb0 entry:
-  decl sums                      @3:10
-  builtin#0 parallel_loop()      @4:3
-  decl i                         @5:12
-  write i int = 0                @5:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @5:19
-  read n int                     @5:23
-  -> branch bb2 bb4
-bb2 for.body:
-  decl j                         @7:14
-  write j int = 0                @7:14
-  -> goto bb5
-bb3 for.inc:
-  read i int                     @5:28
-  write i int                    @5:28
-  -> goto bb1
-bb4 for.end:
-  -> goto bb21
-bb5 for.cond:
-  read j int                     @7:21
-  -> branch bb6 bb8
-bb6 for.body:
-  read A ptr                     @7:44
-  read i int                     @7:46
-  read j int                     @7:54
-  read *A double                 @7:44
-  read j int                     @7:38
-  read sums[const] double        @7:33
-  write sums[const] double       @7:33
-  -> goto bb7
-bb7 for.inc:
-  read j int                     @7:30
-  write j int                    @7:30
-  -> goto bb5
-bb8 for.end:
-  decl j                         @9:14
-  write j int = 0                @9:14
-  -> goto bb9
-bb9 for.cond:
-  read j int                     @9:21
-  -> branch bb10 bb12
-bb10 for.body:
-  read j int                     @9:38
-  write sums[dyn] double         @9:33
-  -> goto bb11
-bb11 for.inc:
-  read j int                     @9:28
-  write j int                    @9:28
-  -> goto bb9
-bb12 for.end:
-  decl k                         @11:14
-  write k int = 3                @11:14
-  -> goto bb13
-bb13 for.cond:
-  read k int                     @11:25
-  -> branch bb14 bb16
-bb14 for.body:
-  read k int                     @11:46
-  write sums[const] double       @11:41
-  -> goto bb15
-bb15 for.inc:
-  read k int                     @11:33
-  write k int                    @11:33
-  -> goto bb13
-bb16 for.end:
-  decl j                         @12:14
-  write j int = 0                @12:14
-  -> goto bb17
-bb17 for.cond:
-  read j int                     @12:21
-  -> branch bb18 bb20
-bb18 for.body:
-  read j int                     @12:38
-  write sums[dyn] double         @12:33
-  -> goto bb19
-bb19 for.inc:
-  read j int                     @12:30
-  write j int                    @12:30
-  -> goto bb17
-bb20 for.end:
-  -> goto bb3
-bb21 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var A: param double*
+              var n: param int
+              var sums: local double array
+              var i: local int
+              var j: local int
+              var j: local int
+              var k: local int
+              var j: local int
+              loop For header bb1 body bb2 @5:3
+              loop For header bb5 body bb6 unrolled @7:5
+              loop For header bb9 body bb10 @9:5
+              loop For header bb13 body bb14 unrolled @11:5
+              loop For header bb17 body bb18 @12:5
+            bb0 entry:
+              decl sums                      @3:10
+              builtin#0 parallel_loop()      @4:3
+              decl i                         @5:12
+              write i int = 0                @5:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @5:19
+              read n int                     @5:23
+              -> branch bb2 bb4
+            bb2 for.body:
+              decl j                         @7:14
+              write j int = 0                @7:14
+              -> goto bb5
+            bb3 for.inc:
+              read i int                     @5:28
+              write i int                    @5:28
+              -> goto bb1
+            bb4 for.end:
+              -> goto bb21
+            bb5 for.cond:
+              read j int                     @7:21
+              -> branch bb6 bb8
+            bb6 for.body:
+              read A ptr                     @7:44
+              read i int                     @7:46
+              read j int                     @7:54
+              read *A double                 @7:44
+              read j int                     @7:38
+              read sums[const] double        @7:33
+              write sums[const] double       @7:33
+              -> goto bb7
+            bb7 for.inc:
+              read j int                     @7:30
+              write j int                    @7:30
+              -> goto bb5
+            bb8 for.end:
+              decl j                         @9:14
+              write j int = 0                @9:14
+              -> goto bb9
+            bb9 for.cond:
+              read j int                     @9:21
+              -> branch bb10 bb12
+            bb10 for.body:
+              read j int                     @9:38
+              write sums[dyn] double         @9:33
+              -> goto bb11
+            bb11 for.inc:
+              read j int                     @9:28
+              write j int                    @9:28
+              -> goto bb9
+            bb12 for.end:
+              decl k                         @11:14
+              write k int = 3                @11:14
+              -> goto bb13
+            bb13 for.cond:
+              read k int                     @11:25
+              -> branch bb14 bb16
+            bb14 for.body:
+              read k int                     @11:46
+              write sums[const] double       @11:41
+              -> goto bb15
+            bb15 for.inc:
+              read k int                     @11:33
+              write k int                    @11:33
+              -> goto bb13
+            bb16 for.end:
+              decl j                         @12:14
+              write j int = 0                @12:14
+              -> goto bb17
+            bb17 for.cond:
+              read j int                     @12:21
+              -> branch bb18 bb20
+            bb18 for.body:
+              read j int                     @12:38
+              write sums[dyn] double         @12:33
+              -> goto bb19
+            bb19 for.inc:
+              read j int                     @12:30
+              write j int                    @12:30
+              -> goto bb17
+            bb20 for.end:
+              -> goto bb3
+            bb21 return:
+              -> return
+        "#]],
     ),
     (
         "OpenMP and ivdep attach to the following loop",
@@ -868,140 +885,141 @@ bb21 return:
 }
 "#,
         "f",
-        r#"function f
-  var a: param double*
-  var n: param int
-  var i: local int
-  var i: local int
-  var i: local int
-  var i: local int
-  var i: local int
-  var i: local int
-  loop For header bb1 body bb2 omp @3:3
-  loop For header bb5 body bb6 omp @5:3
-  loop For header bb9 body bb10 omp @7:3
-  loop For header bb13 body bb14 ivdep @9:3
-  loop While header bb17 body bb18 ivdep @11:3
-  loop For header bb20 body bb21 ivdep @12:20
-  loop For header bb24 body bb25 @14:3
-bb0 entry:
-  decl i                         @3:12
-  write i int = 0                @3:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @3:19
-  read n int                     @3:23
-  -> branch bb2 bb4
-bb2 for.body:
-  read a ptr                     @3:31
-  read i int                     @3:33
-  write *a double                @3:31
-  -> goto bb3
-bb3 for.inc:
-  read i int                     @3:26
-  write i int                    @3:26
-  -> goto bb1
-bb4 for.end:
-  decl i                         @5:12
-  write i int = 0                @5:12
-  -> goto bb5
-bb5 for.cond:
-  read i int                     @5:19
-  read n int                     @5:23
-  -> branch bb6 bb8
-bb6 for.body:
-  read a ptr                     @5:31
-  read i int                     @5:33
-  write *a double                @5:31
-  -> goto bb7
-bb7 for.inc:
-  read i int                     @5:26
-  write i int                    @5:26
-  -> goto bb5
-bb8 for.end:
-  decl i                         @7:12
-  write i int = 0                @7:12
-  -> goto bb9
-bb9 for.cond:
-  read i int                     @7:19
-  read n int                     @7:23
-  -> branch bb10 bb12
-bb10 for.body:
-  read a ptr                     @7:31
-  read i int                     @7:33
-  write *a double                @7:31
-  -> goto bb11
-bb11 for.inc:
-  read i int                     @7:26
-  write i int                    @7:26
-  -> goto bb9
-bb12 for.end:
-  decl i                         @9:12
-  write i int = 0                @9:12
-  -> goto bb13
-bb13 for.cond:
-  read i int                     @9:19
-  read n int                     @9:23
-  -> branch bb14 bb16
-bb14 for.body:
-  read a ptr                     @9:31
-  read i int                     @9:33
-  write *a double                @9:31
-  -> goto bb15
-bb15 for.inc:
-  read i int                     @9:26
-  write i int                    @9:26
-  -> goto bb13
-bb16 for.end:
-  -> goto bb17
-bb17 while.cond:
-  read n int                     @11:10
-  write n int                    @11:10
-  -> branch bb18 bb19
-bb18 while.body:
-  read a ptr                     @11:15
-  read n int                     @11:17
-  write *a double                @11:15
-  -> goto bb17
-bb19 while.end:
-  decl i                         @12:29
-  write i int = 0                @12:29
-  -> goto bb20
-bb20 for.cond:
-  read i int                     @12:36
-  read n int                     @12:40
-  -> branch bb21 bb23
-bb21 for.body:
-  read a ptr                     @12:48
-  read i int                     @12:50
-  write *a double                @12:48
-  -> goto bb22
-bb22 for.inc:
-  read i int                     @12:43
-  write i int                    @12:43
-  -> goto bb20
-bb23 for.end:
-  decl i                         @14:12
-  write i int = 0                @14:12
-  -> goto bb24
-bb24 for.cond:
-  read i int                     @14:19
-  read n int                     @14:23
-  -> branch bb25 bb27
-bb25 for.body:
-  read a ptr                     @14:31
-  read i int                     @14:33
-  write *a double                @14:31
-  -> goto bb26
-bb26 for.inc:
-  read i int                     @14:26
-  write i int                    @14:26
-  -> goto bb24
-bb27 for.end:
-  -> goto bb28
-bb28 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param double*
+              var n: param int
+              var i: local int
+              var i: local int
+              var i: local int
+              var i: local int
+              var i: local int
+              var i: local int
+              loop For header bb1 body bb2 omp @3:3
+              loop For header bb5 body bb6 omp @5:3
+              loop For header bb9 body bb10 omp @7:3
+              loop For header bb13 body bb14 ivdep @9:3
+              loop While header bb17 body bb18 ivdep @11:3
+              loop For header bb20 body bb21 ivdep @12:20
+              loop For header bb24 body bb25 @14:3
+            bb0 entry:
+              decl i                         @3:12
+              write i int = 0                @3:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @3:19
+              read n int                     @3:23
+              -> branch bb2 bb4
+            bb2 for.body:
+              read a ptr                     @3:31
+              read i int                     @3:33
+              write *a double                @3:31
+              -> goto bb3
+            bb3 for.inc:
+              read i int                     @3:26
+              write i int                    @3:26
+              -> goto bb1
+            bb4 for.end:
+              decl i                         @5:12
+              write i int = 0                @5:12
+              -> goto bb5
+            bb5 for.cond:
+              read i int                     @5:19
+              read n int                     @5:23
+              -> branch bb6 bb8
+            bb6 for.body:
+              read a ptr                     @5:31
+              read i int                     @5:33
+              write *a double                @5:31
+              -> goto bb7
+            bb7 for.inc:
+              read i int                     @5:26
+              write i int                    @5:26
+              -> goto bb5
+            bb8 for.end:
+              decl i                         @7:12
+              write i int = 0                @7:12
+              -> goto bb9
+            bb9 for.cond:
+              read i int                     @7:19
+              read n int                     @7:23
+              -> branch bb10 bb12
+            bb10 for.body:
+              read a ptr                     @7:31
+              read i int                     @7:33
+              write *a double                @7:31
+              -> goto bb11
+            bb11 for.inc:
+              read i int                     @7:26
+              write i int                    @7:26
+              -> goto bb9
+            bb12 for.end:
+              decl i                         @9:12
+              write i int = 0                @9:12
+              -> goto bb13
+            bb13 for.cond:
+              read i int                     @9:19
+              read n int                     @9:23
+              -> branch bb14 bb16
+            bb14 for.body:
+              read a ptr                     @9:31
+              read i int                     @9:33
+              write *a double                @9:31
+              -> goto bb15
+            bb15 for.inc:
+              read i int                     @9:26
+              write i int                    @9:26
+              -> goto bb13
+            bb16 for.end:
+              -> goto bb17
+            bb17 while.cond:
+              read n int                     @11:10
+              write n int                    @11:10
+              -> branch bb18 bb19
+            bb18 while.body:
+              read a ptr                     @11:15
+              read n int                     @11:17
+              write *a double                @11:15
+              -> goto bb17
+            bb19 while.end:
+              decl i                         @12:29
+              write i int = 0                @12:29
+              -> goto bb20
+            bb20 for.cond:
+              read i int                     @12:36
+              read n int                     @12:40
+              -> branch bb21 bb23
+            bb21 for.body:
+              read a ptr                     @12:48
+              read i int                     @12:50
+              write *a double                @12:48
+              -> goto bb22
+            bb22 for.inc:
+              read i int                     @12:43
+              write i int                    @12:43
+              -> goto bb20
+            bb23 for.end:
+              decl i                         @14:12
+              write i int = 0                @14:12
+              -> goto bb24
+            bb24 for.cond:
+              read i int                     @14:19
+              read n int                     @14:23
+              -> branch bb25 bb27
+            bb25 for.body:
+              read a ptr                     @14:31
+              read i int                     @14:33
+              write *a double                @14:31
+              -> goto bb26
+            bb26 for.inc:
+              read i int                     @14:26
+              write i int                    @14:26
+              -> goto bb24
+            bb27 for.end:
+              -> goto bb28
+            bb28 return:
+              -> return
+        "#]],
     ),
     (
         "declarations: globals, statics, externs, typedefs, restrict, VLA, const",
@@ -1023,48 +1041,49 @@ void f(int n, real *__restrict x, long double *__restrict__ y, unsigned char *z)
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-  var x: param double* restrict
-  var y: param long-double* restrict
-  var z: param char*
-  var calls: static int
-  var other: global int
-  var v: local double array vla
-  var pr: local aggregate aggregate
-  var arr: local int array
-  var msg: local char*
-  var LIMIT: global int = 8
-  var counter: global int
-  var ext: global float array
-bb0 entry:
-  decl calls                     @7:14
-  read n int                     @9:10
-  decl v                         @9:8
-  decl pr                        @10:10
-  write pr[const] aggregate      @10:10
-  decl arr                       @11:7
-  write arr[const] int           @11:7
-  decl msg                       @12:9
-  write msg ptr                  @12:8
-  read calls int                 @13:3
-  write calls int                @13:3
-  read other int                 @14:13
-  read pr[const] int             @14:29
-  write counter int              @14:3
-  read n int                     @15:14
-  read ext[dyn] float            @15:10
-  read x ptr                     @15:20
-  read *x double                 @15:19
-  read y ptr                     @15:25
-  read *y long-double            @15:24
-  read z ptr                     @15:30
-  read *z char                   @15:29
-  write v[const] double          @15:3
-  -> goto bb1
-bb1 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+              var x: param double* restrict
+              var y: param long-double* restrict
+              var z: param char*
+              var calls: static int
+              var other: global int
+              var v: local double array vla
+              var pr: local aggregate aggregate
+              var arr: local int array
+              var msg: local char*
+              var LIMIT: global int = 8
+              var counter: global int
+              var ext: global float array
+            bb0 entry:
+              decl calls                     @7:14
+              read n int                     @9:10
+              decl v                         @9:8
+              decl pr                        @10:10
+              write pr[const] aggregate      @10:10
+              decl arr                       @11:7
+              write arr[const] int           @11:7
+              decl msg                       @12:9
+              write msg ptr                  @12:8
+              read calls int                 @13:3
+              write calls int                @13:3
+              read other int                 @14:13
+              read pr[const] int             @14:29
+              write counter int              @14:3
+              read n int                     @15:14
+              read ext[dyn] float            @15:10
+              read x ptr                     @15:20
+              read *x double                 @15:19
+              read y ptr                     @15:25
+              read *y long-double            @15:24
+              read z ptr                     @15:30
+              read *z char                   @15:29
+              write v[const] double          @15:3
+              -> goto bb1
+            bb1 return:
+              -> return
+        "#]],
     ),
     (
         "address-taken and escapes: &x, array names, p = a, &a[i], &s",
@@ -1081,36 +1100,37 @@ void f(int n) {
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-  var x: local int address-taken
-  var y: local int address-taken
-  var a: local int array address-taken
-  var b: local int array address-taken
-  var c: local int array address-taken
-  var s: local aggregate aggregate address-taken
-  var p: local int*
-bb0 entry:
-  decl x                         @3:7
-  decl y                         @3:10
-  decl a                         @3:13
-  decl b                         @3:19
-  decl c                         @3:25
-  decl s                         @4:12
-  decl p                         @5:8
-  read n int                     @6:18
-  call use escapes(x,a,s)        @6:3
-  write p ptr                    @7:3
-  read n int                     @8:10
-  write p ptr                    @8:3
-  read p ptr                     @9:8
-  read *p int                    @9:7
-  write y int                    @9:3
-  call memcpy escapes(y,x)       @10:3
-  -> goto bb1
-bb1 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+              var x: local int address-taken
+              var y: local int address-taken
+              var a: local int array address-taken
+              var b: local int array address-taken
+              var c: local int array address-taken
+              var s: local aggregate aggregate address-taken
+              var p: local int*
+            bb0 entry:
+              decl x                         @3:7
+              decl y                         @3:10
+              decl a                         @3:13
+              decl b                         @3:19
+              decl c                         @3:25
+              decl s                         @4:12
+              decl p                         @5:8
+              read n int                     @6:18
+              call use escapes(x,a,s)        @6:3
+              write p ptr                    @7:3
+              read n int                     @8:10
+              write p ptr                    @8:3
+              read p ptr                     @9:8
+              read *p int                    @9:7
+              write y int                    @9:3
+              call memcpy escapes(y,x)       @10:3
+              -> goto bb1
+            bb1 return:
+              -> return
+        "#]],
     ),
     (
         "calls: function-like macros, indirect calls, prefetch, asm, __builtin_expect",
@@ -1126,41 +1146,42 @@ void f(double *a, int n, void (*cb)(int)) {
 }
 "#,
         "f",
-        r#"function f
-  var a: param double*
-  var n: param int
-  var cb: param unknown*
-bb0 entry:
-  read a ptr                     @3:11
-  read *a double                 @3:11
-  read n int                     @3:17
-  write n int                    @3:3
-  read cb ptr                    @4:3
-  read n int                     @4:6
-  call <indirect>                @4:3
-  read cb ptr                    @5:5
-  read n int                     @5:9
-  call <indirect>                @5:3
-  read a ptr                     @6:23
-  read n int                     @6:25
-  prefetch                       @6:3
-  read a ptr                     @7:43
-  read *a double                 @7:43
-  asm                            @7:3
-  write n int                    @7:34
-  read n int                     @8:24
-  -> branch bb1 bb2
-bb1 if.then:
-  call abort                     @8:35
-  -> unreachable
-bb2 if.end:
-  read n int                     @9:12
-  call sqrt                      @9:7
-  write n int                    @9:3
-  -> goto bb3
-bb3 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param double*
+              var n: param int
+              var cb: param unknown*
+            bb0 entry:
+              read a ptr                     @3:11
+              read *a double                 @3:11
+              read n int                     @3:17
+              write n int                    @3:3
+              read cb ptr                    @4:3
+              read n int                     @4:6
+              call <indirect>                @4:3
+              read cb ptr                    @5:5
+              read n int                     @5:9
+              call <indirect>                @5:3
+              read a ptr                     @6:23
+              read n int                     @6:25
+              prefetch                       @6:3
+              read a ptr                     @7:43
+              read *a double                 @7:43
+              asm                            @7:3
+              write n int                    @7:34
+              read n int                     @8:24
+              -> branch bb1 bb2
+            bb1 if.then:
+              call abort                     @8:35
+              -> unreachable
+            bb2 if.end:
+              read n int                     @9:12
+              call sqrt                      @9:7
+              write n int                    @9:3
+              -> goto bb3
+            bb3 return:
+              -> return
+        "#]],
     ),
     (
         "preprocessor conditionals in a body: first branch only",
@@ -1174,32 +1195,33 @@ bb3 return:
 }
 "#,
         "f",
-        r#"function f
-  var n: param int
-  var i: local int
-  loop For header bb1 body bb2 @7:3
-bb0 entry:
-  builtin#0 parallel_loop()      @3:3
-  decl i                         @7:12
-  write i int = 0                @7:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @7:19
-  read n int                     @7:23
-  -> branch bb2 bb4
-bb2 for.body:
-  read i int                     @7:33
-  call g                         @7:31
-  -> goto bb3
-bb3 for.inc:
-  read i int                     @7:26
-  write i int                    @7:26
-  -> goto bb1
-bb4 for.end:
-  -> goto bb5
-bb5 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var n: param int
+              var i: local int
+              loop For header bb1 body bb2 @7:3
+            bb0 entry:
+              builtin#0 parallel_loop()      @3:3
+              decl i                         @7:12
+              write i int = 0                @7:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @7:19
+              read n int                     @7:23
+              -> branch bb2 bb4
+            bb2 for.body:
+              read i int                     @7:33
+              call g                         @7:31
+              -> goto bb3
+            bb3 for.inc:
+              read i int                     @7:26
+              write i int                    @7:26
+              -> goto bb1
+            bb4 for.end:
+              -> goto bb5
+            bb5 return:
+              -> return
+        "#]],
     ),
     (
         "a pragma between a loop header and its unbraced body",
@@ -1211,49 +1233,50 @@ bb5 return:
 }
 "#,
         "f",
-        r#"function f
-  var a: param double*
-  var n: param int
-  var i: local int
-  var j: local int
-  loop For header bb1 body bb2 @2:3
-  loop For header bb5 body bb6 unrolled @4:5
-bb0 entry:
-  decl i                         @2:12
-  write i int = 0                @2:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @2:19
-  read n int                     @2:23
-  -> branch bb2 bb4
-bb2 for.body:
-  decl j                         @4:14
-  write j int = 0                @4:14
-  -> goto bb5
-bb3 for.inc:
-  read i int                     @2:26
-  write i int                    @2:26
-  -> goto bb1
-bb4 for.end:
-  -> goto bb9
-bb5 for.cond:
-  read j int                     @4:21
-  -> branch bb6 bb8
-bb6 for.body:
-  read a ptr                     @5:7
-  read i int                     @5:9
-  read j int                     @5:17
-  write *a double                @5:7
-  -> goto bb7
-bb7 for.inc:
-  read j int                     @4:28
-  write j int                    @4:28
-  -> goto bb5
-bb8 for.end:
-  -> goto bb3
-bb9 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param double*
+              var n: param int
+              var i: local int
+              var j: local int
+              loop For header bb1 body bb2 @2:3
+              loop For header bb5 body bb6 unrolled @4:5
+            bb0 entry:
+              decl i                         @2:12
+              write i int = 0                @2:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @2:19
+              read n int                     @2:23
+              -> branch bb2 bb4
+            bb2 for.body:
+              decl j                         @4:14
+              write j int = 0                @4:14
+              -> goto bb5
+            bb3 for.inc:
+              read i int                     @2:26
+              write i int                    @2:26
+              -> goto bb1
+            bb4 for.end:
+              -> goto bb9
+            bb5 for.cond:
+              read j int                     @4:21
+              -> branch bb6 bb8
+            bb6 for.body:
+              read a ptr                     @5:7
+              read i int                     @5:9
+              read j int                     @5:17
+              write *a double                @5:7
+              -> goto bb7
+            bb7 for.inc:
+              read j int                     @4:28
+              write j int                    @4:28
+              -> goto bb5
+            bb8 for.end:
+              -> goto bb3
+            bb9 return:
+              -> return
+        "#]],
     ),
     (
         "macros whose body is one builtin call are lowered as that builtin",
@@ -1273,42 +1296,43 @@ void f(double *a, int n) {
 }
 "#,
         "f",
-        r#"function f
-  var a: param double*
-  var n: param int
-  var i: local int
-  var r: local int
-  loop For header bb1 body bb2 @9:3
-bb0 entry:
-  builtin#0 parallel_loop()      @8:3
-  decl i                         @9:12
-  write i int = 0                @9:12
-  -> goto bb1
-bb1 for.cond:
-  read i int                     @9:19
-  read n int                     @9:23
-  -> branch bb2 bb4
-bb2 for.body:
-  read a ptr                     @9:31
-  read i int                     @9:33
-  write *a double                @9:31
-  -> goto bb3
-bb3 for.inc:
-  read i int                     @9:26
-  write i int                    @9:26
-  -> goto bb1
-bb4 for.end:
-  builtin#1 spmd(4, 0)           @10:3
-  builtin#2 spmdization(8, "blocked") @11:3
-  decl r                         @12:7
-  builtin#3 region_entry(5)      @12:11
-  write r int = builtin#3        @12:7
-  read n int                     @13:8
-  builtin#4 spmd(n, 0)           @13:3
-  -> goto bb5
-bb5 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param double*
+              var n: param int
+              var i: local int
+              var r: local int
+              loop For header bb1 body bb2 @9:3
+            bb0 entry:
+              builtin#0 parallel_loop()      @8:3
+              decl i                         @9:12
+              write i int = 0                @9:12
+              -> goto bb1
+            bb1 for.cond:
+              read i int                     @9:19
+              read n int                     @9:23
+              -> branch bb2 bb4
+            bb2 for.body:
+              read a ptr                     @9:31
+              read i int                     @9:33
+              write *a double                @9:31
+              -> goto bb3
+            bb3 for.inc:
+              read i int                     @9:26
+              write i int                    @9:26
+              -> goto bb1
+            bb4 for.end:
+              builtin#1 spmd(4, 0)           @10:3
+              builtin#2 spmdization(8, "blocked") @11:3
+              decl r                         @12:7
+              builtin#3 region_entry(5)      @12:11
+              write r int = builtin#3        @12:7
+              read n int                     @13:8
+              builtin#4 spmd(n, 0)           @13:3
+              -> goto bb5
+            bb5 return:
+              -> return
+        "#]],
     ),
     (
         "else-if chains, nested loops and a statement expression",
@@ -1325,108 +1349,99 @@ bb5 return:
 }
 "#,
         "f",
-        r#"function f
-  var a: param int*
-  var n: param int
-  var s: local int
-  var t: local int
-  var i: local int
-  var j: local int
-  loop For header bb10 body bb11 @7:3
-  loop For header bb14 body bb15 @8:5
-bb0 entry:
-  decl s                         @2:7
-  write s int = 0                @2:7
-  read n int                     @3:7
-  -> branch bb1 bb2
-bb1 if.then:
-  write s int = 1                @3:15
-  -> goto bb3
-bb2 if.else:
-  read n int                     @4:12
-  -> branch bb4 bb5
-bb3 if.end:
-  decl i                         @7:12
-  write i int = 0                @7:12
-  -> goto bb10
-bb4 if.then:
-  write s int = 2                @4:20
-  -> goto bb6
-bb5 if.else:
-  read n int                     @5:12
-  -> branch bb7 bb8
-bb6 if.end:
-  -> goto bb3
-bb7 if.then:
-  write s int = 3                @5:20
-  -> goto bb9
-bb8 if.else:
-  decl t                         @6:19
-  read a ptr                     @6:23
-  read *a int                    @6:23
-  write t int                    @6:19
-  read t int                     @6:29
-  write s int                    @6:8
-  -> goto bb9
-bb9 if.end:
-  -> goto bb6
-bb10 for.cond:
-  read i int                     @7:19
-  read n int                     @7:23
-  -> branch bb11 bb13
-bb11 for.body:
-  decl j                         @8:14
-  write j int = 0                @8:14
-  -> goto bb14
-bb12 for.inc:
-  read i int                     @7:26
-  write i int                    @7:26
-  -> goto bb10
-bb13 for.end:
-  read s int                     @10:10
-  -> goto bb18
-bb14 for.cond:
-  read j int                     @8:21
-  read i int                     @8:25
-  -> branch bb15 bb17
-bb15 for.body:
-  read a ptr                     @9:12
-  read i int                     @9:14
-  read n int                     @9:18
-  read j int                     @9:22
-  read *a int                    @9:12
-  read s int                     @9:7
-  write s int                    @9:7
-  -> goto bb16
-bb16 for.inc:
-  read j int                     @8:28
-  write j int                    @8:28
-  -> goto bb14
-bb17 for.end:
-  -> goto bb12
-bb18 return:
-  -> return
-"#,
+        expect![[r#"
+            function f
+              var a: param int*
+              var n: param int
+              var s: local int
+              var t: local int
+              var i: local int
+              var j: local int
+              loop For header bb10 body bb11 @7:3
+              loop For header bb14 body bb15 @8:5
+            bb0 entry:
+              decl s                         @2:7
+              write s int = 0                @2:7
+              read n int                     @3:7
+              -> branch bb1 bb2
+            bb1 if.then:
+              write s int = 1                @3:15
+              -> goto bb3
+            bb2 if.else:
+              read n int                     @4:12
+              -> branch bb4 bb5
+            bb3 if.end:
+              decl i                         @7:12
+              write i int = 0                @7:12
+              -> goto bb10
+            bb4 if.then:
+              write s int = 2                @4:20
+              -> goto bb6
+            bb5 if.else:
+              read n int                     @5:12
+              -> branch bb7 bb8
+            bb6 if.end:
+              -> goto bb3
+            bb7 if.then:
+              write s int = 3                @5:20
+              -> goto bb9
+            bb8 if.else:
+              decl t                         @6:19
+              read a ptr                     @6:23
+              read *a int                    @6:23
+              write t int                    @6:19
+              read t int                     @6:29
+              write s int                    @6:8
+              -> goto bb9
+            bb9 if.end:
+              -> goto bb6
+            bb10 for.cond:
+              read i int                     @7:19
+              read n int                     @7:23
+              -> branch bb11 bb13
+            bb11 for.body:
+              decl j                         @8:14
+              write j int = 0                @8:14
+              -> goto bb14
+            bb12 for.inc:
+              read i int                     @7:26
+              write i int                    @7:26
+              -> goto bb10
+            bb13 for.end:
+              read s int                     @10:10
+              -> goto bb18
+            bb14 for.cond:
+              read j int                     @8:21
+              read i int                     @8:25
+              -> branch bb15 bb17
+            bb15 for.body:
+              read a ptr                     @9:12
+              read i int                     @9:14
+              read n int                     @9:18
+              read j int                     @9:22
+              read *a int                    @9:12
+              read s int                     @9:7
+              write s int                    @9:7
+              -> goto bb16
+            bb16 for.inc:
+              read j int                     @8:28
+              write j int                    @8:28
+              -> goto bb14
+            bb17 for.end:
+              -> goto bb12
+            bb18 return:
+              -> return
+        "#]],
     ),
 ];
 
-/// Compares dumps; on mismatch prints every actual dump (to update the table).
+/// Compares dumps: a mismatch fails with a diff (the case's name is the
+/// last one printed); `UPDATE_EXPECT=1` rewrites the table instead.
 #[test]
 fn dump_cases() {
-    let mut failures = Vec::new();
     for (name, src, fname, expected) in CASES {
-        let actual = dump(src, fname);
-        if actual.trim_end() != expected.trim_end() {
-            failures.push(format!("=== {name}\n{actual}"));
-        }
-    }
-    if !failures.is_empty() {
-        panic!(
-            "{} of {} cases differ:\n{}",
-            failures.len(),
-            CASES.len(),
-            failures.join("\n")
-        );
+        println!("case: {name}");
+        expected.assert_eq(&dump(src, fname));
     }
 }
 
