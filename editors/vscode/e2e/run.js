@@ -231,6 +231,34 @@ async function editorText(name) {
   }, name);
 }
 
+/** The tail of the extension's output channel ("csa-lint"), as VS Code logged it. */
+function extensionLog() {
+  const found = [];
+  const walk = (dir) => {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (e) {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        walk(p);
+      } else if (/-csa-lint\.log$/.test(e.name)) {
+        found.push(p);
+      }
+    }
+  };
+  if (tmp) {
+    walk(path.join(tmp, 'user-data/logs'));
+  }
+  return found
+    .map((f) => fs.readFileSync(f, 'utf8').split('\n').slice(-40).join('\n'))
+    .join('\n')
+    .trim();
+}
+
 async function visibleNotifications() {
   if (!page) {
     return [];
@@ -611,6 +639,7 @@ main()
     }
     const shot = await screenshot('failure.png');
     const notes = await visibleNotifications();
+    const clientLog = extensionLog();
     await cleanup();
     console.log(`FAIL: ${step}: ${e.message}`);
     if (notes.length) {
@@ -618,6 +647,10 @@ main()
     }
     if (shot) {
       console.log(`screenshot at failure: ${shot}`);
+    }
+    if (clientLog) {
+      console.log('---- the "csa-lint" output channel (tail) ----');
+      console.log(clientLog);
     }
     if (codeServerLog) {
       console.log('---- code-server log (tail) ----');
