@@ -793,7 +793,13 @@ impl Backend {
     ) -> Result<DocumentDiagnosticReportResult> {
         let uri = params.text_document.uri;
         let a = self.analysis(&uri).await?;
-        let result_id = a.version.to_string();
+        let (enc, url) = (self.encoding(), self.rules_url());
+        // The id is what the items would be, not the version: a keystroke
+        // that changes no diagnostic is answered "unchanged", without them.
+        let result_id = format!(
+            "{:016x}",
+            convert::diagnostics_fingerprint(&a, &uri, enc, &url)
+        );
         let report = if params.previous_result_id.as_deref() == Some(result_id.as_str()) {
             DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
                 related_documents: None,
@@ -806,7 +812,7 @@ impl Backend {
                 related_documents: None,
                 full_document_diagnostic_report: FullDocumentDiagnosticReport {
                     result_id: Some(result_id),
-                    items: convert::diagnostics(&a, &uri, self.encoding(), &self.rules_url()),
+                    items: convert::diagnostics(&a, &uri, enc, &url),
                 },
             })
         };

@@ -459,17 +459,26 @@ fn pull_diagnostics_when_the_client_supports_them() {
         json!({"textDocument": {"uri": URI}}),
     );
     assert_eq!(r["result"]["kind"], "full");
-    assert_eq!(r["result"]["resultId"], "1");
+    let id = r["result"]["resultId"].as_str().unwrap().to_string();
     assert_eq!(codes(r["result"]["items"].as_array().unwrap()), ["CSA101"]);
     let r = c.request(
         "textDocument/diagnostic",
-        json!({"textDocument": {"uri": URI}, "previousResultId": "1"}),
+        json!({"textDocument": {"uri": URI}, "previousResultId": id}),
     );
     assert_eq!(r["result"]["kind"], "unchanged");
-    c.change(URI, 2, [5, 22, 5, 24], "m");
+    // A new version whose diagnostics are the same (a line added at the
+    // end) is still unchanged: the id is the items', not the version's.
+    c.change(URI, 2, [9, 0, 9, 0], "\n");
     let r = c.request(
         "textDocument/diagnostic",
-        json!({"textDocument": {"uri": URI}, "previousResultId": "1"}),
+        json!({"textDocument": {"uri": URI}, "previousResultId": id}),
+    );
+    assert_eq!(r["result"]["kind"], "unchanged", "{r}");
+    assert_eq!(r["result"]["resultId"], id.as_str());
+    c.change(URI, 3, [5, 22, 5, 24], "m");
+    let r = c.request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": URI}, "previousResultId": id}),
     );
     assert_eq!(r["result"]["kind"], "full");
     assert!(r["result"]["items"].as_array().unwrap().is_empty());
