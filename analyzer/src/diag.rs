@@ -180,7 +180,7 @@ impl Message {
 
     /// The text with the lines of `src`.
     pub fn render(&self, src: &crate::source::SourceText) -> String {
-        self.render_with(|o| src.line_col(o as usize).line)
+        self.render_with(|o| src.line_of(o as usize) as u32 + 1)
     }
 
     /// The text when it holds no line reference.

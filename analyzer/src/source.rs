@@ -155,6 +155,27 @@ impl SourceText {
         }
     }
 
+    /// [`SourceText::line_of`], looking first at line `hint` and the few
+    /// after it: cheap for positions visited in text order.
+    pub fn line_of_from(&self, offset: usize, hint: usize) -> usize {
+        let offset_u = offset.min(self.text.len()) as u32;
+        let starts = &self.line_starts;
+        if hint >= starts.len() || starts[hint] > offset_u {
+            return self.line_of(offset);
+        }
+        let mut l = hint;
+        for _ in 0..8 {
+            if l + 1 >= starts.len() || starts[l + 1] > offset_u {
+                return l;
+            }
+            l += 1;
+        }
+        match starts[l..].binary_search(&offset_u) {
+            Ok(i) => l + i,
+            Err(i) => l + i - 1,
+        }
+    }
+
     /// The text of 0-based line `line` without its line terminator.
     pub fn line_text(&self, line: usize) -> &str {
         let start = self.line_start(line);
@@ -206,6 +227,21 @@ impl SourceText {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_of_from_any_hint_equals_line_of() {
+        let text = "a\nbb\n\nccc\r\nd".repeat(5);
+        let src = SourceText::new(text.clone());
+        for offset in 0..=text.len() + 2 {
+            for hint in 0..src.line_count() + 2 {
+                assert_eq!(
+                    src.line_of_from(offset, hint),
+                    src.line_of(offset),
+                    "{offset} {hint}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn line_col_counts_scalars() {

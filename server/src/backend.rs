@@ -307,15 +307,20 @@ fn run_analysis(
 
 /// `textDocument/publishDiagnostics`, written around the diagnostics
 /// already serialised.
-fn publish_body(uri: &Uri, diagnostics: &[u8], version: Option<i32>) -> Vec<u8> {
+fn publish_body(
+    uri: &Uri,
+    size: usize,
+    diagnostics: impl FnOnce(&mut Vec<u8>),
+    version: Option<i32>,
+) -> Vec<u8> {
     let uri = serde_json::to_string(uri.as_str()).unwrap_or_else(|_| "\"\"".into());
-    let mut body = Vec::with_capacity(diagnostics.len() + uri.len() + 128);
+    let mut body = Vec::with_capacity(size + uri.len() + 128);
     body.extend_from_slice(
         b"{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/publishDiagnostics\",\"params\":{\"uri\":",
     );
     body.extend_from_slice(uri.as_bytes());
     body.extend_from_slice(b",\"diagnostics\":");
-    body.extend_from_slice(diagnostics);
+    diagnostics(&mut body);
     if let Some(v) = version {
         body.extend_from_slice(format!(",\"version\":{v}").as_bytes());
     }
@@ -632,7 +637,13 @@ impl Backend {
         if unchanged(&self.lock()) {
             return;
         }
-        let bytes = convert::diagnostics_json(a, uri, enc, url);
+        let count = a.result.as_ref().map_or(1, |fa| fa.diagnostics().len());
+        let body = publish_body(
+            uri,
+            count * 512,
+            |out| convert::write_diagnostics_json(a, uri, enc, url, out),
+            Some(a.version),
+        );
         let mut st = self.lock();
         let generation = st.config_generation;
         let Some(doc) = st.docs.get_mut(uri) else {
@@ -648,9 +659,7 @@ impl Backend {
         doc.published = Some(print);
         // Written under the state lock: a close or a newer publication
         // cannot come between the check and the write.
-        let _ = self
-            .output
-            .send(&publish_body(uri, &bytes, Some(a.version)));
+        let _ = self.output.send(&body);
     }
 
     /// The analysis of the version of `uri` that is current now, waiting
@@ -1009,7 +1018,8 @@ impl Backend {
         }
         if st.push {
             // Under the lock, like every publication.
-            let _ = self.output.send(&publish_body(&uri, b"[]", None));
+            let empty = |out: &mut Vec<u8>| out.extend_from_slice(b"[]");
+            let _ = self.output.send(&publish_body(&uri, 2, empty, None));
         }
     }
 }

@@ -191,7 +191,7 @@ pub fn diagnostics_fingerprint(a: &Analysed, uri: &Uri, enc: Encoding, rules_url
         for p in m.parts() {
             match p {
                 Part::Text(t) => text(h, t),
-                Part::Line(o) => h.update(&src.line_col(o as usize).line.to_le_bytes()),
+                Part::Line(o) => h.update(&(src.line_of(o as usize) as u32).to_le_bytes()),
             }
         }
         h.update(&[0xff]);
@@ -219,8 +219,27 @@ pub fn diagnostics_fingerprint(a: &Analysed, uri: &Uri, enc: Encoding, rules_url
 
 /// The diagnostics of an analysis as the JSON array that is published.
 pub fn diagnostics_json(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_diagnostics_json(a, uri, enc, rules_url, &mut out);
+    out
+}
+
+/// [`diagnostics_json`], appended to `out` (the publication's body: the
+/// largest message is not copied again).
+pub fn write_diagnostics_json(
+    a: &Analysed,
+    uri: &Uri,
+    enc: Encoding,
+    rules_url: &str,
+    out: &mut Vec<u8>,
+) {
+    let start = out.len();
     let Ok(fa) = &a.result else {
-        return serde_json::to_vec(&diagnostics(a, uri, enc, rules_url)).unwrap_or_default();
+        if serde_json::to_writer(&mut *out, &diagnostics(a, uri, enc, rules_url)).is_err() {
+            out.truncate(start);
+            out.extend_from_slice(b"[]");
+        }
+        return;
     };
     let positions = a.positions();
     let codes: Vec<String> = fa
@@ -245,7 +264,12 @@ pub fn diagnostics_json(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str)
             wire(&positions, fa.source(), uri.as_str(), d, code, href, enc)
         })
         .collect();
-    serde_json::to_vec(&wire).unwrap_or_default()
+    // (Cannot fail: every key is a string. If it did, the array would be
+    // cut short; an empty one is valid.)
+    if serde_json::to_writer(&mut *out, &wire).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"[]");
+    }
 }
 
 /// The diagnostics of an analysis; an internal error becomes a single

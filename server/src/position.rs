@@ -105,6 +105,8 @@ pub fn position(rope: &Rope, byte: usize, enc: Encoding) -> Position {
 pub struct Positions<'a> {
     rope: &'a Rope,
     lines: Option<&'a SourceText>,
+    /// The line of the last position asked for (they come in text order).
+    hint: std::cell::Cell<usize>,
 }
 
 impl<'a> Positions<'a> {
@@ -112,7 +114,11 @@ impl<'a> Positions<'a> {
     pub fn new(rope: &'a Rope, source: Option<&'a SourceText>) -> Positions<'a> {
         let lines = source
             .filter(|s| s.text().len() == rope.len_bytes() && s.line_count() == rope.len_lines());
-        Positions { rope, lines }
+        Positions {
+            rope,
+            lines,
+            hint: std::cell::Cell::new(0),
+        }
     }
 
     pub fn position(&self, byte: usize, enc: Encoding) -> Position {
@@ -125,7 +131,8 @@ impl<'a> Positions<'a> {
         while !text.is_char_boundary(byte) {
             byte -= 1;
         }
-        let line = src.line_of(byte);
+        let line = src.line_of_from(byte, self.hint.get());
+        self.hint.set(line);
         let start = src.line_start(line);
         let character = match enc {
             Encoding::Utf8 => byte - start,
