@@ -106,6 +106,91 @@ impl Wire<'_> {
     }
 }
 
+/// A JSON string, escaped as serde_json escapes it.
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    // (Writing a `str` to a `Vec` cannot fail.)
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn json_num(out: &mut Vec<u8>, n: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+fn json_range(out: &mut Vec<u8>, r: &lsp::Range) {
+    out.extend_from_slice(b"{\"start\":{\"line\":");
+    json_num(out, r.start.line);
+    out.extend_from_slice(b",\"character\":");
+    json_num(out, r.start.character);
+    out.extend_from_slice(b"},\"end\":{\"line\":");
+    json_num(out, r.end.line);
+    out.extend_from_slice(b",\"character\":");
+    json_num(out, r.end.character);
+    out.extend_from_slice(b"}}");
+}
+
+impl Wire<'_> {
+    /// The JSON of the published diagnostic, written by hand: the same
+    /// value as its `Serialize` form (tested), at half the cost on a
+    /// 1.5 MB publication.
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"range\":");
+        json_range(out, &self.range);
+        out.extend_from_slice(b",\"severity\":");
+        json_num(
+            out,
+            match self.severity {
+                DiagnosticSeverity::ERROR => 1,
+                DiagnosticSeverity::WARNING => 2,
+                DiagnosticSeverity::INFORMATION => 3,
+                _ => 4,
+            },
+        );
+        out.extend_from_slice(b",\"code\":");
+        json_str(out, self.code);
+        if let Some(h) = &self.code_description {
+            out.extend_from_slice(b",\"codeDescription\":{\"href\":");
+            json_str(out, h.href);
+            out.push(b'}');
+        }
+        out.extend_from_slice(b",\"source\":");
+        json_str(out, self.source);
+        out.extend_from_slice(b",\"message\":");
+        json_str(out, &self.message);
+        if let Some(related) = &self.related_information {
+            out.extend_from_slice(b",\"relatedInformation\":[");
+            for (i, r) in related.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"location\":{\"uri\":");
+                json_str(out, r.location.uri);
+                out.extend_from_slice(b",\"range\":");
+                json_range(out, &r.location.range);
+                out.extend_from_slice(b"},\"message\":");
+                json_str(out, &r.message);
+                out.push(b'}');
+            }
+            out.push(b']');
+        }
+        if self.tags.is_some() {
+            // DiagnosticTag::UNNECESSARY
+            out.extend_from_slice(b",\"tags\":[1]");
+        }
+        out.push(b'}');
+    }
+}
+
 /// Where a rule is documented.
 fn rule_href(rules_url: &str, d: &Diagnostic) -> String {
     format!("{rules_url}#{}-{}", d.code, d.rule).to_ascii_lowercase()
@@ -264,12 +349,14 @@ pub fn write_diagnostics_json(
             wire(&positions, fa.source(), uri.as_str(), d, code, href, enc)
         })
         .collect();
-    // (Cannot fail: every key is a string. If it did, the array would be
-    // cut short; an empty one is valid.)
-    if serde_json::to_writer(&mut *out, &wire).is_err() {
-        out.truncate(start);
-        out.extend_from_slice(b"[]");
+    out.push(b'[');
+    for (i, w) in wire.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        w.write_json(out);
     }
+    out.push(b']');
 }
 
 /// The diagnostics of an analysis; an internal error becomes a single
