@@ -26,7 +26,8 @@ use std::sync::{Arc, OnceLock};
 
 /// A request to stop an analysis early: the language server sets it when a
 /// newer version of the document supersedes the one being analysed. The
-/// analysis looks at it between functions.
+/// analysis looks at it between functions, and a parse in progress gives
+/// up when it is set.
 #[derive(Clone, Debug, Default)]
 pub struct Cancel(Arc<AtomicBool>);
 
@@ -42,6 +43,12 @@ impl Cancel {
 
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` with parses on this thread watching this token
+    /// (`csa_grammars::with_stop`): a long parse stops when it is set.
+    pub(crate) fn watching<R>(&self, f: impl FnOnce() -> R) -> R {
+        csa_grammars::with_stop(&self.0, f)
     }
 }
 
@@ -302,14 +309,19 @@ pub(crate) fn empty(kind: SourceKind) -> Analysis {
     }
 }
 
-/// [`analyze`], stopping between functions once `cancel` is set.
+/// [`analyze`], stopping inside the parse or between functions once
+/// `cancel` is set.
 pub fn analyze_cancellable(
     kind: SourceKind,
     text: &str,
     opts: &AnalysisOptions,
     cancel: &Cancel,
 ) -> Result<Analysis, Cancelled> {
-    let (preprocessed, lowered) = lower(kind, text, opts);
+    let (preprocessed, lowered) = cancel.watching(|| lower(kind, text, opts));
+    // (A parse stopped by `cancel` looks like one that gave up.)
+    if cancel.is_cancelled() {
+        return Err(Cancelled);
+    }
     let source = SourceText::new(text.to_string());
     let lang = if kind == SourceKind::C {
         Lang::C

@@ -886,8 +886,8 @@ impl Incremental {
         self.update_owned(text.to_string())
     }
 
-    /// [`Incremental::update_owned`] that stops between functions once
-    /// `cancel` is set. A stopped update leaves the analyser consistent:
+    /// [`Incremental::update_owned`] that stops inside a parse or between
+    /// functions once `cancel` is set. A stopped update leaves the analyser consistent:
     /// stopped in the whole-file analysis, it has forgotten everything;
     /// stopped while assembling units, it keeps the stopped text's tree and
     /// the units analysed so far (cache entries are keyed by content, and
@@ -900,7 +900,9 @@ impl Incremental {
     ) -> Result<Analysis, analysis::Cancelled> {
         self.cancel = cancel.clone();
         self.cancelled = false;
-        let fa = self.update_owned(text);
+        // A parse stopped by `cancel` falls back to the whole-file
+        // analysis, which sees `cancel` and forgets everything.
+        let fa = cancel.watching(|| self.update_owned(text));
         self.cancel = analysis::Cancel::new();
         if std::mem::take(&mut self.cancelled) {
             return Err(analysis::Cancelled);

@@ -77,15 +77,47 @@ pub fn parse_budget(len: usize) -> std::time::Duration {
     std::time::Duration::from_secs(1) + std::time::Duration::from_micros(5 * len as u64)
 }
 
+thread_local! {
+    /// The stop flag of [`with_stop`], if one is set on this thread.
+    static STOP: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `stop` watched by every parse on this thread: once it is
+/// set, a parse in progress gives up (`None`) as it does past its time
+/// budget, so an analysis that is no longer wanted (an editor's outdated
+/// version) stops inside a long parse, not after it. The caller tells the
+/// two apart by looking at `stop`.
+pub fn with_stop<R>(
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Restore(Option<std::sync::Arc<std::sync::atomic::AtomicBool>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            STOP.with(|s| *s.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(STOP.with(|s| s.replace(Some(stop.clone()))));
+    f()
+}
+
 /// `parser.parse(text, old)` that gives up (`None`) when the parse takes
-/// longer than [`parse_budget`]: no input may hang the analysis.
+/// longer than [`parse_budget`] (no input may hang the analysis), or when
+/// the flag of an enclosing [`with_stop`] is set.
 pub fn parse_bounded(
     parser: &mut tree_sitter::Parser,
     text: &str,
     old: Option<&tree_sitter::Tree>,
 ) -> Option<tree_sitter::Tree> {
     let deadline = std::time::Instant::now() + parse_budget(text.len());
-    let mut past_deadline = |_: &tree_sitter::ParseState| std::time::Instant::now() > deadline;
+    let stop = STOP.with(|s| s.borrow().clone());
+    let mut past_deadline = |_: &tree_sitter::ParseState| {
+        stop.as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+            || std::time::Instant::now() > deadline
+    };
     let bytes = text.as_bytes();
     let tree = parser.parse_with_options(
         &mut |i, _| bytes.get(i..).unwrap_or_default(),
@@ -140,6 +172,26 @@ mod tests {
         let mut p = tree_sitter::Parser::new();
         p.set_language(&lang).unwrap();
         p.parse(text, None).unwrap()
+    }
+
+    #[test]
+    fn a_set_stop_flag_stops_a_parse() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let text = "int f(int x) { return x + 1; }\n".repeat(20_000);
+        let stop = Arc::new(AtomicBool::new(false));
+        assert!(with_stop(&stop, || crate::parse(Grammar::C, &text)).is_some());
+        stop.store(true, Ordering::Relaxed);
+        assert!(with_stop(&stop, || crate::parse(Grammar::C, &text)).is_none());
+        // Outside `with_stop` the flag is not watched, and the parser
+        // works again after a stopped parse.
+        assert!(crate::parse(Grammar::C, &text).is_some());
+        // Nested: the inner flag, then the outer one again.
+        let other = Arc::new(AtomicBool::new(false));
+        with_stop(&stop, || {
+            assert!(with_stop(&other, || crate::parse(Grammar::C, &text)).is_some());
+            assert!(crate::parse(Grammar::C, &text).is_none());
+        });
     }
 
     #[test]
