@@ -427,7 +427,7 @@ pub(crate) fn finish_diagnostics(
     lang: Lang,
 ) -> Vec<Diagnostic> {
     // Nothing points past the text (the `end` a Fortran INCLUDE file is
-    // parsed with lies there): spans are clamped, fixes that would edit
+    // parsed with lies there): spans and line references are clamped, fixes that would edit
     // there are dropped.
     let len = source.text().len() as u32;
     let clamp = |s: &mut crate::source::Span| {
@@ -436,8 +436,13 @@ pub(crate) fn finish_diagnostics(
     };
     for d in &mut diagnostics {
         clamp(&mut d.span);
+        d.message.clamp(len);
         for r in &mut d.related {
             clamp(&mut r.span);
+            r.message.clamp(len);
+        }
+        if let Some(h) = &mut d.help {
+            h.clamp(len);
         }
         d.fixes
             .retain(|f| f.edits.iter().all(|e| e.span.end <= len));
