@@ -49,8 +49,8 @@ fn compare(name: &str, kind: SourceKind, text: &str) -> (usize, usize) {
         assert!(!b.func.skeleton, "{name}");
         if a.func.skeleton {
             assert_eq!(
-                control_flow(&a.func),
-                control_flow(&b.func),
+                a.func.control_flow(),
+                b.func.control_flow(),
                 "{name}: {}",
                 a.func.name
             );
@@ -69,19 +69,6 @@ fn compare(name: &str, kind: SourceKind, text: &str) -> (usize, usize) {
         .filter(|f| f.func.outline || f.func.skeleton)
         .count();
     (outlined.functions().len(), outlines)
-}
-
-/// Each block's name, origin and terminator (kind, targets, span).
-fn control_flow(f: &analyzer::ir::Function) -> Vec<String> {
-    f.blocks
-        .iter()
-        .map(|b| {
-            format!(
-                "{} {:?} {:?} {:?}",
-                b.name, b.origin, b.term.kind, b.term.span
-            )
-        })
-        .collect()
 }
 
 /// A deterministic generator of Fortran units full of labels and jumps:

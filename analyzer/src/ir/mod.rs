@@ -127,6 +127,22 @@ pub struct Function {
 }
 
 impl Function {
+    /// What the function's control flow is: each block's name, origin and
+    /// terminator (kind, targets, span). Tests compare two lowerings of a
+    /// function by it.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn control_flow(&self) -> Vec<String> {
+        self.blocks
+            .iter()
+            .map(|b| {
+                format!(
+                    "{} {:?} {:?} {:?}",
+                    b.name, b.origin, b.term.kind, b.term.span
+                )
+            })
+            .collect()
+    }
+
     pub const ENTRY: BlockId = BlockId(0);
 
     /// A function whose body is not lowered (see [`Function::outline`]).
