@@ -950,7 +950,7 @@ impl Env {
         if self.is_assertion(toks) {
             return CsaGuard::Positive;
         }
-        if let Some((Tok::Op(Op::Not), rest)) = toks.split_first() {
+        if let Some((Tok::Op(Op::Un(UnOp::Not)), rest)) = toks.split_first() {
             if self.is_assertion(strip_parens(rest)) {
                 return CsaGuard::Negative;
             }
@@ -963,10 +963,10 @@ impl Env {
             match t {
                 Tok::LParen => depth += 1,
                 Tok::RParen => depth -= 1,
-                Tok::Op(Op::OrOr | Op::Question | Op::Colon) if depth == 0 => {
+                Tok::Op(Op::Bin(BinOp::LogOr) | Op::Question | Op::Colon) if depth == 0 => {
                     return CsaGuard::None
                 }
-                Tok::Op(Op::AndAnd) if depth == 0 => {
+                Tok::Op(Op::Bin(BinOp::LogAnd)) if depth == 0 => {
                     operands.push(&toks[start..k]);
                     start = k + 1;
                 }
@@ -1017,30 +1017,13 @@ fn strip_parens<'t, 'a>(mut toks: &'t [Tok<'a>]) -> &'t [Tok<'a>] {
     toks
 }
 
+/// An operator token of a `#if` expression: the C operators of
+/// `cint` (`+` and `-` are read as binary, then as unary where an operand
+/// is expected), and the two halves of `?:`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
-    Not,
-    BitNot,
-    Neg,
-    Plus,
-    Mul,
-    Div,
-    Rem,
-    Add,
-    Sub,
-    Shl,
-    Shr,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-    BitAnd,
-    BitXor,
-    BitOr,
-    AndAnd,
-    OrOr,
+    Un(UnOp),
+    Bin(BinOp),
     Question,
     Colon,
 }
@@ -1116,33 +1099,23 @@ fn tokenize(s: &str) -> Vec<Tok<'_>> {
         } else {
             &b[i..i + 1]
         };
-        let (tok, len) = match two {
-            b"<<" => (Tok::Op(Op::Shl), 2),
-            b">>" => (Tok::Op(Op::Shr), 2),
-            b"<=" => (Tok::Op(Op::Le), 2),
-            b">=" => (Tok::Op(Op::Ge), 2),
-            b"==" => (Tok::Op(Op::Eq), 2),
-            b"!=" => (Tok::Op(Op::Ne), 2),
-            b"&&" => (Tok::Op(Op::AndAnd), 2),
-            b"||" => (Tok::Op(Op::OrOr), 2),
-            _ => match c {
+        let op = |t: &[u8]| {
+            let t = std::str::from_utf8(t).unwrap_or("");
+            BinOp::from_token(t)
+                .map(Op::Bin)
+                .or_else(|| UnOp::from_token(t).map(Op::Un))
+        };
+        let (tok, len) = match (two.len() == 2).then(|| op(two)).flatten() {
+            Some(o) => (Tok::Op(o), 2),
+            None => match c {
                 b'(' => (Tok::LParen, 1),
                 b')' => (Tok::RParen, 1),
-                b'!' => (Tok::Op(Op::Not), 1),
-                b'~' => (Tok::Op(Op::BitNot), 1),
-                b'*' => (Tok::Op(Op::Mul), 1),
-                b'/' => (Tok::Op(Op::Div), 1),
-                b'%' => (Tok::Op(Op::Rem), 1),
-                b'+' => (Tok::Op(Op::Add), 1),
-                b'-' => (Tok::Op(Op::Sub), 1),
-                b'<' => (Tok::Op(Op::Lt), 1),
-                b'>' => (Tok::Op(Op::Gt), 1),
-                b'&' => (Tok::Op(Op::BitAnd), 1),
-                b'^' => (Tok::Op(Op::BitXor), 1),
-                b'|' => (Tok::Op(Op::BitOr), 1),
                 b'?' => (Tok::Op(Op::Question), 1),
                 b':' => (Tok::Op(Op::Colon), 1),
-                _ => (Tok::Other, s[i..].chars().next().map_or(1, char::len_utf8)),
+                _ => match op(&b[i..i + 1]) {
+                    Some(o) => (Tok::Op(o), 1),
+                    None => (Tok::Other, s[i..].chars().next().map_or(1, char::len_utf8)),
+                },
             },
         };
         toks.push(tok);
@@ -1153,27 +1126,25 @@ fn tokenize(s: &str) -> Vec<Tok<'_>> {
 
 fn precedence(op: Op) -> u8 {
     match op {
-        Op::Not | Op::BitNot | Op::Neg | Op::Plus => 14,
-        Op::Mul | Op::Div | Op::Rem => 13,
-        Op::Add | Op::Sub => 12,
-        Op::Shl | Op::Shr => 11,
-        Op::Lt | Op::Le | Op::Gt | Op::Ge => 10,
-        Op::Eq | Op::Ne => 9,
-        Op::BitAnd => 8,
-        Op::BitXor => 7,
-        Op::BitOr => 6,
-        Op::AndAnd => 5,
-        Op::OrOr => 4,
+        Op::Un(_) => 14,
+        Op::Bin(b) => match b {
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 13,
+            BinOp::Add | BinOp::Sub => 12,
+            BinOp::Shl | BinOp::Shr => 11,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 10,
+            BinOp::Eq | BinOp::Ne => 9,
+            BinOp::BitAnd => 8,
+            BinOp::BitXor => 7,
+            BinOp::BitOr => 6,
+            BinOp::LogAnd => 5,
+            BinOp::LogOr => 4,
+        },
         Op::Question | Op::Colon => 3,
     }
 }
 
-fn is_unary(op: Op) -> bool {
-    matches!(op, Op::Not | Op::BitNot | Op::Neg | Op::Plus)
-}
-
 fn right_assoc(op: Op) -> bool {
-    is_unary(op) || matches!(op, Op::Question | Op::Colon)
+    matches!(op, Op::Un(_) | Op::Question | Op::Colon)
 }
 
 /// Operator-stack entries: an operator or an open parenthesis.
@@ -1279,17 +1250,17 @@ fn eval(
                 Tok::Op(op) => {
                     let op = if expect_operand {
                         match op {
-                            Op::Sub => Op::Neg,
-                            Op::Add => Op::Plus,
-                            Op::Not | Op::BitNot => op,
+                            Op::Bin(BinOp::Sub) => Op::Un(UnOp::Neg),
+                            Op::Bin(BinOp::Add) => Op::Un(UnOp::Plus),
+                            Op::Un(_) => op,
                             _ => return None,
                         }
-                    } else if matches!(op, Op::Not | Op::BitNot) {
+                    } else if matches!(op, Op::Un(_)) {
                         return None;
                     } else {
                         op
                     };
-                    if is_unary(op) {
+                    if matches!(op, Op::Un(_)) {
                         ops.push(Stacked::Op(op));
                         continue;
                     }
@@ -1349,79 +1320,50 @@ fn eval(
 /// Applies `op` to the top of `values`; `None` on a syntax error (missing
 /// operands, a `?` without `:`).
 fn apply(op: Op, values: &mut Vec<Option<i64>>) -> Option<()> {
-    if is_unary(op) {
-        let a = values.pop()?;
-        let op = match op {
-            Op::Not => UnOp::Not,
-            Op::BitNot => UnOp::BitNot,
-            Op::Neg => UnOp::Neg,
-            _ => UnOp::Plus,
-        };
-        values.push(a.map(|a| cint::unop(op, a)));
-        return Some(());
-    }
-    if op == Op::Question {
-        return None;
-    }
-    if op == Op::Colon {
-        let else_v = values.pop()?;
-        let then_v = values.pop()?;
-        let cond = values.pop()?;
-        values.push(match cond {
-            Some(0) => else_v,
-            Some(_) => then_v,
-            None if then_v == else_v => then_v,
-            None => None,
-        });
-        return Some(());
-    }
+    let op = match op {
+        Op::Un(u) => {
+            let a = values.pop()?;
+            values.push(a.map(|a| cint::unop(u, a)));
+            return Some(());
+        }
+        Op::Question => return None,
+        Op::Colon => {
+            let else_v = values.pop()?;
+            let then_v = values.pop()?;
+            let cond = values.pop()?;
+            values.push(match cond {
+                Some(0) => else_v,
+                Some(_) => then_v,
+                None if then_v == else_v => then_v,
+                None => None,
+            });
+            return Some(());
+        }
+        Op::Bin(b) => b,
+    };
     let b = values.pop()?;
     let a = values.pop()?;
+    // What is known without both operands (`0 && x`, `1 || x`, `0 * x`);
+    // the rest as `cint::binop` says.
     let r = match op {
-        Op::AndAnd => match (a, b) {
+        BinOp::LogAnd => match (a, b) {
             (Some(0), _) | (_, Some(0)) => Some(0),
             (Some(_), Some(_)) => Some(1),
             _ => None,
         },
-        Op::OrOr => match (a, b) {
+        BinOp::LogOr => match (a, b) {
             (Some(x), _) | (_, Some(x)) if x != 0 => Some(1),
             (Some(_), Some(_)) => Some(0),
             _ => None,
         },
-        Op::Mul if a == Some(0) || b == Some(0) => Some(0),
+        BinOp::Mul if a == Some(0) || b == Some(0) => Some(0),
         _ => match (a, b) {
-            (Some(a), Some(b)) => binary(op, a, b),
+            (Some(a), Some(b)) => cint::binop(op, a, b),
             _ => None,
         },
     };
     values.push(r);
     Some(())
-}
-
-/// `a op b` for the other binary operators, as [`cint::binop`] says.
-fn binary(op: Op, a: i64, b: i64) -> Option<i64> {
-    let op = match op {
-        Op::Mul => BinOp::Mul,
-        Op::Div => BinOp::Div,
-        Op::Rem => BinOp::Rem,
-        Op::Add => BinOp::Add,
-        Op::Sub => BinOp::Sub,
-        Op::Shl => BinOp::Shl,
-        Op::Shr => BinOp::Shr,
-        Op::Lt => BinOp::Lt,
-        Op::Le => BinOp::Le,
-        Op::Gt => BinOp::Gt,
-        Op::Ge => BinOp::Ge,
-        Op::Eq => BinOp::Eq,
-        Op::Ne => BinOp::Ne,
-        Op::BitAnd => BinOp::BitAnd,
-        Op::BitXor => BinOp::BitXor,
-        Op::BitOr => BinOp::BitOr,
-        Op::AndAnd => BinOp::LogAnd,
-        Op::OrOr => BinOp::LogOr,
-        Op::Not | Op::BitNot | Op::Neg | Op::Plus | Op::Question | Op::Colon => return None,
-    };
-    cint::binop(op, a, b)
 }
 
 #[cfg(test)]
