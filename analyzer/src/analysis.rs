@@ -338,7 +338,7 @@ pub fn analyze_cancellable(
             return Err(Cancelled);
         }
         let fa = analyze_function(func, &mopts, text);
-        function_diagnostics(&fa, &source, &preprocessed, opts, &mut diagnostics);
+        function_diagnostics(&fa, kind, &source, &preprocessed, opts, &mut diagnostics);
         functions.push(Arc::new(fa));
     }
     {
@@ -370,6 +370,7 @@ pub fn analyze_cancellable(
 /// The diagnostics of one analysed function.
 pub(crate) fn function_diagnostics(
     fa: &FunctionAnalysis,
+    kind: SourceKind,
     source: &SourceText,
     pre: &Preprocessed,
     opts: &AnalysisOptions,
@@ -392,6 +393,7 @@ pub(crate) fn function_diagnostics(
         deps: &fa.deps,
         pure_functions: &fa.pure_functions,
         disable_loop_storage_check: opts.disable_loop_storage_check,
+        fixed_form: kind == SourceKind::FortranFixed,
         pre,
     };
     rules::check_function(&cx, out);

@@ -303,10 +303,17 @@ pub fn insert_line_after(text: &str, offset: usize, indent: &str, line: &str) ->
 /// marker's line (`// csa-lint: ignore[...]` at its end or alone on the line
 /// above) go with it: the line they cover is gone, so they would suppress
 /// nothing (CSA402).
+///
+/// In fixed-form Fortran (`fixed_form`) columns 73 on are a comment
+/// (card sequence numbers): a statement alone in columns 1-72 goes with
+/// its line; one that shares its line has its characters blanked, so no
+/// text after it moves into the statement field (deleting them would pull
+/// the comment columns in as code).
 pub(crate) fn marker_removal(
     text: &str,
     pre: &csa_grammars::preproc::Preprocessed,
     span: Span,
+    fixed_form: bool,
 ) -> Vec<Edit> {
     use crate::suppress::is_line_suppression;
     let at = span.start as usize;
@@ -339,7 +346,29 @@ pub(crate) fn marker_removal(
     } else {
         e
     };
-    let mut edit = delete_statement(text, Span::new(at, to));
+    let ls0 = line_start(text, at);
+    let one_line = !text[at..to].contains('\n');
+    let mut edit = if fixed_form && one_line {
+        let blank = |s: &str| s.chars().all(|c| c == ' ' || c == '\t');
+        // the byte offset of column 73 (or the line's end)
+        let field_end = text[ls0..le]
+            .char_indices()
+            .nth(72)
+            .map_or(le, |(i, _)| ls0 + i);
+        if blank(&text[ls0..at]) && blank(&text[to.min(field_end)..field_end]) {
+            Edit {
+                span: Span::new(ls0, line_end_with_newline(text, e)),
+                new_text: String::new(),
+            }
+        } else {
+            Edit {
+                span: Span::new(at, to),
+                new_text: " ".repeat(text[at..to].chars().count()),
+            }
+        }
+    } else {
+        delete_statement(text, Span::new(at, to))
+    };
     let ls = edit.span.start as usize;
     if ls > 0 && ls == line_start(text, at) {
         let prev = line_start(text, ls - 1);
@@ -359,6 +388,38 @@ fn blank_or_suppressions(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_form_marker_removal_keeps_columns() {
+        let card = |stmt: &str, seq: &str| format!("{stmt:<72}{seq}\n");
+        let marker = "CALL BUILTIN_CSA_PARALLEL_LOOP()";
+        let remove = |text: &str| {
+            let pre = csa_grammars::preproc::preprocess(text, &[], true);
+            let at = text.find(marker).unwrap();
+            let span = Span::new(at, at + marker.len());
+            let edits = marker_removal(text, &pre, span, true);
+            apply_edits(text, &edits).unwrap()
+        };
+        // Alone in columns 1-72: the line goes, sequence number and all.
+        let text = card("      X = 1", "00000100")
+            + &card(&format!("      {marker}"), "00000200")
+            + &card("      END", "00000300");
+        assert_eq!(
+            remove(&text),
+            card("      X = 1", "00000100") + &card("      END", "00000300")
+        );
+        // Sharing its line (a label): blanked, every column kept.
+        let text = card(&format!("   30 {marker}"), "00000200");
+        let out = remove(&text);
+        assert_eq!(out, card("   30", "00000200"));
+        assert_eq!(out.len(), text.len());
+        // Free form is unchanged: the statement is deleted.
+        let text = format!("  {marker} ! note\n");
+        let pre = csa_grammars::preproc::preprocess(&text, &[], true);
+        let at = text.find(marker).unwrap();
+        let edits = marker_removal(&text, &pre, Span::new(at, at + marker.len()), false);
+        assert_eq!(apply_edits(&text, &edits).unwrap(), "  ! note\n");
+    }
 
     fn edit(s: usize, e: usize, t: &str) -> Edit {
         Edit {

@@ -578,7 +578,7 @@ impl Incremental {
                     return None;
                 }
                 let fa = analysis::analyze_function(func, &mopts, source.text());
-                analysis::function_diagnostics(&fa, source, pre, &self.opts, &mut own);
+                analysis::function_diagnostics(&fa, self.kind, source, pre, &self.opts, &mut own);
                 analyses.push(Arc::new(fa));
             }
             {

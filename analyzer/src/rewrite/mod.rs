@@ -123,7 +123,12 @@ pub(crate) fn parse(fa: &Analysis) -> Option<Tree> {
 /// The edits that remove a marker statement, and its `#ifdef __CSA__`
 /// wrapper when the wrapper holds nothing else and has no `#else`.
 pub(crate) fn marker_removal(fa: &Analysis, span: Span) -> Vec<Edit> {
-    crate::fix::marker_removal(fa.source.text(), &fa.preprocessed, span)
+    crate::fix::marker_removal(
+        fa.source.text(),
+        &fa.preprocessed,
+        span,
+        fa.kind == SourceKind::FortranFixed,
+    )
 }
 
 fn loop_kinds(fortran: bool) -> &'static [&'static str] {

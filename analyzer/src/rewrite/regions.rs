@@ -275,10 +275,12 @@ fn loop_pattern(
     let directive = format!("#pragma omp parallel for{clauses}");
     let mut edits = Vec::new();
     for s in [entry, *first, *last, exit] {
+        // (C only: the region/section intrinsics do not exist in Fortran.)
         edits.extend(crate::fix::marker_removal(
             text,
             pre,
             Span::new(s.start_byte(), s.end_byte()),
+            false,
         ));
     }
     edits.extend(crate::fix::insert_directive_before(

@@ -147,6 +147,8 @@ pub struct FunctionContext<'a> {
     /// Functions known to touch no memory beyond the built-in list: the
     /// configured ones and those the file declares `readnone`.
     pub pure_functions: &'a [String],
+    /// The file is fixed-form Fortran (columns 73 on are a comment).
+    pub fixed_form: bool,
     /// CSA301 is off (`disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
     /// The preprocessor's conditionals (for fixes that remove an
@@ -166,7 +168,12 @@ impl FunctionContext<'_> {
             kind: crate::diag::FixKind::RemoveMarker,
             title: format!("Remove the {} marker", self.builtin_name(b)),
             applicability,
-            edits: crate::fix::marker_removal(self.src.text(), self.pre, b.span),
+            edits: crate::fix::marker_removal(
+                self.src.text(),
+                self.pre,
+                b.span,
+                self.fixed_form,
+            ),
         }
     }
 
