@@ -67,9 +67,9 @@ pub struct AnalysisOptions {
     /// `-csa-disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
     /// Lower and analyse every function body, also those that hold nothing
-    /// any rule looks at (which are outlines otherwise, see
-    /// [`Function::outline`]): the diagnostics are the same, the IR is
-    /// complete (dumps).
+    /// any rule looks at (which are outlines otherwise: only their name,
+    /// spans and calls are kept): the diagnostics are the same, the IR is
+    /// complete (`--dump`).
     pub every_body: bool,
 }
 

@@ -5,7 +5,7 @@
 //! [`Applicability`] and edits in original-source byte offsets.
 //!
 //! Invariants:
-//! * edits of one fix never overlap; [`apply_fixes`] applies whole fixes
+//! * edits of one fix never overlap; [`apply_fixes_logged`] applies whole fixes
 //!   only, skipping a fix that overlaps one already taken (a second run
 //!   picks it up);
 //! * inserted lines use the file's line ending (`\r\n` when the file's first
@@ -67,7 +67,9 @@ pub fn apply_fixes(text: &str, fixes: &[&Fix]) -> (String, usize, usize) {
     (s, applied, skipped)
 }
 
-/// [`apply_fixes`], also returning the edits applied (to map positions of
+/// Applies whole fixes, skipping one that conflicts with a fix already
+/// taken or is itself malformed; returns the new text, how many fixes
+/// were applied and skipped, and the edits applied (to map positions of
 /// the new text back with [`position_before`]).
 pub fn apply_fixes_logged(text: &str, fixes: &[&Fix]) -> (String, usize, usize, Vec<Edit>) {
     let chosen = compatible_fixes(text, fixes);
