@@ -134,9 +134,12 @@ impl<'a> Positions<'a> {
         let line = src.line_of_from(byte, self.hint.get());
         self.hint.set(line);
         let start = src.line_start(line);
+        let before = &text[start..byte];
         let character = match enc {
             Encoding::Utf8 => byte - start,
-            Encoding::Utf16 => text[start..byte].chars().map(char::len_utf16).sum(),
+            // (ASCII: one UTF-16 unit per byte, checked a word at a time)
+            Encoding::Utf16 if before.is_ascii() => before.len(),
+            Encoding::Utf16 => before.chars().map(char::len_utf16).sum(),
         };
         Position::new(line as u32, character as u32)
     }
