@@ -21,11 +21,14 @@ pub(crate) trait ConstEnv {
     fn is_type_name(&self, name: &str) -> bool;
 }
 
-/// The value of a C integer literal ([`cint::literal_i64`]: decimal, hex,
-/// octal, binary; `u`/`l`/`z` suffixes; `'` digit separators), with the
-/// sign tree-sitter-c folds into a `number_literal` (`-1` is one token).
-/// `None` for a floating literal and for a value above `i64::MAX` (see
-/// [`is_int_literal`]).
+/// The value of a C integer literal ([`cint::parse_literal`]: decimal,
+/// hex, octal, binary; `u`/`l`/`z` suffixes; `'` digit separators), with
+/// the sign tree-sitter-c folds into a `number_literal` (`-1` is one
+/// token). `None` for a floating literal. A literal above `i64::MAX` (an
+/// unsigned one in C) gives its bits as an `i64`: what a builtin's `int`
+/// argument receives after clang's conversion, and still a constant.
+/// (Unsigned arithmetic on it is not modelled: `0xFFFFFFFFFFFFFFFF / 2`
+/// folds as `-1 / 2`.)
 pub(crate) fn parse_int_literal(text: &str) -> Option<i64> {
     let text = text.trim();
     if let Some(rest) = text.strip_prefix('-') {
@@ -38,15 +41,7 @@ pub(crate) fn parse_int_literal(text: &str) -> Option<i64> {
         }
         return parse_int_literal(rest);
     }
-    cint::literal_i64(text)
-}
-
-/// Whether `text` (a `number_literal`) is an integer literal, also one
-/// whose value [`parse_int_literal`] does not give: above `i64::MAX` it
-/// has an unsigned type, which the evaluation does not model.
-pub(crate) fn is_int_literal(text: &str) -> bool {
-    let t = text.trim().trim_start_matches(['-', '+']).trim_start();
-    cint::parse_literal(t).is_some()
+    cint::parse_literal(text).map(|v| v as i64)
 }
 
 /// The value of a character literal (`'a'`, `'\n'`, `'\x41'`, `'\0'`).
@@ -569,13 +564,9 @@ mod tests {
         assert_eq!(parse_int_literal("--1"), None);
         assert_eq!(parse_int_literal("1.5"), None);
         assert_eq!(parse_int_literal("1e3"), None);
-        // above i64::MAX: unsigned in C, not a value here, but an integer
-        assert_eq!(parse_int_literal("0xFFFFFFFFFFFFFFFF"), None);
-        assert_eq!(parse_int_literal("-9223372036854775808"), None);
-        assert!(is_int_literal("0xFFFFFFFFFFFFFFFFull"));
-        assert!(is_int_literal("-9223372036854775808"));
-        assert!(!is_int_literal("1.5"));
-        assert!(!is_int_literal("1e3"));
+        // above i64::MAX: unsigned in C; its bits, as an int argument gets
+        assert_eq!(parse_int_literal("0xFFFFFFFFFFFFFFFFull"), Some(-1));
+        assert_eq!(parse_int_literal("-9223372036854775808"), Some(i64::MIN));
         assert_eq!(parse_char_literal("'\\n'"), Some(10));
         assert_eq!(string_literal_value("\"Cy\\x41\""), "CyA");
     }
@@ -612,7 +603,8 @@ mod tests {
         assert_eq!(ev("1 << 64"), None);
         assert_eq!(ev("1 << -1"), None);
         assert_eq!(ev("1 >> 64"), None);
-        assert_eq!(ev("0xFFFFFFFFFFFFFFFF"), None);
+        // unsigned in C: its bits (a builtin's int argument gets -1)
+        assert_eq!(ev("0xFFFFFFFFFFFFFFFF"), Some(-1));
         assert_eq!(ev("0 && 1 / 0"), Some(0));
     }
 }

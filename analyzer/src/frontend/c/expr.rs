@@ -2,8 +2,7 @@
 //! builtins, and the short-circuit branching of `&&`, `||`, `!` and `?:`.
 
 use super::consts::{
-    binop, is_int_literal, parse_char_literal, parse_int_literal, string_literal_value,
-    strip_parens, unop,
+    binop, parse_char_literal, parse_int_literal, string_literal_value, strip_parens, unop,
 };
 use super::lower::{is_expression_kind, is_noreturn, FnLowerer, Ident};
 use super::types::{CType, Layer};
@@ -458,10 +457,6 @@ impl<'t> FnLowerer<'_, 't> {
         let c = match e.node_kind() {
             "number_literal" => match parse_int_literal(self.text(e)) {
                 Some(c) => Some(c),
-                // above i64::MAX: an unsigned integer, not folded
-                None if is_int_literal(self.text(e)) => {
-                    return Rv::new(Val::Other, Some(CType::int()))
-                }
                 None => return Rv::new(Val::Other, Some(CType::scalar(ScalarTy::Double))),
             },
             "char_literal" => match parse_char_literal(self.text(e)) {
