@@ -211,16 +211,36 @@ pub fn starts_line(text: &str, offset: usize) -> bool {
 
 /// An edit that deletes `span`: the whole line(s) when nothing but blanks
 /// shares them, else the span and the blanks after it.
-pub fn delete_statement(text: &str, span: Span) -> Edit {
+///
+/// In fixed-form Fortran (`fixed_form`) columns 73 on are a comment (card
+/// sequence numbers): only the statement field counts for "nothing shares
+/// the line", and a one-line span that does share its line is blanked
+/// instead of deleted, so no text moves into or out of the field.
+pub fn delete_statement(text: &str, span: Span, fixed_form: bool) -> Edit {
     let (s, e) = (span.start as usize, (span.end as usize).min(text.len()));
     let ls = line_start(text, s);
     let le = line_end(text, e);
-    let before_blank = text[ls..s].chars().all(|c| c == ' ' || c == '\t');
-    let after_blank = text[e..le].chars().all(|c| c == ' ' || c == '\t');
-    if before_blank && after_blank {
+    let blank = |t: &str| t.chars().all(|c| c == ' ' || c == '\t');
+    // where what counts as the line's text ends: column 73 in fixed form
+    let field_end = if fixed_form {
+        let last = line_start(text, e);
+        text[last..le]
+            .char_indices()
+            .nth(72)
+            .map_or(le, |(i, _)| last + i)
+    } else {
+        le
+    };
+    if blank(&text[ls..s]) && blank(&text[e.min(field_end)..field_end]) {
         return Edit {
             span: Span::new(ls, line_end_with_newline(text, e)),
             new_text: String::new(),
+        };
+    }
+    if fixed_form && !text[s..e].contains('\n') {
+        return Edit {
+            span: Span::new(s, e),
+            new_text: " ".repeat(text[s..e].chars().count()),
         };
     }
     let mut end = e;
@@ -304,13 +324,8 @@ pub fn insert_line_after(text: &str, offset: usize, indent: &str, line: &str) ->
 /// (`text` and the preprocessor's conditionals of it). Line suppressions of the
 /// marker's line (`// csa-lint: ignore[...]` at its end or alone on the line
 /// above) go with it: the line they cover is gone, so they would suppress
-/// nothing (CSA402).
-///
-/// In fixed-form Fortran (`fixed_form`) columns 73 on are a comment
-/// (card sequence numbers): a statement alone in columns 1-72 goes with
-/// its line; one that shares its line has its characters blanked, so no
-/// text after it moves into the statement field (deleting them would pull
-/// the comment columns in as code).
+/// nothing (CSA402). In fixed-form Fortran the statement field ends at
+/// column 72 ([`delete_statement`]).
 pub(crate) fn marker_removal(
     text: &str,
     pre: &csa_grammars::preproc::Preprocessed,
@@ -348,29 +363,7 @@ pub(crate) fn marker_removal(
     } else {
         e
     };
-    let ls0 = line_start(text, at);
-    let one_line = !text[at..to].contains('\n');
-    let mut edit = if fixed_form && one_line {
-        let blank = |s: &str| s.chars().all(|c| c == ' ' || c == '\t');
-        // the byte offset of column 73 (or the line's end)
-        let field_end = text[ls0..le]
-            .char_indices()
-            .nth(72)
-            .map_or(le, |(i, _)| ls0 + i);
-        if blank(&text[ls0..at]) && blank(&text[to.min(field_end)..field_end]) {
-            Edit {
-                span: Span::new(ls0, line_end_with_newline(text, e)),
-                new_text: String::new(),
-            }
-        } else {
-            Edit {
-                span: Span::new(at, to),
-                new_text: " ".repeat(text[at..to].chars().count()),
-            }
-        }
-    } else {
-        delete_statement(text, Span::new(at, to))
-    };
+    let mut edit = delete_statement(text, Span::new(at, to), fixed_form);
     let ls = edit.span.start as usize;
     if ls > 0 && ls == line_start(text, at) {
         let prev = line_start(text, ls - 1);
@@ -495,7 +488,7 @@ mod tests {
         let t = "a\r\n\tx();\r\n\tfor\r\n";
         assert_eq!(line_ending(t), "\r\n");
         let x = t.find("x").unwrap();
-        let d = delete_statement(t, Span::new(x, x + 4));
+        let d = delete_statement(t, Span::new(x, x + 4), false);
         assert_eq!(apply_edits(t, &[d]).unwrap(), "a\r\n\tfor\r\n");
         let f = t.find("for").unwrap();
         let i = insert_line_before(t, f, "#pragma p");
@@ -513,7 +506,7 @@ mod tests {
     #[test]
     fn statement_sharing_a_line_is_cut_alone() {
         let t = "  x(); y();\n";
-        let d = delete_statement(t, Span::new(2, 6));
+        let d = delete_statement(t, Span::new(2, 6), false);
         assert_eq!(apply_edits(t, &[d]).unwrap(), "  y();\n");
         let i = insert_line_before(t, 7, "#p");
         assert_eq!(apply_edits(t, &[i]).unwrap(), "  x(); \n  #p\n  y();\n");

@@ -229,7 +229,8 @@ fn move_declaration_fix(
     };
     let mut edits = vec![insert_line_before(text, loop_span.start as usize, &moved)];
     match in_place {
-        None => edits.push(delete_statement(text, stmt_span)),
+        // (C: declarations inside loops)
+        None => edits.push(delete_statement(text, stmt_span, false)),
         Some(assign) => edits.push(Edit {
             span: stmt_span,
             new_text: assign,
