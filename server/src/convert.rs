@@ -113,18 +113,7 @@ fn json_str(out: &mut Vec<u8>, s: &str) {
 }
 
 fn json_num(out: &mut Vec<u8>, n: u32) {
-    let mut buf = [0u8; 10];
-    let mut i = buf.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 fn json_range(out: &mut Vec<u8>, r: &lsp::Range) {
@@ -216,35 +205,27 @@ fn full_message<'a>(d: &'a Diagnostic, src: &SourceText) -> Cow<'a, str> {
 /// (publishing thousands of findings on each keystroke built and dropped
 /// an owned `lsp_types::Diagnostic`, its URIs parsed, per finding). The
 /// one place the fields are decided: [`diagnostic`] is its `to_lsp`, and
-/// both serialise to the same JSON (tested).
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+/// its JSON (`write_json`) is the value lsp_types serialises (tested).
 struct Wire<'a> {
     range: lsp::Range,
     severity: DiagnosticSeverity,
     code: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     code_description: Option<WireHref<'a>>,
     source: &'static str,
     message: Cow<'a, str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     related_information: Option<Vec<WireRelated<'a>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tags: Option<[DiagnosticTag; 1]>,
 }
 
-#[derive(serde::Serialize)]
 struct WireHref<'a> {
     href: &'a str,
 }
 
-#[derive(serde::Serialize)]
 struct WireRelated<'a> {
     location: WireLocation<'a>,
     message: Cow<'a, str>,
 }
 
-#[derive(serde::Serialize)]
 struct WireLocation<'a> {
     uri: &'a str,
     range: lsp::Range,
@@ -334,34 +315,24 @@ pub fn write_diagnostics_json(
         return;
     };
     let positions = a.positions();
-    let codes: Vec<String> = fa
-        .diagnostics()
-        .iter()
-        .map(|d| d.code.to_string())
-        .collect();
-    // One link per rule, checked to be a URI as `diagnostic` does.
-    let mut hrefs: HashMap<analyzer::diag::Code, Option<String>> = HashMap::new();
+    // One code string and one link per rule, the link checked to be a URI
+    // as `diagnostic` does.
+    let mut rules: HashMap<Code, (String, Option<String>)> = HashMap::new();
     for d in fa.diagnostics() {
-        hrefs.entry(d.code).or_insert_with(|| {
+        rules.entry(d.code).or_insert_with(|| {
             let h = rule_href(rules_url, d);
-            h.parse::<Uri>().is_ok().then_some(h)
+            (d.code.to_string(), h.parse::<Uri>().is_ok().then_some(h))
         });
     }
-    let wire: Vec<Wire<'_>> = fa
-        .diagnostics()
-        .iter()
-        .zip(&codes)
-        .map(|(d, code)| {
-            let href = hrefs.get(&d.code).and_then(|h| h.as_deref());
-            wire(&positions, fa.source(), uri.as_str(), d, code, href, enc)
-        })
-        .collect();
     out.push(b'[');
-    for (i, w) in wire.iter().enumerate() {
+    for (i, d) in fa.diagnostics().iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        w.write_json(out);
+        let (code, href) = rules
+            .get(&d.code)
+            .map_or(("", None), |(c, h)| (c.as_str(), h.as_deref()));
+        wire(&positions, fa.source(), uri.as_str(), d, code, href, enc).write_json(out);
     }
     out.push(b']');
 }
