@@ -222,22 +222,6 @@ impl Message {
         }
         out
     }
-
-    /// A message from its parts (the inverse of [`Message::parts`]).
-    pub fn from_parts<'a>(parts: impl IntoIterator<Item = Part<'a>>) -> Message {
-        let mut text = String::new();
-        let mut lines = SmallVec::new();
-        for p in parts {
-            match p {
-                Part::Text(t) => text.push_str(t),
-                Part::Line(o) => lines.push((text.len() as u32, o)),
-            }
-        }
-        Message {
-            text: text.into(),
-            lines,
-        }
-    }
 }
 
 impl From<String> for Message {
@@ -518,7 +502,6 @@ mod tests {
         let mut moved = m.clone();
         moved.shift(8);
         assert_eq!(moved.render_with(line_of), "from line 3 to line 5.");
-        assert_eq!(Message::from_parts(m.parts()), m);
         assert_eq!(Message::from(m.encode()), m);
         // A reference at either end, and none.
         let m = Message::from(format!("{}", LineRef(0)));

@@ -65,12 +65,13 @@ internal!(
 );
 
 pub use analysis::{analyze, analyze_cancellable, Analysis, AnalysisOptions, Cancel, Cancelled};
+pub use config::IvdepStyle;
 pub use csa_grammars::SourceKind;
 pub use fix::{bulk_fix, compatible_fixes};
 pub use ide::{HintSide, Hover, PlacementHint, Symbol, SymbolKind};
 pub use incremental::{Incremental, Stats as IncrementalStats};
 pub use ir::Lang;
-pub use rewrite::{fix_all, FixAllOptions, FixAllResult, IvdepStyle, MarkerRewrite, Target};
+pub use rewrite::{fix_all, FixAllOptions, FixAllResult, MarkerRewrite, Target};
 pub use rules::{find as find_rule, lookup as rule, reference_markdown as rules_reference, RULES};
 pub use suppress::all_fixes as fixes_of;
 

@@ -9,8 +9,7 @@ use crate::diag::{Applicability, Fix};
 use crate::fix::insert_line_before;
 use crate::ir::BuiltinKind;
 
-/// How ivdep is spelled: the configuration's `ivdep-style`.
-pub use crate::config::IvdepStyle;
+use crate::config::IvdepStyle;
 
 pub(crate) fn rewrite(site: &MarkerSite, style: IvdepStyle) -> MarkerRewrite {
     let b = site.builtin;

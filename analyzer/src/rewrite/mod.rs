@@ -30,7 +30,7 @@ use crate::source::Span;
 use csa_grammars::SourceKind;
 use tree_sitter::{Node, Tree};
 
-pub use ivdep::IvdepStyle;
+use crate::config::IvdepStyle;
 
 /// What to convert markers into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
