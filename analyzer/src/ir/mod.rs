@@ -564,8 +564,14 @@ pub struct BuiltinCall {
     pub kind: BuiltinKind,
     /// The name as written (`__builtin_csa_parallel_loop`, `BUILTIN_CSA_SPMD`).
     pub name: String,
-    /// The whole call statement (C expression statement / Fortran CALL).
+    /// The whole call statement (C expression statement / Fortran CALL),
+    /// or the call expression when it is part of a larger one.
     pub span: Span,
+    /// The call is a statement of its own (`span` is the statement): it
+    /// can be removed or replaced without breaking the code around it.
+    /// Not so for a call inside an expression (`x + __builtin_csa_...()`,
+    /// a Fortran function reference).
+    pub statement: bool,
     pub name_span: Span,
     pub args: Vec<BuiltinArg>,
     /// The block that holds the call.

@@ -208,6 +208,14 @@ pub fn rewrite_markers(fa: &Analysis, target: Target) -> Vec<MarkerRewrite> {
                 ));
                 continue;
             };
+            if !b.statement {
+                out.push(refused(
+                    b.span,
+                    what,
+                    "the marker is part of a larger expression; make it a statement of its own",
+                ));
+                continue;
+            }
             let sl = match attached_loop(f, BuiltinId(i as u32)) {
                 Ok(sl) => sl,
                 Err(why) => {
@@ -571,13 +579,20 @@ fn position_in_given(history: &[Vec<crate::fix::Edit>], pos: u32) -> u32 {
 /// The fixes of one round of `--fix`: each diagnostic's first applicable
 /// fix not `rejected`, at most one per loop (a loop's fixes interact: one
 /// is applied and the loop re-analysed before the next), and in the
-/// order of the diagnostics.
+/// order of the diagnostics. The exception is the removal of shadowed
+/// markers (CSA106): the first marker of the nearest block wins whatever
+/// else precedes the loop, so removing losers never changes the winner
+/// and every one of a loop's losers goes in the same round (when the
+/// loop's first fix this round is one of them), however many there are.
 fn fixes_for_round<'a>(
     fa: &'a crate::analysis::Analysis,
     opts: &FixAllOptions,
     rejected: &[(Span, String)],
 ) -> Vec<(&'a crate::diag::Diagnostic, &'a Fix)> {
-    let mut loops_taken: Vec<u32> = Vec::new();
+    const SHADOWED: crate::diag::Code = crate::diag::Code(106);
+    // each loop with a fix this round, and whether that fix removes a
+    // shadowed marker
+    let mut loops_taken: Vec<(u32, bool)> = Vec::new();
     let mut out = Vec::new();
     for d in fa
         .diagnostics
@@ -590,10 +605,12 @@ fn fixes_for_round<'a>(
         });
         let Some(fix) = fix else { continue };
         if let Some(l) = loop_of(fa, d.span) {
-            if loops_taken.contains(&l) {
-                continue;
+            let shadowed = d.code == SHADOWED && fix.kind == crate::diag::FixKind::RemoveMarker;
+            match loops_taken.iter().find(|(taken, _)| *taken == l) {
+                Some((_, true)) if shadowed => {}
+                Some(_) => continue,
+                None => loops_taken.push((l, shadowed)),
             }
-            loops_taken.push(l);
         }
         out.push((d, fix));
     }

@@ -164,9 +164,12 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 ));
             }
             if let EventOrigin::Clie { marker, .. } = first.origin {
-                let mut f = cx.remove_marker_fix(cx.func.builtin(marker), Applicability::Unsafe);
-                f.title.push_str(" (the loop then runs sequentially)");
-                fixes.push(f);
+                if let Some(mut f) =
+                    cx.remove_marker_fix(cx.func.builtin(marker), Applicability::Unsafe)
+                {
+                    f.title.push_str(" (the loop then runs sequentially)");
+                    fixes.push(f);
+                }
             }
             out.push(
                 d.with_help(

@@ -158,13 +158,17 @@ pub struct FunctionContext<'a> {
 
 impl FunctionContext<'_> {
     /// An unsafe or safe fix that removes a marker (and an `#ifdef __CSA__`
-    /// wrapper holding nothing else).
+    /// wrapper holding nothing else); none when the marker is part of a
+    /// larger expression (removing the call would break it).
     pub fn remove_marker_fix(
         &self,
         b: &BuiltinCall,
         applicability: crate::diag::Applicability,
-    ) -> crate::diag::Fix {
-        crate::diag::Fix {
+    ) -> Option<crate::diag::Fix> {
+        if !b.statement {
+            return None;
+        }
+        Some(crate::diag::Fix {
             kind: crate::diag::FixKind::RemoveMarker,
             title: format!("Remove the {} marker", self.builtin_name(b)),
             applicability,
@@ -174,7 +178,7 @@ impl FunctionContext<'_> {
                 b.span,
                 self.fixed_form,
             ),
-        }
+        })
     }
 
     /// `line N` for a span, in a message: a line reference that moves

@@ -70,7 +70,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             d.with_help(
                 "Remove the marker, or use __builtin_csa_spmd(W, C) to spread a register-only loop over workers.",
             )
-            .with_fix(cx.remove_marker_fix(marker, Applicability::Unsafe)),
+            .with_fixes(cx.remove_marker_fix(marker, Applicability::Unsafe)),
         );
     }
 }

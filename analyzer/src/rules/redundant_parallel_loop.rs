@@ -151,7 +151,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             )
             .with_related(loop_span, "the marked loop")
             .with_help("Remove the marker, or keep it as documentation and suppress this note.")
-            .with_fix(cx.remove_marker_fix(cx.func.builtin(v.marker), Applicability::Unsafe)),
+            .with_fixes(cx.remove_marker_fix(cx.func.builtin(v.marker), Applicability::Unsafe)),
         );
     }
 }

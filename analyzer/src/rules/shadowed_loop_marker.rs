@@ -63,7 +63,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             .with_related(winner.span, "this marker wins")
             .with_related(loop_span, "the loop both markers precede")
             .with_help("Keep only the marker you mean.")
-            .with_fix(cx.remove_marker_fix(b, Applicability::Safe)),
+            .with_fixes(cx.remove_marker_fix(b, Applicability::Safe)),
         );
     }
 }

@@ -131,7 +131,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         };
         out.push(
             d.with_help("Put the marker immediately before the loop it is meant for.")
-                .with_fix(cx.remove_marker_fix(b, Applicability::Safe)),
+                .with_fixes(cx.remove_marker_fix(b, Applicability::Safe)),
         );
     }
 }

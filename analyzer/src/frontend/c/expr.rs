@@ -1454,6 +1454,11 @@ impl<'t> FnLowerer<'_, 't> {
         }
     }
 
+    /// Whether the call `e` is the whole of its expression statement.
+    fn is_call_stmt(&self, e: Node<'_>) -> bool {
+        self.call_stmt.is_some_and(|(id, _)| id == e.id())
+    }
+
     /// Arguments in order; returns the variables whose address escapes.
     fn call_args(&mut self, args: Option<Node<'_>>) -> Vec<VarId> {
         self.call_args_with_values(args).0
@@ -1661,6 +1666,7 @@ impl<'t> FnLowerer<'_, 't> {
             kind,
             name: name.to_string(),
             span: self.call_span(e),
+            statement: self.is_call_stmt(e),
             name_span: span(name_node),
             args: bargs,
             block: BlockId(0),
@@ -1735,6 +1741,7 @@ impl<'t> FnLowerer<'_, 't> {
             kind,
             name: builtin,
             span: self.call_span(use_node),
+            statement: self.is_call_stmt(use_node),
             name_span,
             args,
             block: BlockId(0),
@@ -1843,6 +1850,7 @@ impl<'t> FnLowerer<'_, 't> {
                 kind,
                 name,
                 span: span(n),
+                statement: true,
                 name_span: span(name_node),
                 args,
                 block: BlockId(0),

@@ -869,10 +869,33 @@ impl<'f, 't> FnLowerer<'f, 't> {
     #[inline(never)]
     fn expression_stmt(&mut self, n: Node<'_>) {
         if let Some(e) = first_named_non_comment(n) {
-            self.call_stmt = Some((e.id(), span(n)));
+            self.call_stmt = Some((self.statement_call(e).id(), span(n)));
             let _ = self.value(e);
             self.call_stmt = None;
         }
+    }
+
+    /// What an expression statement's value `e` is once parentheses and
+    /// casts to `void` are looked through: `(void)__builtin_csa_...();`
+    /// is as much the call's own statement as the bare call.
+    fn statement_call<'n>(&self, mut e: Node<'n>) -> Node<'n> {
+        for _ in 0..MAX_DEPTH {
+            let stripped = strip_parens(e);
+            let next = if stripped.id() != e.id() {
+                Some(stripped)
+            } else if e.node_kind() == "cast_expression"
+                && e.field(F::Type).is_some_and(|t| self.text(t).trim() == "void")
+            {
+                e.field(F::Value)
+            } else {
+                None
+            };
+            match next {
+                Some(x) => e = x,
+                None => break,
+            }
+        }
+        e
     }
 
     /// `goto`, `break`, `continue`, `return`.

@@ -830,7 +830,7 @@ impl<'t> Lowerer<'_, 't> {
             .filter(|a| a.node_kind() != "comment")
             .collect();
         match kind {
-            ParenKind::Builtin => Val::Builtin(self.builtin(base, Some(al), span)),
+            ParenKind::Builtin => Val::Builtin(self.builtin(base, Some(al), span, false)),
             ParenKind::Intrinsic(class) => {
                 let mut exprs = Vec::new();
                 for a in &args {
@@ -978,8 +978,15 @@ impl<'t> Lowerer<'_, 't> {
     // CSA builtins
 
     /// A call to `builtin_csa_*`: recorded as a builtin (never also as a
-    /// call). `span` is the whole CALL statement or function reference.
-    pub fn builtin(&mut self, name: FNode<'t>, al: Option<FNode<'t>>, span: Span) -> BuiltinId {
+    /// call). `span` is the whole CALL statement (`statement`) or the
+    /// function reference.
+    pub fn builtin(
+        &mut self,
+        name: FNode<'t>,
+        al: Option<FNode<'t>>,
+        span: Span,
+        statement: bool,
+    ) -> BuiltinId {
         let mut args = Vec::new();
         for a in al.map(named_kids).unwrap_or_default() {
             if a.node_kind() == "comment" {
@@ -1000,6 +1007,7 @@ impl<'t> Lowerer<'_, 't> {
             kind: BuiltinKind::from_name(&written).unwrap_or(BuiltinKind::Other),
             name: written,
             span,
+            statement,
             name_span: self.span(name),
             args,
             block: Function::ENTRY,

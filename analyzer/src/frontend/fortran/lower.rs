@@ -1071,7 +1071,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "identifier" => {
                 let name = self.cx.lname(sub);
                 if super::intrinsics::is_builtin_name(&name) {
-                    self.builtin(sub, arglist, span);
+                    self.builtin(sub, arglist, span, true);
                     return;
                 }
                 let mut escapes = Vec::new();
