@@ -1010,7 +1010,11 @@ impl Incremental {
             callee_hashes(&names, &calls, &top.hashes)
         };
         self.fn_facts = facts;
-        if top.needs_recovery {
+        // (a definition with an implicit `int` is parsed again with its
+        // type written out: positions of a different text)
+        if top.needs_recovery
+            || (tree.root_node().has_error() && crate::frontend::c::may_have_implicit_int(pre_text))
+        {
             return self.full(source.text());
         }
         let bytes = pre.text.as_bytes();

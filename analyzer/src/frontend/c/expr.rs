@@ -268,7 +268,7 @@ impl<'t> FnLowerer<'_, 't> {
         if place.ctype.is_func() {
             return Rv::new(Val::Other, Some(place.ctype));
         }
-        let at_ref = self.emit_access(false, &place, None, span(at));
+        let at_ref = self.emit_access(false, &place, None, self.sp(at));
         let expr = self.b.expr(Expr::Read(at_ref));
         let (val, ptr_root) = match (&place.target, place.index) {
             (AccessTarget::Var(v), IndexKind::Whole) => {
@@ -374,11 +374,11 @@ impl<'t> FnLowerer<'_, 't> {
         self.b.push(
             InstKind::Call(Call {
                 callee: None,
-                name_span: span(e),
+                name_span: self.sp(e),
                 escapes: Vec::new(),
                 args: Vec::new(),
             }),
-            span(e),
+            self.sp(e),
         );
     }
 
@@ -1036,7 +1036,7 @@ impl<'t> FnLowerer<'_, 't> {
     /// X.
     #[inline(never)]
     fn logical_value(&mut self, e: Node<'_>, l: Node<'_>, r: Node<'_>, is_and: bool) -> Rv {
-        let sp = span(e);
+        let sp = self.sp(e);
         if let Some(c) = self.const_value(l) {
             if (c != 0) == is_and {
                 let rv = self.rvalue(r);
@@ -1057,9 +1057,9 @@ impl<'t> FnLowerer<'_, 't> {
         self.last_cond = None;
         let conds_before = self.cond_count;
         if is_and {
-            self.cond(Some(l), rhs_b, end_b, span(l), false);
+            self.cond(Some(l), rhs_b, end_b, self.sp(l), false);
         } else {
-            self.cond(Some(l), end_b, rhs_b, span(l), false);
+            self.cond(Some(l), end_b, rhs_b, self.sp(l), false);
         }
         // the left operand's value, when one branch tested it
         let left = self
@@ -1090,7 +1090,7 @@ impl<'t> FnLowerer<'_, 't> {
     /// variable included, branches.
     #[inline(never)]
     fn conditional_value(&mut self, e: Node<'_>) -> Rv {
-        let sp = span(e);
+        let sp = self.sp(e);
         let c = e.field(F::Condition);
         let (x, y) = (e.field(F::Consequence), e.field(F::Alternative));
         if let (Some(c), Some(x), Some(y)) = (c, x, y) {
@@ -1295,8 +1295,8 @@ impl<'t> FnLowerer<'_, 't> {
         let (Some(c), Some(x), Some(y)) = (c, x, y) else {
             return false;
         };
-        let ct = self.b.new_block("cond.true", Some(span(e)));
-        let cf = self.b.new_block("cond.false", Some(span(e)));
+        let ct = self.b.new_block("cond.true", Some(self.sp(e)));
+        let cf = self.b.new_block("cond.false", Some(self.sp(e)));
         self.cond(Some(c), ct, cf, sp, true);
         self.b.set_current(Some(ct));
         self.cond(Some(x), t, f, sp, true);
@@ -1359,7 +1359,7 @@ impl<'t> FnLowerer<'_, 't> {
             } else {
                 "lor.lhs.false"
             };
-            let mid = self.b.new_block(name, Some(span(e)));
+            let mid = self.b.new_block(name, Some(self.sp(e)));
             if is_and {
                 self.cond(Some(*x), mid, f, sp, true);
             } else {
@@ -1390,14 +1390,14 @@ impl<'t> FnLowerer<'_, 't> {
             return Rv::other();
         };
         if op == "=" {
-            self.store_whole(&place, val, rexpr, span(l));
+            self.store_whole(&place, val, rexpr, self.sp(l));
             Rv {
                 ptr_root,
                 expr: rexpr,
                 ..Rv::new(val, Some(place.ctype))
             }
         } else {
-            let old = self.emit_access(false, &place, None, span(l));
+            let old = self.emit_access(false, &place, None, self.sp(l));
             let expr = match BinOp::from_c(op) {
                 Some(bop) => {
                     let old = self.b.expr(Expr::Read(old));
@@ -1405,7 +1405,7 @@ impl<'t> FnLowerer<'_, 't> {
                 }
                 None => FunctionBuilder::UNKNOWN,
             };
-            self.emit_access_rhs(true, &place, Some(ValueSrc::Other), Some(expr), span(l));
+            self.emit_access_rhs(true, &place, Some(ValueSrc::Other), Some(expr), self.sp(l));
             Rv {
                 expr,
                 ..Rv::new(Val::Other, Some(place.ctype))
@@ -1422,12 +1422,12 @@ impl<'t> FnLowerer<'_, 't> {
         let prefix = e.child(0).is_some_and(|c| !c.is_named());
         match self.operand(arg) {
             Operand::Lv(place) => {
-                let at = self.emit_access(false, &place, None, span(arg));
+                let at = self.emit_access(false, &place, None, self.sp(arg));
                 let old = self.b.expr(Expr::Read(at));
                 let one = self.b.expr(Expr::Int(1));
                 let bop = if op == "--" { BinOp::Sub } else { BinOp::Add };
                 let new = self.b.expr(Expr::Bin(bop, old, one));
-                self.emit_access_rhs(true, &place, Some(ValueSrc::Other), Some(new), span(arg));
+                self.emit_access_rhs(true, &place, Some(ValueSrc::Other), Some(new), self.sp(arg));
                 let expr = if prefix { new } else { old };
                 let ptr_root = match (&place.target, place.index) {
                     (AccessTarget::Var(v), IndexKind::Whole) if place.ctype.is_pointer() => {
@@ -1450,7 +1450,7 @@ impl<'t> FnLowerer<'_, 't> {
     fn call_span(&self, e: Node<'_>) -> Span {
         match self.call_stmt {
             Some((id, sp)) if id == e.id() => sp,
-            _ => span(e),
+            _ => self.sp(e),
         }
     }
 
@@ -1555,7 +1555,7 @@ impl<'t> FnLowerer<'_, 't> {
             }
             if name == "__builtin_prefetch" {
                 let _ = self.call_args(args);
-                self.b.push(InstKind::Prefetch, span(e));
+                self.b.push(InstKind::Prefetch, self.sp(e));
                 return Rv::other();
             }
             if is_unevaluated_builtin(&name) {
@@ -1603,11 +1603,11 @@ impl<'t> FnLowerer<'_, 't> {
                 self.b.push(
                     InstKind::Call(Call {
                         callee: Some(name.clone()),
-                        name_span: span(callee),
+                        name_span: self.sp(callee),
                         escapes,
                         args,
                     }),
-                    span(e),
+                    self.sp(e),
                 );
                 if is_noreturn(&name) {
                     let sp = self.call_span(e);
@@ -1631,11 +1631,11 @@ impl<'t> FnLowerer<'_, 't> {
         self.b.push(
             InstKind::Call(Call {
                 callee: None,
-                name_span: span(f),
+                name_span: self.sp(f),
                 escapes,
                 args: Vec::new(),
             }),
-            span(e),
+            self.sp(e),
         );
         Rv::new(Val::Other, ret)
     }
@@ -1657,7 +1657,7 @@ impl<'t> FnLowerer<'_, 't> {
                 let value = self.builtin_arg(a);
                 bargs.push(BuiltinArg {
                     value,
-                    span: span(a),
+                    span: self.sp(a),
                 });
             }
         }
@@ -1667,7 +1667,7 @@ impl<'t> FnLowerer<'_, 't> {
             name: name.to_string(),
             span: self.call_span(e),
             statement: self.is_call_stmt(e),
-            name_span: span(name_node),
+            name_span: self.sp(name_node),
             args: bargs,
             block: BlockId(0),
             result: None,
@@ -1710,7 +1710,7 @@ impl<'t> FnLowerer<'_, 't> {
                     .collect()
             })
             .unwrap_or_default();
-        let name_span = call.map(|(n, _)| span(n)).unwrap_or_else(|| span(use_node));
+        let name_span = call.map(|(n, _)| self.sp(n)).unwrap_or_else(|| self.sp(use_node));
         let mut args = Vec::new();
         for t in &arg_texts {
             let mut t = t.as_str();
@@ -1727,11 +1727,11 @@ impl<'t> FnLowerer<'_, 't> {
             let arg = match actual {
                 Some(a) => BuiltinArg {
                     value: self.builtin_arg(a),
-                    span: span(a),
+                    span: self.sp(a),
                 },
                 None => BuiltinArg {
                     value: self.macro_arg_text(t, use_node),
-                    span: span(use_node),
+                    span: self.sp(use_node),
                 },
             };
             args.push(arg);
@@ -1763,7 +1763,7 @@ impl<'t> FnLowerer<'_, 't> {
             if let Ident::Var(v) = self.resolve_ident(id, at) {
                 let place = Place::whole(v, self.ctype(v));
                 if !place.ctype.is_array() {
-                    self.emit_access(false, &place, None, span(at));
+                    self.emit_access(false, &place, None, self.sp(at));
                     return ArgValue::Var(v);
                 }
             }
@@ -1836,8 +1836,8 @@ impl<'t> FnLowerer<'_, 't> {
             if let Ident::Var(v) = self.resolve_ident(an, a) {
                 let place = Place::whole(v, self.ctype(v));
                 if !place.ctype.is_array() {
-                    self.emit_access(false, &place, None, span(a));
-                    arg_val = Some((ArgValue::Var(v), span(a)));
+                    self.emit_access(false, &place, None, self.sp(a));
+                    arg_val = Some((ArgValue::Var(v), self.sp(a)));
                 }
             }
         }
@@ -1849,9 +1849,9 @@ impl<'t> FnLowerer<'_, 't> {
             self.b.add_builtin(BuiltinCall {
                 kind,
                 name,
-                span: span(n),
+                span: self.sp(n),
                 statement: true,
-                name_span: span(name_node),
+                name_span: self.sp(name_node),
                 args,
                 block: BlockId(0),
                 result: None,
@@ -1860,11 +1860,11 @@ impl<'t> FnLowerer<'_, 't> {
             self.b.push(
                 InstKind::Call(Call {
                     callee: Some(name),
-                    name_span: span(name_node),
+                    name_span: self.sp(name_node),
                     escapes: Vec::new(),
                     args: Vec::new(),
                 }),
-                span(n),
+                self.sp(n),
             );
         }
     }
@@ -1878,12 +1878,12 @@ impl<'t> FnLowerer<'_, 't> {
                 }
             }
         }
-        self.b.push(InstKind::Asm, span(e));
+        self.b.push(InstKind::Asm, self.sp(e));
         if let Some(outputs) = e.field(F::OutputOperands) {
             for op in outputs.fields(F::Operand) {
                 if let Some(v) = op.field(F::Value) {
                     if let Operand::Lv(p) = self.operand(v) {
-                        self.emit_access(true, &p, Some(ValueSrc::Other), span(v));
+                        self.emit_access(true, &p, Some(ValueSrc::Other), self.sp(v));
                     }
                 }
             }

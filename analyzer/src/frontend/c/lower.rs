@@ -116,7 +116,7 @@ pub(crate) struct FnLowerer<'f, 't> {
 /// Lowers one `function_definition`.
 pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     let (name, name_span, fdecl) = definition_name(file, n);
-    let b = FunctionBuilder::new(name, Lang::C, span(n), name_span);
+    let b = FunctionBuilder::new(name, Lang::C, file.span(n), name_span);
     let mut l = FnLowerer {
         file,
         b,
@@ -146,7 +146,9 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
         l.stmt(body);
     }
     l.pop_scope();
-    let err = first_error(n, file.src).or(l.depth_error);
+    let err = first_error(n, file.src)
+        .map(|s| Span::new(file.pos(s.start as usize), file.pos(s.end as usize)))
+        .or(l.depth_error);
     let mut f = l.b.finish();
     crate::frontend::fold_builtin_constants(&mut f, crate::frontend::StoredConstant::SameConstant);
     f.syntax_error = err;
@@ -157,7 +159,7 @@ pub(crate) fn lower_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
 /// (see `frontend::relevance`).
 pub(crate) fn outline_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     let (name, name_span, _) = definition_name(file, n);
-    Function::outline(name, Lang::C, span(n), name_span)
+    Function::outline(name, Lang::C, file.span(n), name_span)
 }
 
 /// The name a function definition of `src` defines (without a file
@@ -185,8 +187,8 @@ fn definition_name<'n>(file: &FileCtx<'_>, n: Node<'n>) -> (String, Span, Option
         .map(|x| file.text(x).to_string())
         .unwrap_or_else(|| "<anonymous>".to_string());
     let name_span = name_node
-        .map(span)
-        .unwrap_or_else(|| Span::empty_at(n.start_byte()));
+        .map(|x| file.span(x))
+        .unwrap_or_else(|| Span::empty_at(file.pos(n.start_byte())));
     (name, name_span, fdecl)
 }
 
@@ -288,6 +290,11 @@ fn missing_body(n: Node<'_>) -> bool {
 }
 
 impl<'f, 't> FnLowerer<'f, 't> {
+    /// A node's place in the source.
+    pub(crate) fn sp(&self, n: Node<'_>) -> Span {
+        self.file.span(n)
+    }
+
     pub fn text(&self, n: Node<'_>) -> &'t str {
         node_text(n, self.file.src)
     }
@@ -354,7 +361,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         }
         let (ty, sp, cv) = match self.file.globals.get(name) {
             Some(g) => (g.ctype.clone(), g.span, g.const_value),
-            None => (CType::unknown(), span(at), None),
+            None => (CType::unknown(), self.sp(at), None),
         };
         let mut vt = ty.var_type();
         vt.const_value = cv;
@@ -462,13 +469,13 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     let (ty, name) = self.file.apply_declarator(d, base);
                     let Some(name) = name else { continue };
                     let ty = adjust_param(ty, d, self.file);
-                    self.add_param(self.text(name).to_string(), span(name), ty);
+                    self.add_param(self.text(name).to_string(), self.sp(name), ty);
                 }
                 "identifier" => {
                     let name = self.text(p).to_string();
                     let ty = kr.get(&name).cloned().unwrap_or_else(CType::int);
                     let ty = adjust_param(ty, p, self.file);
-                    self.add_param(name, span(p), ty);
+                    self.add_param(name, self.sp(p), ty);
                 }
                 _ => {}
             }
@@ -538,7 +545,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                         let v = self.add_var(
                             Var {
                                 name: name_s.clone(),
-                                span: span(name),
+                                span: self.sp(name),
                                 kind: VarKind::Global,
                                 ty: ty.var_type(),
                                 address_taken: false,
@@ -568,7 +575,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             let v = self.add_var(
                 Var {
                     name: name_s.clone(),
-                    span: span(name),
+                    span: self.sp(name),
                     kind: if is_static {
                         VarKind::Static
                     } else {
@@ -581,7 +588,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 ty.clone(),
             );
             self.scope.push((name_s, v));
-            self.b.push(InstKind::Decl(v), span(name));
+            self.b.push(InstKind::Decl(v), self.sp(name));
             if is_static {
                 // static storage is initialised before the program runs
                 continue;
@@ -594,12 +601,12 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 if ty.is_array() || ty.is_struct() {
                     p.index = IndexKind::Const;
                 }
-                self.emit_access(true, &p, None, span(d));
+                self.emit_access(true, &p, None, self.sp(d));
             } else {
                 let rv = self.rvalue(init);
                 let expr = rv.expr;
                 let val = self.consume(rv);
-                self.store_whole(&place, val, expr, span(d));
+                self.store_whole(&place, val, expr, self.sp(d));
             }
         }
     }
@@ -719,7 +726,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         };
         Some(pragma::parse_text(
             &text,
-            span(call),
+            self.sp(call),
             self.file,
             n.start_byte(),
         ))
@@ -727,13 +734,13 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     pub fn stmt_ex(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
         if self.too_deep() {
-            self.depth_error.get_or_insert(span(n));
+            self.depth_error.get_or_insert(self.sp(n));
             return;
         }
         self.depth += 1;
         for p in &pragmas {
             if let Pragma::OmpParallel(d) = p {
-                let body = span(n);
+                let body = self.sp(n);
                 self.b.func_mut().omp_regions.push(OmpRegion {
                     directive: *d,
                     body,
@@ -764,7 +771,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     /// the CSA compiler places there (`Function::omp_sections`).
     #[inline(never)]
     fn omp_sections(&mut self, n: Node<'_>, directive: Span) {
-        let sp = span(n);
+        let sp = self.sp(n);
         let entry = self
             .b
             .fall_into_new_block("omp.sections.entry", Some(directive));
@@ -797,7 +804,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                     self.block_items(items);
                     continue;
                 }
-                let at = dir.or(first.map(|f| span(*f))).unwrap_or(sp);
+                let at = dir.or(first.map(|f| self.sp(*f))).unwrap_or(sp);
                 sections.push(self.omp_section(at, items));
             }
             self.pop_scope();
@@ -869,7 +876,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
     #[inline(never)]
     fn expression_stmt(&mut self, n: Node<'_>) {
         if let Some(e) = first_named_non_comment(n) {
-            self.call_stmt = Some((self.statement_call(e).id(), span(n)));
+            self.call_stmt = Some((self.statement_call(e).id(), self.sp(n)));
             let _ = self.value(e);
             self.call_stmt = None;
         }
@@ -916,7 +923,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             }
         };
         if let Some(t) = target {
-            self.b.terminate(TermKind::Goto(t), Some(span(n)));
+            self.b.terminate(TermKind::Goto(t), Some(self.sp(n)));
         }
     }
 
@@ -932,7 +939,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                         && a.field(F::Name).is_some_and(|x| self.text(x) == "ivdep")
                 });
                 if ivdep {
-                    pragmas.push(Pragma::Ivdep(span(c)));
+                    pragmas.push(Pragma::Ivdep(self.sp(c)));
                 }
             } else if c.node_kind() != "comment" {
                 inner = Some(c);
@@ -991,8 +998,9 @@ impl<'f, 't> FnLowerer<'f, 't> {
         };
         let name = self.text(l).to_string();
         let blk = self.label_block(&name);
+        let origin = self.sp(l);
         if let Some(b) = self.b.func_mut().blocks.get_mut(blk.index()) {
-            b.origin = Some(span(l));
+            b.origin = Some(origin);
         }
         self.b.enter(blk);
         let label_id = l.id();
@@ -1028,7 +1036,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let mut cur = n;
         let mut chain: &Chain<'_> = chain;
         loop {
-            let sp = span(cur);
+            let sp = self.sp(cur);
             let cond = cur.field(F::Condition).map(|c| strip_parens(c));
             let (cons, cons_pragmas, rest) = self.body_or_chain(cur.field(F::Consequence), chain);
             let alt = cur.field(F::Alternative).and_then(first_named_non_comment);
@@ -1096,16 +1104,16 @@ impl<'f, 't> FnLowerer<'f, 't> {
         (omp, ivdep, unroll)
     }
 
-    fn keyword_span(n: Node<'_>) -> Span {
+    fn keyword_span(&self, n: Node<'_>) -> Span {
         n.child(0)
             .filter(|c| !c.is_named())
-            .map(span)
-            .unwrap_or_else(|| Span::empty_at(n.start_byte()))
+            .map(|c| self.sp(c))
+            .unwrap_or_else(|| Span::empty_at(self.file.pos(n.start_byte())))
     }
 
     #[inline(never)]
     fn while_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
-        let sp = span(n);
+        let sp = self.sp(n);
         let (_, ivdep, _) = Self::loop_attrs(&pragmas);
         let cond = n.field(F::Condition).map(|c| strip_parens(c));
         let (body, body_pragmas, rest) = self.body_or_chain(n.field(F::Body), chain);
@@ -1116,7 +1124,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         self.b.add_source_loop(SourceLoop {
             kind: LoopKind::While,
             span: sp,
-            keyword_span: Self::keyword_span(n),
+            keyword_span: self.keyword_span(n),
             header: cond_b,
             body_entry: Some(body_b),
             unrolled: false,
@@ -1141,7 +1149,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn do_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>) {
-        let sp = span(n);
+        let sp = self.sp(n);
         let (_, ivdep, _) = Self::loop_attrs(&pragmas);
         let cond = n.field(F::Condition).map(|c| strip_parens(c));
         let body_b = self.b.new_block("do.body", Some(sp));
@@ -1151,7 +1159,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         self.b.add_source_loop(SourceLoop {
             kind: LoopKind::DoWhile,
             span: sp,
-            keyword_span: Self::keyword_span(n),
+            keyword_span: self.keyword_span(n),
             header: body_b,
             body_entry: Some(body_b),
             unrolled: false,
@@ -1175,7 +1183,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn for_stmt(&mut self, n: Node<'_>, pragmas: Vec<Pragma>, chain: &Chain<'_>) {
-        let sp = span(n);
+        let sp = self.sp(n);
         let (omp, ivdep, unroll) = Self::loop_attrs(&pragmas);
         self.push_scope();
         let [init, cond, update, body] =
@@ -1207,7 +1215,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         self.last_cond = None;
         let conds_before = self.cond_count;
         match cond {
-            Some(c) => self.cond(Some(c), body_b, end_b, span(c), true),
+            Some(c) => self.cond(Some(c), body_b, end_b, self.sp(c), true),
             None => self.b.terminate(TermKind::Goto(body_b), None),
         }
         // one comparison, not a chain of `&&`/`||` operands
@@ -1219,7 +1227,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
         let slot = self.b.add_source_loop(SourceLoop {
             kind: LoopKind::For,
             span: sp,
-            keyword_span: Self::keyword_span(n),
+            keyword_span: self.keyword_span(n),
             header: cond_b,
             body_entry: Some(body_b),
             unrolled: iv.is_some(),
@@ -1441,14 +1449,14 @@ impl<'f, 't> FnLowerer<'f, 't> {
 
     #[inline(never)]
     fn switch_stmt(&mut self, n: Node<'_>) {
-        let sp = span(n);
+        let sp = self.sp(n);
         let cond = n.field(F::Condition);
         if let Some(c) = cond {
             let _ = self.value(strip_parens(c));
         }
         let sw_block = self.b.ensure_block();
         let epilog = self.b.new_block("sw.epilog", Some(sp));
-        let csp = cond.map(|c| span(strip_parens(c))).unwrap_or(sp);
+        let csp = cond.map(|c| self.sp(strip_parens(c))).unwrap_or(sp);
         self.b.terminate(
             TermKind::Switch {
                 targets: Vec::new(),
@@ -1482,7 +1490,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
             .position(|c| !c.is_named() && c.node_kind() == ":");
         if !self.switches.is_empty() {
             let label_end = colon.map(|i| kids[i].end_byte()).unwrap_or(n.start_byte());
-            let lsp = Span::new(n.start_byte(), label_end);
+            let lsp = Span::new(self.file.pos(n.start_byte()), self.file.pos(label_end));
             let is_default = value.is_none();
             let blk = self
                 .b

@@ -30,6 +30,7 @@
 
 mod consts;
 mod expr;
+mod implicit_int;
 mod lower;
 pub(crate) use lower::defined_name_in;
 mod pragma;
@@ -55,7 +56,48 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::C, text) else {
         return LoweredFile::gave_up(text);
     };
+    if tree.root_node().has_error() {
+        if let Some(lowered) = lower_with_implicit_int(text, &tree, opts) {
+            return lowered;
+        }
+    }
     lower_tree(text, &tree, None, &[], opts)
+}
+
+/// Whether a text whose parse has errors may parse better with the types
+/// of implicit-`int` definitions written out (incremental analysis then
+/// lowers the whole file with [`lower`]).
+pub fn may_have_implicit_int(text: &str) -> bool {
+    !implicit_int::candidates(text).is_empty()
+}
+
+/// `text` lowered from a parse with the types of its implicit-`int`
+/// definitions written out (see [`implicit_int`]), when that parse has
+/// fewer syntax errors than `tree`; positions are the source's.
+fn lower_with_implicit_int(
+    text: &str,
+    tree: &tree_sitter::Tree,
+    opts: &FrontendOptions,
+) -> Option<LoweredFile> {
+    let at = implicit_int::candidates(text);
+    if at.is_empty() {
+        return None;
+    }
+    let (typed, inserted) = implicit_int::with_types(text, &at);
+    let typed_tree = csa_grammars::parse(csa_grammars::Grammar::C, &typed)?;
+    let errors = |t: &tree_sitter::Tree| csa_grammars::syntax_errors(t.root_node()).len();
+    if errors(&typed_tree) >= errors(tree) {
+        return None;
+    }
+    Some(lower_parsed(
+        &typed,
+        &typed_tree,
+        None,
+        &[],
+        opts,
+        &mut SignatureCache::default(),
+        inserted,
+    ))
 }
 
 /// Lowers the function definitions of an already parsed `tree` of `text`:
@@ -110,8 +152,23 @@ pub fn lower_tree_cached(
     opts: &FrontendOptions,
     cache: &mut SignatureCache,
 ) -> LoweredFile {
+    let inserted = implicit_int::Inserted::default();
+    lower_parsed(text, tree, only, skip_bodies, opts, cache, inserted)
+}
+
+/// [`lower_tree_cached`] of a text with `inserted` types.
+fn lower_parsed(
+    text: &str,
+    tree: &tree_sitter::Tree,
+    only: Option<Span>,
+    skip_bodies: &[Span],
+    opts: &FrontendOptions,
+    cache: &mut SignatureCache,
+    inserted: implicit_int::Inserted,
+) -> LoweredFile {
     let root = tree.root_node();
     let mut file = FileCtx::new(text);
+    file.inserted = inserted;
     if !root.has_error() {
         file.skip_bodies = skip_bodies.to_vec();
         file.skip_bodies.sort();
@@ -153,7 +210,7 @@ pub fn lower_tree_cached(
         }
         let is_err = n.is_error() || n.is_missing();
         if is_err && !in_error {
-            out.toplevel_errors.push(span(n));
+            out.toplevel_errors.push(file.span(n));
         }
         if is_inactive_branch(n.node_kind()) {
             continue;
@@ -306,6 +363,8 @@ pub fn body_defines_file_facts(text: &str, function: Node<'_>) -> bool {
     false
 }
 
+/// A node's span in the parser's text (the source's unless a type was
+/// inserted: see [`FileCtx::span`]).
 pub(crate) fn span(n: Node<'_>) -> Span {
     Span::new(n.start_byte(), n.end_byte())
 }
@@ -505,6 +564,10 @@ pub(crate) struct FileCtx<'t> {
     /// Bodies whose text shows they define nothing are not scanned
     /// (`relevance::c_body_may_define_facts`); off with syntax errors.
     skip_plain_bodies: bool,
+    /// Where the parser's text (`src`) has types the source does not
+    /// (implicit `int`, see [`implicit_int`]): parser offsets are mapped
+    /// back to the source's by [`FileCtx::span`] and [`FileCtx::pos`].
+    inserted: implicit_int::Inserted,
 }
 
 impl<'t> FileCtx<'t> {
@@ -527,11 +590,22 @@ impl<'t> FileCtx<'t> {
             skip_plain_bodies: false,
             macro_budget: Cell::new(MACRO_BUDGET),
             macro_limited: Cell::new(false),
+            inserted: implicit_int::Inserted::default(),
         }
     }
 
     pub fn text(&self, n: Node<'_>) -> &'t str {
         node_text(n, self.src)
+    }
+
+    /// A node's place in the source (what the IR and diagnostics hold).
+    pub fn span(&self, n: Node<'_>) -> Span {
+        Span::new(self.pos(n.start_byte()), self.pos(n.end_byte()))
+    }
+
+    /// A parser offset as a source offset.
+    pub fn pos(&self, offset: usize) -> usize {
+        self.inserted.to_original(offset)
     }
 
     /// Pass 1: one pre-order walk in document order, through one cursor
@@ -766,7 +840,7 @@ impl<'t> FileCtx<'t> {
             };
             let g = GlobalDecl {
                 ctype: ty,
-                span: span(name),
+                span: self.span(name),
                 const_value,
             };
             match self.globals.get(&name_s) {

@@ -40,10 +40,11 @@ pub(crate) enum UnrollCount {
 }
 
 /// The span of a pragma line without its line terminator.
-fn pragma_span(n: Node<'_>, src: &str) -> Span {
-    let text = node_text(n, src);
+fn pragma_span(n: Node<'_>, file: &FileCtx<'_>) -> Span {
+    let text = node_text(n, file.src);
     let trimmed = text.trim_end();
-    Span::new(n.start_byte(), n.start_byte() + trimmed.len())
+    let start = n.start_byte();
+    Span::new(file.pos(start), file.pos(start + trimmed.len()))
 }
 
 impl Pragma {
@@ -87,7 +88,7 @@ fn words(text: &str) -> Vec<String> {
 /// Classifies a `preproc_call` node that is a `#pragma`.
 pub(crate) fn parse(n: Node<'_>, file: &FileCtx<'_>) -> Pragma {
     let arg = n.field(F::Argument).map(|a| file.text(a)).unwrap_or("");
-    parse_text(arg, pragma_span(n, file.src), file, n.start_byte())
+    parse_text(arg, pragma_span(n, file), file, n.start_byte())
 }
 
 /// Classifies the text of a pragma (after `#pragma`, or the string of a

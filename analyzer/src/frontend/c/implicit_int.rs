@@ -1,0 +1,404 @@
+//! Implicit `int` (C89): a function definition with no type before its
+//! name, `main(argc, argv) int argc; char **argv; { ... }` or
+//! `scale(n) { ... }`. Compilers of the period build it (and clang, with a
+//! warning, in C89/gnu89 mode), NPB 3.0's C codes are written that way,
+//! but tree-sitter-c wants a type before the declarator and reads such a
+//! definition as an error.
+//!
+//! When a file's parse has errors, [`candidates`] looks at its top level
+//! for such definitions: at the start of a declaration (the file's start,
+//! after a `;` or `}` at top level or after a preprocessor line), an
+//! identifier that is not a keyword, a balanced parameter list, and then
+//! the body's `{`, either at once or after old-style parameter
+//! declarations ending in `;`. [`with_types`] writes `int ` before each
+//! one and the file is parsed again; the front end keeps that parse only
+//! when it has fewer syntax errors than the original. Every offset of the
+//! new text goes back to the source through [`Inserted`], so spans,
+//! diagnostics and fixes stay where the user wrote them (an inserted
+//! `int` itself maps to the start of the name that follows it).
+
+/// What is written before an implicit-`int` definition's name.
+const TYPE: &str = "int ";
+
+/// Where [`TYPE`] was inserted: offsets in the parser's text, ascending.
+/// Empty for a text parsed as written.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Inserted(Vec<usize>);
+
+impl Inserted {
+    /// A parser offset as a source offset.
+    pub(crate) fn to_original(&self, offset: usize) -> usize {
+        let n = TYPE.len();
+        // insertions wholly before `offset`
+        let before = self.0.partition_point(|&s| s + n <= offset);
+        match self.0.get(before) {
+            // inside an inserted type: where the name starts
+            Some(&s) if s <= offset => s - n * before,
+            _ => offset - n * before,
+        }
+    }
+}
+
+/// `text` with [`TYPE`] before each of `at` (source offsets, ascending),
+/// and where the insertions landed.
+pub(crate) fn with_types(text: &str, at: &[usize]) -> (String, Inserted) {
+    let mut out = String::with_capacity(text.len() + at.len() * TYPE.len());
+    let mut inserted = Vec::with_capacity(at.len());
+    let mut last = 0;
+    for &p in at {
+        let Some(chunk) = text.get(last..p) else {
+            continue;
+        };
+        out.push_str(chunk);
+        inserted.push(out.len());
+        out.push_str(TYPE);
+        last = p;
+    }
+    out.push_str(text.get(last..).unwrap_or(""));
+    (out, Inserted(inserted))
+}
+
+/// Words that start a declaration or a statement: never the name of an
+/// implicit-`int` function.
+const KEYWORDS: &[&str] = &[
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex", "_Noreturn",
+    "_Static_assert", "_Thread_local", "_Alignas", "__attribute__", "__extension__",
+    "__declspec", "asm", "__asm__", "__inline", "__inline__",
+];
+
+/// The source offsets of the names of top-level definitions that have no
+/// type (see the module documentation). `text` is the parser's input:
+/// inactive preprocessor branches blanked.
+pub(crate) fn candidates(text: &str) -> Vec<usize> {
+    let toks = top_level_tokens(text);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        // a declaration starts here
+        if let Some(next) = definition_without_type(text, &toks, i) {
+            out.push(toks[i].start);
+            i = next;
+            continue;
+        }
+        // skip to the end of this declaration: a `;`, a directive, or a
+        // function body (a `{` after a parameter list; a struct's or an
+        // initialiser's braces do not end it)
+        while i < toks.len() {
+            let ends = match toks[i].kind {
+                Tok::Semi | Tok::Directive => true,
+                Tok::Body => i > 0 && toks[i - 1].kind == Tok::Parens,
+                _ => false,
+            };
+            i += 1;
+            if ends {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Whether the declaration starting at token `i` is `name ( ... )`
+/// followed by a body (with old-style parameter declarations between);
+/// the index after its body.
+fn definition_without_type(text: &str, toks: &[Token], i: usize) -> Option<usize> {
+    let name = toks.get(i)?;
+    if name.kind != Tok::Word || KEYWORDS.contains(&&text[name.start..name.end]) {
+        return None;
+    }
+    if toks.get(i + 1)?.kind != Tok::Parens {
+        return None;
+    }
+    let mut j = i + 2;
+    match toks.get(j)?.kind {
+        Tok::Body => return Some(j + 1),
+        // old-style parameter declarations: a type word first
+        Tok::Word => {}
+        _ => return None,
+    }
+    // each declaration starts with a type word that is not called (a
+    // `name(...)` here is the next definition, and `M(x)` before it a
+    // macro invocation)
+    let mut ends_with_semi = false;
+    let mut starts_declaration = true;
+    while let Some(t) = toks.get(j) {
+        if starts_declaration
+            && (t.kind != Tok::Word || toks.get(j + 1).is_some_and(|n| n.kind == Tok::Parens))
+        {
+            return None;
+        }
+        starts_declaration = false;
+        match t.kind {
+            Tok::Body => return ends_with_semi.then_some(j + 1),
+            Tok::Directive => return None,
+            Tok::Semi => {
+                ends_with_semi = true;
+                starts_declaration = toks.get(j + 1).is_some_and(|n| n.kind != Tok::Body);
+            }
+            Tok::Word | Tok::Parens | Tok::Other => ends_with_semi = false,
+        }
+        j += 1;
+    }
+    None
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tok {
+    /// An identifier or keyword.
+    Word,
+    /// A balanced `( ... )` at top level.
+    Parens,
+    /// A balanced `{ ... }` at top level.
+    Body,
+    /// `;` at top level.
+    Semi,
+    /// A preprocessor line (it ends any declaration).
+    Directive,
+    /// Anything else (`*`, `[2]`, `=`, numbers, strings...).
+    Other,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Token {
+    kind: Tok,
+    start: usize,
+    end: usize,
+}
+
+/// The top level of `text` as tokens: comments dropped, string and
+/// character literals and everything inside brackets folded into one
+/// token. Unbalanced brackets run to the end of the text.
+fn top_level_tokens(text: &str) -> Vec<Token> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line_start = true;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\n' => {
+                line_start = true;
+                i += 1;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let start = i;
+        if c == b'#' && line_start {
+            i = directive_end(b, i);
+            out.push(Token {
+                kind: Tok::Directive,
+                start,
+                end: i,
+            });
+            continue;
+        }
+        line_start = false;
+        if let Some(end) = comment_end(b, i) {
+            // a comment may hold line ends: what follows on a new line
+            // can still be a directive
+            line_start = b[start..end].contains(&b'\n') && b[start + 1] == b'*' && {
+                let tail = &b[start..end];
+                let last_nl = tail.iter().rposition(|&x| x == b'\n').unwrap_or(0);
+                tail[last_nl..].iter().all(|x| x.is_ascii_whitespace())
+            };
+            i = end;
+            continue;
+        }
+        let kind = match c {
+            b'(' | b'{' | b'[' => {
+                i = bracket_end(b, i);
+                match c {
+                    b'(' => Tok::Parens,
+                    b'{' => Tok::Body,
+                    _ => Tok::Other,
+                }
+            }
+            b'"' | b'\'' => {
+                i = literal_end(b, i);
+                Tok::Other
+            }
+            b';' => {
+                i += 1;
+                Tok::Semi
+            }
+            c if c == b'_' || c.is_ascii_alphabetic() => {
+                while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                    i += 1;
+                }
+                Tok::Word
+            }
+            _ => {
+                // one byte (or a whole UTF-8 character)
+                i += 1;
+                while i < b.len() && (b[i] & 0xC0) == 0x80 {
+                    i += 1;
+                }
+                Tok::Other
+            }
+        };
+        out.push(Token {
+            kind,
+            start,
+            end: i,
+        });
+    }
+    out
+}
+
+/// The end of the comment starting at `i`, if one does.
+fn comment_end(b: &[u8], i: usize) -> Option<usize> {
+    if b[i] != b'/' {
+        return None;
+    }
+    match b.get(i + 1) {
+        Some(b'/') => Some(line_end(b, i)),
+        Some(b'*') => {
+            let mut j = i + 2;
+            while j + 1 < b.len() && !(b[j] == b'*' && b[j + 1] == b'/') {
+                j += 1;
+            }
+            Some((j + 2).min(b.len()))
+        }
+        _ => None,
+    }
+}
+
+/// The end of the line holding `i`, continuations (`\` at the end)
+/// included.
+fn line_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\n' {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
+            i += 2;
+            continue;
+        }
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') {
+            i += 3;
+            continue;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The end of the preprocessor line starting at `i`: its continuations
+/// and a block comment that starts on it.
+fn directive_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\n' {
+        if let Some(end) = comment_end(b, i) {
+            if b[i + 1] == b'/' {
+                return end;
+            }
+            i = end;
+            continue;
+        }
+        if b[i] == b'\\' && matches!(b.get(i + 1), Some(b'\n' | b'\r')) {
+            i += if b[i + 1] == b'\r' { 3 } else { 2 };
+            continue;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The end of the string or character literal starting at `i` (at the
+/// line's end when unterminated).
+fn literal_end(b: &[u8], i: usize) -> usize {
+    let q = b[i];
+    let mut j = i + 1;
+    while j < b.len() && b[j] != q && b[j] != b'\n' {
+        j += if b[j] == b'\\' { 2 } else { 1 };
+    }
+    (j + 1).min(b.len())
+}
+
+/// The end of the bracket opened at `i` (the text's end when it is not
+/// closed), through comments and literals.
+fn bracket_end(b: &[u8], i: usize) -> usize {
+    let mut depth = 0usize;
+    let mut j = i;
+    while j < b.len() {
+        if let Some(end) = comment_end(b, j) {
+            j = end;
+            continue;
+        }
+        match b[j] {
+            b'"' | b'\'' => {
+                j = literal_end(b, j);
+                continue;
+            }
+            b'(' | b'{' | b'[' => depth += 1,
+            b')' | b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return j + 1;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_definitions_without_a_type() {
+        let text = "double a[10];\n\
+                    /* a comment */\n\
+                    scale(n)\n  int n;\n{\n  return n;\n}\n\
+                    #define X 1\n\
+                    main(int argc, char *argv[])\n{\n  return 0;\n}\n\
+                    int typed(int x) { return x; }\n\
+                    proto();\n\
+                    kr(a, b) int a; char *b; { return a; }\n\
+                    M(x)\n\
+                    missed(a) int a; { return a; }\n";
+        let found: Vec<&str> = candidates(text)
+            .iter()
+            .map(|&p| &text[p..p + text[p..].find('(').unwrap()])
+            .collect();
+        // (a definition right after a macro invocation with no `;` is
+        // missed: `M(x) missed(a) int a; {` reads as one declaration)
+        assert_eq!(found, ["scale", "main", "kr"]);
+    }
+
+    #[test]
+    fn keywords_literals_and_comments_are_not_definitions() {
+        let text = "static f(x) { }\n\
+                    char *s = \"g(y) { }\";\n\
+                    // h(z) { }\n\
+                    /* i(w) { } */\n\
+                    struct S { int v; } w(void) { }\n";
+        assert_eq!(candidates(text), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn offsets_map_back_to_the_source() {
+        let text = "a;\nf(x) {}\ng(y) {}\n";
+        let at = candidates(text);
+        assert_eq!(at, [3, 11]);
+        let (typed, inserted) = with_types(text, &at);
+        assert_eq!(typed, "a;\nint f(x) {}\nint g(y) {}\n");
+        // before, inside and after each inserted type
+        let f_in_typed = typed.find("f(").unwrap();
+        let g_in_typed = typed.find("g(").unwrap();
+        assert_eq!(inserted.to_original(1), 1);
+        assert_eq!(inserted.to_original(f_in_typed - 4), 3);
+        assert_eq!(inserted.to_original(f_in_typed - 1), 3);
+        assert_eq!(inserted.to_original(f_in_typed), 3);
+        assert_eq!(inserted.to_original(g_in_typed - 4), 11);
+        assert_eq!(inserted.to_original(g_in_typed), 11);
+        assert_eq!(inserted.to_original(typed.len()), text.len());
+    }
+}
