@@ -102,7 +102,17 @@ pub fn parse(src: &SourceText, lang: Lang, known: &dyn Fn(Code) -> bool) -> Vec<
         let mut invalid = Vec::new();
         let mut end = pos;
         if let Some(inner) = after.strip_prefix('[') {
-            let close = inner.find(']').unwrap_or(inner.len());
+            // the list ends at `]`, or unclosed where its comment does
+            let comment_end = if open_len == 2 && before[open_at..].starts_with("/*") {
+                inner.find("*/")
+            } else {
+                None
+            };
+            let (close, closed) = match (inner.find(']'), comment_end) {
+                (Some(c), Some(e)) if e < c => (e, false),
+                (Some(c), _) => (c, true),
+                (None, e) => (e.unwrap_or(inner.len()), false),
+            };
             let mut list = Vec::new();
             let mut offset = pos + 1;
             for part in inner[..close].split(',') {
@@ -121,7 +131,7 @@ pub fn parse(src: &SourceText, lang: Lang, known: &dyn Fn(Code) -> bool) -> Vec<
                 offset += part.len() + 1;
             }
             codes = Some(list);
-            end = pos + 1 + close + usize::from(close < inner.len());
+            end = pos + 1 + close + usize::from(closed);
         }
         let target = if file_wide {
             None

@@ -107,25 +107,25 @@ pub(crate) fn check(
             let edit = if nothing_used {
                 remove_comment(src.text(), s.span)
             } else {
-                remove_list_word(src.text(), d.span)
+                Some(remove_list_word(src.text(), d.span))
             };
-            d.fixes.push(Fix {
+            d.fixes.extend(edit.map(|edit| Fix {
                 kind: FixKind::RemoveSuppression,
                 title: "Remove the unused suppression".to_string(),
                 applicability: Applicability::Safe,
                 edits: vec![edit],
-            });
+            }));
         }
     }
 }
 
-/// Deletes the comment that holds the suppression at `at`: the whole line
-/// when the comment is alone on it.
-fn remove_comment(text: &str, at: Span) -> Edit {
+/// Deletes the comment that holds the suppression at `at`: the whole
+/// line(s) when the comment is alone on them. A block comment goes to its
+/// `*/`, on a later line too; none when it is never closed.
+fn remove_comment(text: &str, at: Span) -> Option<Edit> {
     use crate::fix::{line_end, line_end_with_newline, line_start};
     let s = at.start as usize;
     let ls = line_start(text, s);
-    let le = line_end(text, s);
     let before = text[ls..s].trim_end();
     let (open, block) = if before.ends_with("/*") {
         (ls + before.len() - 2, true)
@@ -137,24 +137,26 @@ fn remove_comment(text: &str, at: Span) -> Edit {
         (s, false)
     };
     let end = if block {
-        text[s..le].find("*/").map_or(le, |i| s + i + 2)
+        s + text[s..].find("*/")? + 2
     } else {
-        le
+        line_end(text, s)
     };
+    // the end of the comment's last line
+    let le = line_end(text, end);
     if text[ls..open].trim().is_empty() && text[end..le].trim().is_empty() {
-        return Edit {
-            span: Span::new(ls, line_end_with_newline(text, s)),
+        return Some(Edit {
+            span: Span::new(ls, line_end_with_newline(text, end)),
             new_text: String::new(),
-        };
+        });
     }
     let mut start = open;
     while start > ls && matches!(text.as_bytes()[start - 1], b' ' | b'\t') {
         start -= 1;
     }
-    Edit {
+    Some(Edit {
         span: Span::new(start, end),
         new_text: String::new(),
-    }
+    })
 }
 
 /// Deletes one word of a `[A, B]` list with its comma.
