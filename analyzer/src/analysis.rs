@@ -66,6 +66,9 @@ pub struct AnalysisOptions {
     /// Turn off CSA301 (config `disable-loop-storage-check`, the compiler's
     /// `-csa-disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
+    /// Files `#include`d by the file, read by the caller (cpp macros they
+    /// define are expanded in free-form Fortran code).
+    pub headers: crate::frontend::fortran::cpp::Headers,
     /// Lower and analyse every function body, also those that hold nothing
     /// any rule looks at (which are outlines otherwise: only their name,
     /// spans and calls are kept): the diagnostics are the same, the IR is
@@ -242,6 +245,20 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
     } else {
         &pre.text
     };
+    // cpp macros used in free-form code (`.F90`), expanded as the
+    // compiler's preprocessor would; positions map back to the uses
+    let expanded = match kind {
+        SourceKind::FortranFree => {
+            frontend::fortran::cpp::expand(parsed, text, &pre, &opts.headers, &opts.defines)
+        }
+        _ => None,
+    };
+    let parsed: &str = expanded.as_ref().map_or(parsed, |e| &e.text);
+    let identity = Identity;
+    let free_map: &dyn frontend::PosMap = match &expanded {
+        Some(e) => &e.map,
+        None => &identity,
+    };
     // Free-form lines longer than the standard allows are not parsed:
     // tree-sitter-fortran's scanner takes time quadratic in a token's
     // length (a 40 kB line: seconds). They are blanked (positions kept)
@@ -263,8 +280,8 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
             })
         }
         SourceKind::FortranFree => {
-            frontend::lower_recovering(parsed, &Identity, frontend::fortran_unit_end, &|t| {
-                frontend::fortran::lower(t, &Identity, &fopts)
+            frontend::lower_recovering(parsed, free_map, frontend::fortran_unit_end, &|t| {
+                frontend::fortran::lower(t, free_map, &fopts)
             })
         }
         SourceKind::FortranFixed => {
@@ -275,7 +292,12 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
         }
     };
     let mut lowered = lowered;
-    lowered.toplevel_errors.extend_from_slice(long_lines);
+    lowered.toplevel_errors.extend(long_lines.iter().map(|s| {
+        Span::new(
+            free_map.to_original(s.start as usize),
+            free_map.to_original(s.end as usize),
+        )
+    }));
     (pre, lowered)
 }
 

@@ -773,7 +773,15 @@ impl Incremental {
         let Some(tree) = tree else {
             return self.full_of(p);
         };
-        if tree.root_node().has_error() {
+        // (cpp macros are expanded before a whole-file parse)
+        if tree.root_node().has_error()
+            || (norm.is_none()
+                && crate::frontend::fortran::cpp::may_expand(
+                    p.source.text(),
+                    &p.pre,
+                    &self.opts.defines,
+                ))
+        {
             return self.full_of(p);
         }
         let Prepared { source, pre, .. } = p;

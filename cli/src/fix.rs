@@ -170,6 +170,7 @@ pub fn fix_file(
     kind: csa_grammars::SourceKind,
     text: &str,
     resolved: &Resolved,
+    analysis: &AnalysisOptions,
     relative: &Path,
 ) -> FileFix {
     let settings = &resolved.settings;
@@ -184,15 +185,7 @@ pub fn fix_file(
         .map(|r| r.code)
         .filter(|c| !settings.is_enabled(*c, relative))
         .collect();
-    let outcome = fix_text(
-        display,
-        kind,
-        text,
-        opts,
-        target,
-        &settings.options,
-        disabled,
-    );
+    let outcome = fix_text(display, kind, text, opts, target, analysis, disabled);
     let mut f = FileFix {
         messages: outcome
             .refusals

@@ -634,6 +634,18 @@ fn diagnostics_of(
     Ok(fa.into_diagnostics())
 }
 
+/// The files a free-form Fortran file at `path` `#include`s (quoted
+/// names, relative to the including file's directory, then to `path`'s),
+/// and those they include; `None` when it includes none that can be read.
+fn read_headers(kind: SourceKind, path: &Path, text: &str) -> Option<analyzer::Headers> {
+    if !analyzer::Headers::wanted(kind, text) {
+        return None;
+    }
+    let headers =
+        analyzer::Headers::read_beside(path, text, &mut |p| std::fs::read_to_string(p).ok());
+    (!headers.0.is_empty()).then_some(headers)
+}
+
 /// Reads, analyses (or finds in the cache), fixes and renders one file.
 /// Nothing of the analysis outlives this call: the outcome is text.
 fn lint_file(ctx: &Context, job: &Job) -> Outcome {
@@ -668,7 +680,19 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         csa_grammars::detect_with_content(&job.path, &text).unwrap_or(job.kind)
     };
     let settings = &job.resolved.settings;
-    let opts = &settings.options;
+    // the headers a free-form Fortran file `#include`s: their macros are
+    // expanded in its code
+    let with_headers;
+    let opts = match read_headers(kind, &job.path, &text) {
+        Some(headers) => {
+            with_headers = analyzer::AnalysisOptions {
+                headers,
+                ..settings.options.clone()
+            };
+            &with_headers
+        }
+        None => &settings.options,
+    };
     let relative = job
         .resolved
         .relative(&settings::absolute(&job.path))
@@ -690,6 +714,7 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
             kind,
             &text,
             &job.resolved,
+            opts,
             &relative,
         );
         o.messages.extend(f.messages);

@@ -737,3 +737,38 @@ fn control_bytes_are_escaped_in_every_text_format() {
     assert!(out.contains("/* ?[2J */"), "{out:?}");
     assert!(out.contains("ctl\\x1b.c"), "{out:?}");
 }
+
+#[test]
+fn fortran_macros_from_included_headers_are_expanded() {
+    let dir = temp_dir("headers");
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    // a header that includes another, relative to its own directory; a
+    // name no one defines is not defined in a header (cpp's rule)
+    std::fs::write(
+        dir.join("inc/decl.h"),
+        "#include \"types.h\"\n#ifdef NOT_SET\n#define SHIFT 0\n#else\n#define SHIFT 1\n#endif\n\
+         #define ARRAY_DECL(NAME, TYPE, N) \\\n  TYPE, dimension(N) :: NAME\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("inc/types.h"),
+        "#define DATA_TYPE double precision\n",
+    )
+    .unwrap();
+    let f = dir.join("kernel.F90");
+    std::fs::write(
+        &f,
+        "#include \"inc/decl.h\"\n\
+         subroutine k(n)\n  integer :: n, i\n  ARRAY_DECL(a, DATA_TYPE, n)\n\
+         \x20 call builtin_csa_parallel_loop()\n  do i = 1, n - 1\n    a(i + SHIFT) = a(i)\n  end do\nend subroutine\n",
+    )
+    .unwrap();
+    let o = run(&["--no-cache", "--format", "concise", f.to_str().unwrap()]);
+    let out = diag_out(&o);
+    assert!(!out.contains("CSA001"), "{out}");
+    assert!(out.contains("kernel.F90:7:5: error[CSA501]"), "{out}");
+    // without the header `a` is no array (the line reads as a call)
+    std::fs::remove_file(dir.join("inc/decl.h")).unwrap();
+    let o = run(&["--no-cache", "--format", "concise", f.to_str().unwrap()]);
+    assert!(!diag_out(&o).contains("CSA501"), "{}", diag_out(&o));
+}

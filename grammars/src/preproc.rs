@@ -1158,6 +1158,17 @@ enum Stacked {
 /// unknown), by shunting-yard: no recursion, whatever the nesting. `ident`
 /// gives identifiers' values, `defined` whether a name is defined (`None`:
 /// unknown). Any syntax error makes the whole expression unknown.
+/// The truth of a `#if` expression when `ident` gives each identifier's
+/// value and `defined` answers `defined(NAME)`; `None` when it is not a
+/// valid expression or uses a value `ident` does not give.
+pub fn eval_if(
+    expr: &str,
+    ident: &dyn Fn(&str) -> Option<i64>,
+    defined: &dyn Fn(&str) -> Option<bool>,
+) -> Option<bool> {
+    eval(&tokenize(expr), ident, defined).map(|v| v != 0)
+}
+
 fn eval(
     toks: &[Tok<'_>],
     ident: &dyn Fn(&str) -> Option<i64>,

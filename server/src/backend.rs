@@ -535,18 +535,39 @@ impl Backend {
                     r
                 }
             };
-            let (engine, kind) = {
-                let mut st = self.lock();
-                let Some(doc) = st.docs.get_mut(uri).filter(|d| d.open_id == snap.open_id) else {
-                    return;
-                };
-                (doc.engine(&resolved.settings.options), doc.kind)
-            };
             // One allocation (`to_string` grows the string as it formats).
             let mut text = String::with_capacity(snap.rope.len_bytes());
             for chunk in snap.rope.chunks() {
                 text.push_str(chunk);
             }
+            let kind = self.lock().docs.get(uri).map(|d| d.kind);
+            // the headers a free-form Fortran file includes (their macros
+            // are expanded in its code), read beside the file
+            let headers = match (kind, snap.path.as_deref()) {
+                (Some(kind), Some(path)) if analyzer::Headers::wanted(kind, &text) => {
+                    analyzer::Headers::read_beside(path, &text, &mut |p| {
+                        std::fs::read_to_string(p).ok()
+                    })
+                }
+                _ => analyzer::Headers::default(),
+            };
+            let with_headers;
+            let options = if headers.0.is_empty() {
+                &resolved.settings.options
+            } else {
+                with_headers = analyzer::AnalysisOptions {
+                    headers,
+                    ..resolved.settings.options.clone()
+                };
+                &with_headers
+            };
+            let (engine, kind) = {
+                let mut st = self.lock();
+                let Some(doc) = st.docs.get_mut(uri).filter(|d| d.open_id == snap.open_id) else {
+                    return;
+                };
+                (doc.engine(options), doc.kind)
+            };
             let path = snap.path.clone();
             let cancel = snap.cancel.clone();
             let res = resolved.clone();

@@ -8,9 +8,12 @@
 //!
 //! ## Why it matters
 //! Verdicts about loops in a function with a syntax error rest on a guess of
-//! what the code means. Code that the preprocessor would change (macros that
-//! expand to statements, unbalanced `#if` branches) can also look like a
-//! syntax error to csa-lint, which does not run the preprocessor.
+//! what the code means. Code that the preprocessor would change can also
+//! look like a syntax error: csa-lint blanks inactive `#if` branches and,
+//! in free-form Fortran (`.F90`), expands the macros the file and the
+//! headers it `#include`s define, but it does not expand macros in fixed
+//! form, follow `#include`s it cannot read, or join `#if` branches that
+//! only balance together.
 //!
 //! ## Example
 //! ```c

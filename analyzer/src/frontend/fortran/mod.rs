@@ -37,6 +37,7 @@
 //! guard a subtree becomes one opaque call and the function is marked with a
 //! syntax error.
 
+pub(crate) mod cpp;
 mod directives;
 mod expr;
 mod intrinsics;

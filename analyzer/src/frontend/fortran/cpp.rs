@@ -1,0 +1,774 @@
+//! C preprocessor macros in free-form Fortran (`.F90` files go through
+//! cpp before the compiler sees them): `#define`d names used in the code,
+//! in the file itself or in a header it `#include`s (PolyBench/Fortran's
+//! `POLYBENCH_2D_ARRAY_DECL(x, DATA_TYPE, n, n)`, a `DATA_TYPE` in a
+//! declaration). Without expansion such a statement is a syntax error to
+//! tree-sitter-fortran.
+//!
+//! [`expand`] replaces each use of a macro in the code (not in comments or
+//! string literals) by its expansion, as cpp does: arguments expanded
+//! before they are substituted, the result rescanned with the macro's own
+//! name switched off, `#define`/`#undef` taking effect where they stand.
+//! The directives of the file itself are read in the branches the
+//! preprocessor pass left active; a header's conditionals are evaluated as
+//! cpp evaluates them (a name nobody defined is not defined: config
+//! `defines` stand for `-D`). Headers are text the caller read
+//! ([`Headers`]; the analyzer does no I/O); a missing one defines nothing.
+//!
+//! Positions: an expansion stays on its line (cpp joins a macro body's
+//! continuation lines), and [`ExpansionMap`] takes every offset of the
+//! expanded text back to the source: inside an expansion, to the start of
+//! the macro use it came from. A use whose arguments run onto a later line
+//! is left as written, and so are `#` and `##` in bodies (stringizing and
+//! pasting, which Fortran code hardly uses).
+
+use crate::frontend::PosMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+/// Included files, by the name written in `#include "name"` (the binary
+/// reads them, relative to the including file's directory).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Headers(pub Vec<(String, String)>);
+
+/// The most headers [`Headers::read`] reads for one file.
+const MAX_HEADERS: usize = 64;
+
+impl Headers {
+    /// The files `text` `#include`s, and those they include, as
+    /// `read(name, includer)` gives them (`includer`: `None` for `text`
+    /// itself, else the name of the header that holds the `#include`);
+    /// each name once, at most 64. The caller does the I/O: a name
+    /// resolves relative to its includer's directory as cpp resolves
+    /// `#include "name"`.
+    pub fn read(
+        text: &str,
+        read: &mut dyn FnMut(&str, Option<&str>) -> Option<String>,
+    ) -> Headers {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut queue: Vec<(String, Option<String>)> = include_names(text)
+            .into_iter()
+            .map(|n| (n, None))
+            .collect();
+        queue.reverse();
+        while let Some((name, includer)) = queue.pop() {
+            if out.len() >= MAX_HEADERS || out.iter().any(|(n, _)| *n == name) {
+                continue;
+            }
+            let Some(body) = read(&name, includer.as_deref()) else {
+                continue;
+            };
+            let mut nested: Vec<(String, Option<String>)> = include_names(&body)
+                .into_iter()
+                .map(|n| (n, Some(name.clone())))
+                .collect();
+            nested.reverse();
+            out.push((name, body));
+            queue.extend(nested);
+        }
+        Headers(out)
+    }
+
+    /// [`Headers::read`] for the file at `path`: a name resolves relative
+    /// to the directory of the header that includes it, then to `path`'s
+    /// (cpp's search for `#include "name"`); `read_file` does the reading.
+    pub fn read_beside(
+        path: &std::path::Path,
+        text: &str,
+        read_file: &mut dyn FnMut(&std::path::Path) -> Option<String>,
+    ) -> Headers {
+        let base = path.parent().unwrap_or(std::path::Path::new("."));
+        Headers::read(text, &mut |name, includer| {
+            let from = includer.and_then(|i| base.join(i).parent().map(|d| d.join(name)));
+            from.into_iter()
+                .chain(std::iter::once(base.join(name)))
+                .find_map(|p| read_file(&p))
+        })
+    }
+
+    /// Whether a file of this language and text may include headers whose
+    /// macros [`expand`] uses (a quick look: free-form Fortran that says
+    /// `include`).
+    pub fn wanted(kind: csa_grammars::SourceKind, text: &str) -> bool {
+        kind == csa_grammars::SourceKind::FortranFree && text.contains("include")
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.as_str())
+    }
+}
+
+/// A macro: its parameters (function-like) and body.
+#[derive(Clone, Debug)]
+struct Macro {
+    params: Option<Vec<String>>,
+    body: String,
+}
+
+/// The most nested `#include`s followed, and rescans of one expansion.
+const MAX_DEPTH: usize = 32;
+
+/// The expanded text may grow to this many times the source (and 1 MB
+/// more) before expansion is abandoned (a macro bomb).
+const MAX_GROWTH: usize = 4;
+
+impl PosMap for ExpansionMap {
+    fn to_original(&self, offset: usize) -> usize {
+        ExpansionMap::to_original(self, offset)
+    }
+}
+
+/// Expanded text and the way back.
+pub(crate) struct Expanded {
+    pub text: String,
+    pub map: ExpansionMap,
+}
+
+/// Offsets of an expanded text to the source's: each expansion's place in
+/// both, in order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ExpansionMap {
+    /// (expanded start, expanded end, source start, source end).
+    pieces: Vec<(usize, usize, usize, usize)>,
+}
+
+impl ExpansionMap {
+    pub(crate) fn to_original(&self, offset: usize) -> usize {
+        let i = self.pieces.partition_point(|p| p.0 <= offset);
+        let Some(&(_, ee, os, oe)) = i.checked_sub(1).and_then(|i| self.pieces.get(i)) else {
+            return offset;
+        };
+        if offset < ee {
+            // inside an expansion (or at its start): where the use starts
+            os
+        } else {
+            offset - ee + oe
+        }
+    }
+}
+
+/// Whether [`expand`] may change anything: some macro is defined (on the
+/// command line, by a `#define` or by an `#include`d file).
+pub(crate) fn may_expand(
+    source: &str,
+    pre: &csa_grammars::preproc::Preprocessed,
+    defines: &[String],
+) -> bool {
+    !defines.is_empty()
+        || pre.directives().iter().any(|&(s, e)| {
+            let (name, _) = directive_name(source.get(s..e).unwrap_or(""));
+            matches!(name, "define" | "include")
+        })
+}
+
+/// `text` (the preprocessor pass's output for free-form Fortran:
+/// directives and inactive branches blanked, offsets kept) with the macros
+/// that `source`'s directives define expanded; `None` when nothing is.
+pub(crate) fn expand(
+    text: &str,
+    source: &str,
+    pre: &csa_grammars::preproc::Preprocessed,
+    headers: &Headers,
+    defines: &[String],
+) -> Option<Expanded> {
+    if pre.directives().is_empty() {
+        return None;
+    }
+    let mut table = Table::new(defines);
+    // the file's own directives, in order, where they take effect
+    let mut events: Vec<(usize, String)> = Vec::new();
+    for &(s, e) in pre.directives() {
+        if pre.is_active(s) {
+            if let Some(line) = source.get(s..e) {
+                events.push((e, join_continuations(line)));
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut map = ExpansionMap::default();
+    let limit = text.len() * MAX_GROWTH + (1 << 20);
+    let mut next_event = 0;
+    let mut copied = 0;
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut changed = false;
+    while i < b.len() {
+        while next_event < events.len() && events[next_event].0 <= i {
+            table.directive(&events[next_event].1, headers, 0);
+            next_event += 1;
+        }
+        let c = b[i];
+        match c {
+            b'!' => i = line_end(b, i),
+            b'\'' | b'"' => i = string_end(b, i),
+            b'0'..=b'9' => {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                {
+                    i += 1;
+                }
+            }
+            c if c == b'_' || c.is_ascii_alphabetic() => {
+                let start = i;
+                i = ident_end(b, i);
+                let name = &text[start..i];
+                let Some(m) = table.get(name) else {
+                    continue;
+                };
+                let Some((end, args)) = invocation(text, i, m) else {
+                    continue;
+                };
+                let mut off = HashSet::default();
+                off.insert(name.to_string());
+                // (a macro bomb: nothing expanded rather than a guess)
+                let replacement = table.substitute(m, &args, &mut off, 0)?;
+                out.push_str(&text[copied..start]);
+                let es = out.len();
+                out.push_str(&replacement);
+                map.pieces.push((es, out.len(), start, end));
+                copied = end;
+                i = end;
+                changed = true;
+                if out.len() > limit {
+                    return None;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(Expanded { text: out, map })
+}
+
+/// The macro table while the file is read.
+struct Table {
+    macros: HashMap<String, Macro>,
+}
+
+impl Table {
+    /// The names the command line (config `defines`) defines.
+    fn new(defines: &[String]) -> Self {
+        let mut t = Table {
+            macros: HashMap::default(),
+        };
+        // the CSA compiler defines it (and so does the preprocessor pass)
+        t.macros.insert(
+            "__CSA__".to_string(),
+            Macro {
+                params: None,
+                body: "1".to_string(),
+            },
+        );
+        for d in defines {
+            let (name, value) = d.split_once('=').unwrap_or((d, "1"));
+            t.macros.insert(
+                name.trim().to_string(),
+                Macro {
+                    params: None,
+                    body: value.trim().to_string(),
+                },
+            );
+        }
+        t
+    }
+
+    fn get(&self, name: &str) -> Option<&Macro> {
+        self.macros.get(name)
+    }
+
+    /// Applies one directive (`#define`, `#undef`, `#include`); others are
+    /// the caller's.
+    fn directive(&mut self, line: &str, headers: &Headers, depth: usize) {
+        let (name, rest) = directive_name(line);
+        match name {
+            "define" => {
+                let rest = rest.trim_start();
+                let n = ident_end(rest.as_bytes(), 0);
+                if n == 0 {
+                    return;
+                }
+                let (mname, after) = rest.split_at(n);
+                let (params, body) = match after.strip_prefix('(') {
+                    Some(p) => {
+                        let Some(close) = p.find(')') else { return };
+                        let params = p[..close]
+                            .split(',')
+                            .map(|s| s.trim().to_string())
+                            .filter(|s| !s.is_empty())
+                            .collect();
+                        (Some(params), &p[close + 1..])
+                    }
+                    None => (None, after),
+                };
+                self.macros.insert(
+                    mname.to_string(),
+                    Macro {
+                        params,
+                        body: strip_c_comments(body).trim().to_string(),
+                    },
+                );
+            }
+            "undef" => {
+                let rest = rest.trim_start();
+                let n = ident_end(rest.as_bytes(), 0);
+                self.macros.remove(&rest[..n]);
+            }
+            "include" => {
+                let rest = rest.trim();
+                let Some(name) = rest
+                    .strip_prefix('"')
+                    .and_then(|r| r.split('"').next())
+                    .or_else(|| rest.strip_prefix('<').and_then(|r| r.split('>').next()))
+                else {
+                    return;
+                };
+                if depth >= MAX_DEPTH {
+                    return;
+                }
+                if let Some(h) = headers.get(name) {
+                    self.header(h, headers, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads a header's directives as cpp does (its code is not the
+    /// file's: only its macros count).
+    fn header(&mut self, text: &str, headers: &Headers, depth: usize) {
+        // each open conditional: (this branch is active, a branch was taken,
+        // the enclosing one is active)
+        let mut stack: Vec<(bool, bool, bool)> = Vec::new();
+        let lines = logical_lines(text);
+        for line in lines {
+            let t = line.trim_start();
+            if !t.starts_with('#') {
+                continue;
+            }
+            let (name, rest) = directive_name(&line);
+            let active = stack.last().is_none_or(|s| s.0);
+            match name {
+                "ifdef" | "ifndef" | "if" => {
+                    let truth = active && self.condition(name, rest);
+                    stack.push((truth, truth, active));
+                }
+                "elif" => {
+                    let cond = self.condition("if", rest);
+                    if let Some(top) = stack.last_mut() {
+                        let now = top.2 && !top.1 && cond;
+                        top.0 = now;
+                        top.1 |= now;
+                    }
+                }
+                "else" => {
+                    if let Some(top) = stack.last_mut() {
+                        top.0 = top.2 && !top.1;
+                        top.1 = true;
+                    }
+                }
+                "endif" => {
+                    stack.pop();
+                }
+                _ if active => self.directive(&line, headers, depth),
+                _ => {}
+            }
+        }
+    }
+
+    fn condition(&self, kind: &str, rest: &str) -> bool {
+        let defined = |n: &str| self.macros.contains_key(n);
+        match kind {
+            "ifdef" | "ifndef" => {
+                let r = rest.trim_start();
+                let n = ident_end(r.as_bytes(), 0);
+                defined(&r[..n]) == (kind == "ifdef")
+            }
+            _ => {
+                let value = |id: &str| {
+                    Some(
+                        self.macros
+                            .get(id)
+                            .and_then(|m| csa_grammars::cint::literal_i64(m.body.trim()))
+                            .unwrap_or(0),
+                    )
+                };
+                let expr = strip_c_comments(rest);
+                csa_grammars::preproc::eval_if(&expr, &value, &|n| Some(defined(n)))
+                    .unwrap_or(false)
+            }
+        }
+    }
+
+    /// The expansion of a use of `m` with `args`, rescanned with the
+    /// names in `off` switched off.
+    fn substitute(
+        &self,
+        m: &Macro,
+        args: &[String],
+        off: &mut HashSet<String>,
+        depth: usize,
+    ) -> Option<String> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let body = match &m.params {
+            None => m.body.clone(),
+            Some(params) => {
+                // arguments are expanded first
+                let expanded: Vec<String> = args
+                    .iter()
+                    .map(|a| self.rescan(a.trim(), off, depth + 1))
+                    .collect::<Option<_>>()?;
+                replace_params(&m.body, params, &expanded)
+            }
+        };
+        self.rescan(&body, off, depth + 1)
+    }
+
+    /// `text` with the macros in it expanded (not those in `off`).
+    fn rescan(&self, text: &str, off: &mut HashSet<String>, depth: usize) -> Option<String> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let b = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\'' | b'"' => i = string_end(b, i),
+                b'0'..=b'9' => {
+                    while i < b.len()
+                        && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                    {
+                        i += 1;
+                    }
+                }
+                c if c == b'_' || c.is_ascii_alphabetic() => {
+                    let start = i;
+                    i = ident_end(b, i);
+                    let name = &text[start..i];
+                    if off.contains(name) {
+                        continue;
+                    }
+                    let Some(m) = self.get(name) else { continue };
+                    let Some((end, args)) = invocation(text, i, m) else {
+                        continue;
+                    };
+                    off.insert(name.to_string());
+                    let r = self.substitute(m, &args, off, depth + 1);
+                    off.remove(name);
+                    out.push_str(&text[copied..start]);
+                    out.push_str(&r?);
+                    copied = end;
+                    i = end;
+                }
+                _ => i += 1,
+            }
+        }
+        out.push_str(&text[copied..]);
+        Some(out)
+    }
+}
+
+/// A use of `m` whose name ends at `at`: where the use ends and its
+/// arguments. An object-like macro is used by its name; a function-like
+/// one only when `(` follows on the same line.
+fn invocation(text: &str, at: usize, m: &Macro) -> Option<(usize, Vec<String>)> {
+    if m.params.is_none() {
+        return Some((at, Vec::new()));
+    }
+    let b = text.as_bytes();
+    let mut i = at;
+    while i < b.len() && matches!(b[i], b' ' | b'\t') {
+        i += 1;
+    }
+    if b.get(i) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut args = Vec::new();
+    let mut arg_start = i + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => return None,
+            b'\'' | b'"' => {
+                i = string_end(b, i);
+                continue;
+            }
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let last = &text[arg_start..i];
+                    if !(args.is_empty() && last.trim().is_empty()) {
+                        args.push(last.to_string());
+                    }
+                    return Some((i + 1, args));
+                }
+            }
+            b',' if depth == 1 => {
+                args.push(text[arg_start..i].to_string());
+                arg_start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `body` with each parameter name replaced by its argument (missing
+/// arguments are empty).
+fn replace_params(body: &str, params: &[String], args: &[String]) -> String {
+    let b = body.as_bytes();
+    let mut out = String::with_capacity(body.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => i = string_end(b, i),
+            c if c == b'_' || c.is_ascii_alphabetic() => {
+                let start = i;
+                i = ident_end(b, i);
+                if let Some(k) = params.iter().position(|p| p == &body[start..i]) {
+                    out.push_str(&body[copied..start]);
+                    out.push_str(args.get(k).map_or("", |a| a.trim()));
+                    copied = i;
+                }
+            }
+            b'0'..=b'9' => {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&body[copied..]);
+    out
+}
+
+fn ident_end(b: &[u8], mut i: usize) -> usize {
+    if i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphabetic()) {
+        i += 1;
+        while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+            i += 1;
+        }
+    }
+    i
+}
+
+fn line_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\n' {
+        i += 1;
+    }
+    i
+}
+
+/// The end of the Fortran string literal at `i` (a doubled quote stays
+/// inside it; unterminated: the line's end).
+fn string_end(b: &[u8], i: usize) -> usize {
+    let q = b[i];
+    let mut j = i + 1;
+    while j < b.len() && b[j] != b'\n' {
+        if b[j] == q {
+            if b.get(j + 1) == Some(&q) {
+                j += 2;
+                continue;
+            }
+            return j + 1;
+        }
+        j += 1;
+    }
+    j
+}
+
+/// The names of `text`'s `#include "name"` lines, in order (a quick scan:
+/// lines starting with `#`, whatever branch they are in).
+fn include_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if !text.contains("include") {
+        return out;
+    }
+    for line in text.lines() {
+        let t = line.trim_start();
+        if !t.starts_with('#') {
+            continue;
+        }
+        let (name, rest) = directive_name(t);
+        if name != "include" {
+            continue;
+        }
+        let rest = rest.trim();
+        if let Some(n) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
+            if !n.is_empty() && !out.iter().any(|x| x == n) {
+                out.push(n.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A directive's name and the rest of its line.
+fn directive_name(line: &str) -> (&str, &str) {
+    let s = line.trim_start();
+    let s = s.strip_prefix('#').unwrap_or(s).trim_start();
+    let n = ident_end(s.as_bytes(), 0);
+    s.split_at(n)
+}
+
+/// A directive's lines joined at their `\` continuations.
+fn join_continuations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split('\n') {
+        let l = line.trim_end_matches('\r');
+        match l.trim_end().strip_suffix('\\') {
+            Some(head) => {
+                out.push_str(head);
+                out.push(' ');
+            }
+            None => {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// A header's logical lines (continuations joined).
+fn logical_lines(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for line in text.split('\n') {
+        let l = line.trim_end_matches('\r');
+        match l.trim_end().strip_suffix('\\') {
+            Some(head) => {
+                cur.push_str(head);
+                cur.push(' ');
+            }
+            None => {
+                cur.push_str(l);
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// `s` without `/* ... */` and `// ...` comments (in a directive).
+fn strip_c_comments(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    loop {
+        let block = rest.find("/*");
+        let line = rest.find("//");
+        match (block, line) {
+            (Some(b), l) if l.is_none_or(|l| b < l) => {
+                out.push_str(&rest[..b]);
+                out.push(' ');
+                match rest[b + 2..].find("*/") {
+                    Some(e) => rest = &rest[b + 2 + e + 2..],
+                    None => return out,
+                }
+            }
+            (_, Some(l)) => {
+                out.push_str(&rest[..l]);
+                return out;
+            }
+            _ => {
+                out.push_str(rest);
+                return out;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str, headers: &[(&str, &str)]) -> Option<Expanded> {
+        let pre = csa_grammars::preproc::preprocess(text, &[], true);
+        let headers = Headers(
+            headers
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+        );
+        expand(&pre.text, text, &pre, &headers, &[])
+    }
+
+    #[test]
+    fn object_and_function_macros_expand_in_code_only() {
+        let text = "#define DT double precision\n\
+                    #define ZERO(x) x = 0\n\
+                    DT :: a(n) ! DT in a comment\n\
+                    ZERO(a(i))\n\
+                    print *, 'DT'\n";
+        let e = run(text, &[]).unwrap();
+        let lines: Vec<&str> = e.text.lines().skip(2).collect();
+        assert_eq!(
+            lines,
+            [
+                "double precision :: a(n) ! DT in a comment",
+                "a(i) = 0",
+                "print *, 'DT'"
+            ]
+        );
+    }
+
+    #[test]
+    fn headers_are_read_as_cpp_reads_them() {
+        let header = "#ifndef H\n# define H\n#ifdef NOT_SET\n#define T integer\n#else\n\
+                      #define T real\n#endif\n\
+                      #if !defined(N) && 1\n#define N 4\n#endif\n\
+                      #define DECL(NAME, TYPE) TYPE, dimension(N) :: NAME\n\
+                      #define TWO call a();\\\n   call b()\n#endif\n";
+        let text = "#include \"h.h\"\nDECL(x, T)\nTWO\n#undef T\nT\n";
+        let e = run(text, &[("h.h", header)]).unwrap();
+        let lines: Vec<&str> = e.text.lines().collect();
+        assert_eq!(lines[1], "real, dimension(4) :: x");
+        assert_eq!(lines[2], "call a();    call b()");
+        assert_eq!(lines[4], "T");
+        // a missing header defines nothing
+        assert!(run("#include \"gone.h\"\nT\n", &[]).is_none());
+    }
+
+    #[test]
+    fn self_reference_and_recursion_stop() {
+        let text = "#define A A + B\n#define B A\nx = A\n";
+        let e = run(text, &[]).unwrap();
+        assert_eq!(e.text.lines().nth(2), Some("x = A + A"));
+    }
+
+    #[test]
+    fn offsets_go_back_to_the_use() {
+        let text = "#define DT double precision\nDT :: a\nx = 1\n";
+        let e = run(text, &[]).unwrap();
+        let use_at = text.find("DT ::").unwrap();
+        let exp_at = e.text.find("double").unwrap();
+        assert_eq!(e.map.to_original(exp_at), use_at);
+        assert_eq!(e.map.to_original(exp_at + 3), use_at);
+        // the end of the expansion is the end of the use
+        assert_eq!(e.map.to_original(exp_at + "double precision".len()), use_at + 2);
+        let x = e.text.find("x = 1").unwrap();
+        assert_eq!(e.map.to_original(x), text.find("x = 1").unwrap());
+        assert_eq!(e.map.to_original(2), 2);
+    }
+
+    #[test]
+    fn macros_of_inactive_branches_are_not_defined() {
+        let text = "#ifdef __CSA__\n#define T real\n#else\n#define T integer\n#endif\nT :: x\n";
+        let e = run(text, &[]).unwrap();
+        assert_eq!(e.text.lines().nth(5), Some("real :: x"));
+    }
+}
