@@ -12,7 +12,8 @@
 //! the run is the same on every machine: `CSA_LINT_FUZZ_CASES` (default
 //! 120). `CSA_LINT_FUZZ_SECS` runs for that long instead (inputs without
 //! limit), `CSA_LINT_FUZZ_SEED` sets the seed. A failing input is written to `target/fuzz-failures/`
-//! and named in the failure message.
+//! and named in the failure message; `CSA_LINT_FUZZ_REPLAY=FILE` checks
+//! that one file again (its language from its extension) and nothing else.
 
 use analyzer::{analyze, AnalysisOptions};
 use analyzer::{fix_all, FixAllOptions, IvdepStyle, Target};
@@ -178,7 +179,16 @@ fn check(kind: SourceKind, text: String) -> Result<(), String> {
         let once = fix_all(kind, &t, &opts, &fix);
         let twice = fix_all(kind, &once.text, &opts, &fix);
         if twice.text != once.text {
-            return Err("applying the fixes again changes the text".to_string());
+            // the first line that differs, as the two runs left it
+            let (a, b) = once
+                .text
+                .lines()
+                .zip(twice.text.lines())
+                .find(|(a, b)| a != b)
+                .unwrap_or(("(end)", "(end)"));
+            return Err(format!(
+                "applying the fixes again changes the text: {a:?} becomes {b:?}"
+            ));
         }
         // FIXME: only inputs that parse cleanly are held to this. On an
         // input that already has a syntax error, the directive lines a
@@ -196,6 +206,14 @@ fn check(kind: SourceKind, text: String) -> Result<(), String> {
 
 #[test]
 fn mutated_fixtures_never_panic_hang_or_break_fixes() {
+    if let Ok(path) = std::env::var("CSA_LINT_FUZZ_REPLAY") {
+        let bytes = std::fs::read(&path).expect("the replayed file is readable");
+        let kind = kind_of(std::path::Path::new(&path)).unwrap_or(SourceKind::C);
+        if let Err(why) = check(kind, String::from_utf8_lossy(&bytes).into_owned()) {
+            panic!("{path}: {why}");
+        }
+        return;
+    }
     let secs: Option<u64> = std::env::var("CSA_LINT_FUZZ_SECS")
         .ok()
         .and_then(|s| s.parse().ok());

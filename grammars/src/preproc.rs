@@ -196,6 +196,54 @@ impl Preprocessed {
     }
 }
 
+/// For each of `offsets` (ascending), whether a directive written on a new
+/// line just before the line holding it would be read as one by
+/// [`preprocess`] of C `text`: not when that line starts inside a block
+/// comment, after a backslash continuation, or inside a directive's
+/// logical line. (A fix that adds `#ifdef __CSA__` there would change
+/// nothing otherwise.)
+pub fn directive_visible(text: &str, offsets: &[usize]) -> Vec<bool> {
+    let lines = split_lines(text);
+    let mut out = Vec::with_capacity(offsets.len());
+    let mut next = offsets.iter().peekable();
+    let mut in_comment = false;
+    let mut continued = false;
+    let mut i = 0;
+    while i < lines.len() && next.peek().is_some() {
+        let line = lines[i];
+        let content = &text[line.start..line.content_end];
+        let visible = !in_comment && !continued;
+        let mut j = i;
+        if visible && first_non_blank(content) == Some(b'#') {
+            // a directive's logical line: its continuations and the lines
+            // of a block comment opened on it
+            let mut open_comment = scan_c(content, false);
+            while j + 1 < lines.len()
+                && (ends_with_backslash(&text[lines[j].start..lines[j].content_end])
+                    || open_comment)
+            {
+                j += 1;
+                open_comment = scan_c(&text[lines[j].start..lines[j].content_end], open_comment);
+            }
+        } else {
+            in_comment = scan_c(content, in_comment);
+            continued = ends_with_backslash(content);
+        }
+        // offsets on lines i..=j: only line i's start is a directive's place
+        let end = lines[j].end.max(lines[j].content_end);
+        while let Some(&&o) = next.peek() {
+            if o >= end && j + 1 < lines.len() {
+                break;
+            }
+            out.push(visible && o < lines[i].end.max(lines[i].content_end));
+            next.next();
+        }
+        i = j + 1;
+    }
+    out.resize(offsets.len(), false);
+    out
+}
+
 /// Blanks inactive conditional branches, keeping byte offsets.
 pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed {
     let env = Env::new(defines);

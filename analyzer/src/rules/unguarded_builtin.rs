@@ -52,11 +52,26 @@ pub(super) fn check(cx: &FileContext, out: &mut Vec<Diagnostic>) {
     if cx.lang != Lang::C {
         return;
     }
-    for f in cx.functions {
-        for b in &f.builtins {
-            if (cx.csa_guarded)(b.span.start as usize) {
-                continue;
-            }
+    let unguarded: Vec<&crate::ir::BuiltinCall> = cx
+        .functions
+        .iter()
+        .flat_map(|f| &f.builtins)
+        .filter(|b| !(cx.csa_guarded)(b.span.start as usize))
+        .collect();
+    if unguarded.is_empty() {
+        return;
+    }
+    // the guard's `#ifdef` line must be read as a directive where it goes
+    // (not inside a block comment the parser recovered from)
+    let mut starts: Vec<usize> = unguarded.iter().map(|b| b.span.start as usize).collect();
+    starts.sort_unstable();
+    let visible = csa_grammars::preproc::directive_visible(cx.src.text(), &starts);
+    let fixable = |at: usize| {
+        starts
+            .binary_search(&at)
+            .is_ok_and(|i| visible.get(i).copied().unwrap_or(false))
+    };
+    for b in unguarded {
             out.push(
                 Diagnostic::new(
                     &RULE,
@@ -67,9 +82,10 @@ pub(super) fn check(cx: &FileContext, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .with_help("Wrap the call in #ifdef __CSA__ ... #endif.")
-                .with_fixes(guard_fix(cx.src.text(), b.span)),
-            );
-        }
+                .with_fixes(
+                    guard_fix(cx.src.text(), b.span).filter(|_| fixable(b.span.start as usize)),
+                ),
+        );
     }
 }
 

@@ -751,3 +751,21 @@ fn an_edit_before_an_include_preprocesses_again() {
     let got = preprocess_edit(prev, old, new, edit, &[], false).0;
     assert_eq!(got, c(new));
 }
+
+#[test]
+fn directives_are_visible_only_where_a_line_can_start_one() {
+    let text = "a;\n\
+                /* open\n\
+                b; */\n\
+                c; \\\n\
+                d;\n\
+                #define X \\\n\
+                e\n\
+                f;\n";
+    let at = |s: &str| text.find(s).unwrap();
+    let offsets = [at("a;"), at("b;"), at("c;"), at("d;"), at("e\n"), at("f;")];
+    assert_eq!(
+        directive_visible(text, &offsets),
+        [true, false, true, false, false, true]
+    );
+}
