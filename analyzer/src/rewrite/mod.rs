@@ -579,20 +579,23 @@ fn position_in_given(history: &[Vec<crate::fix::Edit>], pos: u32) -> u32 {
 /// The fixes of one round of `--fix`: each diagnostic's first applicable
 /// fix not `rejected`, at most one per loop (a loop's fixes interact: one
 /// is applied and the loop re-analysed before the next), and in the
-/// order of the diagnostics. The exception is the removal of shadowed
-/// markers (CSA106): the first marker of the nearest block wins whatever
-/// else precedes the loop, so removing losers never changes the winner
-/// and every one of a loop's losers goes in the same round (when the
-/// loop's first fix this round is one of them), however many there are.
+/// order of the diagnostics. The exception is the removal of markers the
+/// compiler deletes: unattached (CSA105) and shadowed (CSA106) ones. An
+/// unattached marker wins no loop and a shadowed one loses to the first
+/// marker of the nearest block whatever else precedes the loop, so
+/// removing them changes no other marker's fate: all of them go in the
+/// first round, however many there are, next to the loop's one other fix.
+/// (Should that fix remove the winner, no marker is left, which is a fixed
+/// point too.)
 fn fixes_for_round<'a>(
     fa: &'a crate::analysis::Analysis,
     opts: &FixAllOptions,
     rejected: &[(Span, String)],
 ) -> Vec<(&'a crate::diag::Diagnostic, &'a Fix)> {
-    const SHADOWED: crate::diag::Code = crate::diag::Code(106);
-    // each loop with a fix this round, and whether that fix removes a
-    // shadowed marker
-    let mut loops_taken: Vec<(u32, bool)> = Vec::new();
+    // CSA105 unattached, CSA106 shadowed
+    const DELETED: [crate::diag::Code; 2] = [crate::diag::Code(105), crate::diag::Code(106)];
+    // each loop with a fix this round
+    let mut loops_taken: Vec<u32> = Vec::new();
     let mut out = Vec::new();
     for d in fa
         .diagnostics
@@ -604,13 +607,12 @@ fn fixes_for_round<'a>(
                 && !rejected.iter().any(|(s, t)| *s == d.span && *t == f.title)
         });
         let Some(fix) = fix else { continue };
-        if let Some(l) = loop_of(fa, d.span) {
-            let shadowed = d.code == SHADOWED && fix.kind == crate::diag::FixKind::RemoveMarker;
-            match loops_taken.iter().find(|(taken, _)| *taken == l) {
-                Some((_, true)) if shadowed => {}
-                Some(_) => continue,
-                None => loops_taken.push((l, shadowed)),
+        let deleted = DELETED.contains(&d.code) && fix.kind == crate::diag::FixKind::RemoveMarker;
+        if let Some(l) = loop_of(fa, d.span).filter(|_| !deleted) {
+            if loops_taken.contains(&l) {
+                continue;
             }
+            loops_taken.push(l);
         }
         out.push((d, fix));
     }
