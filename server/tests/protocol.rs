@@ -922,3 +922,26 @@ fn rewrites_are_offered_without_trigger_kind_or_only() {
     );
     c.shutdown();
 }
+
+/// A free-form Fortran file's `#include`d header is read beside it: its
+/// macros are expanded in the code (no syntax error, the race is seen).
+#[test]
+fn fortran_headers_are_read_beside_the_document() {
+    let dir = std::env::temp_dir().join(format!("csa-lsp-headers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::write(
+        dir.join("inc/decl.h"),
+        "#define DATA_TYPE double precision\n#define DECL(NAME, N) DATA_TYPE :: NAME(N)\n",
+    )
+    .unwrap();
+    let uri = format!("file://{}/kernel.F90", dir.display());
+    let text = "#include \"inc/decl.h\"\nsubroutine k(n)\n  integer :: n, i\n  DECL(a, n)\n  call builtin_csa_parallel_loop()\n  do i = 1, n - 1\n    a(i + 1) = a(i)\n  end do\nend subroutine\n";
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    c.open(&uri, "fortran", text);
+    let d = c.diagnostics(&uri, 1);
+    assert_eq!(codes(&d), ["CSA501"], "{d:#?}");
+    c.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}

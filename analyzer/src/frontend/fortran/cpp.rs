@@ -156,8 +156,10 @@ pub(crate) fn may_expand(
     pre: &csa_grammars::preproc::Preprocessed,
     defines: &[String],
 ) -> bool {
-    !defines.is_empty()
-        || pre.directives().iter().any(|&(s, e)| {
+    defines.iter().any(|d| {
+        let name = d.split_once('=').map_or(d.as_str(), |(n, _)| n).trim();
+        !name.is_empty() && source.contains(name)
+    }) || pre.directives().iter().any(|&(s, e)| {
             let (name, _) = directive_name(source.get(s..e).unwrap_or(""));
             matches!(name, "define" | "include")
         })
