@@ -556,7 +556,7 @@ impl Backend {
                 &resolved.settings.options
             } else {
                 with_headers = analyzer::AnalysisOptions {
-                    headers,
+                    headers: headers.clone(),
                     ..resolved.settings.options.clone()
                 };
                 &with_headers
@@ -600,6 +600,7 @@ impl Backend {
                 rope: snap.rope.clone(),
                 kind,
                 resolved,
+                headers,
                 result,
                 rewrites: Default::default(),
             });
@@ -763,7 +764,11 @@ impl Backend {
                 use analyzer::Target;
                 let text = snapshot.rope.to_string();
                 let settings = &snapshot.resolved.settings;
-                let fa = analyzer::analyze(snapshot.kind, &text, &settings.options);
+                let options = analyzer::AnalysisOptions {
+                    headers: snapshot.headers.clone(),
+                    ..settings.options.clone()
+                };
+                let fa = analyzer::analyze(snapshot.kind, &text, &options);
                 let mut out = fa.rewrites(Target::OpenMp);
                 out.extend(fa.rewrites(Target::Ivdep(
                     settings.ivdep_style_for(snapshot.kind.is_fortran()),

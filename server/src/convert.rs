@@ -509,6 +509,7 @@ mod tests {
                     kind,
                     resolved: analyzer::config::Resolver::discovering(Default::default())
                         .defaults(),
+                    headers: Default::default(),
                     result: Ok(analyze(kind, text, &AnalysisOptions::default())),
                     rewrites: Default::default(),
                 };

@@ -24,6 +24,8 @@ pub struct Analysed {
     pub kind: SourceKind,
     /// The settings it was analysed with.
     pub resolved: Arc<Resolved>,
+    /// The headers read for it (free-form Fortran's `#include`s).
+    pub headers: analyzer::Headers,
     /// The analysis, or the message of the internal error that stopped it.
     pub result: Result<Analysis, String>,
     /// The marker rewrites of this version, computed the first time a code
