@@ -501,6 +501,8 @@ struct Job {
     /// Whether `kind` was given (`--language`, `per-file-languages`) rather
     /// than guessed from the extension; a guess may be refined by content.
     kind_given: bool,
+    /// Named on the command line (not found by walking a directory).
+    named: bool,
     resolved: std::sync::Arc<analyzer::config::Resolved>,
 }
 
@@ -672,6 +674,17 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
     drop(bytes);
     if let Some(w) = warning {
         o.messages.push(format!("csa-lint: warning: {w}"));
+    }
+    // a `.h` may hold C++, which csa-lint does not read: skipped (said
+    // only of a file named on the command line)
+    if !job.kind_given && csa_grammars::cpp_header(&job.path, &text) {
+        if job.named {
+            o.messages.push(format!(
+                "csa-lint: warning: {}: skipped: it is a C++ header (csa-lint reads C and Fortran; per-file-languages can make it read as C)",
+                render::escape_controls(display)
+            ));
+        }
+        return o;
     }
     // a `.h` may hold Fortran
     let kind = if job.kind_given {
@@ -849,6 +862,7 @@ fn collect_files(
             path: path.to_path_buf(),
             kind,
             kind_given,
+            named: explicit,
             resolved,
         });
         Ok(())

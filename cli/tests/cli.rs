@@ -772,3 +772,38 @@ fn fortran_macros_from_included_headers_are_expanded() {
     let o = run(&["--no-cache", "--format", "concise", f.to_str().unwrap()]);
     assert!(!diag_out(&o).contains("CSA501"), "{}", diag_out(&o));
 }
+
+#[test]
+fn cpp_headers_are_skipped() {
+    let dir = temp_dir("cpp_header");
+    let h = dir.join("grid.h");
+    std::fs::write(
+        &h,
+        "#include <vector>\nnamespace prk {\ntemplate <typename T> T twice(T x) { return 2 * x; }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("plain.h"), "int f(void);\n").unwrap();
+    // walked: skipped without a word; the C header is read
+    let o = run(&["--no-cache", "--format", "concise", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert!(stdout(&o).contains("(1 file(s))"), "{}", stdout(&o));
+    // named: skipped with a warning that says why
+    let o = run(&["--no-cache", "--format", "concise", h.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("skipped: it is a C++ header"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("CSA001"));
+    // a language given reads it as that language
+    let o = run(&[
+        "--no-cache",
+        "--language",
+        "c",
+        "--format",
+        "concise",
+        h.to_str().unwrap(),
+    ]);
+    assert!(stdout(&o).contains("CSA001"), "{}", stdout(&o));
+}

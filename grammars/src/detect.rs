@@ -102,6 +102,100 @@ pub fn detect_with_content(path: &Path, text: &str) -> Option<SourceKind> {
     Some(kind)
 }
 
+/// Whether `path` is a header (`.h`) whose text is C++, not C: a line
+/// that only C++ has, outside comments and outside `#ifdef __cplusplus`
+/// ... `#endif` blocks (C headers that serve C++ too): a template,
+/// a namespace, `using namespace`, a class with a body or bases, an access
+/// specifier (`public:`), `std::`, or an `#include` of a standard header
+/// without `.h` (`<vector>`, `<cstdio>`). csa-lint reads C and Fortran
+/// only: such a header is skipped rather than read as C full of syntax
+/// errors.
+pub fn cpp_header(path: &Path, text: &str) -> bool {
+    if path.extension().and_then(|e| e.to_str()) != Some("h") {
+        return false;
+    }
+    let mut in_comment = false;
+    // depth of the `#if`s we are in, and the depth at which a
+    // `#ifdef __cplusplus` block started
+    let mut depth = 0usize;
+    let mut cplusplus_at: Option<usize> = None;
+    for raw in text.lines().take(5000) {
+        let mut t = raw.trim();
+        if in_comment {
+            match t.find("*/") {
+                Some(i) => {
+                    in_comment = false;
+                    t = t[i + 2..].trim_start();
+                }
+                None => continue,
+            }
+        }
+        if let Some(rest) = t.strip_prefix("/*") {
+            if !rest.contains("*/") {
+                in_comment = true;
+            }
+            continue;
+        }
+        if t.is_empty() || t.starts_with("//") {
+            continue;
+        }
+        if let Some(d) = t.strip_prefix('#') {
+            let d = d.trim_start();
+            if d.starts_with("if") {
+                depth += 1;
+                let guard = d.starts_with("ifdef") && d.contains("__cplusplus")
+                    || d.starts_with("if") && d.contains("defined") && d.contains("__cplusplus");
+                if guard && cplusplus_at.is_none() {
+                    cplusplus_at = Some(depth);
+                }
+            } else if d.starts_with("endif") {
+                if cplusplus_at == Some(depth) {
+                    cplusplus_at = None;
+                }
+                depth = depth.saturating_sub(1);
+            } else if d.starts_with("else") || d.starts_with("elif") {
+                if cplusplus_at == Some(depth) {
+                    // the `#else` of `#ifdef __cplusplus` is C
+                    cplusplus_at = None;
+                }
+            } else if cplusplus_at.is_none() {
+                if let Some(name) = d
+                    .strip_prefix("include")
+                    .map(str::trim)
+                    .and_then(|r| r.strip_prefix('<'))
+                    .and_then(|r| r.split('>').next())
+                {
+                    if !name.is_empty()
+                        && !name.contains('.')
+                        && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                    {
+                        return true;
+                    }
+                }
+            }
+            continue;
+        }
+        if cplusplus_at.is_some() {
+            continue;
+        }
+        let word = |w: &str| {
+            t.strip_prefix(w)
+                .is_some_and(|r| r.starts_with(|c: char| c.is_whitespace() || c == '<'))
+        };
+        if word("template")
+            || word("namespace") && t.contains('{')
+            || t.starts_with("using namespace ")
+            || t.contains("std::")
+            || matches!(t, "public:" | "private:" | "protected:")
+            || word("class")
+                && (t.ends_with('{') || t.contains(" : public ") || t.contains(" : private "))
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// The Fortran form of a header's text, or `None` when it is (or may be) C:
 /// any C evidence (a `;`, a brace, a C comment, a `#define`) keeps it C;
 /// otherwise Fortran needs positive evidence (a `!` comment, a fixed-form
@@ -198,6 +292,29 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpp_headers_are_told_from_c_headers() {
+        let h = Path::new("x.h");
+        for cpp in [
+            "#include <vector>\nint f();\n",
+            "template <typename T> T twice(T x) { return 2 * x; }\n",
+            "namespace prk {\nint f();\n}\n",
+            "class Grid {\n public:\n  int n;\n};\n",
+            "static inline auto f() { return std::max(1, 2); }\n",
+        ] {
+            assert!(cpp_header(h, cpp), "{cpp}");
+        }
+        for c in [
+            // a C header that serves C++ too
+            "#ifdef __cplusplus\nextern \"C\" {\n#include <cstdio>\n#endif\nint f(void);\n#ifdef __cplusplus\n}\n#endif\n",
+            "/* template <typename T>\n   namespace std::x */\nint class_count;\n",
+            "// std::vector in a comment\n#include <stdio.h>\nstruct S { int public_; };\n",
+        ] {
+            assert!(!cpp_header(h, c), "{c}");
+        }
+        assert!(!cpp_header(Path::new("x.c"), "#include <vector>\n"));
+    }
 
     #[test]
     fn fortran_headers_are_recognised_by_content() {

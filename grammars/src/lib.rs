@@ -14,7 +14,7 @@ pub mod edit;
 pub mod fixed_form;
 pub mod preproc;
 
-pub use detect::{detect, detect_with_content, SourceKind};
+pub use detect::{cpp_header, detect, detect_with_content, SourceKind};
 pub use edit::TextEdit;
 
 /// The tree-sitter C language.
