@@ -1018,10 +1018,10 @@ impl Incremental {
             callee_hashes(&names, &calls, &top.hashes)
         };
         self.fn_facts = facts;
-        // (a definition with an implicit `int` is parsed again with its
-        // type written out: positions of a different text)
+        // (a repaired text is parsed again: positions of a different
+        // text; `frontend::c::repair`)
         if top.needs_recovery
-            || (tree.root_node().has_error() && crate::frontend::c::may_have_implicit_int(pre_text))
+            || (tree.root_node().has_error() && crate::frontend::c::may_need_repair(pre_text))
         {
             return self.full(source.text());
         }

@@ -876,10 +876,51 @@ impl<'f, 't> FnLowerer<'f, 't> {
     #[inline(never)]
     fn expression_stmt(&mut self, n: Node<'_>) {
         if let Some(e) = first_named_non_comment(n) {
+            if self.unknown_macro_statement(e) {
+                return;
+            }
             self.call_stmt = Some((self.statement_call(e).id(), self.sp(n)));
             let _ = self.value(e);
             self.call_stmt = None;
         }
+    }
+
+    /// `NAME;` with a name nothing declares (not a variable, function,
+    /// enumerator or macro of this file): only a macro from a header can
+    /// make that compile, and what it expands to is unknown. It is lowered
+    /// as a call of that name with effects csa-lint cannot see, as a
+    /// function-like macro's use `NAME();` is. (`frontend::c::repair` adds
+    /// the `;` after such a name used alone before a statement.)
+    fn unknown_macro_statement(&mut self, e: Node<'_>) -> bool {
+        if e.node_kind() != "identifier" || e.is_missing() {
+            return false;
+        }
+        let name = self.text(e);
+        let declared = self.lookup(name).is_some()
+            || self.file.enums.contains_key(name)
+            || self.globals_in_fn.contains_key(name)
+            || self.file.globals.contains_key(name)
+            || self.file.functions.contains_key(name)
+            || self.local_functions.contains(name)
+            || self.file.is_object_macro(name, e.start_byte())
+            || self.file.is_fn_macro(name, e.start_byte())
+            || super::standard_macro(name).is_some()
+            || name.starts_with("__builtin");
+        if declared {
+            return false;
+        }
+        let name = name.to_string();
+        let sp = self.sp(e);
+        self.b.push(
+            InstKind::Call(Call {
+                callee: Some(name),
+                name_span: sp,
+                escapes: Vec::new(),
+                args: Vec::new(),
+            }),
+            sp,
+        );
+        true
     }
 
     /// What an expression statement's value `e` is once parentheses and

@@ -30,7 +30,7 @@
 
 mod consts;
 mod expr;
-mod implicit_int;
+mod repair;
 mod lower;
 pub(crate) use lower::defined_name_in;
 mod pragma;
@@ -57,33 +57,44 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
         return LoweredFile::gave_up(text);
     };
     if tree.root_node().has_error() {
-        if let Some(lowered) = lower_with_implicit_int(text, &tree, opts) {
+        if let Some(lowered) = lower_repaired(text, &tree, opts) {
             return lowered;
         }
     }
     lower_tree(text, &tree, None, &[], opts)
 }
 
-/// Whether a text whose parse has errors may parse better with the types
-/// of implicit-`int` definitions written out (incremental analysis then
-/// lowers the whole file with [`lower`]).
-pub fn may_have_implicit_int(text: &str) -> bool {
-    !implicit_int::candidates(text).is_empty()
+/// Whether a text whose parse has errors may parse better repaired (see
+/// [`repair`]; incremental analysis then lowers the whole file with
+/// [`lower`]).
+pub fn may_need_repair(text: &str) -> bool {
+    !repairs(text).is_empty()
 }
 
-/// `text` lowered from a parse with the types of its implicit-`int`
-/// definitions written out (see [`implicit_int`]), when that parse has
-/// fewer syntax errors than `tree`; positions are the source's.
-fn lower_with_implicit_int(
+/// What [`repair`] would insert into `text`, in order.
+fn repairs(text: &str) -> Vec<(usize, &'static str)> {
+    let mut at: Vec<(usize, &'static str)> = repair::implicit_int(text)
+        .into_iter()
+        .map(|p| (p, "int "))
+        .chain(repair::bare_macros(text).into_iter().map(|p| (p, ";")))
+        .collect();
+    at.sort_by_key(|&(p, _)| p);
+    at
+}
+
+/// `text` lowered from a repaired parse (see [`repair`]: implicit-`int`
+/// types written out, `;` after macros used as statements), when that
+/// parse has fewer syntax errors than `tree`; positions are the source's.
+fn lower_repaired(
     text: &str,
     tree: &tree_sitter::Tree,
     opts: &FrontendOptions,
 ) -> Option<LoweredFile> {
-    let at = implicit_int::candidates(text);
+    let at = repairs(text);
     if at.is_empty() {
         return None;
     }
-    let (typed, inserted) = implicit_int::with_types(text, &at);
+    let (typed, inserted) = repair::insert(text, &at);
     let typed_tree = csa_grammars::parse(csa_grammars::Grammar::C, &typed)?;
     let errors = |t: &tree_sitter::Tree| csa_grammars::syntax_errors(t.root_node()).len();
     if errors(&typed_tree) >= errors(tree) {
@@ -152,7 +163,7 @@ pub fn lower_tree_cached(
     opts: &FrontendOptions,
     cache: &mut SignatureCache,
 ) -> LoweredFile {
-    let inserted = implicit_int::Inserted::default();
+    let inserted = repair::Inserted::default();
     lower_parsed(text, tree, only, skip_bodies, opts, cache, inserted)
 }
 
@@ -164,7 +175,7 @@ fn lower_parsed(
     skip_bodies: &[Span],
     opts: &FrontendOptions,
     cache: &mut SignatureCache,
-    inserted: implicit_int::Inserted,
+    inserted: repair::Inserted,
 ) -> LoweredFile {
     let root = tree.root_node();
     let mut file = FileCtx::new(text);
@@ -565,9 +576,9 @@ pub(crate) struct FileCtx<'t> {
     /// (`relevance::c_body_may_define_facts`); off with syntax errors.
     skip_plain_bodies: bool,
     /// Where the parser's text (`src`) has types the source does not
-    /// (implicit `int`, see [`implicit_int`]): parser offsets are mapped
+    /// (see [`repair`]: implicit `int`, `;` after a macro): parser offsets are mapped
     /// back to the source's by [`FileCtx::span`] and [`FileCtx::pos`].
-    inserted: implicit_int::Inserted,
+    inserted: repair::Inserted,
 }
 
 impl<'t> FileCtx<'t> {
@@ -590,7 +601,7 @@ impl<'t> FileCtx<'t> {
             skip_plain_bodies: false,
             macro_budget: Cell::new(MACRO_BUDGET),
             macro_limited: Cell::new(false),
-            inserted: implicit_int::Inserted::default(),
+            inserted: repair::Inserted::default(),
         }
     }
 

@@ -1,57 +1,70 @@
-//! Implicit `int` (C89): a function definition with no type before its
-//! name, `main(argc, argv) int argc; char **argv; { ... }` or
-//! `scale(n) { ... }`. Compilers of the period build it (and clang, with a
-//! warning, in C89/gnu89 mode), NPB 3.0's C codes are written that way,
-//! but tree-sitter-c wants a type before the declarator and reads such a
-//! definition as an error.
+//! Repairs of C that tree-sitter-c cannot read but compilers build, made
+//! by inserting text (never removing it) when a file's parse has errors:
 //!
-//! When a file's parse has errors, [`candidates`] looks at its top level
-//! for such definitions: at the start of a declaration (the file's start,
-//! after a `;` or `}` at top level or after a preprocessor line), an
-//! identifier that is not a keyword, a balanced parameter list, and then
-//! the body's `{`, either at once or after old-style parameter
-//! declarations ending in `;`. [`with_types`] writes `int ` before each
-//! one and the file is parsed again; the front end keeps that parse only
-//! when it has fewer syntax errors than the original. Every offset of the
-//! new text goes back to the source through [`Inserted`], so spans,
-//! diagnostics and fixes stay where the user wrote them (an inserted
-//! `int` itself maps to the start of the name that follows it).
+//! * Implicit `int` (C89): a function definition with no type before its
+//!   name, `main(argc, argv) int argc; char **argv; { ... }` or
+//!   `scale(n) { ... }`. Compilers of the period build it (and clang, with
+//!   a warning, in C89/gnu89 mode), NPB 3.0's C codes are written that way.
+//!   [`implicit_int`] looks at the top level for such definitions: at the
+//!   start of a declaration (the file's start, after a `;` or a function
+//!   body at top level, or after a preprocessor line), an identifier that
+//!   is not a keyword, a balanced parameter list, and then the body's `{`,
+//!   either at once or after old-style parameter declarations ending in
+//!   `;`. `int ` is written before the name.
+//! * A macro used as a statement without a `;` (`OMP_FOR()` or `OMP_SIMD`
+//!   alone on a line before a loop, expanding to a `_Pragma` or to
+//!   statements that end in their own `;`): [`bare_macros`] finds, inside
+//!   braces, a line that holds only a name or a name and a balanced
+//!   argument list, after a line ending in `;`, `{`, `}` or `:` and before
+//!   one that starts another statement. A `;` is written after it: the
+//!   front end sees a call (or a name) it knows nothing of, which it
+//!   treats as having effects it cannot see, as it treats any unknown call.
+//!
+//! The front end parses the repaired text and keeps it only when it has
+//! fewer syntax errors than the original. Every offset of the repaired
+//! text goes back to the source through [`Inserted`], so spans,
+//! diagnostics and fixes stay where the user wrote them (inserted text
+//! maps to the source position it was inserted at).
 
-/// What is written before an implicit-`int` definition's name.
-const TYPE: &str = "int ";
-
-/// Where [`TYPE`] was inserted: offsets in the parser's text, ascending.
-/// Empty for a text parsed as written.
+/// Where text was inserted: (offset in the parser's text, length),
+/// ascending, with the total length inserted before each. Empty for a
+/// text parsed as written.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Inserted(Vec<usize>);
+pub(crate) struct Inserted(Vec<(usize, usize, usize)>);
 
 impl Inserted {
     /// A parser offset as a source offset.
     pub(crate) fn to_original(&self, offset: usize) -> usize {
-        let n = TYPE.len();
         // insertions wholly before `offset`
-        let before = self.0.partition_point(|&s| s + n <= offset);
-        match self.0.get(before) {
-            // inside an inserted type: where the name starts
-            Some(&s) if s <= offset => s - n * before,
-            _ => offset - n * before,
+        let i = self.0.partition_point(|&(s, n, _)| s + n <= offset);
+        let before = self
+            .0
+            .get(i.wrapping_sub(1))
+            .map_or(0, |&(_, n, prior)| prior + n);
+        match self.0.get(i) {
+            // inside inserted text: where it was inserted
+            Some(&(s, _, _)) if s <= offset => s - before,
+            _ => offset - before,
         }
     }
 }
 
-/// `text` with [`TYPE`] before each of `at` (source offsets, ascending),
-/// and where the insertions landed.
-pub(crate) fn with_types(text: &str, at: &[usize]) -> (String, Inserted) {
-    let mut out = String::with_capacity(text.len() + at.len() * TYPE.len());
+/// `text` with each `(offset, insertion)` of `at` (source offsets,
+/// ascending) inserted, and where the insertions landed.
+pub(crate) fn insert(text: &str, at: &[(usize, &str)]) -> (String, Inserted) {
+    let extra: usize = at.iter().map(|(_, t)| t.len()).sum();
+    let mut out = String::with_capacity(text.len() + extra);
     let mut inserted = Vec::with_capacity(at.len());
     let mut last = 0;
-    for &p in at {
+    let mut total = 0;
+    for &(p, t) in at {
         let Some(chunk) = text.get(last..p) else {
             continue;
         };
         out.push_str(chunk);
-        inserted.push(out.len());
-        out.push_str(TYPE);
+        inserted.push((out.len(), t.len(), total));
+        total += t.len();
+        out.push_str(t);
         last = p;
     }
     out.push_str(text.get(last..).unwrap_or(""));
@@ -72,7 +85,7 @@ const KEYWORDS: &[&str] = &[
 /// The source offsets of the names of top-level definitions that have no
 /// type (see the module documentation). `text` is the parser's input:
 /// inactive preprocessor branches blanked.
-pub(crate) fn candidates(text: &str) -> Vec<usize> {
+pub(crate) fn implicit_int(text: &str) -> Vec<usize> {
     let toks = top_level_tokens(text);
     let mut out = Vec::new();
     let mut i = 0;
@@ -143,6 +156,174 @@ fn definition_without_type(text: &str, toks: &[Token], i: usize) -> Option<usize
         j += 1;
     }
     None
+}
+
+/// Where a `;` goes after a macro used as a statement without one (see
+/// the module documentation): the source offsets just after each such
+/// use. `text` is the parser's input: inactive preprocessor branches
+/// blanked.
+pub(crate) fn bare_macros(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    // each line's code (comments and literals blanked) and its start;
+    // the brace depth at each line's start
+    let lines = code_lines(b);
+    for (k, line) in lines.iter().enumerate() {
+        if line.depth == 0 || line.directive {
+            continue;
+        }
+        let code = line.code.trim_end();
+        let lead = code.len() - code.trim_start().len();
+        let code = code.trim_start();
+        let Some(end) = bare_use(code) else { continue };
+        // the code line before ends a statement or opens a block
+        let prev = lines[..k]
+            .iter()
+            .rev()
+            .find(|l| !l.directive && !l.code.trim().is_empty());
+        let prev_ends = prev.is_none_or(|l| {
+            l.code
+                .trim_end()
+                .ends_with([';', '{', '}', ':'])
+        });
+        // the code line after starts another statement (not an operator,
+        // an argument list or a block that the macro would head)
+        let next = lines[k + 1..]
+            .iter()
+            .find(|l| !l.directive && !l.code.trim().is_empty());
+        let next_starts = next.is_some_and(|l| {
+            let t = l.code.trim_start();
+            t.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+                || t.starts_with('}')
+                || t.starts_with('*') && !t.starts_with("*=")
+        });
+        if prev_ends && next_starts {
+            out.push(line.start + lead + end);
+        }
+    }
+    out
+}
+
+/// The end of `code` when it is only a name, or a name and a balanced
+/// argument list (no `;`, no operator): a macro's use. Keywords are not.
+fn bare_use(code: &str) -> Option<usize> {
+    let b = code.as_bytes();
+    let n = b
+        .iter()
+        .position(|&c| !(c == b'_' || c.is_ascii_alphanumeric()))
+        .unwrap_or(b.len());
+    if n == 0 || b[0].is_ascii_digit() || KEYWORDS.contains(&&code[..n]) {
+        return None;
+    }
+    let rest = code[n..].trim_start();
+    if rest.is_empty() {
+        return Some(n);
+    }
+    if !rest.starts_with('(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return rest[i + 1..]
+                        .trim()
+                        .is_empty()
+                        .then_some(code.len() - rest.len() + i + 1);
+                }
+            }
+            ';' | '{' | '}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// One line of C for [`bare_macros`].
+struct CodeLine {
+    start: usize,
+    /// The line with comments and string and character literals blanked.
+    code: String,
+    /// Open braces before the line.
+    depth: usize,
+    /// A preprocessor line or one of its continuations.
+    directive: bool,
+}
+
+fn code_lines(b: &[u8]) -> Vec<CodeLine> {
+    let mut out = Vec::new();
+    let mut in_comment = false;
+    let mut depth = 0usize;
+    let mut continued_directive = false;
+    let mut start = 0;
+    while start <= b.len() {
+        let end = b[start..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |i| start + i);
+        let raw = &b[start..end];
+        let first = raw.iter().position(|c| !c.is_ascii_whitespace());
+        let directive =
+            continued_directive || (!in_comment && first.is_some_and(|i| raw[i] == b'#'));
+        continued_directive = directive && raw.trim_ascii_end().ends_with(b"\\");
+        let mut code = Vec::with_capacity(raw.len());
+        let line_depth = depth;
+        let mut i = 0;
+        while i < raw.len() {
+            let c = raw[i];
+            if in_comment {
+                if c == b'*' && raw.get(i + 1) == Some(&b'/') {
+                    in_comment = false;
+                    code.extend_from_slice(b"  ");
+                    i += 2;
+                } else {
+                    code.push(b' ');
+                    i += 1;
+                }
+                continue;
+            }
+            match c {
+                b'/' if raw.get(i + 1) == Some(&b'*') => {
+                    in_comment = true;
+                    code.extend_from_slice(b"  ");
+                    i += 2;
+                }
+                b'/' if raw.get(i + 1) == Some(&b'/') => break,
+                b'"' | b'\'' => {
+                    let mut j = i + 1;
+                    while j < raw.len() && raw[j] != c {
+                        j += if raw[j] == b'\\' { 2 } else { 1 };
+                    }
+                    let j = (j + 1).min(raw.len());
+                    code.push(b'0');
+                    code.resize(code.len() + (j - i - 1), b' ');
+                    i = j;
+                }
+                _ => {
+                    if !directive {
+                        match c {
+                            b'{' => depth += 1,
+                            b'}' => depth = depth.saturating_sub(1),
+                            _ => {}
+                        }
+                    }
+                    code.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out.push(CodeLine {
+            start,
+            code: String::from_utf8_lossy(&code).into_owned(),
+            depth: line_depth,
+            directive,
+        });
+        start = end + 1;
+    }
+    out
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -364,7 +545,7 @@ mod tests {
                     kr(a, b) int a; char *b; { return a; }\n\
                     M(x)\n\
                     missed(a) int a; { return a; }\n";
-        let found: Vec<&str> = candidates(text)
+        let found: Vec<&str> = implicit_int(text)
             .iter()
             .map(|&p| &text[p..p + text[p..].find('(').unwrap()])
             .collect();
@@ -380,15 +561,49 @@ mod tests {
                     // h(z) { }\n\
                     /* i(w) { } */\n\
                     struct S { int v; } w(void) { }\n";
-        assert_eq!(candidates(text), Vec::<usize>::new());
+        assert_eq!(implicit_int(text), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn macros_used_as_statements_without_a_semicolon() {
+        let text = "void f(int n, double *a) {\n\
+                    \x20 OMP_FOR()\n\
+                    \x20 for (int i = 0; i < n; i++) {\n\
+                    \x20   OMP_SIMD // a comment\n\
+                    \x20   for (int j = 0; j < n; j++) a[j] = 0;\n\
+                    \x20 }\n\
+                    \x20 x = f(a,\n\
+                    \x20       b);\n\
+                    \x20 y = 1 +\n\
+                    \x20   g(z)\n\
+                    \x20   + 2;\n\
+                    \x20 FOR_EACH(i)\n\
+                    \x20 {\n\
+                    \x20 }\n\
+                    \x20 return\n\
+                    \x20 n;\n\
+                    }\n\
+                    int\n\
+                    main(void)\n\
+                    {\n\
+                    }\n";
+        let found: Vec<&str> = bare_macros(text)
+            .iter()
+            .map(|&e| {
+                let s = text[..e].rfind(['\n', ' ']).unwrap() + 1;
+                &text[s..e]
+            })
+            .collect();
+        assert_eq!(found, ["OMP_FOR()", "OMP_SIMD"]);
     }
 
     #[test]
     fn offsets_map_back_to_the_source() {
         let text = "a;\nf(x) {}\ng(y) {}\n";
-        let at = candidates(text);
+        let at = implicit_int(text);
         assert_eq!(at, [3, 11]);
-        let (typed, inserted) = with_types(text, &at);
+        let at: Vec<(usize, &str)> = at.iter().map(|&p| (p, "int ")).collect();
+        let (typed, inserted) = insert(text, &at);
         assert_eq!(typed, "a;\nint f(x) {}\nint g(y) {}\n");
         // before, inside and after each inserted type
         let f_in_typed = typed.find("f(").unwrap();
