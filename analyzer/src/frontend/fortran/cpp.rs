@@ -184,7 +184,7 @@ pub(crate) fn expand(
     for &(s, e) in pre.directives() {
         if pre.is_active(s) {
             if let Some(line) = source.get(s..e) {
-                events.push((e, join_continuations(line)));
+                events.push((e, logical_lines(line).join("\n")));
             }
         }
     }
@@ -624,26 +624,7 @@ fn directive_name(line: &str) -> (&str, &str) {
     s.split_at(n)
 }
 
-/// A directive's lines joined at their `\` continuations.
-fn join_continuations(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.split('\n') {
-        let l = line.trim_end_matches('\r');
-        match l.trim_end().strip_suffix('\\') {
-            Some(head) => {
-                out.push_str(head);
-                out.push(' ');
-            }
-            None => {
-                out.push_str(l);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
-/// A header's logical lines (continuations joined).
+/// The logical lines of a header or a directive (continuations joined).
 fn logical_lines(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
