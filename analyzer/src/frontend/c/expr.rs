@@ -1157,15 +1157,19 @@ impl<'t> FnLowerer<'_, 't> {
     /// literals (numbers, characters, strings) and operators, casts and
     /// `sizeof` over them, named constants.
     fn evaluatable(&self, e: Node<'_>) -> bool {
-        self.evaluatable_at(e, 0)
+        // A constant folds whole (`3 + (1 ? 2 : y)`); below the top, the
+        // operators are followed down to their leaves, each a constant:
+        // folding every subexpression again at every level cost time
+        // quadratic in the expression (DataRaceBench's nested `?:` loop
+        // bounds).
+        self.const_value(e).is_some() || self.evaluatable_at(e, 0)
     }
 
+    /// Whether `e` is made of evaluatable leaves by the operators that keep
+    /// an expression evaluatable.
     fn evaluatable_at(&self, e: Node<'_>, depth: u32) -> bool {
         if depth > 64 {
             return false;
-        }
-        if self.const_value(e).is_some() {
-            return true;
         }
         let sub = |f: F| {
             e.field(f)
@@ -1190,7 +1194,8 @@ impl<'t> FnLowerer<'_, 't> {
             "conditional_expression" => {
                 sub(F::Condition) && sub(F::Consequence) && sub(F::Alternative)
             }
-            _ => false,
+            // a name (a macro, an enumerator, a `const`), a builtin call
+            _ => self.const_value(e).is_some(),
         }
     }
 
