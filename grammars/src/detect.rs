@@ -106,10 +106,10 @@ pub fn detect_with_content(path: &Path, text: &str) -> Option<SourceKind> {
 /// that only C++ has, outside comments and outside `#ifdef __cplusplus`
 /// ... `#endif` blocks (C headers that serve C++ too): a template,
 /// a namespace, `using namespace`, a class with a body or bases, an access
-/// specifier (`public:`), `std::`, or an `#include` of a standard header
-/// without `.h` (`<vector>`, `<cstdio>`). csa-lint reads C and Fortran
-/// only: such a header is skipped rather than read as C full of syntax
-/// errors.
+/// specifier (`public:`), a qualified name (`std::max`), or an `#include`
+/// of a standard header without `.h` (`<vector>`, `<cstdio>`). csa-lint
+/// reads C and Fortran only: such a header is skipped rather than read as
+/// C full of syntax errors.
 pub fn cpp_header(path: &Path, text: &str) -> bool {
     if path.extension().and_then(|e| e.to_str()) != Some("h") {
         return false;
@@ -185,13 +185,62 @@ pub fn cpp_header(path: &Path, text: &str) -> bool {
         if word("template")
             || word("namespace") && t.contains('{')
             || t.starts_with("using namespace ")
-            || t.contains("std::")
+            || qualified_name(t)
             || matches!(t, "public:" | "private:" | "protected:")
             || word("class")
                 && (t.ends_with('{') || t.contains(" : public ") || t.contains(" : private "))
         {
             return true;
         }
+    }
+    false
+}
+
+/// Whether a line of code holds a C++ qualified name (`RAJA::View`,
+/// `std::max`): `name::name` outside string literals and outside C23
+/// attributes (`[[gnu::const]]`).
+fn qualified_name(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut in_string = None;
+    let mut attribute = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = in_string {
+            if c == b'\\' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                in_string = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' | b'\'' => in_string = Some(c),
+            b'[' if b.get(i + 1) == Some(&b'[') => {
+                attribute += 1;
+                i += 2;
+                continue;
+            }
+            b']' if attribute > 0 && b.get(i + 1) == Some(&b']') => {
+                attribute -= 1;
+                i += 2;
+                continue;
+            }
+            b':' if attribute == 0
+                && b.get(i + 1) == Some(&b':')
+                && i > 0
+                && (b[i - 1] == b'_' || b[i - 1].is_ascii_alphanumeric())
+                && b.get(i + 2)
+                    .is_some_and(|&n| n == b'_' || n.is_ascii_alphabetic()) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+        i += 1;
     }
     false
 }
@@ -302,6 +351,7 @@ mod tests {
             "namespace prk {\nint f();\n}\n",
             "class Grid {\n public:\n  int n;\n};\n",
             "static inline auto f() { return std::max(1, 2); }\n",
+            "typedef RAJA::View<double, RAJA::Layout<2>> matrix;\n",
         ] {
             assert!(cpp_header(h, cpp), "{cpp}");
         }
@@ -310,6 +360,7 @@ mod tests {
             "#ifdef __cplusplus\nextern \"C\" {\n#include <cstdio>\n#endif\nint f(void);\n#ifdef __cplusplus\n}\n#endif\n",
             "/* template <typename T>\n   namespace std::x */\nint class_count;\n",
             "// std::vector in a comment\n#include <stdio.h>\nstruct S { int public_; };\n",
+            "[[gnu::const]] int sq(int x);\nconst char *s = \"a::b\";\n",
         ] {
             assert!(!cpp_header(h, c), "{c}");
         }
