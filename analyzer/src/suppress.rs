@@ -63,6 +63,8 @@ pub fn parse(src: &SourceText, lang: Lang, known: &dyn Fn(Code) -> bool) -> Vec<
         }
         from += i + MARKER.len();
     }
+    // where each suppression's comment opens
+    let mut openers: Vec<usize> = Vec::new();
     for line_no in lines {
         let line = src.line_text(line_no);
         let Some(at) = line.find(MARKER) else {
@@ -141,12 +143,21 @@ pub fn parse(src: &SourceText, lang: Lang, known: &dyn Fn(Code) -> bool) -> Vec<
         } else {
             Some(line_no)
         };
+        openers.push(line_start + open_at);
         out.push(Suppression {
             span: Span::new(line_start + at, line_start + end),
             line: target,
             codes,
             invalid,
         });
+    }
+    // In C, the opener must open a comment: a `/*` or `//` inside a block
+    // comment opened on an earlier line (or inside a literal) does not, and
+    // removing such a "suppression" would take the real comment's `*/`.
+    if lang == Lang::C && !out.is_empty() {
+        let in_code = csa_grammars::preproc::in_c_code(text, &openers);
+        let mut keep = in_code.into_iter();
+        out.retain(|_| keep.next().unwrap_or(false));
     }
     out
 }

@@ -244,6 +244,67 @@ pub fn directive_visible(text: &str, offsets: &[usize]) -> Vec<bool> {
     out
 }
 
+/// For each of `offsets` (ascending), whether it is in C code of `text`:
+/// not inside a comment or a string or character literal, lexing from the
+/// start of the text (a `/*` inside a block comment opens nothing).
+pub fn in_c_code(text: &str, offsets: &[usize]) -> Vec<bool> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Code,
+        Line,
+        Block,
+        Literal(u8),
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(offsets.len());
+    let mut next = offsets.iter().copied().peekable();
+    let mut state = State::Code;
+    let mut i = 0;
+    while let Some(&o) = next.peek() {
+        // advance the lexer to `o`
+        while i < o.min(b.len()) {
+            let c = b[i];
+            match state {
+                State::Code => match c {
+                    b'/' if b.get(i + 1) == Some(&b'/') => {
+                        state = State::Line;
+                        i += 1;
+                    }
+                    b'/' if b.get(i + 1) == Some(&b'*') => {
+                        state = State::Block;
+                        i += 1;
+                    }
+                    b'"' | b'\'' => state = State::Literal(c),
+                    _ => {}
+                },
+                State::Line => {
+                    if c == b'\n' {
+                        state = State::Code;
+                    }
+                }
+                State::Block => {
+                    if c == b'*' && b.get(i + 1) == Some(&b'/') {
+                        state = State::Code;
+                        i += 1;
+                    }
+                }
+                State::Literal(q) => {
+                    if c == b'\\' {
+                        i += 1;
+                    } else if c == q || c == b'\n' {
+                        state = State::Code;
+                    }
+                }
+            }
+            i += 1;
+        }
+        // (an offset inside a two-byte opener it skipped is not code)
+        out.push(state == State::Code && i == o.min(b.len()));
+        next.next();
+    }
+    out
+}
+
 /// Blanks inactive conditional branches, keeping byte offsets.
 pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed {
     let env = Env::new(defines);

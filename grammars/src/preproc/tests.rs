@@ -769,3 +769,22 @@ fn directives_are_visible_only_where_a_line_can_start_one() {
         [true, false, true, false, false, true]
     );
 }
+
+#[test]
+fn code_offsets_are_outside_comments_and_literals() {
+    let text = "a /* b\n/* c */ d \"e /* f\" // g\nh\n";
+    let at = |s: &str| text.find(s).unwrap();
+    let offsets = [
+        at("a"),
+        at("b"),
+        at("/* c"),
+        at("d"),
+        at("e"),
+        at("g"),
+        at("h"),
+    ];
+    assert_eq!(
+        in_c_code(text, &offsets),
+        [true, false, false, true, false, false, true]
+    );
+}
