@@ -196,47 +196,32 @@ pub(crate) fn expand(
     let b = text.as_bytes();
     let mut i = 0;
     let mut changed = false;
-    while i < b.len() {
-        while next_event < events.len() && events[next_event].0 <= i {
+    while let Some((start, name_end)) = next_ident(b, i, true) {
+        while next_event < events.len() && events[next_event].0 <= start {
             table.directive(&events[next_event].1, headers, 0);
             next_event += 1;
         }
-        let c = b[i];
-        match c {
-            b'!' => i = line_end(b, i),
-            b'\'' | b'"' => i = string_end(b, i),
-            b'0'..=b'9' => {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
-                {
-                    i += 1;
-                }
-            }
-            c if c == b'_' || c.is_ascii_alphabetic() => {
-                let start = i;
-                i = ident_end(b, i);
-                let name = &text[start..i];
-                let Some(m) = table.get(name) else {
-                    continue;
-                };
-                let Some((end, args)) = invocation(text, i, m) else {
-                    continue;
-                };
-                let mut off = HashSet::default();
-                off.insert(name.to_string());
-                // (a macro bomb: nothing expanded rather than a guess)
-                let replacement = table.substitute(m, &args, &mut off, 0)?;
-                out.push_str(&text[copied..start]);
-                let es = out.len();
-                out.push_str(&replacement);
-                map.pieces.push((es, out.len(), start, end));
-                copied = end;
-                i = end;
-                changed = true;
-                if out.len() > limit {
-                    return None;
-                }
-            }
-            _ => i += 1,
+        i = name_end;
+        let name = &text[start..name_end];
+        let Some(m) = table.get(name) else {
+            continue;
+        };
+        let Some((end, args)) = invocation(text, name_end, m) else {
+            continue;
+        };
+        let mut off = HashSet::default();
+        off.insert(name.to_string());
+        // (a macro bomb: nothing expanded rather than a guess)
+        let replacement = table.substitute(m, &args, &mut off, 0)?;
+        out.push_str(&text[copied..start]);
+        let es = out.len();
+        out.push_str(&replacement);
+        map.pieces.push((es, out.len(), start, end));
+        copied = end;
+        i = end;
+        changed = true;
+        if out.len() > limit {
+            return None;
         }
     }
     if !changed {
@@ -440,37 +425,23 @@ impl Table {
         let mut out = String::with_capacity(text.len());
         let mut copied = 0;
         let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                b'\'' | b'"' => i = string_end(b, i),
-                b'0'..=b'9' => {
-                    while i < b.len()
-                        && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
-                    {
-                        i += 1;
-                    }
-                }
-                c if c == b'_' || c.is_ascii_alphabetic() => {
-                    let start = i;
-                    i = ident_end(b, i);
-                    let name = &text[start..i];
-                    if off.contains(name) {
-                        continue;
-                    }
-                    let Some(m) = self.get(name) else { continue };
-                    let Some((end, args)) = invocation(text, i, m) else {
-                        continue;
-                    };
-                    off.insert(name.to_string());
-                    let r = self.substitute(m, &args, off, depth + 1);
-                    off.remove(name);
-                    out.push_str(&text[copied..start]);
-                    out.push_str(&r?);
-                    copied = end;
-                    i = end;
-                }
-                _ => i += 1,
+        while let Some((start, name_end)) = next_ident(b, i, false) {
+            i = name_end;
+            let name = &text[start..name_end];
+            if off.contains(name) {
+                continue;
             }
+            let Some(m) = self.get(name) else { continue };
+            let Some((end, args)) = invocation(text, name_end, m) else {
+                continue;
+            };
+            off.insert(name.to_string());
+            let r = self.substitute(m, &args, off, depth + 1);
+            off.remove(name);
+            out.push_str(&text[copied..start]);
+            out.push_str(&r?);
+            copied = end;
+            i = end;
         }
         out.push_str(&text[copied..]);
         Some(out)
@@ -531,28 +502,36 @@ fn replace_params(body: &str, params: &[String], args: &[String]) -> String {
     let mut out = String::with_capacity(body.len());
     let mut copied = 0;
     let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' => i = string_end(b, i),
-            c if c == b'_' || c.is_ascii_alphabetic() => {
-                let start = i;
-                i = ident_end(b, i);
-                if let Some(k) = params.iter().position(|p| p == &body[start..i]) {
-                    out.push_str(&body[copied..start]);
-                    out.push_str(args.get(k).map_or("", |a| a.trim()));
-                    copied = i;
-                }
-            }
-            b'0'..=b'9' => {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-            }
-            _ => i += 1,
+    while let Some((start, end)) = next_ident(b, i, false) {
+        i = end;
+        if let Some(k) = params.iter().position(|p| p == &body[start..end]) {
+            out.push_str(&body[copied..start]);
+            out.push_str(args.get(k).map_or("", |a| a.trim()));
+            copied = end;
         }
     }
     out.push_str(&body[copied..]);
     out
+}
+
+/// The next identifier at or after `i` (start, end), skipping string
+/// literals, numbers (`1.0d0`, `2_8`) and, with `comments`, `!` comments.
+fn next_ident(b: &[u8], mut i: usize, comments: bool) -> Option<(usize, usize)> {
+    while i < b.len() {
+        match b[i] {
+            b'!' if comments => i = line_end(b, i),
+            b'\'' | b'"' => i = string_end(b, i),
+            b'0'..=b'9' => {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                {
+                    i += 1;
+                }
+            }
+            c if c == b'_' || c.is_ascii_alphabetic() => return Some((i, ident_end(b, i))),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 fn ident_end(b: &[u8], mut i: usize) -> usize {
