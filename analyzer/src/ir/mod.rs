@@ -589,16 +589,6 @@ impl Function {
 }
 
 impl BuiltinCall {
-    /// Fortran: the builtin is referenced as a function whose value is
-    /// used (`w = builtin_csa_spmd_worker_num()`), not CALLed.
-    pub fn fortran_value_used(&self, text: &str) -> bool {
-        let t = text
-            .get(self.span.start as usize..self.span.end as usize)
-            .unwrap_or("")
-            .trim_start();
-        !t.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("call"))
-    }
-
     /// Whether CSAFortranIntrinsics turns this call, made in Fortran, into
     /// an intrinsic: a name it maps, the argument count it expects, every
     /// argument an integer constant. Otherwise the call stays an external

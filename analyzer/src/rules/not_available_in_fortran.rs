@@ -66,7 +66,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 format!("builtin_csa_{name} is only available in C; in Fortran it stays a call to an external procedure that does not exist"),
                 "Mark the loop with call builtin_csa_parallel_loop() instead.",
             ),
-            BuiltinKind::WorkerNum if b.fortran_value_used(cx.src.text()) => (
+            // referenced as a function whose value is used, not CALLed
+            BuiltinKind::WorkerNum if !b.statement => (
                 "builtin_csa_spmd_worker_num() cannot give its value in Fortran: the compiler's Fortran converter replaces the call by the intrinsic but does not hand the intrinsic's result to the code that uses the call's value, so a compiler built with assertions stops (\"Uses remain when a value is destroyed\") and a release build goes on with a deleted value".to_string(),
                 "Compute what the worker needs from the loop index instead (with spmd(W, 0) each worker runs one contiguous block of iterations), or write this loop in C, where __builtin_csa_spmd_worker_num() works.",
             ),

@@ -53,7 +53,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         if cx.func.lang == Lang::Fortran && !b.fortran_accepted() {
             continue; // CSA107: it is not the intrinsic at all
         }
-        if cx.func.lang == Lang::Fortran && b.fortran_value_used(cx.src.text()) {
+        if cx.func.lang == Lang::Fortran && !b.statement {
             continue; // CSA108: its value never arrives anyway
         }
         let in_spmd = cx.clie.verdicts.iter().any(|v| {
