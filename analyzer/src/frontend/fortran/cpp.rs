@@ -175,7 +175,8 @@ pub(crate) fn expand(
     headers: &Headers,
     defines: &[String],
 ) -> Option<Expanded> {
-    if pre.directives().is_empty() {
+    // (no pass over the code of a file that defines nothing)
+    if !may_expand(source, pre, defines) {
         return None;
     }
     let mut table = Table::new(defines);
