@@ -21,7 +21,9 @@
 //!   `time` (`apt-get install time`; `n/a` without it);
 //! * the number of CSA001 (syntax error) diagnostics.
 //!
-//! Each timed figure is the best of `--reps` runs (default 3).
+//! Each timed figure is the best of `--reps` runs (default 3). `--phases`
+//! prints instead how the in-process analysis splits between the front
+//! end and the rest; `--parse-only` the parse-only figure alone.
 //! `docs/performance.md` reports these figures for Reference-LAPACK, NPB
 //! and DataRaceBench.
 
@@ -37,12 +39,15 @@ struct Args {
     reps: usize,
     /// `--parse-only`: print the parse-only figure alone.
     parse_only: bool,
+    /// `--phases`: print where the in-process analysis spends its time.
+    phases: bool,
 }
 
 fn args() -> Args {
     let mut paths = Vec::new();
     let mut reps = 3;
     let mut parse_only = false;
+    let mut phases = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -50,6 +55,7 @@ fn args() -> Args {
             // cargo bench passes --bench
             "--bench" => {}
             "--parse-only" => parse_only = true,
+            "--phases" => phases = true,
             _ => paths.push(PathBuf::from(a)),
         }
     }
@@ -57,6 +63,7 @@ fn args() -> Args {
         paths,
         reps: reps.max(1),
         parse_only,
+        phases,
     }
 }
 
@@ -124,6 +131,52 @@ fn parse_all(files: &[(PathBuf, SourceKind)]) -> (Duration, usize) {
         bytes += raw.len();
     }
     (total, bytes)
+}
+
+/// The in-process analysis of every file split in phases (one thread,
+/// best of `reps` each): the front end (`analysis::lower`: preprocessor,
+/// parse, IR) and the whole (`analysis::analyze`); what is not parse is
+/// what csa-lint adds to it.
+fn phases(files: &[(PathBuf, SourceKind)], reps: usize, parse: Duration) {
+    let opts = analyzer::AnalysisOptions::default();
+    let texts: Vec<(String, SourceKind)> = files
+        .iter()
+        .filter_map(|(path, kind)| {
+            let raw = std::fs::read(path).ok()?;
+            let text = String::from_utf8_lossy(&raw).into_owned();
+            let kind = csa_grammars::detect_with_content(path, &text).unwrap_or(*kind);
+            Some((text, kind))
+        })
+        .collect();
+    let time = |f: &dyn Fn(&str, SourceKind)| {
+        best(reps, || {
+            let t = Instant::now();
+            for (text, kind) in &texts {
+                f(text, *kind);
+            }
+            (t.elapsed(), ())
+        })
+        .0
+    };
+    let lower = time(&|text, kind| {
+        std::hint::black_box(analyzer::analysis::lower(kind, text, &opts));
+    });
+    let full = time(&|text, kind| {
+        std::hint::black_box(analyzer::analyze(kind, text, &opts));
+    });
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("phases in-process (one thread, best of {reps}, ms):");
+    println!("  read + tree-sitter parse   {:>8.1}", ms(parse));
+    println!(
+        "  front end (lower)          {:>8.1}  (+{:.1} over the parse)",
+        ms(lower),
+        ms(lower.saturating_sub(parse))
+    );
+    println!(
+        "  whole analysis             {:>8.1}  (+{:.1} over the front end)",
+        ms(full),
+        ms(full.saturating_sub(lower))
+    );
 }
 
 fn best<T>(reps: usize, mut f: impl FnMut() -> (Duration, T)) -> (Duration, T) {
@@ -234,6 +287,10 @@ fn main() {
             bytes as f64 / 1e6,
             parse.as_secs_f64()
         );
+        return;
+    }
+    if a.phases {
+        phases(&all, a.reps, parse);
         return;
     }
     let (inproc, _) = best(a.reps, || analyze_all(&all));
