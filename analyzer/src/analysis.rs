@@ -81,6 +81,7 @@ impl AnalysisOptions {
     pub(crate) fn frontend(&self) -> FrontendOptions {
         FrontendOptions {
             every_body: self.every_body,
+            defines: self.defines.clone(),
         }
     }
 }

@@ -30,6 +30,10 @@ pub struct FrontendOptions {
     /// diagnostics are the same either way (tested); dumps want the whole
     /// IR.
     pub every_body: bool,
+    /// Preprocessor names defined from outside the file (config `defines`,
+    /// `NAME` or `NAME=VALUE`): the C repair reads qualifier macros from
+    /// them (`RESTRICT=restrict`, see `c::repair`).
+    pub defines: Vec<String>,
 }
 
 /// The result of lowering one file.

@@ -68,33 +68,23 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
 /// [`repair`]; incremental analysis then lowers the whole file with
 /// [`lower`]).
 pub fn may_need_repair(text: &str) -> bool {
-    !repairs(text).is_empty()
-}
-
-/// What [`repair`] would insert into `text`, in order.
-fn repairs(text: &str) -> Vec<(usize, &'static str)> {
-    let mut at: Vec<(usize, &'static str)> = repair::implicit_int(text)
-        .into_iter()
-        .map(|p| (p, "int "))
-        .chain(repair::bare_macros(text).into_iter().map(|p| (p, ";")))
-        .collect();
-    at.sort_by_key(|&(p, _)| p);
-    at
+    !repair::repairs(text, &[]).is_empty()
 }
 
 /// `text` lowered from a repaired parse (see [`repair`]: implicit-`int`
-/// types written out, `;` after macros used as statements), when that
-/// parse has fewer syntax errors than `tree`; positions are the source's.
+/// types written out, `;` after macros used as statements, qualifier
+/// macros spelt out or blanked...), when that parse has fewer syntax errors
+/// than `tree`; positions are the source's.
 fn lower_repaired(
     text: &str,
     tree: &tree_sitter::Tree,
     opts: &FrontendOptions,
 ) -> Option<LoweredFile> {
-    let at = repairs(text);
-    if at.is_empty() {
+    let repairs = repair::repairs(text, &opts.defines);
+    if repairs.is_empty() {
         return None;
     }
-    let (typed, inserted) = repair::insert(text, &at);
+    let (typed, inserted) = repairs.apply(text);
     let typed_tree = csa_grammars::parse(csa_grammars::Grammar::C, &typed)?;
     let errors = |t: &tree_sitter::Tree| csa_grammars::syntax_errors(t.root_node()).len();
     if errors(&typed_tree) >= errors(tree) {

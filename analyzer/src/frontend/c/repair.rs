@@ -1,5 +1,5 @@
 //! Repairs of C that tree-sitter-c cannot read but compilers build, made
-//! by inserting text (never removing it) when a file's parse has errors:
+//! when a file's parse has errors:
 //!
 //! * Implicit `int` (C89): a function definition with no type before its
 //!   name, `main(argc, argv) int argc; char **argv; { ... }` or
@@ -19,6 +19,33 @@
 //!   one that starts another statement. A `;` is written after it: the
 //!   front end sees a call (or a name) it knows nothing of, which it
 //!   treats as having effects it cannot see, as it treats any unknown call.
+//!
+//! * A macro used as a statement whose arguments are not expressions
+//!   (`OMP_TARGET( teams distribute parallel for )`,
+//!   `OMP_PARALLEL_FOR_REDUCE( +:sum )`, expanding to a `_Pragma`): the
+//!   arguments are blanked as well; such a macro has no definition the
+//!   analysis reads, so its arguments mean nothing to it. A name alone
+//!   (`OMP_MASTER`) before a block gets its `;` too.
+//! * A macro standing for qualifiers or specifiers (`double * RESTRICT a;`,
+//!   `double RESTRICT *a`, `INLINE void f(void)`, `EXPORT int n;`),
+//!   defined in a header csa-lint does not read or as `__restrict__`:
+//!   [`qualifier_macros`] finds a name that is not a keyword of the
+//!   grammar where only a qualifier or a specifier can stand: between a
+//!   `*` and the declared name, between a type keyword and a `*`, or
+//!   before a type or storage-class keyword at the start of a declaration.
+//!   When the file defines it as qualifiers and specifiers only
+//!   (`#define RESTRICT __restrict__`, attributes dropped), their standard
+//!   spelling is written over it if it fits (`restrict` in `RESTRICT`, the
+//!   rest blank); otherwise it is blanked. A blanked `restrict` is one the
+//!   analysis does not assume: pointers may alias, as they may for a
+//!   compiler that does not know the macro either.
+//! * Cilk Plus (Intel's compilers, Cilk-era HPC codes): `_Cilk_for` and
+//!   `cilk_for` are read as `for`, `_Cilk_spawn` and `cilk_spawn` are
+//!   blanked (the call stays). A Cilk loop is analysed as a sequential one:
+//!   csa-lint does not check its iterations for races.
+//!
+//! Rewrites keep every offset (the same length, blanks for what is
+//! removed); only insertions move text.
 //!
 //! The front end parses the repaired text and keeps it only when it has
 //! fewer syntax errors than the original. Every offset of the repaired
@@ -69,6 +96,60 @@ pub(crate) fn insert(text: &str, at: &[(usize, &str)]) -> (String, Inserted) {
     }
     out.push_str(text.get(last..).unwrap_or(""));
     (out, Inserted(inserted))
+}
+
+/// Everything [`repairs`] changes in a text: same-length rewrites
+/// (offset, replacement), then insertions (offset, text); both ascending
+/// source offsets.
+#[derive(Debug, Default)]
+pub(crate) struct Repairs {
+    pub(crate) rewrites: Vec<(usize, String)>,
+    pub(crate) inserts: Vec<(usize, &'static str)>,
+}
+
+impl Repairs {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rewrites.is_empty() && self.inserts.is_empty()
+    }
+
+    /// The repaired text and where its insertions landed.
+    pub(crate) fn apply(&self, text: &str) -> (String, Inserted) {
+        let mut bytes = text.as_bytes().to_vec();
+        for (at, with) in &self.rewrites {
+            if let Some(dst) = bytes.get_mut(*at..at + with.len()) {
+                dst.copy_from_slice(with.as_bytes());
+            }
+        }
+        // (rewrites replace whole ASCII words or bracket contents with
+        // ASCII; a replacement that would split a character is dropped)
+        let rewritten = String::from_utf8(bytes).unwrap_or_else(|_| text.to_string());
+        insert(&rewritten, &self.inserts)
+    }
+}
+
+/// What to repair in `text` (the parser's input: inactive preprocessor
+/// branches blanked); see the module documentation. `defines` (`NAME` or
+/// `NAME=VALUE`, config `defines`) are definitions the file's own
+/// `#define`s override.
+pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
+    let lines = code_lines(text.as_bytes());
+    let bare = bare_macros_in(&lines);
+    let mut inserts: Vec<(usize, &'static str)> = implicit_int(text)
+        .into_iter()
+        .map(|p| (p, "int "))
+        .chain(bare.iter().map(|b| (b.end, ";")))
+        .collect();
+    inserts.sort_by_key(|&(p, _)| p);
+    let mut rewrites: Vec<(usize, String)> = bare
+        .iter()
+        .filter_map(|b| b.blank.clone())
+        .map(|r| (r.start, " ".repeat(r.len())))
+        .chain(qualifier_macros_in(&lines, defines))
+        .chain(cilk_in(&lines))
+        .collect();
+    rewrites.sort_by_key(|(p, _)| *p);
+    rewrites.dedup_by_key(|(p, _)| *p);
+    Repairs { rewrites, inserts }
 }
 
 /// Words that start a declaration or a statement: never the name of an
@@ -158,36 +239,59 @@ fn definition_without_type(text: &str, toks: &[Token], i: usize) -> Option<usize
     None
 }
 
+/// A macro used as a statement without a `;` (see the module
+/// documentation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct BareMacro {
+    /// The source offset just after the use, where the `;` goes.
+    end: usize,
+    /// Its arguments, when they are not expressions: to blank.
+    blank: Option<std::ops::Range<usize>>,
+}
+
 /// Where a `;` goes after a macro used as a statement without one (see
 /// the module documentation): the source offsets just after each such
 /// use. `text` is the parser's input: inactive preprocessor branches
 /// blanked.
-pub(crate) fn bare_macros(text: &str) -> Vec<usize> {
-    let b = text.as_bytes();
+#[cfg(test)]
+fn bare_macros(text: &str) -> Vec<usize> {
+    bare_macros_in(&code_lines(text.as_bytes()))
+        .into_iter()
+        .map(|b| b.end)
+        .collect()
+}
+
+fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
     let mut out = Vec::new();
-    // each line's code (comments and literals blanked) and its start;
-    // the brace depth at each line's start
-    let lines = code_lines(b);
+    // the line of the last use found
+    let mut last_use = None;
     for (k, line) in lines.iter().enumerate() {
-        if line.depth == 0 || line.directive {
+        if line.directive {
             continue;
         }
         let code = line.code.trim_end();
         let lead = code.len() - code.trim_start().len();
         let code = code.trim_start();
         let Some(end) = bare_use(code) else { continue };
-        // the code line before ends a statement or opens a block
+        // the code line before ends a statement or opens a block (or is
+        // a use found before)
         let prev = lines[..k]
             .iter()
-            .rev()
-            .find(|l| !l.directive && !l.code.trim().is_empty());
-        let prev_ends = prev.is_none_or(|l| {
-            l.code
-                .trim_end()
-                .ends_with([';', '{', '}', ':'])
+            .rposition(|l| !l.directive && !l.code.trim().is_empty());
+        let prev_ends = prev.is_none_or(|p| {
+            last_use == Some(p) || lines[p].code.trim_end().ends_with([';', '{', '}', ':'])
         });
+        let at = line.start + lead;
+        let open = code[..end].find('(');
+        let no_arguments = open.is_none_or(|open| code[open + 1..end - 1].trim().is_empty());
+        // arguments that are not expressions (a pragma's words)
+        let blank = open
+            .filter(|&open| !no_arguments && !expression_list(&code[open + 1..end - 1]))
+            .map(|open| at + open + 1..at + end - 1);
         // the code line after starts another statement (not an operator,
-        // an argument list or a block that the macro would head)
+        // an argument list or a block that the macro would head; a name
+        // alone, with no arguments or with a pragma's words heads no
+        // loop: its block is one)
         let next = lines[k + 1..]
             .iter()
             .find(|l| !l.directive && !l.code.trim().is_empty());
@@ -196,12 +300,74 @@ pub(crate) fn bare_macros(text: &str) -> Vec<usize> {
             t.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
                 || t.starts_with('}')
                 || t.starts_with('*') && !t.starts_with("*=")
+                || (no_arguments || blank.is_some()) && t.starts_with('{')
         });
-        if prev_ends && next_starts {
-            out.push(line.start + lead + end);
+        // at the top level, `name(args)` followed by a declaration is
+        // also how an implicit-int definition with old-style parameters
+        // starts: a use there needs arguments and a next line that is no
+        // parameter declaration (a parenthesis before any `;`)
+        let top_level_ok = line.depth > 0
+            || code.contains('(')
+                && next.is_some_and(|l| {
+                    let t = l.code.trim();
+                    let semi = t.find(';').unwrap_or(t.len());
+                    t[..semi].contains('(') && !t.starts_with('{')
+                });
+        if prev_ends && next_starts && top_level_ok {
+            out.push(BareMacro {
+                end: at + end,
+                blank,
+            });
+            last_use = Some(k);
         }
     }
     out
+}
+
+/// Whether `code` (comments and literals blanked) can be a list of C
+/// expressions: no two operands in a row (`teams distribute`,
+/// `tile(32) deviceptr(a)`) and no `:` but the one of a `?:`.
+fn expression_list(code: &str) -> bool {
+    let b = code.as_bytes();
+    let mut questions = 0usize;
+    // the previous token ended an operand (a name, a number, `)`, `]`)
+    let mut after_operand = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'_' || c.is_ascii_alphanumeric() || c == b'.' && after_operand_is_number(b, i) {
+            if after_operand {
+                return false;
+            }
+            while i < b.len() && (b[i] == b'_' || b[i] == b'.' || b[i].is_ascii_alphanumeric()) {
+                i += 1;
+            }
+            after_operand = true;
+            continue;
+        }
+        match c {
+            b'?' => questions += 1,
+            b':' if b.get(i + 1) != Some(&b':') => {
+                if questions == 0 {
+                    return false;
+                }
+                questions -= 1;
+            }
+            _ => {}
+        }
+        after_operand = matches!(c, b')' | b']');
+        i += 1;
+    }
+    true
+}
+
+/// Whether the `.` at `i` starts a number (`.5`).
+fn after_operand_is_number(b: &[u8], i: usize) -> bool {
+    b.get(i + 1).is_some_and(|c| c.is_ascii_digit())
 }
 
 /// The end of `code` when it is only a name, or a name and a balanced
@@ -240,6 +406,225 @@ fn bare_use(code: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// A word or a punctuation byte of a line's code, with its source offset.
+#[derive(Clone, Copy, Debug)]
+struct LineTok<'a> {
+    at: usize,
+    text: &'a str,
+}
+
+impl LineTok<'_> {
+    fn is_word(&self) -> bool {
+        self.text
+            .starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+    }
+}
+
+/// The tokens of a line's code: words (numbers too) and single bytes.
+fn line_tokens(line: &CodeLine) -> Vec<LineTok<'_>> {
+    let b = line.code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        if c == b'_' || c.is_ascii_alphanumeric() {
+            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+            while i < b.len() && !line.code.is_char_boundary(i) {
+                i += 1;
+            }
+        }
+        out.push(LineTok {
+            at: line.start + start,
+            text: &line.code[start..i],
+        });
+    }
+    out
+}
+
+/// Type and storage-class keywords: after a name at the start of a
+/// declaration, they make it a macro (`INLINE void f`, `EXPORT int n`).
+/// (Not `const` or `volatile`: `size_t const n` is a typedef's.)
+const SPECIFIER_KEYWORDS: &[&str] = &[
+    "void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool",
+    "_Complex", "static", "extern", "inline", "__inline", "__inline__", "struct", "union", "enum",
+    "register", "auto", "typedef", "_Noreturn", "_Thread_local",
+];
+
+/// Type keywords after which a name and a `*` make the name a qualifier
+/// macro (`double RESTRICT *a`).
+const TYPE_KEYWORDS: &[&str] = &[
+    "void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool",
+    "_Complex",
+];
+
+/// Whether `word` is a keyword of tree-sitter-c (`restrict`,
+/// `__restrict__`, `_Nonnull`, `__cdecl`...): it parses, it is no macro.
+fn grammar_keyword(word: &str) -> bool {
+    static C: std::sync::OnceLock<tree_sitter::Language> = std::sync::OnceLock::new();
+    C.get_or_init(csa_grammars::c_language)
+        .id_for_node_kind(word, false)
+        != 0
+        || KEYWORDS.contains(&word)
+}
+
+/// The standard spelling of a macro body made of qualifiers and
+/// specifiers only (attributes dropped): `Some("")` for an empty body,
+/// `None` for anything else.
+fn qualifier_spelling(body: &str) -> Option<String> {
+    let mut words: Vec<&str> = Vec::new();
+    let b = body.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if !(c == b'_' || c.is_ascii_alphabetic()) {
+            return None;
+        }
+        let start = i;
+        while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+            i += 1;
+        }
+        let word = &body[start..i];
+        match word {
+            "__attribute__" | "__attribute" | "__declspec" => {
+                // its parenthesised arguments
+                while i < b.len() && b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                if b.get(i) != Some(&b'(') {
+                    return None;
+                }
+                i = bracket_end(b, i);
+            }
+            "restrict" | "__restrict" | "__restrict__" => words.push("restrict"),
+            "const" | "__const" | "__const__" => words.push("const"),
+            "volatile" | "__volatile" | "__volatile__" => words.push("volatile"),
+            "inline" | "__inline" | "__inline__" | "__forceinline" => words.push("inline"),
+            "static" | "extern" | "register" | "_Noreturn" => words.push(word),
+            _ => return None,
+        }
+    }
+    Some(words.join(" "))
+}
+
+/// The object-like macros `lines` define (their first line), then
+/// `defines`.
+fn object_macros<'a>(lines: &'a [CodeLine], defines: &'a [String]) -> Vec<(&'a str, &'a str)> {
+    let mut out = Vec::new();
+    let mut continued = false;
+    for line in lines {
+        if !line.directive {
+            continued = false;
+            continue;
+        }
+        let first = !continued;
+        continued = line.code.trim_end().ends_with('\\');
+        if !first {
+            continue;
+        }
+        let Some(rest) = line.code.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            continue;
+        };
+        if !rest.starts_with([' ', '\t']) {
+            continue;
+        }
+        let rest = rest.trim_start();
+        let n = rest
+            .find(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+            .unwrap_or(rest.len());
+        if n == 0 || rest[n..].starts_with('(') {
+            continue;
+        }
+        out.push((&rest[..n], rest[n..].trim_end_matches('\\').trim()));
+    }
+    // after the file's own: `-D` comes first, a `#define` overrides it
+    out.extend(defines.iter().map(|d| {
+        let (name, value) = d.split_once('=').unwrap_or((d, "1"));
+        (name.trim(), value.trim())
+    }));
+    out
+}
+
+/// Rewrites of the qualifier and specifier macros of `lines` (see the
+/// module documentation): (offset, same-length replacement).
+fn qualifier_macros_in(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)> {
+    let mut defs: Option<Vec<(&str, &str)>> = None;
+    let mut out = Vec::new();
+    for line in lines {
+        if line.directive {
+            continue;
+        }
+        let toks = line_tokens(line);
+        for (k, t) in toks.iter().enumerate() {
+            if !t.is_word() || t.text.starts_with(|c: char| c.is_ascii_digit()) {
+                continue;
+            }
+            let prev = k.checked_sub(1).map(|p| toks[p].text);
+            let next = toks.get(k + 1).map(|n| n.text);
+            let after_next = toks.get(k + 2).map(|n| n.text);
+            let word_at = |x: Option<&str>| {
+                x.is_some_and(|x| x.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()))
+            };
+            // `* M name`, `double M *`, `M int` at a declaration's start
+            let pointer_qualifier = prev == Some("*") && word_at(next) && after_next != Some("(");
+            let type_qualifier = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p)) && next == Some("*");
+            let specifier = next.is_some_and(|n| SPECIFIER_KEYWORDS.contains(&n))
+                && prev.is_none_or(|p| {
+                    matches!(p, ";" | "{" | "}" | "(" | ",") || SPECIFIER_KEYWORDS.contains(&p)
+                });
+            if !(pointer_qualifier || type_qualifier || specifier) || grammar_keyword(t.text) {
+                continue;
+            }
+            let defs = defs.get_or_insert_with(|| object_macros(lines, defines));
+            let spelled = defs
+                .iter()
+                .find(|(name, _)| *name == t.text)
+                .and_then(|(_, body)| qualifier_spelling(body))
+                .filter(|s| s.len() <= t.text.len())
+                .unwrap_or_default();
+            out.push((t.at, format!("{spelled:<width$}", width = t.text.len())));
+        }
+    }
+    out
+}
+
+/// Rewrites of Cilk Plus keywords (see the module documentation).
+fn cilk_in(lines: &[CodeLine]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for line in lines {
+        if line.directive || !line.code.contains("ilk_") {
+            continue;
+        }
+        let toks = line_tokens(line);
+        for (k, t) in toks.iter().enumerate() {
+            let spelled = match t.text {
+                "_Cilk_for" | "cilk_for" if toks.get(k + 1).is_some_and(|n| n.text == "(") => {
+                    "for"
+                }
+                "_Cilk_spawn" | "cilk_spawn" => "",
+                _ => continue,
+            };
+            out.push((t.at, format!("{spelled:<width$}", width = t.text.len())));
+        }
+    }
+    out
 }
 
 /// One line of C for [`bare_macros`].
@@ -595,6 +980,127 @@ mod tests {
             })
             .collect();
         assert_eq!(found, ["OMP_FOR()", "OMP_SIMD"]);
+    }
+
+    /// The repaired text of `text` (rewrites and insertions).
+    fn repaired(text: &str, defines: &[String]) -> String {
+        repairs(text, defines).apply(text).0
+    }
+
+    #[test]
+    fn pragma_words_in_macro_arguments_are_blanked() {
+        let text = "void f(int n, double *a) {\n\
+                    \x20 double s = 0;\n\
+                    \x20 OMP_FOR_REDUCE( +:s )\n\
+                    \x20 for (int i = 0; i < n; i++) s += a[i];\n\
+                    \x20 OMP_TARGET( teams distribute )\n\
+                    \x20 for (int i = 0; i < n; i++) a[i] = 0;\n\
+                    \x20 TRACE(n, a[0] ? 1 : 2)\n\
+                    \x20 g(n);\n\
+                    \x20 OMP_DATA( map(to: a[0:n]) )\n\
+                    \x20 {\n\
+                    \x20 }\n\
+                    \x20 LOOP(i, n)\n\
+                    \x20 {\n\
+                    \x20 }\n\
+                    }\n";
+        let out = repaired(text, &[]);
+        assert_eq!(out.len(), text.len() + 4);
+        assert!(out.contains("OMP_FOR_REDUCE(     );\n"), "{out}");
+        assert!(out.contains("OMP_TARGET(                  );\n"), "{out}");
+        // expressions, a `?:` among them, stay
+        assert!(out.contains("TRACE(n, a[0] ? 1 : 2);\n"), "{out}");
+        // words before a block: a `;`; a loop macro's arguments: none
+        assert!(out.contains("OMP_DATA(                 );\n  {"), "{out}");
+        assert!(out.contains("LOOP(i, n)\n  {"), "{out}");
+    }
+
+    #[test]
+    fn expression_lists() {
+        for e in ["a, b", "x + 1, f(y)(z)", "c ? d : e", "p->q.r, *s", "1.5, .5e3"] {
+            assert!(expression_list(e), "{e}");
+        }
+        for e in ["teams distribute", "+:sum", "tile(32) deviceptr(a)", "ordered simd", "a b"] {
+            assert!(!expression_list(e), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_name_alone_or_with_no_arguments_before_a_block() {
+        let text = "void f(void) {\n  OMP_PARALLEL()\n  OMP_MASTER\n  {\n    g();\n  }\n}\n";
+        let out = repaired(text, &[]);
+        assert!(out.contains("OMP_PARALLEL();\n  OMP_MASTER;\n  {"), "{out}");
+    }
+
+    #[test]
+    fn top_level_macro_uses_and_old_style_definitions() {
+        let text = "OMP_REQUIRES(unified_address)\n\
+                    int main(int argc, char **argv)\n{\n  return 0;\n}\n\
+                    scale(n)\n  int n;\n{\n  return n;\n}\n";
+        let out = repaired(text, &[]);
+        assert!(out.starts_with("OMP_REQUIRES(unified_address);\nint main("), "{out}");
+        assert!(out.contains("\nint scale(n)\n  int n;\n{"), "{out}");
+    }
+
+    #[test]
+    fn qualifier_and_specifier_macros() {
+        let text = "#define MY_RESTRICT __restrict__\n\
+                    #define SHORT __restrict__\n\
+                    #define FORCE_INLINE __attribute__((always_inline)) inline\n\
+                    EXPORT int n;\n\
+                    static INLINE double f(double * RESTRICT a, double * MY_RESTRICT b);\n\
+                    FORCE_INLINE static void g(void);\n\
+                    void h(int * SHORT p, long RESTRICT *q) {\n\
+                    \x20 double * RESTRICT c = 0, * RESTRICT d;\n\
+                    }\n";
+        let out = repaired(text, &[]);
+        assert_eq!(out.len(), text.len());
+        assert!(out.contains("\n       int n;"), "{out}");
+        assert!(
+            out.contains("static        double f(double *          a, double * restrict    b)"),
+            "{out}"
+        );
+        assert!(out.contains("\ninline       static void g"), "{out}");
+        // `restrict` does not fit in `SHORT`: blanked
+        assert!(out.contains("(int *       p, long          *q)"), "{out}");
+        assert!(out.contains("double *          c = 0, *          d;"), "{out}");
+        // what the configuration defines, unless the file does
+        let defines = ["RESTRICT=restrict".to_string(), "MY_RESTRICT=".to_string()];
+        let out = repaired(text, &defines);
+        assert!(
+            out.contains("(double * restrict a, double * restrict    b)"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn valid_declarations_are_not_repaired() {
+        // keywords of the grammar, typedef names, expressions
+        let text = "void f(int * const p, double * __restrict__ q, char *restrict r) {\n\
+                    \x20 size_t const n = 1;\n\
+                    \x20 unsigned long long m = n * k;\n\
+                    \x20 x = a * b;\n\
+                    \x20 y = *p * c;\n\
+                    \x20 T * _Nonnull z;\n\
+                    }\n";
+        let r = repairs(text, &[]);
+        assert!(r.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn cilk_keywords() {
+        let text = "void f(int n, double *a) {\n\
+                    \x20 _Cilk_for (int i = 0; i < n; i++) a[i] = 0;\n\
+                    \x20 cilk_for (int i = 0; i < n; i++) a[i] = 1;\n\
+                    \x20 cilk_spawn g(a);\n\
+                    \x20 cilk_sync;\n\
+                    \x20 int cilk_for_count = 0;\n\
+                    }\n";
+        let out = repaired(text, &[]);
+        assert!(out.contains("\n  for       (int i"), "{out}");
+        assert!(out.contains("\n  for      (int i"), "{out}");
+        assert!(out.contains("\n             g(a);"), "{out}");
+        assert!(out.contains("cilk_sync;") && out.contains("cilk_for_count"), "{out}");
     }
 
     #[test]

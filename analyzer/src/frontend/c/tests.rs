@@ -2076,5 +2076,8 @@ fn scan_finds_definitions_inside_function_statements() {
 /// The front end's options in these tests: every body lowered (the tests
 /// look at the IR of functions without CSA builtins too).
 fn every_body() -> FrontendOptions {
-    FrontendOptions { every_body: true }
+    FrontendOptions {
+        every_body: true,
+        ..Default::default()
+    }
 }

@@ -2226,7 +2226,10 @@ mod props {
 /// The front end's options in these tests: every body lowered (the tests
 /// look at the IR of functions without CSA builtins too).
 fn every_body() -> FrontendOptions {
-    FrontendOptions { every_body: true }
+    FrontendOptions {
+        every_body: true,
+        ..Default::default()
+    }
 }
 
 /// The pruned copy of a tree (`CopyPlan`) lowers what the whole copy
@@ -2889,4 +2892,124 @@ fn keyword_variables_are_masked_in_place() {
     assert!(!is_include_fragment("      x = 1\n      end\n"));
     assert!(!is_include_fragment("integer function f()\n"));
     assert!(!is_include_fragment("! only comments\n\n"));
+}
+
+/// The scans before parsing answer what their first, plainer versions
+/// answered (line by line, byte by byte), on random statement soup.
+mod text_scans {
+    use super::super::{after_balanced, overlong_lines, MAX_FREE_LINE};
+    use crate::source::Span;
+    use proptest::prelude::*;
+
+    fn overlong_reference(text: &str) -> Vec<Span> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for line in text.split_inclusive('\n') {
+            let content = line.trim_end_matches(['\n', '\r']);
+            if content.len() > MAX_FREE_LINE {
+                out.push(Span::new(start, start + content.len()));
+            }
+            start += line.len();
+        }
+        out
+    }
+
+    fn assigns(rest: &[u8]) -> bool {
+        let mut i = 0;
+        while i < rest.len() && rest[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if rest.get(i) == Some(&b'(') {
+            i = after_balanced(rest, i, &b'(', &b')');
+            while i < rest.len() && rest[i].is_ascii_whitespace() {
+                i += 1;
+            }
+        }
+        rest.get(i) == Some(&b'=') && !matches!(rest.get(i + 1), Some(b'=') | Some(b'>'))
+    }
+
+    fn mask_reference(text: &str) -> Option<String> {
+        let bytes = text.as_bytes();
+        let mut out: Option<Vec<u8>> = None;
+        let mut line_start = 0;
+        while line_start < bytes.len() {
+            let line_end = bytes[line_start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |k| line_start + k);
+            let mut k = line_start;
+            let mut at_start = true;
+            while k < line_end {
+                let b = bytes[k];
+                if b == b'!' || b == b'\'' || b == b'"' {
+                    break;
+                }
+                if b == b';' {
+                    at_start = true;
+                    k += 1;
+                    continue;
+                }
+                if b.is_ascii_alphabetic() && at_start {
+                    let w_end = bytes[k..line_end]
+                        .iter()
+                        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                        .map_or(line_end, |e| k + e);
+                    let word = &text[k..w_end];
+                    if super::super::KEYWORD_VARIABLES
+                        .iter()
+                        .any(|kw| kw.eq_ignore_ascii_case(word))
+                        && assigns(&bytes[w_end..line_end])
+                    {
+                        let o = out.get_or_insert_with(|| bytes.to_vec());
+                        for c in &mut o[k..w_end] {
+                            *c = b'q';
+                        }
+                    }
+                    at_start = false;
+                    k = w_end;
+                    continue;
+                }
+                if !b.is_ascii_whitespace() && !b.is_ascii_digit() {
+                    at_start = false;
+                }
+                k += 1;
+            }
+            line_start = line_end + 1;
+        }
+        out.and_then(|o| String::from_utf8(o).ok())
+    }
+
+    fn soup() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("class".to_string()),
+            Just("CLASS".to_string()),
+            Just("use".to_string()),
+            Just("goto".to_string()),
+            Just(" = ".to_string()),
+            Just("==".to_string()),
+            Just("(2)".to_string()),
+            Just(";".to_string()),
+            Just("!".to_string()),
+            Just("'".to_string()),
+            Just("\"".to_string()),
+            Just("\n".to_string()),
+            Just("\r\n".to_string()),
+            Just("\r".to_string()),
+            Just("10 ".to_string()),
+            Just("é".to_string()),
+            Just("x".repeat(MAX_FREE_LINE - 2)),
+            "[a-z0-9 ();=!'\"\n\r_]{0,8}",
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn scans_answer_as_before(text in soup()) {
+            prop_assert_eq!(overlong_lines(&text), overlong_reference(&text));
+            prop_assert_eq!(super::super::mask_keyword_variables(&text), mask_reference(&text));
+        }
+    }
 }
