@@ -288,22 +288,15 @@ impl Directive {
 /// directive at all (no `#pragma omp` in C, no `!$omp`/`c$omp`/`*$omp`
 /// sentinel in Fortran); anything wrong after that is a [`Problem`].
 pub fn parse_directive(text: &str, lang: OmpLang) -> Option<Directive> {
-    let mut problems = Vec::new();
-    let (lc, body) = match lang {
-        OmpLang::C => {
-            let lc = clean_c(text, &mut problems);
-            let body = c_prefix(&lc)?;
-            (lc, body)
-        }
-        OmpLang::Fortran => (clean_fortran(text, &mut problems)?, 0),
-    };
-    let mut p = Parser {
-        lc,
-        lang,
-        problems,
-        end: text.len(),
-    };
+    let (mut p, body) = Parser::new(text, lang)?;
     Some(p.directive(body))
+}
+
+/// The name words of the directive in `text` ([`Directive::words`] of
+/// [`parse_directive`]) without reading its clauses.
+pub fn directive_words(text: &str, lang: OmpLang) -> Option<Vec<String>> {
+    let (mut p, body) = Parser::new(text, lang)?;
+    Some(p.name(body).words)
 }
 
 // ---------------------------------------------------------------------------
@@ -318,6 +311,7 @@ struct Lc {
 }
 
 fn push_str(out: &mut Vec<Lc>, s: &str, offset: usize) {
+    out.reserve(s.len());
     for (k, ch) in s.char_indices() {
         out.push(Lc {
             ch,
@@ -880,7 +874,36 @@ struct Parser {
     end: usize,
 }
 
+/// What [`Parser::name`] reads: the directive name and what follows it.
+struct Name {
+    words: Vec<String>,
+    name_range: Range<usize>,
+    argument: Option<Range<usize>>,
+    /// Where the clauses start.
+    next: usize,
+}
+
 impl Parser {
+    /// The parser of the directive `text` and where its name starts.
+    fn new(text: &str, lang: OmpLang) -> Option<(Parser, usize)> {
+        let mut problems = Vec::new();
+        let (lc, body) = match lang {
+            OmpLang::C => {
+                let lc = clean_c(text, &mut problems);
+                let body = c_prefix(&lc)?;
+                (lc, body)
+            }
+            OmpLang::Fortran => (clean_fortran(text, &mut problems)?, 0),
+        };
+        let p = Parser {
+            lc,
+            lang,
+            problems,
+            end: text.len(),
+        };
+        Some((p, body))
+    }
+
     fn ch(&self, i: usize) -> Option<char> {
         self.lc.get(i).map(|c| c.ch)
     }
@@ -1021,6 +1044,25 @@ impl Parser {
     }
 
     fn directive(&mut self, body: usize) -> Directive {
+        let Name {
+            words,
+            name_range,
+            argument,
+            next,
+        } = self.name(body);
+        let clauses = self.clauses(next, &words);
+        Directive {
+            lang: self.lang,
+            words,
+            name_range,
+            argument,
+            clauses,
+            problems: std::mem::take(&mut self.problems),
+        }
+    }
+
+    /// The directive's name words (and argument) from `body` on.
+    fn name(&mut self, body: usize) -> Name {
         let mut words: Vec<String> = Vec::new();
         let mut argument = None;
         let name_start = self.skip_ws(body);
@@ -1080,14 +1122,11 @@ impl Parser {
             );
         }
         let name_range = self.range((name_start, name_end));
-        let clauses = self.clauses(i, &words);
-        Directive {
-            lang: self.lang,
+        Name {
             words,
             name_range,
             argument,
-            clauses,
-            problems: std::mem::take(&mut self.problems),
+            next: i,
         }
     }
 

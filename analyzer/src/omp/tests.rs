@@ -740,6 +740,8 @@ proptest! {
     fn never_panics(text in any_text()) {
         for (lang, prefix) in [(OmpLang::C, "#pragma omp "), (OmpLang::Fortran, "!$omp ")] {
             for t in [text.clone(), format!("{prefix}{text}")] {
+                let words = directive_words(&t, lang);
+                prop_assert_eq!(&words, &parse_directive(&t, lang).map(|d| d.words));
                 if let Some(d) = parse_directive(&t, lang) {
                     check_ranges(&t, &d);
                     let _ = (d.is_worksharing_loop(), d.collapse(), d.default_kind());

@@ -77,8 +77,7 @@ fn lines_in(text: &str, start: usize, end: usize) -> impl Iterator<Item = Line> 
 /// lines included); empty when it does not parse.
 fn words(text: &str, start: usize, end: usize) -> Vec<String> {
     text.get(start..end)
-        .and_then(|t| omp::parse_directive(t, OmpLang::Fortran))
-        .map(|d| d.words)
+        .and_then(|t| omp::directive_words(t, OmpLang::Fortran))
         .unwrap_or_default()
 }
 
@@ -214,11 +213,22 @@ pub(super) fn omp_directives(text: &str, start: usize, end: usize) -> Vec<(usize
 /// `text[start..end]`, nested ones included. Combined constructs
 /// (`parallel do`, `parallel sections`, ...) are not regions here: their
 /// loop directive is the region.
-pub(super) fn parallel_regions(text: &str, start: usize, end: usize) -> Vec<Region> {
+#[cfg(test)]
+fn parallel_regions(text: &str, start: usize, end: usize) -> Vec<Region> {
+    parallel_regions_of(text, end, &omp_directives(text, start, end))
+}
+
+/// [`parallel_regions`] from the [`omp_directives`] of a range ending at
+/// `end`.
+pub(super) fn parallel_regions_of(
+    text: &str,
+    end: usize,
+    directives: &[(usize, usize)],
+) -> Vec<Region> {
     let end = end.min(text.len());
     let mut open: Vec<(usize, usize)> = Vec::new();
     let mut out = Vec::new();
-    for (d0, d1) in omp_directives(text, start, end) {
+    for &(d0, d1) in directives {
         match words(text, d0, d1).as_slice() {
             [p] if p == "parallel" => open.push((d0, d1)),
             [e, p] if e == "end" && p == "parallel" => {

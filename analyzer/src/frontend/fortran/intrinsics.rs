@@ -259,15 +259,27 @@ const ADDRESS_FUNCTIONS: &[&str] = &["loc", "c_loc", "c_funloc"];
 
 /// The class of intrinsic function `name` (lower case), if it is one.
 pub fn intrinsic_function(name: &str) -> Option<IntrinsicClass> {
-    if INQUIRY_FUNCTIONS.contains(&name) {
-        Some(IntrinsicClass::Inquiry)
-    } else if ADDRESS_FUNCTIONS.contains(&name) {
-        Some(IntrinsicClass::Address)
-    } else if VALUE_FUNCTIONS.contains(&name) {
-        Some(IntrinsicClass::Value)
-    } else {
-        None
-    }
+    // a table made once: the lists are long and names are looked up for
+    // nearly every parenthesised reference
+    static TABLE: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, IntrinsicClass>> =
+        std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            // later lists win: inquiry over address over value
+            let mut t = rustc_hash::FxHashMap::default();
+            for (list, class) in [
+                (VALUE_FUNCTIONS, IntrinsicClass::Value),
+                (ADDRESS_FUNCTIONS, IntrinsicClass::Address),
+                (INQUIRY_FUNCTIONS, IntrinsicClass::Inquiry),
+            ] {
+                for &n in list {
+                    t.insert(n, class);
+                }
+            }
+            t
+        })
+        .get(name)
+        .copied()
 }
 
 /// Whether `name` (lower case) is the prefix of a CSA builtin.
@@ -294,6 +306,25 @@ pub fn intrinsic_module_constant(name: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table answers what the lists in order answer.
+    #[test]
+    fn table_is_the_lists() {
+        for &n in VALUE_FUNCTIONS
+            .iter()
+            .chain(INQUIRY_FUNCTIONS)
+            .chain(ADDRESS_FUNCTIONS)
+        {
+            let expect = if INQUIRY_FUNCTIONS.contains(&n) {
+                IntrinsicClass::Inquiry
+            } else if ADDRESS_FUNCTIONS.contains(&n) {
+                IntrinsicClass::Address
+            } else {
+                IntrinsicClass::Value
+            };
+            assert_eq!(intrinsic_function(n), Some(expect), "{n}");
+        }
+    }
 
     #[test]
     fn classes() {

@@ -741,8 +741,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         if !sentinel {
             return None;
         }
-        let d = crate::omp::parse_directive(t, crate::omp::OmpLang::Fortran)?;
-        let w: Vec<&str> = d.words.iter().map(|w| w.as_str()).collect();
+        let words = crate::omp::directive_words(t, crate::omp::OmpLang::Fortran)?;
+        let w: Vec<&str> = words.iter().map(|w| w.as_str()).collect();
         match w.as_slice() {
             ["sections"] | ["parallel", "sections"] => Some(SectionsDirective::Open),
             ["section"] => Some(SectionsDirective::Section),
@@ -2207,7 +2207,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         let (Some(start), Some(end)) = (start, end) else {
             return;
         };
-        for r in super::directives::parallel_regions(self.cx.text, start, end) {
+        let directives = super::directives::omp_directives(self.cx.text, start, end);
+        for r in super::directives::parallel_regions_of(self.cx.text, end, &directives) {
             let region = OmpRegion {
                 directive: self.cx.span_bytes(r.directive.0, r.directive.1),
                 body: self.cx.span_bytes(r.body.0, r.body.1),
@@ -2219,7 +2220,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             .iter()
             .find(|n| matches!(n.node_kind(), "internal_procedures" | "contains_statement"))
             .map_or(end, |n| n.start_byte());
-        for (s, e) in super::directives::omp_directives(self.cx.text, start, own_end) {
+        // (a directive is comment lines: one that starts before `own_end`,
+        // the start of a statement, ends before it)
+        for &(s, e) in directives.iter().filter(|d| d.0 < own_end) {
             let span = self.cx.span_bytes(s, e);
             self.b.func_mut().omp_directives.push(span);
         }

@@ -96,13 +96,25 @@ pub const MAX_FREE_LINE: usize = 10_000;
 pub fn overlong_lines(text: &str) -> Vec<Span> {
     let mut out = Vec::new();
     let mut start = 0;
-    for line in text.split_inclusive('\n') {
-        let content = line.trim_end_matches(['\n', '\r']);
-        if content.len() > MAX_FREE_LINE {
-            // whole characters only
-            out.push(Span::new(start, start + content.len()));
+    // each line without its `\n`; the last one unless the text ends
+    // with `\n`
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(
+        (!text.is_empty() && !text.ends_with('\n'))
+            .then_some(text.len()),
+    );
+    for end in ends {
+        // (no content is longer than its line)
+        if end - start > MAX_FREE_LINE {
+            let content = text
+                .get(start..end)
+                .unwrap_or("")
+                .trim_end_matches(['\n', '\r']);
+            if content.len() > MAX_FREE_LINE {
+                // whole characters only
+                out.push(Span::new(start, start + content.len()));
+            }
         }
-        start += line.len();
+        start = end + 1;
     }
     out
 }
@@ -634,14 +646,27 @@ pub fn mask_keyword_variables(text: &str) -> Option<String> {
     let mut out: Option<Vec<u8>> = None;
     let mut line_start = 0;
     while line_start < bytes.len() {
-        let line_end = bytes[line_start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |k| line_start + k);
+        let line_end =
+            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |k| line_start + k);
         // statement starts: the line's first word and each word after `;`
         let mut k = line_start;
         let mut at_start = true;
         while k < line_end {
+            if !at_start {
+                // inside a statement only a `;` starts another; a comment
+                // or a string ends the scan
+                match bytes[k..line_end]
+                    .iter()
+                    .position(|&b| matches!(b, b'!' | b'\'' | b'"' | b';'))
+                {
+                    Some(p) if bytes[k + p] == b';' => {
+                        at_start = true;
+                        k += p + 1;
+                        continue;
+                    }
+                    _ => break,
+                }
+            }
             let b = bytes[k];
             if b == b'!' || b == b'\'' || b == b'"' {
                 break; // a comment or a string: nothing more on this line
