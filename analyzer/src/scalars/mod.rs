@@ -186,15 +186,15 @@ pub fn scalar_uses(
     let mut slots: rustc_hash::FxHashMap<VarId, usize> = rustc_hash::FxHashMap::default();
     for &b in &blocks {
         for inst in &func.block(BlockId(b)).insts {
-            let vs = match whole_scalar(func, inst) {
-                Some((v, _)) => vec![v],
-                None => passed_at(b, inst),
-            };
-            for v in vs {
+            let mut add = |v: VarId| {
                 if Some(v) != own_index && !slots.contains_key(&v) {
                     slots.insert(v, cands.len());
                     cands.push(v);
                 }
+            };
+            match whole_scalar(func, inst) {
+                Some((v, _)) => add(v),
+                None => passed_at(b, inst).into_iter().for_each(add),
             }
         }
     }
@@ -229,11 +229,14 @@ pub fn scalar_uses(
     // must-written at block exit; the header starts each iteration empty
     let index_of = |b: u32| blocks.binary_search(&b).ok();
     let mut out: Vec<Vec<u64>> = vec![full.clone(); blocks.len()];
-    let block_in = |out: &Vec<Vec<u64>>, b: u32| -> Vec<u64> {
+    // the must-written set at the entry of `b`, into `acc`
+    let block_in = |out: &Vec<Vec<u64>>, b: u32, acc: &mut Vec<u64>| {
+        acc.clear();
         if b == lp.header {
-            return empty.clone();
+            acc.extend_from_slice(&empty);
+            return;
         }
-        let mut acc = full.clone();
+        acc.extend_from_slice(&full);
         let mut any = false;
         for &p in preds.get(b as usize).unwrap_or(&[]) {
             if let Some(pi) = index_of(p) {
@@ -243,12 +246,12 @@ pub fn scalar_uses(
                 }
             }
         }
-        if any {
-            acc
-        } else {
-            empty.clone()
+        if !any {
+            acc.clear();
+            acc.extend_from_slice(&empty);
         }
     };
+    let mut cur: Vec<u64> = Vec::with_capacity(words);
     // the loop's blocks in reverse post-order from the header (edges back
     // to the header left out: the header starts each iteration afresh), so
     // that the fixed point takes a round per nesting level, not per block
@@ -295,7 +298,7 @@ pub fn scalar_uses(
         let mut changed = false;
         for &bi in &order {
             let b = blocks[bi];
-            let mut cur = block_in(&out, b);
+            block_in(&out, b, &mut cur);
             for inst in &func.block(BlockId(b)).insts {
                 if let Some((v, true)) = whole_scalar(func, inst) {
                     if slot(v) != usize::MAX {
@@ -304,7 +307,7 @@ pub fn scalar_uses(
                 }
             }
             if cur != out[bi] {
-                out[bi] = cur;
+                out[bi].clone_from(&cur);
                 changed = true;
             }
         }
@@ -336,7 +339,7 @@ pub fn scalar_uses(
     // loop's writes are known
     let mut read_passes = uses.clone();
     for &b in &blocks {
-        let mut cur = block_in(&out, b);
+        block_in(&out, b, &mut cur);
         for inst in &func.block(BlockId(b)).insts {
             if let InstKind::Call(c) = &inst.kind {
                 for v in passed_at(b, inst) {
@@ -417,6 +420,7 @@ pub fn scalar_uses(
             }
         }
     }
+    let mut seen = Seen::default();
     for (k, u) in uses.iter_mut().enumerate() {
         let var = func.var(u.var);
         u.live_after = k >= LIVE_BUDGET
@@ -425,7 +429,7 @@ pub fn scalar_uses(
                 var.kind,
                 VarKind::Global | VarKind::Static | VarKind::Dummy | VarKind::Saved
             )
-            || live_after(func, &blocks, u.var);
+            || live_after(func, &blocks, u.var, &mut seen);
     }
     uses
 }
@@ -459,14 +463,48 @@ pub fn live_after_var(func: &Function, forest: &LoopForest, l: LoopId, v: VarId)
     };
     let mut blocks = lp.blocks.clone();
     blocks.sort_unstable();
-    live_after(func, &blocks, v)
+    live_after(func, &blocks, v, &mut Seen::default())
+}
+
+/// Blocks seen by one search of [`live_after`]; a new search forgets
+/// them without clearing (one stamp per block).
+#[derive(Default)]
+pub(super) struct Seen {
+    stamp: Vec<u32>,
+    now: u32,
+}
+
+impl Seen {
+    /// Starts a search over `n` blocks.
+    fn start(&mut self, n: usize) {
+        if self.stamp.len() < n {
+            self.stamp.resize(n, 0);
+        }
+        self.now = self.now.wrapping_add(1);
+        if self.now == 0 {
+            self.stamp.fill(0);
+            self.now = 1;
+        }
+    }
+
+    /// Marks `b`; whether it was not marked yet in this search.
+    fn insert(&mut self, b: u32) -> bool {
+        match self.stamp.get_mut(b as usize) {
+            Some(s) if *s == self.now => false,
+            Some(s) => {
+                *s = self.now;
+                true
+            }
+            None => true,
+        }
+    }
 }
 
 /// Whether some path from an exit of the loop reads `v` before writing it.
 /// `loop_blocks` is sorted. A call that is passed `v` (by reference, a
 /// Fortran actual argument) counts as a read.
-pub(super) fn live_after(func: &Function, loop_blocks: &[u32], v: VarId) -> bool {
-    let mut seen: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
+pub(super) fn live_after(func: &Function, loop_blocks: &[u32], v: VarId, seen: &mut Seen) -> bool {
+    seen.start(func.blocks.len());
     let mut stack: Vec<u32> = Vec::new();
     for &b in loop_blocks {
         for s in func.block(BlockId(b)).term.kind.successors() {

@@ -148,18 +148,19 @@ pub(super) fn before_loop(text: &str, line_start: usize) -> (Option<Bytes>, Opti
     let ivdep = above
         .iter()
         .rev()
-        .find(|l| is_ivdep_directive(&line_text(text, **l).to_ascii_lowercase()))
+        .find(|l| is_ivdep_directive(line_text(text, **l)))
         .map(|l| (l.start, l.end));
     (omp, ivdep)
 }
 
-/// `!DIR$ IVDEP`, `!DEC$ IVDEP`, `!GCC$ ivdep` (lower-cased comment text).
-fn is_ivdep_directive(lower: &str) -> bool {
-    ["!dir$", "!dec$", "!gcc$"].iter().any(|s| {
-        lower.strip_prefix(s).is_some_and(|rest| {
-            let w = rest.trim_start();
-            w.starts_with("ivdep") && !w[5..].starts_with(|c: char| c.is_ascii_alphanumeric())
-        })
+/// `!DIR$ IVDEP`, `!DEC$ IVDEP`, `!GCC$ ivdep` (comment text, any case).
+fn is_ivdep_directive(line: &str) -> bool {
+    let starts = |s: &str, p: &str| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+    ["!dir$", "!dec$", "!gcc$"].iter().any(|p| {
+        starts(line, p) && {
+            let w = line[p.len()..].trim_start();
+            starts(w, "ivdep") && !w[5..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        }
     })
 }
 

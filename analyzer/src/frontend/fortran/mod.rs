@@ -98,10 +98,8 @@ pub fn overlong_lines(text: &str) -> Vec<Span> {
     let mut start = 0;
     // each line without its `\n`; the last one unless the text ends
     // with `\n`
-    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(
-        (!text.is_empty() && !text.ends_with('\n'))
-            .then_some(text.len()),
-    );
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes())
+        .chain((!text.is_empty() && !text.ends_with('\n')).then_some(text.len()));
     for end in ends {
         // (no content is longer than its line)
         if end - start > MAX_FREE_LINE {
@@ -943,13 +941,16 @@ impl<'a> CopyPlan<'a> {
                         let host_ok = matches!(host, Host::None | Host::Module | Host::Outline);
                         // (internal procedures are lowered with their host)
                         let callable = matches!(host, Host::None | Host::Module);
-                        let need = if self.outlines && host_ok {
+                        // a called unit is lowered whole whatever its text
+                        // holds (`lower_flat` asks `needs_lowering` only
+                        // of units it finds not called)
+                        let called = callable && self.called(start, end);
+                        let need = if self.outlines && host_ok && !called {
                             self.need(start, end)
                         } else {
                             relevance::FortranNeed::Full
                         };
-                        let shortcut = need != relevance::FortranNeed::Full
-                            && !(callable && self.called(start, end));
+                        let shortcut = need != relevance::FortranNeed::Full && !called;
                         let as_host = if host == Host::Control {
                             Host::Control
                         } else if shortcut && need == relevance::FortranNeed::Outline {
