@@ -1021,7 +1021,7 @@ impl Incremental {
         // (a repaired text is parsed again: positions of a different
         // text; `frontend::c::repair`)
         if top.needs_recovery
-            || (tree.root_node().has_error() && crate::frontend::c::may_need_repair(pre_text))
+            || (crate::frontend::c::misread(&tree) && crate::frontend::c::may_need_repair(pre_text))
         {
             return self.full(source.text());
         }

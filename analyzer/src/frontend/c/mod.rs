@@ -56,12 +56,36 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::C, text) else {
         return LoweredFile::gave_up(text);
     };
-    if tree.root_node().has_error() {
+    if misread(&tree) {
         if let Some(lowered) = lower_repaired(text, &tree, opts) {
             return lowered;
         }
     }
     lower_tree(text, &tree, None, &[], opts)
+}
+
+/// Whether a parse shows code tree-sitter-c could not read: syntax
+/// errors, or a block at the top level (the body of an old-style
+/// definition whose declarator it did not take for a function's, see
+/// [`repair`]).
+pub fn misread(tree: &tree_sitter::Tree) -> bool {
+    misreadings(tree) > 0
+}
+
+/// The syntax errors and top-level blocks of a parse.
+fn misreadings(tree: &tree_sitter::Tree) -> usize {
+    let root = tree.root_node();
+    let errors = if root.has_error() {
+        csa_grammars::syntax_errors(root).len()
+    } else {
+        0
+    };
+    let mut cursor = root.walk();
+    let blocks = root
+        .children(&mut cursor)
+        .filter(|c| c.kind() == "compound_statement")
+        .count();
+    errors + blocks
 }
 
 /// Whether a text whose parse has errors may parse better repaired (see
@@ -74,7 +98,7 @@ pub fn may_need_repair(text: &str) -> bool {
 /// `text` lowered from a repaired parse (see [`repair`]: implicit-`int`
 /// types written out, `;` after macros used as statements, qualifier
 /// macros spelt out or blanked...), when that parse has fewer syntax errors
-/// than `tree`; positions are the source's.
+/// and top-level blocks than `tree`; positions are the source's.
 fn lower_repaired(
     text: &str,
     tree: &tree_sitter::Tree,
@@ -86,8 +110,7 @@ fn lower_repaired(
     }
     let (typed, inserted) = repairs.apply(text);
     let typed_tree = csa_grammars::parse(csa_grammars::Grammar::C, &typed)?;
-    let errors = |t: &tree_sitter::Tree| csa_grammars::syntax_errors(t.root_node()).len();
-    if errors(&typed_tree) >= errors(tree) {
+    if misreadings(&typed_tree) >= misreadings(tree) {
         return None;
     }
     Some(lower_parsed(
