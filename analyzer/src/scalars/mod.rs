@@ -160,6 +160,37 @@ pub fn scalar_uses(
     let in_loop = |b: u32| blocks.binary_search(&b).is_ok();
     // the scalars a call with unknown effects is passed (by reference, by
     // address), but not the index of a DO that holds the call
+    // the index of each loop that is a Fortran DO, found on first use
+    // (`classify::active_do_index`, without a search of the source loops
+    // per variable and call)
+    let do_index: std::cell::RefCell<Vec<Option<Option<VarId>>>> =
+        std::cell::RefCell::new(vec![None; forest.loops.len()]);
+    let index_of_do = |m: LoopId| -> Option<VarId> {
+        let mut memo = do_index.borrow_mut();
+        *memo[m.index()].get_or_insert_with(|| {
+            func.source_loop_with_header(forest.loops[m.index()].header)
+                .filter(|sl| sl.kind == LoopKind::FortranDo)
+                .and_then(|sl| sl.control.as_ref())
+                .map(|c| c.var)
+        })
+    };
+    // `classify::active_do_index(func, forest, from, l, v)`
+    let active_do_index = |from: LoopId, v: VarId| -> bool {
+        if func.lang != Lang::Fortran {
+            return false;
+        }
+        let mut cur = Some(from);
+        while let Some(m) = cur {
+            if index_of_do(m) == Some(v) {
+                return true;
+            }
+            if m == l {
+                break;
+            }
+            cur = forest.loops[m.index()].parent;
+        }
+        false
+    };
     let passed_at = |b: u32, inst: &Inst| -> Vec<VarId> {
         let InstKind::Call(c) = &inst.kind else {
             return Vec::new();
@@ -175,9 +206,7 @@ pub fn scalar_uses(
             !var.ty.is_array
                 && !var.ty.is_aggregate
                 && var.kind != VarKind::Constant
-                && !forest
-                    .loop_for(b)
-                    .is_some_and(|m| classify::active_do_index(func, forest, m, l, v))
+                && !forest.loop_for(b).is_some_and(|m| active_do_index(m, v))
         });
         out
     };

@@ -52,6 +52,7 @@ fn continues(text: &str, prev: Line, next: Line) -> bool {
 }
 
 /// The lines of `text[start..end]`, trailing `\r` and indentation removed.
+#[cfg(test)]
 fn lines_in(text: &str, start: usize, end: usize) -> impl Iterator<Item = Line> + '_ {
     let mut pos = start;
     std::iter::from_fn(move || {
@@ -181,17 +182,34 @@ pub(super) fn omp_directives(text: &str, start: usize, end: usize) -> Vec<(usize
     let Some(range) = text.get(start..end) else {
         return Vec::new();
     };
-    // most units hold no directive: one pass over the bytes decides
-    if !range
-        .as_bytes()
-        .windows(4)
-        .any(|w| w[0] == b'$' && w[1..].eq_ignore_ascii_case(b"omp"))
-    {
-        return Vec::new();
+    // Only a line holding `$omp` (any case) can be a directive line: the
+    // lines of [`lines_in`] found from each `$`.
+    let bytes = range.as_bytes();
+    let mut lines: Vec<Line> = Vec::new();
+    let mut last_start = usize::MAX;
+    for i in memchr::memchr_iter(b'$', bytes) {
+        if !bytes
+            .get(i + 1..i + 4)
+            .is_some_and(|w| w.eq_ignore_ascii_case(b"omp"))
+        {
+            continue;
+        }
+        let ls = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |k| k + 1);
+        if ls == last_start {
+            continue;
+        }
+        last_start = ls;
+        let le = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+        let body = range[ls..le].trim_end_matches('\r').trim_end();
+        let indent = body.len() - body.trim_start().len();
+        let l = Line {
+            start: start + ls + indent,
+            end: start + ls + body.len(),
+        };
+        if omp_content(line_text(text, l)).is_some() {
+            lines.push(l);
+        }
     }
-    let lines: Vec<Line> = lines_in(text, start, end)
-        .filter(|l| omp_content(line_text(text, *l)).is_some())
-        .collect();
     let mut out = Vec::new();
     let mut k = 0;
     while k < lines.len() {
@@ -306,5 +324,73 @@ mod tests {
         let rs = parallel_regions(text, 0, text.len());
         assert_eq!(rs[0].body, (14, text.len()));
         assert!(parallel_regions("do\nend do\n", 0, 10).is_empty());
+    }
+
+    /// [`omp_directives`] as first written: every line of the range tested.
+    fn omp_directives_reference(text: &str, start: usize, end: usize) -> Vec<(usize, usize)> {
+        let end = end.min(text.len());
+        if text.get(start..end).is_none() {
+            return Vec::new();
+        }
+        let lines: Vec<Line> = lines_in(text, start, end)
+            .filter(|l| omp_content(line_text(text, *l)).is_some())
+            .collect();
+        let mut out = Vec::new();
+        let mut k = 0;
+        while k < lines.len() {
+            let first = lines[k];
+            let mut last = first;
+            k += 1;
+            while k < lines.len()
+                && text[last.end..lines[k].start].trim().is_empty()
+                && continues(text, last, lines[k])
+            {
+                last = lines[k];
+                k += 1;
+            }
+            out.push((first.start, last.end));
+        }
+        out
+    }
+
+    use proptest::prelude::*;
+
+    fn soup() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("!$omp".to_string()),
+            Just("!$OMP".to_string()),
+            Just("c$omp".to_string()),
+            Just("$omp".to_string()),
+            Just(" parallel".to_string()),
+            Just(" do".to_string()),
+            Just(" &".to_string()),
+            Just("&".to_string()),
+            Just("!".to_string()),
+            Just("\n".to_string()),
+            Just("\r\n".to_string()),
+            Just("  ".to_string()),
+            Just("\t".to_string()),
+            Just("é".to_string()),
+            Just("\u{a0}".to_string()),
+            "[a-z0-9 !$&'\n\r]{0,6}",
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn omp_directives_answer_as_before(text in soup(), a in 0usize..64, b in 0usize..200) {
+            let (start, end) = (a.min(text.len()), (a + b).min(text.len()));
+            prop_assert_eq!(
+                omp_directives(&text, start, end),
+                omp_directives_reference(&text, start, end)
+            );
+            prop_assert_eq!(
+                omp_directives(&text, 0, text.len()),
+                omp_directives_reference(&text, 0, text.len())
+            );
+        }
     }
 }

@@ -311,7 +311,7 @@ impl<'t> Lowerer<'_, 't> {
                 acc = None;
                 continue;
             }
-            let bop = op.and_then(|o| fortran_binop(&self.cx.lname(o)));
+            let bop = op.and_then(|o| fortran_binop(&self.cx.lname_ref(o)));
             acc = match (acc, bop) {
                 (Some(a), Some(b)) => Some(self.b.expr(Expr::Bin(b, a, re))),
                 _ => None,
@@ -753,7 +753,7 @@ impl<'t> Lowerer<'_, 't> {
 
     /// What `name(...)` is, from the declarations.
     fn classify_paren(&mut self, base: FNode<'t>) -> ParenKind {
-        let name = self.cx.lname(base);
+        let name = self.cx.lname_ref(base);
         if is_builtin_name(&name) {
             return ParenKind::Builtin;
         }
@@ -862,7 +862,7 @@ impl<'t> Lowerer<'_, 't> {
                         }
                     }
                 }
-                let name = self.cx.lname(base);
+                let name = self.cx.lname_ref(base);
                 if !positional(self.cx, &args, &name) {
                     exprs.clear();
                 }

@@ -549,7 +549,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// What a plain name means, creating the variable on first use for
     /// host/module entities and implicitly typed names.
     pub fn resolve(&mut self, ident: FNode) -> Binding {
-        let name = self.cx.lname(ident);
+        let name = self.cx.lname_ref(ident);
         if let Some(b) = self.lookup(&name) {
             return b.clone();
         }
@@ -598,7 +598,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.entry_decls += 1;
             v
         };
-        self.names[0].insert(name, Binding::Var(v));
+        self.names[0].insert(name.into_owned(), Binding::Var(v));
         Binding::Var(v)
     }
 
@@ -1348,7 +1348,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if base.node_kind() != "identifier" {
             return false;
         }
-        match self.lookup(&self.cx.lname(base)) {
+        match self.lookup(&self.cx.lname_ref(base)) {
             Some(Binding::Var(v)) => self.b.func().var(*v).ty.scalar == ScalarTy::Char,
             _ => false,
         }
@@ -1966,7 +1966,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.counted_latch(inc, cond, var, step);
         self.b.set_current(Some(end));
         // the control, when the variable is a plain scalar
-        let var = var.and_then(|v| match self.lookup(&self.cx.lname(v)) {
+        let var = var.and_then(|v| match self.lookup(&self.cx.lname_ref(v)) {
             Some(Binding::Var(x)) if v.node_kind() == "identifier" => Some(*x),
             _ => None,
         });

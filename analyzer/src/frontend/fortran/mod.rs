@@ -82,6 +82,17 @@ impl<'a> Cx<'a> {
     pub fn lname(&self, n: FNode) -> String {
         self.text(n).trim().to_ascii_lowercase()
     }
+
+    /// [`Cx::lname`], borrowed from the text when it is lower case
+    /// already (most names are).
+    pub fn lname_ref(&self, n: FNode) -> std::borrow::Cow<'a, str> {
+        let t = self.text(n).trim();
+        if t.bytes().any(|b| b.is_ascii_uppercase()) {
+            std::borrow::Cow::Owned(t.to_ascii_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(t)
+        }
+    }
 }
 
 /// A node's children, on the stack when there are few (most nodes).
