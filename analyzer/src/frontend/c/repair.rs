@@ -21,7 +21,7 @@
 //!   and blanks the names and the declarations.
 //! * A macro used as a statement without a `;` (`OMP_FOR()` or `OMP_SIMD`
 //!   alone on a line before a loop, expanding to a `_Pragma` or to
-//!   statements that end in their own `;`): [`bare_macros`] finds, inside
+//!   statements that end in their own `;`): [`bare_macros_in`] finds, inside
 //!   braces, a line that holds only a name or a name and a balanced
 //!   argument list, after a line ending in `;`, `{`, `}` or `:` and before
 //!   one that starts another statement; or ending a line after the
@@ -29,7 +29,6 @@
 //!   (n != 12) ERR_EXIT(E_READ)`). A `;` is written after it: the
 //!   front end sees a call (or a name) it knows nothing of, which it
 //!   treats as having effects it cannot see, as it treats any unknown call.
-//!
 //! * A macro used as a statement whose arguments are not expressions
 //!   (`OMP_TARGET( teams distribute parallel for )`,
 //!   `OMP_PARALLEL_FOR_REDUCE( +:sum )`, expanding to a `_Pragma`): the
@@ -39,7 +38,7 @@
 //! * A macro standing for qualifiers or specifiers (`double * RESTRICT a;`,
 //!   `double RESTRICT *a`, `INLINE void f(void)`, `EXPORT int n;`),
 //!   defined in a header csa-lint does not read or as `__restrict__`:
-//!   [`qualifier_macros`] finds a name that is not a keyword of the
+//!   [`qualifier_macros_in`] finds a name that is not a keyword of the
 //!   grammar where only a qualifier or a specifier can stand: between a
 //!   `*` and the declared name, between a type keyword and a `*`, or
 //!   before a type or storage-class keyword at the start of a declaration.
@@ -48,11 +47,16 @@
 //!   spelling is written over it if it fits (`restrict` in `RESTRICT`, the
 //!   rest blank); otherwise it is blanked. A blanked `restrict` is one the
 //!   analysis does not assume: pointers may alias, as they may for a
-//!   compiler that does not know the macro either.
+//!   compiler that does not know the macro either. A name before a type
+//!   name and a declarator at a declaration's start (`STATIC VEC *v`,
+//!   `EXTERN T n;`: a declaration has one type) is blanked the same way.
 //! * Cilk Plus (Intel's compilers, Cilk-era HPC codes): `_Cilk_for` and
 //!   `cilk_for` are read as `for`, `_Cilk_spawn` and `cilk_spawn` are
 //!   blanked (the call stays). A Cilk loop is analysed as a sequential one:
 //!   csa-lint does not check its iterations for races.
+//! * A macro given a type as an argument (`va_arg(ap, VEC **)`,
+//!   `NEW_A(n, Real *)`): the `*`s before the `,` or `)` are blanked (in a
+//!   call's parentheses only: a cast's and a `sizeof`'s stay).
 //!
 //! Rewrites keep every offset (the same length, blanks for what is
 //! removed); only insertions move text.
@@ -163,6 +167,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .map(|r| (r.start, " ".repeat(r.len())))
         .chain(qualifier_macros_in(&lines, defines))
         .chain(cilk_in(&lines))
+        .chain(type_arguments_in(&lines))
         .chain(declarations)
         .collect();
     rewrites.sort_by_key(|(p, _)| *p);
@@ -295,7 +300,7 @@ fn old_style_prototypes(text: &str) -> (Edits, Edits) {
         }
         // declarations `type declarator, ...;` up to the body
         let mut k = j + 2;
-        let mut declared: Vec<(&str, String)> = Vec::new();
+        let mut declared: Vec<(String, String)> = Vec::new();
         let mut decl_ranges = Vec::new();
         let ok = loop {
             match toks.get(k) {
@@ -310,22 +315,29 @@ fn old_style_prototypes(text: &str) -> (Edits, Edits) {
             if toks.get(k).is_none_or(|t| t.kind != Tok::Semi) {
                 break false;
             }
-            // the type: the words before the first declarator
+            // the type: the words before the first declarator (the last
+            // of them is its name when a `,`, `;` or `[` follows)
             let mut d = first;
             while toks.get(d + 1).is_some_and(|t| t.kind == Tok::Word) {
+                d += 1;
+            }
+            let named = toks.get(d + 1).is_some_and(|t| {
+                t.kind == Tok::Semi || matches!(text.as_bytes()[t.start], b',' | b'[')
+            });
+            if !named {
                 d += 1;
             }
             let ty = &text[toks[first].start..toks[d].start];
             // each declarator: the text between commas, its name the last
             // word before any bracket
-            let decls = &text[toks[d].start..toks[k].start];
+            let decls = without_comments(&text[toks[d].start..toks[k].start]);
             for decl in decls.split(',') {
                 let head = decl.split('[').next().unwrap_or(decl);
                 let name = head
                     .split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
                     .rfind(|w| !w.is_empty())
                     .unwrap_or("");
-                declared.push((name, format!("{}{}", ty, decl.trim())));
+                declared.push((name.to_string(), format!("{}{}", ty, decl.trim())));
             }
             decl_ranges.push(toks[first].start..toks[k].end);
             k += 1;
@@ -347,6 +359,29 @@ fn old_style_prototypes(text: &str) -> (Edits, Edits) {
         blanks.extend(decl_ranges.into_iter().map(blank));
     }
     (inserts, blanks)
+}
+
+/// `code` with its comments blanked.
+fn without_comments(code: &str) -> String {
+    let b = code.as_bytes();
+    let mut out = String::with_capacity(code.len());
+    let mut i = 0;
+    while i < b.len() {
+        match comment_end(b, i) {
+            Some(end) => {
+                out.push(' ');
+                i = end;
+            }
+            None => {
+                let next = (i + 1..=b.len())
+                    .find(|&j| code.is_char_boundary(j))
+                    .unwrap_or(b.len());
+                out.push_str(&code[i..next]);
+                i = next;
+            }
+        }
+    }
+    out
 }
 
 /// Whether the words before a declarator are no type (`return`, `if`...).
@@ -836,13 +871,24 @@ fn qualifier_macros_in(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, St
                 x.is_some_and(|x| x.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()))
             };
             // `* M name`, `double M *`, `M int` at a declaration's start
+            // `STATIC VEC *x`, `EXTERN T n;`: two names and a third or a
+            // `*` at a declaration's start (a declaration has one type)
+            let before_type = k == 0
+                || matches!(prev, Some(";" | "{" | "}"));
+            let leading_macro = before_type
+                && word_at(next)
+                && next.is_some_and(|n| !grammar_keyword(n))
+                && (after_next == Some("*")
+                    || word_at(after_next) && after_next.is_some_and(|a| !grammar_keyword(a)));
             let pointer_qualifier = prev == Some("*") && word_at(next) && after_next != Some("(");
             let type_qualifier = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p)) && next == Some("*");
             let specifier = next.is_some_and(|n| SPECIFIER_KEYWORDS.contains(&n))
                 && prev.is_none_or(|p| {
                     matches!(p, ";" | "{" | "}" | "(" | ",") || SPECIFIER_KEYWORDS.contains(&p)
                 });
-            if !(pointer_qualifier || type_qualifier || specifier) || grammar_keyword(t.text) {
+            if !(pointer_qualifier || type_qualifier || specifier || leading_macro)
+                || grammar_keyword(t.text)
+            {
                 continue;
             }
             let defs = defs.get_or_insert_with(|| object_macros(lines, defines));
@@ -853,6 +899,51 @@ fn qualifier_macros_in(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, St
                 .filter(|s| s.len() <= t.text.len())
                 .unwrap_or_default();
             out.push((t.at, padded(&spelled, t.text.len())));
+        }
+    }
+    out
+}
+
+/// Blankings of the `*`s ending a macro argument that is a type
+/// (`va_arg(ap, VEC **)`, `NEW_A(n, Real *)`): a `*` before `,` or `)` is
+/// no expression; in the parentheses of a cast or a `sizeof` it is valid
+/// and stays.
+fn type_arguments_in(lines: &[CodeLine]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for line in lines {
+        if line.directive || !line.code.contains('*') {
+            continue;
+        }
+        let toks = line_tokens(line);
+        for (k, t) in toks.iter().enumerate() {
+            if t.text != "*" || !toks.get(k + 1).is_some_and(|n| matches!(n.text, ")" | ",")) {
+                continue;
+            }
+            // the `(` around, on this line, after a name
+            let mut depth = 0usize;
+            let open = toks[..k].iter().rposition(|o| match o.text {
+                ")" => {
+                    depth += 1;
+                    false
+                }
+                "(" if depth == 0 => true,
+                "(" => {
+                    depth -= 1;
+                    false
+                }
+                _ => false,
+            });
+            let called = open
+                .and_then(|o| o.checked_sub(1))
+                .is_some_and(|f| toks[f].is_word() && !grammar_keyword(toks[f].text));
+            if !called {
+                continue;
+            }
+            let mut first = k;
+            while first > 0 && toks[first - 1].text == "*" {
+                first -= 1;
+            }
+            out.extend(toks[first..=k].iter().map(|s| (s.at, " ".to_string())));
         }
     }
     out
@@ -883,7 +974,7 @@ fn cilk_in(lines: &[CodeLine]) -> Vec<(usize, String)> {
                 "_Cilk_spawn" | "cilk_spawn" => "",
                 _ => continue,
             };
-            out.push((t.at, padded(&spelled, t.text.len())));
+            out.push((t.at, padded(spelled, t.text.len())));
         }
     }
     out
@@ -1224,6 +1315,7 @@ mod tests {
     #[test]
     fn old_style_definitions_returning_pointers() {
         let text = "double *shift(a, n, m)\ndouble a[], *b;\nint n;\n{\n  return a;\n}\n\
+                    VEC *mv(in, i0, out)\nVEC *in /* , *x */, *out;\nunsigned int i0;\n{ return out; }\n\
                     char **names(k) int (*k)(); { return 0; }\n\
                     int plain(a) int a; { return a; }\n\
                     double *proto(double *a);\n";
@@ -1231,6 +1323,7 @@ mod tests {
         assert_eq!(
             typed,
             "double *shift(double a[], int n, int m       )\n               \n      \n{\n  return a;\n}\n\
+             VEC *mv(VEC *in, unsigned int i0, VEC *out           )\n                         \n                \n{ return out; }\n\
              char **names(int (*k)() )             { return 0; }\n\
              int plain(a) int a; { return a; }\n\
              double *proto(double *a);\n"
@@ -1406,6 +1499,24 @@ mod tests {
     }
 
     #[test]
+    fn leading_macros_and_type_arguments() {
+        let text = "void f(int n, ...) {\n\
+                    \x20 STATIC VEC *r = VNULL, *p;\n\
+                    \x20 EXTERN T count;\n\
+                    \x20 while (par = va_arg(ap, VEC **)) n++;\n\
+                    \x20 p = NEW_A(n, Real *);\n\
+                    \x20 q = (Real **)NULL;\n\
+                    \x20 n = sizeof(VEC *);\n\
+                    }\n";
+        let out = repaired(text, &[]);
+        assert!(out.contains("\n         VEC *r = VNULL, *p;"), "{out}");
+        assert!(out.contains("\n         T count;"), "{out}");
+        assert!(out.contains("va_arg(ap, VEC   ))"), "{out}");
+        assert!(out.contains("NEW_A(n, Real  );"), "{out}");
+        assert!(out.contains("(Real **)NULL") && out.contains("sizeof(VEC *)"), "{out}");
+    }
+
+    #[test]
     fn valid_declarations_are_not_repaired() {
         // keywords of the grammar, typedef names, expressions
         let text = "void f(int * const p, double * __restrict__ q, char *restrict r) {\n\
@@ -1414,6 +1525,9 @@ mod tests {
                     \x20 x = a * b;\n\
                     \x20 y = *p * c;\n\
                     \x20 T * _Nonnull z;\n\
+                    \x20 VEC *v = f(a, b);\n\
+                    \x20 struct S *s;\n\
+                    \x20 unsigned long u;\n\
                     }\n";
         let r = repairs(text, &[]);
         assert!(r.is_empty(), "{r:?}");
