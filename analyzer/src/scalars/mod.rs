@@ -258,26 +258,34 @@ pub fn scalar_uses(
     // must-written at block exit; the header starts each iteration empty
     let index_of = |b: u32| blocks.binary_search(&b).ok();
     let mut out: Vec<Vec<u64>> = vec![full.clone(); blocks.len()];
-    // the must-written set at the entry of `b`, into `acc`
-    let block_in = |out: &Vec<Vec<u64>>, b: u32, acc: &mut Vec<u64>| {
+    // the predecessors of each loop block inside the loop, by index in
+    // `blocks` (`pred_at[i]..pred_at[i + 1]` of `pred_in`)
+    let mut pred_at: Vec<usize> = Vec::with_capacity(blocks.len() + 1);
+    let mut pred_in: Vec<usize> = Vec::new();
+    pred_at.push(0);
+    for &b in &blocks {
+        pred_in.extend(
+            preds
+                .get(b as usize)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|&p| index_of(p)),
+        );
+        pred_at.push(pred_in.len());
+    }
+    // the must-written set at the entry of `blocks[bi]`, into `acc`
+    let block_in = |out: &Vec<Vec<u64>>, bi: usize, acc: &mut Vec<u64>| {
         acc.clear();
-        if b == lp.header {
+        let ps = &pred_in[pred_at[bi]..pred_at[bi + 1]];
+        if blocks[bi] == lp.header || ps.is_empty() {
             acc.extend_from_slice(&empty);
             return;
         }
         acc.extend_from_slice(&full);
-        let mut any = false;
-        for &p in preds.get(b as usize).unwrap_or(&[]) {
-            if let Some(pi) = index_of(p) {
-                any = true;
-                for (a, o) in acc.iter_mut().zip(&out[pi]) {
-                    *a &= o;
-                }
+        for &pi in ps {
+            for (a, o) in acc.iter_mut().zip(&out[pi]) {
+                *a &= o;
             }
-        }
-        if !any {
-            acc.clear();
-            acc.extend_from_slice(&empty);
         }
     };
     let mut cur: Vec<u64> = Vec::with_capacity(words);
@@ -327,7 +335,7 @@ pub fn scalar_uses(
         let mut changed = false;
         for &bi in &order {
             let b = blocks[bi];
-            block_in(&out, b, &mut cur);
+            block_in(&out, bi, &mut cur);
             for inst in &func.block(BlockId(b)).insts {
                 if let Some((v, true)) = whole_scalar(func, inst) {
                     if slot(v) != usize::MAX {
@@ -367,8 +375,8 @@ pub fn scalar_uses(
     // calls that only read what they are passed, kept aside until the
     // loop's writes are known
     let mut read_passes = uses.clone();
-    for &b in &blocks {
-        block_in(&out, b, &mut cur);
+    for (bi, &b) in blocks.iter().enumerate() {
+        block_in(&out, bi, &mut cur);
         for inst in &func.block(BlockId(b)).insts {
             if let InstKind::Call(c) = &inst.kind {
                 for v in passed_at(b, inst) {

@@ -75,7 +75,7 @@ fn decompose(n: FNode) -> (FNode, Vec<(Sel, FNode)>) {
     for _ in 0..1_000_000 {
         match cur.node_kind() {
             "call_expression" => {
-                let kids: Vec<FNode> = cur
+                let kids: super::Kids = cur
                     .named_children()
                     .filter(|k| k.node_kind() != "comment")
                     .collect();
@@ -90,7 +90,7 @@ fn decompose(n: FNode) -> (FNode, Vec<(Sel, FNode)>) {
                 cur = first;
             }
             "derived_type_member_expression" => {
-                let kids: Vec<FNode> = cur
+                let kids: super::Kids = cur
                     .named_children()
                     .filter(|k| k.node_kind() != "comment")
                     .collect();

@@ -596,14 +596,20 @@ fn prepass(cx: &Cx, items: &[FNode], scope: &mut Scope) {
                 "call_expression" => {
                     if let Some(f) = n.named_child(0) {
                         if f.node_kind() == "identifier" {
-                            scope.paren_used.insert(cx.lname(f));
+                            let name = cx.lname_ref(f);
+                            if !scope.paren_used.contains(&*name) {
+                                scope.paren_used.insert(name.into_owned());
+                            }
                         }
                     }
                 }
                 "subroutine_call" => {
                     if let Some(s) = n.field(F::Subroutine) {
                         if s.node_kind() == "identifier" {
-                            scope.called.insert(cx.lname(s));
+                            let name = cx.lname_ref(s);
+                            if !scope.called.contains(&*name) {
+                                scope.called.insert(name.into_owned());
+                            }
                         }
                     }
                 }
