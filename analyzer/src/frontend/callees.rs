@@ -5,7 +5,9 @@
 //! full (never as an outline), every function defined in the same file that
 //! it calls, directly or through them, up to [`MAX_CALLEES`]. A name
 //! defined twice (two `#if` branches) is left out: its calls stay unknown.
-//! Each callee is lowered once per file, however many functions call it.
+//! Each callee is lowered once per file, however many functions call it,
+//! and not at all when the front end lowered it in full for itself (C,
+//! [`attach_reusing`]).
 
 use crate::ir::{Function, InstKind};
 use rustc_hash::FxHashMap;
@@ -27,8 +29,31 @@ pub(crate) fn attach(
     local: &dyn Fn(usize) -> Option<FxHashMap<String, Option<usize>>>,
     lower: &mut dyn FnMut(usize) -> Option<Function>,
 ) {
+    attach_with(funcs, defined, local, lower, false);
+}
+
+/// [`attach`] when `funcs[i]` is definition `i` (every definition of the
+/// file lowered, some as outlines): a callee `funcs` holds lowered in full
+/// is copied rather than lowered again. `lower(i)` must give what lowering
+/// `funcs[i]` in full gave.
+pub(crate) fn attach_reusing(
+    funcs: &mut [Function],
+    defined: &FxHashMap<String, Option<usize>>,
+    lower: &mut dyn FnMut(usize) -> Option<Function>,
+) {
+    attach_with(funcs, defined, &|_| None, lower, true);
+}
+
+fn attach_with(
+    funcs: &mut [Function],
+    defined: &FxHashMap<String, Option<usize>>,
+    local: &dyn Fn(usize) -> Option<FxHashMap<String, Option<usize>>>,
+    lower: &mut dyn FnMut(usize) -> Option<Function>,
+    reuse: bool,
+) {
     let mut cache: FxHashMap<usize, Option<Arc<Function>>> = FxHashMap::default();
-    for (k, f) in funcs.iter_mut().enumerate() {
+    for k in 0..funcs.len() {
+        let f = &funcs[k];
         if f.outline || f.source_loops.is_empty() {
             continue;
         }
@@ -51,14 +76,22 @@ pub(crate) fn attach(
             seen.push(i);
             let got = cache
                 .entry(i)
-                .or_insert_with(|| lower(i).map(Arc::new))
+                .or_insert_with(|| match funcs.get(i) {
+                    Some(g) if reuse && !g.outline => {
+                        // as lowered for itself, without its own callees
+                        let mut g = g.clone();
+                        g.callees = Vec::new();
+                        Some(Arc::new(g))
+                    }
+                    _ => lower(i).map(Arc::new),
+                })
                 .clone();
             if let Some(g) = got {
                 queue.extend(called(&g, defined));
                 out.push(g);
             }
         }
-        f.callees = out;
+        funcs[k].callees = out;
     }
 }
 

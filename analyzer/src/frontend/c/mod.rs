@@ -278,11 +278,18 @@ fn lower_parsed(
             f.readnone_callees.clone_from(&readnone);
         }
     }
-    super::callees::attach(&mut out.functions, &defined, &|_| None, &mut |i| {
+    let mut lower_callee = |i: usize| {
         definitions
             .get(i)
             .map(|n| with_readnone(lower::lower_function(&file, *n)))
-    });
+    };
+    if only.is_none() {
+        // every definition lowered, in order: those lowered in full are
+        // the callees' lowering already
+        super::callees::attach_reusing(&mut out.functions, &defined, &mut lower_callee);
+    } else {
+        super::callees::attach(&mut out.functions, &defined, &|_| None, &mut lower_callee);
+    }
     out
 }
 
