@@ -100,17 +100,6 @@ fn has_region_intrinsic(n: Node, src: &str) -> bool {
     false
 }
 
-fn function_of(n: Node) -> Option<Node> {
-    let mut p = n.parent();
-    while let Some(x) = p {
-        if x.kind() == "function_definition" {
-            return Some(x);
-        }
-        p = x.parent();
-    }
-    None
-}
-
 /// Rewrites every region entry of a C file that starts one of the two
 /// patterns; region entries that start neither are left alone (no entry in
 /// the result), ones that start a pattern but cannot convert are refused.
@@ -123,19 +112,26 @@ pub(crate) fn rewrite(
 ) -> Vec<MarkerRewrite> {
     let src = pre.text.as_str();
     let mut out = Vec::new();
-    let mut stack = vec![tree.root_node()];
-    while let Some(n) = stack.pop() {
+    // each node with the function definition around it (climbing with
+    // `Node::parent` costs the depth squared)
+    let mut stack = vec![(tree.root_node(), None)];
+    while let Some((n, func)) = stack.pop() {
+        let func = if n.kind() == "function_definition" {
+            Some(n)
+        } else {
+            func
+        };
         let mut c = n.walk();
-        stack.extend(n.children(&mut c));
-        if n.kind() != "compound_statement" {
+        stack.extend(n.children(&mut c).map(|k| (k, func)));
+        let Some(func) = func.filter(|_| n.kind() == "compound_statement") else {
             continue;
-        }
+        };
         let stmts = named_children(n);
         for (i, s) in stmts.iter().enumerate() {
             let Some((BuiltinKind::RegionEntry, Some(reg), _)) = intrinsic_call(*s, src) else {
                 continue;
             };
-            if let Some(r) = try_pattern(text, pre, src, &stmts, i, reg, sharing_of) {
+            if let Some(r) = try_pattern(text, pre, src, func, &stmts, i, reg, sharing_of) {
                 out.push(r);
             }
         }
@@ -146,17 +142,18 @@ pub(crate) fn rewrite(
 /// What gives the data sharing of a loop statement.
 pub(crate) type LoopSharing<'a> = &'a dyn Fn(Node) -> Result<sharing::Sharing, sharing::Refusal>;
 
+#[allow(clippy::too_many_arguments)]
 fn try_pattern(
     text: &str,
     pre: &Preprocessed,
     src: &str,
+    func: Node,
     stmts: &[Node],
     i: usize,
     reg: &str,
     sharing_of: LoopSharing,
 ) -> Option<MarkerRewrite> {
     let entry = stmts[i];
-    let func = function_of(entry)?;
     let span = Span::new(entry.start_byte(), entry.end_byte());
     let next = stmts.get(i + 1)?;
     if next.kind() == "for_statement" {
