@@ -246,10 +246,12 @@ fn qualified_name(line: &str) -> bool {
 }
 
 /// The Fortran form of a header's text, or `None` when it is (or may be) C:
-/// any C evidence (a `;`, a brace, a C comment, a `#define`) keeps it C;
+/// any C evidence (a `;`, a brace, a C comment, `typedef`...) keeps it C;
 /// otherwise Fortran needs positive evidence (a `!` comment, a fixed-form
 /// comment line, a statement that only Fortran has: `integer`, `double
-/// precision`, `parameter (`, `common /`, `implicit`, ...).
+/// precision`, `parameter (`, `common /`, `implicit`, ...). Preprocessor
+/// lines and their continuations are neither (a header of `#define`s and
+/// `!` comments is a cpp header for Fortran).
 fn fortran_header(text: &str) -> Option<SourceKind> {
     const FORTRAN_STARTS: &[&str] = &[
         "integer",
@@ -275,9 +277,16 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
     let mut fortran = false;
     let mut fixed = false;
     let mut trailing_amp = false;
+    let mut directive = false;
     for raw in text.lines().take(2000) {
         let line = raw.trim_end();
         let t = line.trim_start();
+        // a preprocessor line and its continuations
+        let continued = directive;
+        directive = (continued || t.starts_with('#')) && t.ends_with('\\');
+        if continued || t.starts_with('#') {
+            continue;
+        }
         if t.is_empty() {
             continue;
         }
@@ -298,8 +307,7 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
             fortran = true;
             continue;
         }
-        if lower.starts_with("#define")
-            || t.starts_with("/*")
+        if t.starts_with("/*")
             || t.starts_with("//")
             || t.ends_with(';')
             || t.contains('{')
@@ -309,9 +317,6 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
             || lower.starts_with("extern")
         {
             return None;
-        }
-        if t.starts_with('#') {
-            continue; // cpp directives are in both languages
         }
         let code = t.split('!').next().unwrap_or(t).trim_end();
         if code.ends_with('&') {
@@ -385,8 +390,15 @@ mod tests {
             h("c     sizes\n      double precision x(10)\n      common /blk/ x,\n     $       y\n"),
             Some(SourceKind::FortranFixed)
         );
+        // a cpp header for Fortran: directives and `!` comments
+        assert_eq!(
+            h("!/// \\brief sizes\n#define NI_ 10\n!/// halo\n#  define HALO_ 2\n"),
+            Some(SourceKind::FortranFree)
+        );
         // C stays C
         for c in [
+            "#define N 10\n#define M 20\n",
+            "#define NOT(x) \\\n  !(x)\n",
             "#define N 10\nint a[N];\n",
             "/* sizes */\nextern double x;\n",
             "const int n = 4;\n",
