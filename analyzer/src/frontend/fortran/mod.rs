@@ -670,6 +670,9 @@ pub fn mask_keyword_variables(text: &str) -> Option<String> {
             if !at_start {
                 // inside a statement only a `;` starts another; a comment
                 // or a string ends the scan
+                if memchr::memchr(b';', &bytes[k..line_end]).is_none() {
+                    break;
+                }
                 match bytes[k..line_end]
                     .iter()
                     .position(|&b| matches!(b, b'!' | b'\'' | b'"' | b';'))
