@@ -16,6 +16,7 @@
 //! c-standard = "c17"                 # c89 ... c23 (gnu* too): picks the ivdep default
 //! disable-loop-storage-check = false
 //! cache-dir = ".csa_lint_cache"      # where the command line keeps results
+//! include-dirs = ["include"]         # where `#include`d headers are (cpp's -I)
 //!
 //! [per-file-ignores]
 //! "legacy/**/*.f" = ["CSA105", "CSA106"]
@@ -270,6 +271,9 @@ pub struct Config {
     pub cache_dir: Option<PathBuf>,
     /// `per-file-languages`, in the file's order.
     pub per_file_languages: Vec<(FileGlob, SourceKind)>,
+    /// `include-dirs`, relative to the configuration's directory (not yet
+    /// joined to it).
+    pub include_dirs: Vec<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -286,6 +290,7 @@ struct RawConfig {
     disable_loop_storage_check: Option<bool>,
     cache_dir: Option<Spanned<String>>,
     per_file_languages: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
+    include_dirs: Option<Vec<Spanned<String>>>,
 }
 
 /// Line and column (1-based, columns in characters) of a byte offset.
@@ -372,6 +377,12 @@ impl Config {
             defines: names(raw.defines, "defines", "preprocessor")?,
             pure_functions: names(raw.pure_functions, "pure-functions", "function")?,
             disable_loop_storage_check: raw.disable_loop_storage_check,
+            include_dirs: raw
+                .include_dirs
+                .unwrap_or_default()
+                .into_iter()
+                .map(|d| PathBuf::from(d.into_inner()))
+                .collect(),
             ..Config::default()
         };
         if let Some(std) = raw.c_standard {
@@ -475,6 +486,8 @@ pub struct Overrides {
     pub ignore: Vec<Selector>,
     /// `--define`: added to the configuration's `defines`.
     pub defines: Vec<String>,
+    /// `--include-dir`: searched after the configuration's `include-dirs`.
+    pub include_dirs: Vec<PathBuf>,
     /// `--pure-function`: added to `pure-functions`.
     pub pure_functions: Vec<String>,
     /// `--disable-loop-storage-check` (true turns it on).
@@ -501,6 +514,10 @@ pub struct Settings {
     /// `per-file-languages`: the first pattern that matches a file (relative
     /// to [`Settings::root`]) gives its language.
     per_file_languages: Vec<(FileGlob, SourceKind)>,
+    /// Where `#include`d headers are searched (cpp's `-I`): the
+    /// configuration's `include-dirs` (joined to its directory), then
+    /// `--include-dir`.
+    pub include_dirs: Vec<PathBuf>,
 }
 
 /// One layer of rule selection: `select` replaces, `extend` adds, `ignore`
@@ -554,6 +571,7 @@ impl Settings {
             settings.c_standard = c.c_standard.unwrap_or_default();
             settings.cache_dir = c.cache_dir.as_ref().map(|d| c.dir().join(d));
             settings.per_file_languages = c.per_file_languages.clone();
+            settings.include_dirs = c.include_dirs.iter().map(|d| c.dir().join(d)).collect();
         }
         apply_layer(
             &mut enabled,
@@ -564,6 +582,11 @@ impl Settings {
         for d in &overrides.defines {
             if !options.defines.contains(d) {
                 options.defines.push(d.clone());
+            }
+        }
+        for d in &overrides.include_dirs {
+            if !settings.include_dirs.contains(d) {
+                settings.include_dirs.push(d.clone());
             }
         }
         for f in &overrides.pure_functions {
@@ -781,6 +804,25 @@ mod tests {
         assert_eq!(s.ivdep_style_for(false), IvdepStyle::IntelPragma);
         let e = parse("c-standard = \"c++17\"\n").unwrap_err().to_string();
         assert!(e.contains("c-standard") && e.contains("c++17"), "{e}");
+    }
+
+    #[test]
+    fn include_dirs_are_the_configurations_then_the_command_lines() {
+        let cfg = parse("include-dirs = [\"inc\", \"/abs/hdr\"]\n").unwrap();
+        let overrides = Overrides {
+            include_dirs: vec![PathBuf::from("/cli"), PathBuf::from("/p/inc")],
+            ..Overrides::default()
+        };
+        let s = Settings::resolve(Some(&cfg), &overrides);
+        assert_eq!(
+            s.include_dirs,
+            [
+                PathBuf::from("/p/inc"),
+                PathBuf::from("/abs/hdr"),
+                PathBuf::from("/cli")
+            ]
+        );
+        assert!(parse("include-dirs = \"inc\"\n").is_err());
     }
 
     #[test]

@@ -91,6 +91,11 @@ struct Cli {
     #[arg(long = "define", short = 'D', value_name = "NAME")]
     defines: Vec<String>,
 
+    /// Search this directory for #included headers, as cpp's -I
+    /// (repeatable; after the configuration's include-dirs).
+    #[arg(long = "include-dir", short = 'I', value_name = "DIR")]
+    include_dirs: Vec<PathBuf>,
+
     /// A function without side effects (repeatable).
     #[arg(long = "pure-function", value_name = "NAME")]
     pure_functions: Vec<String>,
@@ -243,6 +248,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         extend_select: cli.extend_select.clone(),
         ignore: cli.ignore.clone(),
         defines: cli.defines.clone(),
+        include_dirs: cli
+            .include_dirs
+            .iter()
+            .map(|d| settings::absolute(d))
+            .collect(),
         pure_functions: cli.pure_functions.clone(),
         disable_loop_storage_check: cli.disable_loop_storage_check,
         ivdep_style: None,
@@ -637,14 +647,20 @@ fn diagnostics_of(
 }
 
 /// The files a free-form Fortran file at `path` `#include`s (quoted
-/// names, relative to the including file's directory, then to `path`'s),
-/// and those they include; `None` when it includes none that can be read.
-fn read_headers(kind: SourceKind, path: &Path, text: &str) -> Option<analyzer::Headers> {
+/// names relative to the including file's directory, then to `path`'s,
+/// then in `dirs`; angled names in `dirs`), and those they include; `None`
+/// when it includes none that can be read.
+fn read_headers(
+    kind: SourceKind,
+    path: &Path,
+    text: &str,
+    dirs: &[PathBuf],
+) -> Option<analyzer::Headers> {
     if !analyzer::Headers::wanted(kind, text) {
         return None;
     }
     let headers =
-        analyzer::Headers::read_beside(path, text, &mut |p| std::fs::read_to_string(p).ok());
+        analyzer::Headers::read_beside(path, text, dirs, &mut |p| std::fs::read_to_string(p).ok());
     (!headers.0.is_empty()).then_some(headers)
 }
 
@@ -696,7 +712,7 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
     // the headers a free-form Fortran file `#include`s: their macros are
     // expanded in its code
     let with_headers;
-    let opts = match read_headers(kind, &job.path, &text) {
+    let opts = match read_headers(kind, &job.path, &text, &settings.include_dirs) {
         Some(headers) => {
             with_headers = analyzer::AnalysisOptions {
                 headers,

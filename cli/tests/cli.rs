@@ -774,6 +774,59 @@ fn fortran_macros_from_included_headers_are_expanded() {
 }
 
 #[test]
+fn headers_are_searched_in_include_dirs() {
+    let dir = temp_dir("include-dirs");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("config/big")).unwrap();
+    std::fs::create_dir_all(dir.join("framework")).unwrap();
+    // `<name>` is searched in the include directories only; a quoted name
+    // that is not beside the file is searched there too
+    std::fs::write(dir.join("config/big/memory.h"), "#define NI_ 100\n").unwrap();
+    std::fs::write(
+        dir.join("framework/macros.h"),
+        "!/// heap arrays\n#define ALLOCABLE_ , allocatable\n",
+    )
+    .unwrap();
+    let f = dir.join("src/model.F90");
+    std::fs::write(
+        &f,
+        "#include <memory.h>\n#include \"macros.h\"\n\
+         subroutine k(b)\n  real ALLOCABLE_, dimension(:) :: w\n  real :: b(NI_)\n  integer :: i\n\
+         \x20 call builtin_csa_parallel_loop()\n  do i = 2, NI_\n    b(i) = b(i - 1)\n  end do\nend subroutine\n",
+    )
+    .unwrap();
+    let file = f.to_str().unwrap();
+    let o = run(&["--no-cache", "--no-config", "--format", "concise", file]);
+    assert!(diag_out(&o).contains("CSA001"), "{}", diag_out(&o));
+    let framework = dir.join("framework");
+    let big = dir.join("config/big");
+    let o = run(&[
+        "--no-cache",
+        "--no-config",
+        "--format",
+        "concise",
+        "-I",
+        framework.to_str().unwrap(),
+        "--include-dir",
+        big.to_str().unwrap(),
+        file,
+    ]);
+    let out = diag_out(&o);
+    assert!(!out.contains("CSA001"), "{out}");
+    assert!(out.contains("model.F90:9:5: error[CSA501]"), "{out}");
+    // the same from the configuration, relative to its directory
+    std::fs::write(
+        dir.join("csa-lint.toml"),
+        "include-dirs = [\"framework\", \"config/big\"]\n",
+    )
+    .unwrap();
+    let o = run(&["--no-cache", "--format", "concise", file]);
+    let out = diag_out(&o);
+    assert!(!out.contains("CSA001"), "{out}");
+    assert!(out.contains("model.F90:9:5: error[CSA501]"), "{out}");
+}
+
+#[test]
 fn cpp_headers_are_skipped() {
     let dir = temp_dir("cpp_header");
     let h = dir.join("grid.h");

@@ -545,9 +545,12 @@ impl Backend {
             // are expanded in its code), read beside the file
             let headers = match (kind, snap.path.as_deref()) {
                 (Some(kind), Some(path)) if analyzer::Headers::wanted(kind, &text) => {
-                    analyzer::Headers::read_beside(path, &text, &mut |p| {
-                        std::fs::read_to_string(p).ok()
-                    })
+                    analyzer::Headers::read_beside(
+                        path,
+                        &text,
+                        &resolved.settings.include_dirs,
+                        &mut |p| std::fs::read_to_string(p).ok(),
+                    )
                 }
                 _ => analyzer::Headers::default(),
             };

@@ -25,41 +25,45 @@
 use crate::frontend::PosMap;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-/// Included files, by the name written in `#include "name"` (the binary
-/// reads them, relative to the including file's directory).
+/// Included files, by the name written in `#include "name"` or
+/// `#include <name>` (the binary reads them: see [`Headers::read_beside`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Headers(pub Vec<(String, String)>);
+
+/// What [`Headers::read`] reads a header with: `(name, includer, angled)`.
+pub type ReadHeader<'a> = dyn FnMut(&str, Option<&str>, bool) -> Option<String> + 'a;
 
 /// The most headers [`Headers::read`] reads for one file.
 const MAX_HEADERS: usize = 64;
 
 impl Headers {
     /// The files `text` `#include`s, and those they include, as
-    /// `read(name, includer)` gives them (`includer`: `None` for `text`
-    /// itself, else the name of the header that holds the `#include`);
-    /// each name once, at most 64. The caller does the I/O: a name
-    /// resolves relative to its includer's directory as cpp resolves
-    /// `#include "name"`.
+    /// `read(name, includer, angled)` gives them (`includer`: `None` for
+    /// `text` itself, else the name of the header that holds the
+    /// `#include`; `angled`: written `<name>`); each name once, at most 64.
+    /// The caller does the I/O and the search (cpp's: a quoted name
+    /// relative to its includer's directory, then the include directories;
+    /// an angled one in the include directories).
     pub fn read(
         text: &str,
-        read: &mut dyn FnMut(&str, Option<&str>) -> Option<String>,
+        read: &mut ReadHeader<'_>,
     ) -> Headers {
         let mut out: Vec<(String, String)> = Vec::new();
-        let mut queue: Vec<(String, Option<String>)> = include_names(text)
+        let mut queue: Vec<(String, Option<String>, bool)> = include_names(text)
             .into_iter()
-            .map(|n| (n, None))
+            .map(|(n, angled)| (n, None, angled))
             .collect();
         queue.reverse();
-        while let Some((name, includer)) = queue.pop() {
+        while let Some((name, includer, angled)) = queue.pop() {
             if out.len() >= MAX_HEADERS || out.iter().any(|(n, _)| *n == name) {
                 continue;
             }
-            let Some(body) = read(&name, includer.as_deref()) else {
+            let Some(body) = read(&name, includer.as_deref(), angled) else {
                 continue;
             };
-            let mut nested: Vec<(String, Option<String>)> = include_names(&body)
+            let mut nested: Vec<(String, Option<String>, bool)> = include_names(&body)
                 .into_iter()
-                .map(|n| (n, Some(name.clone())))
+                .map(|(n, angled)| (n, Some(name.clone()), angled))
                 .collect();
             nested.reverse();
             out.push((name, body));
@@ -68,19 +72,29 @@ impl Headers {
         Headers(out)
     }
 
-    /// [`Headers::read`] for the file at `path`: a name resolves relative
-    /// to the directory of the header that includes it, then to `path`'s
-    /// (cpp's search for `#include "name"`); `read_file` does the reading.
+    /// [`Headers::read`] for the file at `path`, searched as cpp searches
+    /// with `-I` for each of `dirs`: `#include "name"` relative to the
+    /// directory of the header that includes it, then to `path`'s, then in
+    /// `dirs` in order; `#include <name>` in `dirs` only (system headers
+    /// are no one's macros here). `read_file` does the reading.
     pub fn read_beside(
         path: &std::path::Path,
         text: &str,
+        dirs: &[std::path::PathBuf],
         read_file: &mut dyn FnMut(&std::path::Path) -> Option<String>,
     ) -> Headers {
         let base = path.parent().unwrap_or(std::path::Path::new("."));
-        Headers::read(text, &mut |name, includer| {
-            let from = includer.and_then(|i| base.join(i).parent().map(|d| d.join(name)));
-            from.into_iter()
-                .chain(std::iter::once(base.join(name)))
+        Headers::read(text, &mut |name, includer, angled| {
+            let beside = (!angled).then(|| {
+                includer
+                    .and_then(|i| base.join(i).parent().map(|d| d.join(name)))
+                    .into_iter()
+                    .chain(std::iter::once(base.join(name)))
+            });
+            beside
+                .into_iter()
+                .flatten()
+                .chain(dirs.iter().map(|d| d.join(name)))
                 .find_map(|p| read_file(&p))
         })
     }
@@ -572,8 +586,10 @@ fn string_end(b: &[u8], i: usize) -> usize {
 
 /// The names of `text`'s `#include "name"` lines, in order (a quick scan:
 /// lines starting with `#`, whatever branch they are in).
-fn include_names(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+/// The names `text` `#include`s, in order, each once, and whether each is
+/// written `<name>`.
+fn include_names(text: &str) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
     if !text.contains("include") {
         return out;
     }
@@ -587,9 +603,18 @@ fn include_names(text: &str) -> Vec<String> {
             continue;
         }
         let rest = rest.trim();
-        if let Some(n) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
-            if !n.is_empty() && !out.iter().any(|x| x == n) {
-                out.push(n.to_string());
+        let quoted = rest
+            .strip_prefix('"')
+            .and_then(|r| r.split('"').next())
+            .map(|n| (n, false));
+        let angled = || {
+            rest.strip_prefix('<')
+                .and_then(|r| r.split('>').next())
+                .map(|n| (n, true))
+        };
+        if let Some((n, angled)) = quoted.or_else(angled) {
+            if !n.is_empty() && !out.iter().any(|(x, _)| x == n) {
+                out.push((n.to_string(), angled));
             }
         }
     }
