@@ -75,23 +75,7 @@ pub(crate) fn c_body_may_define_facts(body: &[u8]) -> bool {
             Some(b'=' | b',' | b'(' | b'{' | b'}' | b';' | b':') => {}
             Some(b')') => {
                 // the matching `(` (no quotes in between), then its keyword
-                let mut depth = 0usize;
-                let mut open = None;
-                for j in (0..end).rev() {
-                    match body[j] {
-                        b')' => depth += 1,
-                        b'(' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                open = Some(j);
-                                break;
-                            }
-                        }
-                        b'"' | b'\'' => break,
-                        _ => {}
-                    }
-                }
-                let Some(open) = open else {
+                let Some(open) = matching_open(body, end - 1, b"\"'") else {
                     return true;
                 };
                 let w = last_word(&body[..open]);
@@ -109,6 +93,26 @@ pub(crate) fn c_body_may_define_facts(body: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// The `(` matching the `)` at `close` in `b`, searching back; `None` when
+/// a byte of `stops` comes first or the parentheses do not balance.
+pub(crate) fn matching_open(b: &[u8], close: usize, stops: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    for j in (0..=close.min(b.len().checked_sub(1)?)).rev() {
+        match b[j] {
+            b')' => depth += 1,
+            b'(' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            c if stops.contains(&c) => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Whether a macro body can expand to something [`c_needs_lowering`] looks

@@ -38,7 +38,7 @@
 //! * A macro standing for qualifiers or specifiers (`double * RESTRICT a;`,
 //!   `double RESTRICT *a`, `INLINE void f(void)`, `EXPORT int n;`),
 //!   defined in a header csa-lint does not read or as `__restrict__`:
-//!   [`qualifier_macros_in`] finds a name that is not a keyword of the
+//!   [`qualifier_macro`] finds a name that is not a keyword of the
 //!   grammar where only a qualifier or a specifier can stand: between a
 //!   `*` and the declared name, between a type keyword and a `*`, or
 //!   before a type or storage-class keyword at the start of a declaration.
@@ -165,9 +165,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .iter()
         .filter_map(|b| b.blank.clone())
         .map(|r| (r.start, " ".repeat(r.len())))
-        .chain(qualifier_macros_in(&lines, defines))
-        .chain(cilk_in(&lines))
-        .chain(type_arguments_in(&lines))
+        .chain(token_rewrites(&lines, defines))
         .chain(declarations)
         .collect();
     rewrites.sort_by_key(|(p, _)| *p);
@@ -562,23 +560,7 @@ fn after_header(code: &str, start: usize, buffer: &[u8]) -> Option<(usize, usize
         let header = match c {
             b')' => {
                 // the matching `(`, then the keyword before it
-                let close = start + p;
-                let mut depth = 0usize;
-                let mut open = None;
-                for j in (0..=close.min(buffer.len().saturating_sub(1))).rev() {
-                    match buffer[j] {
-                        b')' => depth += 1,
-                        b'(' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                open = Some(j);
-                                break;
-                            }
-                        }
-                        b'{' | b'}' => break,
-                        _ => {}
-                    }
-                }
+                let open = super::super::relevance::matching_open(buffer, start + p, b"{}");
                 open.is_some_and(|o| {
                     let before = &buffer[..o];
                     let end = before
@@ -850,105 +832,6 @@ fn object_macros<'a>(lines: &'a [CodeLine], defines: &'a [String]) -> Vec<(&'a s
     out
 }
 
-/// Rewrites of the qualifier and specifier macros of `lines` (see the
-/// module documentation): (offset, same-length replacement).
-fn qualifier_macros_in(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)> {
-    let mut defs: Option<Vec<(&str, &str)>> = None;
-    let mut out = Vec::new();
-    for line in lines {
-        if line.directive {
-            continue;
-        }
-        let toks = line_tokens(line);
-        for (k, t) in toks.iter().enumerate() {
-            if !t.is_word() || t.text.starts_with(|c: char| c.is_ascii_digit()) {
-                continue;
-            }
-            let prev = k.checked_sub(1).map(|p| toks[p].text);
-            let next = toks.get(k + 1).map(|n| n.text);
-            let after_next = toks.get(k + 2).map(|n| n.text);
-            let word_at = |x: Option<&str>| {
-                x.is_some_and(|x| x.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()))
-            };
-            // `* M name`, `double M *`, `M int` at a declaration's start
-            // `STATIC VEC *x`, `EXTERN T n;`: two names and a third or a
-            // `*` at a declaration's start (a declaration has one type)
-            let before_type = k == 0
-                || matches!(prev, Some(";" | "{" | "}"));
-            let leading_macro = before_type
-                && word_at(next)
-                && next.is_some_and(|n| !grammar_keyword(n))
-                && (after_next == Some("*")
-                    || word_at(after_next) && after_next.is_some_and(|a| !grammar_keyword(a)));
-            let pointer_qualifier = prev == Some("*") && word_at(next) && after_next != Some("(");
-            let type_qualifier = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p)) && next == Some("*");
-            let specifier = next.is_some_and(|n| SPECIFIER_KEYWORDS.contains(&n))
-                && prev.is_none_or(|p| {
-                    matches!(p, ";" | "{" | "}" | "(" | ",") || SPECIFIER_KEYWORDS.contains(&p)
-                });
-            if !(pointer_qualifier || type_qualifier || specifier || leading_macro)
-                || grammar_keyword(t.text)
-            {
-                continue;
-            }
-            let defs = defs.get_or_insert_with(|| object_macros(lines, defines));
-            let spelled = defs
-                .iter()
-                .find(|(name, _)| *name == t.text)
-                .and_then(|(_, body)| qualifier_spelling(body))
-                .filter(|s| s.len() <= t.text.len())
-                .unwrap_or_default();
-            out.push((t.at, padded(&spelled, t.text.len())));
-        }
-    }
-    out
-}
-
-/// Blankings of the `*`s ending a macro argument that is a type
-/// (`va_arg(ap, VEC **)`, `NEW_A(n, Real *)`): a `*` before `,` or `)` is
-/// no expression; in the parentheses of a cast or a `sizeof` it is valid
-/// and stays.
-fn type_arguments_in(lines: &[CodeLine]) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    for line in lines {
-        if line.directive || !line.code.contains('*') {
-            continue;
-        }
-        let toks = line_tokens(line);
-        for (k, t) in toks.iter().enumerate() {
-            if t.text != "*" || !toks.get(k + 1).is_some_and(|n| matches!(n.text, ")" | ",")) {
-                continue;
-            }
-            // the `(` around, on this line, after a name
-            let mut depth = 0usize;
-            let open = toks[..k].iter().rposition(|o| match o.text {
-                ")" => {
-                    depth += 1;
-                    false
-                }
-                "(" if depth == 0 => true,
-                "(" => {
-                    depth -= 1;
-                    false
-                }
-                _ => false,
-            });
-            let called = open
-                .and_then(|o| o.checked_sub(1))
-                .is_some_and(|f| toks[f].is_word() && !grammar_keyword(toks[f].text));
-            if !called {
-                continue;
-            }
-            let mut first = k;
-            while first > 0 && toks[first - 1].text == "*" {
-                first -= 1;
-            }
-            out.extend(toks[first..=k].iter().map(|s| (s.at, " ".to_string())));
-        }
-    }
-    out
-}
-
 /// `s` followed by blanks to `width` bytes (`format!` takes no width
 /// beyond `u16::MAX`, a word can be longer).
 fn padded(s: &str, width: usize) -> String {
@@ -958,26 +841,110 @@ fn padded(s: &str, width: usize) -> String {
     out
 }
 
-/// Rewrites of Cilk Plus keywords (see the module documentation).
-fn cilk_in(lines: &[CodeLine]) -> Vec<(usize, String)> {
+/// The same-length rewrites read from each line's tokens (see the module
+/// documentation): qualifier and specifier macros, Cilk keywords, the
+/// `*`s ending a macro's type argument; (offset, replacement). Each line is
+/// tokenized once.
+fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)> {
+    let mut defs: Option<Vec<(&str, &str)>> = None;
     let mut out = Vec::new();
     for line in lines {
-        if line.directive || !line.code.contains("ilk_") {
+        if line.directive {
             continue;
         }
         let toks = line_tokens(line);
         for (k, t) in toks.iter().enumerate() {
-            let spelled = match t.text {
-                "_Cilk_for" | "cilk_for" if toks.get(k + 1).is_some_and(|n| n.text == "(") => {
-                    "for"
-                }
-                "_Cilk_spawn" | "cilk_spawn" => "",
-                _ => continue,
-            };
-            out.push((t.at, padded(spelled, t.text.len())));
+            if let Some(spelled) = cilk_keyword(&toks, k) {
+                out.push((t.at, padded(spelled, t.text.len())));
+            } else if qualifier_macro(&toks, k) {
+                let defs = defs.get_or_insert_with(|| object_macros(lines, defines));
+                let spelled = defs
+                    .iter()
+                    .find(|(name, _)| *name == t.text)
+                    .and_then(|(_, body)| qualifier_spelling(body))
+                    .filter(|s| s.len() <= t.text.len())
+                    .unwrap_or_default();
+                out.push((t.at, padded(&spelled, t.text.len())));
+            } else if let Some(first) = type_argument_stars(&toks, k) {
+                out.extend(toks[first..=k].iter().map(|s| (s.at, " ".to_string())));
+            }
         }
     }
     out
+}
+
+/// Whether token `k` is a macro standing for qualifiers or specifiers:
+/// a name that is not a keyword of the grammar between a `*` and the
+/// declared name (`* RESTRICT a`), between a type keyword and a `*`
+/// (`double RESTRICT *a`), before a type or storage-class keyword at a
+/// declaration's start (`INLINE void`, `static INLINE double`), or before
+/// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`: a
+/// declaration has one type).
+fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
+    let t = toks[k];
+    if !t.is_word() {
+        return false;
+    }
+    let prev = k.checked_sub(1).map(|p| toks[p].text);
+    let next = toks.get(k + 1).map(|n| n.text);
+    let after_next = toks.get(k + 2).map(|n| n.text);
+    let word_at = |x: Option<&str>| {
+        x.is_some_and(|x| x.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()))
+    };
+    let name_at = |x: Option<&str>| word_at(x) && x.is_some_and(|x| !grammar_keyword(x));
+    let pointer_qualifier = prev == Some("*") && word_at(next) && after_next != Some("(");
+    let type_qualifier = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p)) && next == Some("*");
+    let specifier = next.is_some_and(|n| SPECIFIER_KEYWORDS.contains(&n))
+        && prev.is_none_or(|p| {
+            matches!(p, ";" | "{" | "}" | "(" | ",") || SPECIFIER_KEYWORDS.contains(&p)
+        });
+    let before_type = (k == 0 || matches!(prev, Some(";" | "{" | "}")))
+        && name_at(next)
+        && (after_next == Some("*") || name_at(after_next));
+    (pointer_qualifier || type_qualifier || specifier || before_type) && !grammar_keyword(t.text)
+}
+
+/// The Cilk Plus keyword at token `k`, in C: `for` for `_Cilk_for` and
+/// `cilk_for` before `(`, nothing for `_Cilk_spawn` and `cilk_spawn`.
+fn cilk_keyword(toks: &[LineTok<'_>], k: usize) -> Option<&'static str> {
+    match toks[k].text {
+        "_Cilk_for" | "cilk_for" if toks.get(k + 1).is_some_and(|n| n.text == "(") => Some("for"),
+        "_Cilk_spawn" | "cilk_spawn" => Some(""),
+        _ => None,
+    }
+}
+
+/// When token `k` is a `*` ending a macro argument that is a type
+/// (`va_arg(ap, VEC **)`, `NEW_A(n, Real *)`: a `*` before `,` or `)` is no
+/// expression), the first `*` of its run; in the parentheses of a cast or
+/// a `sizeof` such a `*` is valid and stays.
+fn type_argument_stars(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
+    if toks[k].text != "*" || !toks.get(k + 1).is_some_and(|n| matches!(n.text, ")" | ",")) {
+        return None;
+    }
+    // the `(` around, on this line, after a name
+    let mut depth = 0usize;
+    let open = toks[..k].iter().rposition(|o| match o.text {
+        ")" => {
+            depth += 1;
+            false
+        }
+        "(" if depth == 0 => true,
+        "(" => {
+            depth -= 1;
+            false
+        }
+        _ => false,
+    })?;
+    let callee = toks.get(open.checked_sub(1)?)?;
+    if !callee.is_word() || grammar_keyword(callee.text) {
+        return None;
+    }
+    let mut first = k;
+    while first > 0 && toks[first - 1].text == "*" {
+        first -= 1;
+    }
+    Some(first)
 }
 
 /// One line of C for [`bare_macros`].
