@@ -940,6 +940,15 @@ fn type_argument_stars(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
     if !callee.is_word() || grammar_keyword(callee.text) {
         return None;
     }
+    // a prototype's parameters (`void f(int *, double *);`, `VEC *g(MAT
+    // *)`): the name follows a type or a `*`
+    let declared = open
+        .checked_sub(2)
+        .and_then(|p| toks.get(p))
+        .is_some_and(|p| p.text == "*" || p.is_word() && p.text != "return");
+    if declared {
+        return None;
+    }
     let mut first = k;
     while first > 0 && toks[first - 1].text == "*" {
         first -= 1;
@@ -1474,13 +1483,20 @@ mod tests {
                     \x20 p = NEW_A(n, Real *);\n\
                     \x20 q = (Real **)NULL;\n\
                     \x20 n = sizeof(VEC *);\n\
-                    }\n";
+                    \x20 void g(int *, double *);\n\
+                    \x20 return va_arg(ap, T *);\n\
+                    }\n\
+                    static VEC *h(MAT *, VEC *);\n";
         let out = repaired(text, &[]);
         assert!(out.contains("\n         VEC *r = VNULL, *p;"), "{out}");
         assert!(out.contains("\n         T count;"), "{out}");
         assert!(out.contains("va_arg(ap, VEC   ))"), "{out}");
         assert!(out.contains("NEW_A(n, Real  );"), "{out}");
         assert!(out.contains("(Real **)NULL") && out.contains("sizeof(VEC *)"), "{out}");
+        // prototypes keep their abstract declarators
+        assert!(out.contains("void g(int *, double *);"), "{out}");
+        assert!(out.contains("static VEC *h(MAT *, VEC *);"), "{out}");
+        assert!(out.contains("return va_arg(ap, T  );"), "{out}");
     }
 
     #[test]
