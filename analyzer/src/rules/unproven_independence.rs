@@ -31,8 +31,11 @@
 //!
 //! ## How to fix
 //! Check the reason given. Make what is unknown visible: `restrict` on
-//! pointer parameters that never overlap, a loop-invariant offset as a
-//! constant, a callee defined in the same file. When you know the loop is
+//! pointer parameters that never overlap (a pointer declared with a macro
+//! from a header csa-lint does not read, `double * RESTRICT a`, is not
+//! taken for `restrict`: the message names the macro, and `-D
+//! RESTRICT=restrict` says what it stands for), a loop-invariant offset as
+//! a constant, a callee defined in the same file. When you know the loop is
 //! independent, suppress the diagnostic on that line with
 //! `// csa-lint: ignore[CSA502]` and a comment saying why.
 //!
@@ -86,7 +89,14 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 Unproven::SearchLimit => "no conflict was found in the first 256 iterations, and none can be excluded".to_string(),
                 Unproven::MayAlias { other, other_span } => {
                     related.push((*other_span, format!("`{other}` may point to the same memory")));
-                    format!("`{object}` and `{other}` may be the same memory (add `restrict` to pointer parameters that never overlap)")
+                    let hint = [object.as_str(), other.as_str()]
+                        .iter()
+                        .find_map(|n| unread_qualifier(cx, n))
+                        .map_or_else(
+                            || "add `restrict` to pointer parameters that never overlap".to_string(),
+                            |(var, mac)| format!("`{var}` is declared with `{mac}`, a macro csa-lint does not read as `restrict`; if it stands for it, `-D {mac}=restrict` or `defines = [\"{mac}=restrict\"]` says so"),
+                        );
+                    format!("`{object}` and `{other}` may be the same memory ({hint})")
                 }
                 Unproven::UnknownCall(name) => format!("the call to `{name}` has effects csa-lint cannot see (define it in this file, or list it in `pure-functions` if it has none)"),
                 Unproven::OpaqueCallee { name, why } => format!("`{name}` is defined in this file, but its effects cannot be summarised: {why}"),
@@ -125,4 +135,28 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
             out.push(diag.with_related(anchor, "the loop is asserted parallel here"));
         }
     }
+}
+
+/// When the pointer `name` (`*a` or `a`) of a C function is declared with
+/// a name between its `*` and itself (`double * RESTRICT a`: a qualifier
+/// macro csa-lint cannot see, read as nothing), the pointer and the macro.
+fn unread_qualifier(cx: &FunctionContext, name: &str) -> Option<(String, String)> {
+    if cx.func.lang != crate::ir::Lang::C {
+        return None;
+    }
+    let name = name.trim_start_matches('*');
+    let var = cx.func.vars.iter().find(|v| v.name == name)?;
+    let text = cx.src.text().get(..var.span.start as usize)?;
+    let before = text.trim_end_matches([' ', '\t']);
+    let word_start = before
+        .rfind(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+        .map_or(0, |i| i + 1);
+    let word = &before[word_start..];
+    let star = before[..word_start].trim_end_matches([' ', '\t']).ends_with('*');
+    let qualifier = matches!(
+        word,
+        "const" | "volatile" | "restrict" | "__restrict" | "__restrict__" | "_Atomic"
+    );
+    (star && !qualifier && word.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()))
+        .then(|| (name.to_string(), word.to_string()))
 }
