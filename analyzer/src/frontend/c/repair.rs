@@ -598,46 +598,28 @@ fn after_header(code: &str, start: usize, buffer: &[u8]) -> Option<(usize, usize
 /// expressions: no two operands in a row (`teams distribute`,
 /// `tile(32) deviceptr(a)`) and no `:` but the one of a `?:`.
 fn expression_list(code: &str) -> bool {
-    let b = code.as_bytes();
     let mut questions = 0usize;
     // the previous token ended an operand (a name, a number, `)`, `]`)
     let mut after_operand = false;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        if c == b'_' || c.is_ascii_alphanumeric() || c == b'.' && after_operand_is_number(b, i) {
+    for t in tokens(code, 0) {
+        if t.text.starts_with(|c: char| c == '_' || c.is_ascii_alphanumeric()) {
             if after_operand {
                 return false;
-            }
-            while i < b.len() && (b[i] == b'_' || b[i] == b'.' || b[i].is_ascii_alphanumeric()) {
-                i += 1;
             }
             after_operand = true;
             continue;
         }
-        match c {
-            b'?' => questions += 1,
-            b':' if b.get(i + 1) != Some(&b':') => {
-                if questions == 0 {
-                    return false;
-                }
-                questions -= 1;
-            }
+        match t.text {
+            "?" => questions += 1,
+            ":" => match questions.checked_sub(1) {
+                Some(q) => questions = q,
+                None => return false,
+            },
             _ => {}
         }
-        after_operand = matches!(c, b')' | b']');
-        i += 1;
+        after_operand = matches!(t.text, ")" | "]");
     }
     true
-}
-
-/// Whether the `.` at `i` starts a number (`.5`).
-fn after_operand_is_number(b: &[u8], i: usize) -> bool {
-    b.get(i + 1).is_some_and(|c| c.is_ascii_digit())
 }
 
 /// The end of `code` when it is only a name, or a name and a balanced
@@ -694,7 +676,13 @@ impl LineTok<'_> {
 
 /// The tokens of a line's code: words (numbers too) and single bytes.
 fn line_tokens(line: &CodeLine) -> Vec<LineTok<'_>> {
-    let b = line.code.as_bytes();
+    tokens(&line.code, line.start)
+}
+
+/// The tokens of `code` (comments and literals blanked), at `base` plus
+/// their offsets: words (numbers too) and single bytes.
+fn tokens(code: &str, base: usize) -> Vec<LineTok<'_>> {
+    let b = code.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
@@ -710,13 +698,13 @@ fn line_tokens(line: &CodeLine) -> Vec<LineTok<'_>> {
             }
         } else {
             i += 1;
-            while i < b.len() && !line.code.is_char_boundary(i) {
+            while i < b.len() && !code.is_char_boundary(i) {
                 i += 1;
             }
         }
         out.push(LineTok {
-            at: line.start + start,
-            text: &line.code[start..i],
+            at: base + start,
+            text: &code[start..i],
         });
     }
     out
