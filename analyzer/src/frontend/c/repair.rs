@@ -50,6 +50,10 @@
 //!   compiler that does not know the macro either. A name before a type
 //!   name and a declarator at a declaration's start (`STATIC VEC *v`,
 //!   `EXTERN T n;`: a declaration has one type) is blanked the same way.
+//! * A GNU attribute after a variable's declarator (`float t[64]
+//!   __attribute__((aligned(64)));`), which tree-sitter-c reads only
+//!   before a declaration: blanked (alignment and `unused` mean nothing to
+//!   the analysis; a function's `const`, which does, parses and stays).
 //! * Cilk Plus (Intel's compilers, Cilk-era HPC codes): `_Cilk_for` and
 //!   `cilk_for` are read as `for`, `_Cilk_spawn` and `cilk_spawn` are
 //!   blanked (the call stays). A Cilk loop is analysed as a sequential one:
@@ -855,6 +859,9 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
                 out.push((t.at, padded(&spelled, t.text.len())));
             } else if let Some(first) = type_argument_stars(&toks, k) {
                 out.extend(toks[first..=k].iter().map(|s| (s.at, " ".to_string())));
+            } else if let Some(last) = trailing_attribute(&toks, k) {
+                let end = toks[last].at + toks[last].text.len();
+                out.push((t.at, " ".repeat(end - t.at)));
             }
         }
     }
@@ -900,6 +907,37 @@ fn cilk_keyword(toks: &[LineTok<'_>], k: usize) -> Option<&'static str> {
         "_Cilk_spawn" | "cilk_spawn" => Some(""),
         _ => None,
     }
+}
+
+/// When token `k` is a GNU attribute after a variable's declarator
+/// (`float t[64] __attribute__((aligned(64)));`, `int x
+/// __attribute__((unused)) = 0;`), which tree-sitter-c reads only before
+/// a declaration, the token that closes it. (After a function's
+/// parameters, `f(int) __attribute__((const))`, it parses and is read.)
+fn trailing_attribute(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
+    if !matches!(toks[k].text, "__attribute__" | "__attribute") {
+        return None;
+    }
+    let prev = toks.get(k.checked_sub(1)?)?;
+    if !(prev.text == "]" || prev.is_word() && !grammar_keyword(prev.text)) {
+        return None;
+    }
+    if toks.get(k + 1)?.text != "(" {
+        return None;
+    }
+    let mut depth = 0usize;
+    let close = (k + 1..toks.len()).find(|&j| match toks[j].text {
+        "(" => {
+            depth += 1;
+            false
+        }
+        ")" => {
+            depth -= 1;
+            depth == 0
+        }
+        _ => false,
+    })?;
+    matches!(toks.get(close + 1)?.text, ";" | "," | "=").then_some(close)
 }
 
 /// When token `k` is a `*` ending a macro argument that is a type
@@ -1485,6 +1523,23 @@ mod tests {
         assert!(out.contains("void g(int *, double *);"), "{out}");
         assert!(out.contains("static VEC *h(MAT *, VEC *);"), "{out}");
         assert!(out.contains("return va_arg(ap, T  );"), "{out}");
+    }
+
+    #[test]
+    fn attributes_after_declarators() {
+        let text = "int g __attribute__((unused));\n\
+                    int sq(int) __attribute__((const));\n\
+                    void f(void) {\n\
+                    \x20 float t[16] __attribute__ ((aligned (64)));\n\
+                    \x20 float s[4] __attribute__((aligned(64))) = {0.f}, u;\n\
+                    \x20 static __attribute__((unused)) int v;\n\
+                    }\n";
+        let out = repaired(text, &[]);
+        assert!(out.starts_with("int g                        ;\n"), "{out}");
+        assert!(out.contains("int sq(int) __attribute__((const));"), "{out}");
+        assert!(out.contains(&format!("float t[16]{};", " ".repeat(31))), "{out}");
+        assert!(out.contains("float s[4]                              = {0.f}, u;"), "{out}");
+        assert!(out.contains("static __attribute__((unused)) int v;"), "{out}");
     }
 
     #[test]
