@@ -59,8 +59,9 @@
 //!   blanked (the call stays). A Cilk loop is analysed as a sequential one:
 //!   csa-lint does not check its iterations for races.
 //! * A macro given a type as an argument (`va_arg(ap, VEC **)`,
-//!   `NEW_A(n, Real *)`): the `*`s before the `,` or `)` are blanked (in a
-//!   call's parentheses only: a cast's and a `sizeof`'s stay).
+//!   `NEW_A(n, unsigned int *)`): the `*`s before the `,` or `)` and the
+//!   type keywords but the last are blanked (in a call's parentheses only:
+//!   a cast's, a `sizeof`'s and a prototype's stay).
 //!
 //! Rewrites keep every offset (the same length, blanks for what is
 //! removed); only insertions move text.
@@ -859,6 +860,12 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
                 out.push((t.at, padded(&spelled, t.text.len())));
             } else if let Some(first) = type_argument_stars(&toks, k) {
                 out.extend(toks[first..=k].iter().map(|s| (s.at, " ".to_string())));
+            } else if let Some(last) = type_argument_keywords(&toks, k) {
+                out.extend(
+                    toks[k..last]
+                        .iter()
+                        .map(|s| (s.at, " ".repeat(s.text.len()))),
+                );
             } else if let Some(last) = trailing_attribute(&toks, k) {
                 let end = toks[last].at + toks[last].text.len();
                 out.push((t.at, " ".repeat(end - t.at)));
@@ -942,15 +949,50 @@ fn trailing_attribute(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
 
 /// When token `k` is a `*` ending a macro argument that is a type
 /// (`va_arg(ap, VEC **)`, `NEW_A(n, Real *)`: a `*` before `,` or `)` is no
-/// expression), the first `*` of its run; in the parentheses of a cast or
-/// a `sizeof` such a `*` is valid and stays.
+/// expression), the first `*` of its run; in the parentheses of a cast, a
+/// `sizeof` or a prototype such a `*` is valid and stays.
 fn type_argument_stars(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
-    if toks[k].text != "*" || !toks.get(k + 1).is_some_and(|n| matches!(n.text, ")" | ",")) {
+    if toks[k].text != "*"
+        || !toks.get(k + 1).is_some_and(|n| matches!(n.text, ")" | ","))
+        || !in_call_arguments(toks, k)
+    {
         return None;
     }
-    // the `(` around, on this line, after a name
+    let mut first = k;
+    while first > 0 && toks[first - 1].text == "*" {
+        first -= 1;
+    }
+    Some(first)
+}
+
+/// When token `k` starts a macro argument that is a type of several
+/// keywords (`NEW_A(n, unsigned int)`, `va_arg(ap, long double)`), the
+/// last keyword: the ones before it are blanked (one keyword alone parses,
+/// as a name).
+fn type_argument_keywords(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
+    let is_type = |j: usize| toks.get(j).is_some_and(|t| TYPE_KEYWORDS.contains(&t.text));
+    if !is_type(k) || !is_type(k + 1) || !matches!(toks.get(k.checked_sub(1)?)?.text, "(" | ",") {
+        return None;
+    }
+    let mut last = k + 1;
+    while is_type(last + 1) {
+        last += 1;
+    }
+    let mut end = last + 1;
+    while toks.get(end).is_some_and(|t| t.text == "*") {
+        end += 1;
+    }
+    (toks.get(end).is_some_and(|t| matches!(t.text, ")" | ",")) && in_call_arguments(toks, k))
+        .then_some(last)
+}
+
+/// Whether token `k` is inside the argument list of a call on its line
+/// (the `(` around it follows a name that is no keyword), not a
+/// prototype's parameters (`void f(int *, double *);`, `VEC *g(MAT *)`:
+/// the name follows a type or a `*`).
+fn in_call_arguments(toks: &[LineTok<'_>], k: usize) -> bool {
     let mut depth = 0usize;
-    let open = toks[..k].iter().rposition(|o| match o.text {
+    let Some(open) = toks[..k].iter().rposition(|o| match o.text {
         ")" => {
             depth += 1;
             false
@@ -961,25 +1003,17 @@ fn type_argument_stars(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
             false
         }
         _ => false,
-    })?;
-    let callee = toks.get(open.checked_sub(1)?)?;
-    if !callee.is_word() || grammar_keyword(callee.text) {
-        return None;
-    }
-    // a prototype's parameters (`void f(int *, double *);`, `VEC *g(MAT
-    // *)`): the name follows a type or a `*`
+    }) else {
+        return false;
+    };
+    let Some(callee) = open.checked_sub(1).and_then(|c| toks.get(c)) else {
+        return false;
+    };
     let declared = open
         .checked_sub(2)
         .and_then(|p| toks.get(p))
         .is_some_and(|p| p.text == "*" || p.is_word() && p.text != "return");
-    if declared {
-        return None;
-    }
-    let mut first = k;
-    while first > 0 && toks[first - 1].text == "*" {
-        first -= 1;
-    }
-    Some(first)
+    callee.is_word() && !grammar_keyword(callee.text) && !declared
 }
 
 /// One line of C for [`bare_macros`].
@@ -1523,6 +1557,17 @@ mod tests {
         assert!(out.contains("void g(int *, double *);"), "{out}");
         assert!(out.contains("static VEC *h(MAT *, VEC *);"), "{out}");
         assert!(out.contains("return va_arg(ap, T  );"), "{out}");
+        let text = "void f(int n) {\n\
+                    \x20 p = NEW_A(n, unsigned int);\n\
+                    \x20 q = RENEW(q, n, unsigned long long *);\n\
+                    \x20 r = (unsigned int *)s + sizeof(unsigned long);\n\
+                    }\n\
+                    void g(unsigned int, long double *);\n";
+        let out = repaired(text, &[]);
+        assert!(out.contains("NEW_A(n,          int);"), "{out}");
+        assert!(out.contains("RENEW(q, n,               long  );"), "{out}");
+        assert!(out.contains("r = (unsigned int *)s + sizeof(unsigned long);"), "{out}");
+        assert!(out.contains("void g(unsigned int, long double *);"), "{out}");
     }
 
     #[test]
