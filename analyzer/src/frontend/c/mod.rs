@@ -56,8 +56,9 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::C, text) else {
         return LoweredFile::gave_up(text);
     };
-    if misread(&tree) {
-        if let Some(lowered) = lower_repaired(text, &tree, opts) {
+    let misread = misreadings(&tree);
+    if misread > 0 {
+        if let Some(lowered) = lower_repaired(text, misread, opts) {
             return lowered;
         }
     }
@@ -98,19 +99,16 @@ pub fn may_need_repair(text: &str) -> bool {
 /// `text` lowered from a repaired parse (see [`repair`]: implicit-`int`
 /// types written out, `;` after macros used as statements, qualifier
 /// macros spelt out or blanked...), when that parse has fewer syntax errors
-/// and top-level blocks than `tree`; positions are the source's.
-fn lower_repaired(
-    text: &str,
-    tree: &tree_sitter::Tree,
-    opts: &FrontendOptions,
-) -> Option<LoweredFile> {
+/// and top-level blocks than the original's `misread`; positions are the
+/// source's.
+fn lower_repaired(text: &str, misread: usize, opts: &FrontendOptions) -> Option<LoweredFile> {
     let repairs = repair::repairs(text, &opts.defines);
     if repairs.is_empty() {
         return None;
     }
     let (typed, inserted) = repairs.apply(text);
     let typed_tree = csa_grammars::parse(csa_grammars::Grammar::C, &typed)?;
-    if misreadings(&typed_tree) >= misreadings(tree) {
+    if misreadings(&typed_tree) >= misread {
         return None;
     }
     Some(lower_parsed(

@@ -5,7 +5,7 @@
 //!   name, `main(argc, argv) int argc; char **argv; { ... }` or
 //!   `scale(n) { ... }`. Compilers of the period build it (and clang, with
 //!   a warning, in C89/gnu89 mode), NPB 3.0's C codes are written that way.
-//!   [`implicit_int`] looks at the top level for such definitions: at the
+//!   [`implicit_int_in`] looks at the top level for such definitions: at the
 //!   start of a declaration (the file's start, after a `;` or a function
 //!   body at top level, or after a preprocessor line), an identifier that
 //!   is not a keyword, a balanced parameter list, and then the body's `{`,
@@ -158,8 +158,9 @@ impl Repairs {
 pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
     let lines = code_lines(text.as_bytes());
     let bare = bare_macros_in(&lines);
-    let (prototypes, declarations) = old_style_prototypes(text);
-    let mut inserts: Vec<(usize, String)> = implicit_int(text)
+    let top = top_level_tokens(text);
+    let (prototypes, declarations) = old_style_prototypes(text, &top);
+    let mut inserts: Vec<(usize, String)> = implicit_int_in(text, &top)
         .into_iter()
         .map(|p| (p, "int ".to_string()))
         .chain(bare.iter().map(|b| (b.end, ";".to_string())))
@@ -192,8 +193,14 @@ const KEYWORDS: &[&str] = &[
 /// The source offsets of the names of top-level definitions that have no
 /// type (see the module documentation). `text` is the parser's input:
 /// inactive preprocessor branches blanked.
-pub(crate) fn implicit_int(text: &str) -> Vec<usize> {
-    let toks = top_level_tokens(text);
+#[cfg(test)]
+fn implicit_int(text: &str) -> Vec<usize> {
+    implicit_int_in(text, &top_level_tokens(text))
+}
+
+/// The source offsets of the names of implicit-`int` definitions (see the
+/// module documentation), over the text's top-level tokens.
+fn implicit_int_in(text: &str, toks: &[Token]) -> Vec<usize> {
     let mut out = Vec::new();
     let word = |t: &Token| &text[t.start..t.end];
     let mut i = 0;
@@ -206,7 +213,7 @@ pub(crate) fn implicit_int(text: &str) -> Vec<usize> {
         {
             j += 1;
         }
-        if let Some(next) = definition_without_type(text, &toks, j) {
+        if let Some(next) = definition_without_type(text, toks, j) {
             out.push(toks[j].start);
             i = next;
             continue;
@@ -249,13 +256,12 @@ pub(crate) fn implicit_int(text: &str) -> Vec<usize> {
 /// for a parameter none declares), inserted after its `(`; the names in it
 /// and the declarations are blanked (lines kept). Returns the insertions
 /// and the blankings.
-fn old_style_prototypes(text: &str) -> (Edits, Edits) {
+fn old_style_prototypes(text: &str, toks: &[Token]) -> (Edits, Edits) {
     let mut inserts = Vec::new();
     let mut blanks = Vec::new();
     if !text.contains('*') {
         return (inserts, blanks);
     }
-    let toks = top_level_tokens(text);
     let word = |t: &Token| &text[t.start..t.end];
     let blank = |r: std::ops::Range<usize>| {
         let s: String = text[r.clone()]
