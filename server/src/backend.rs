@@ -641,6 +641,10 @@ impl Backend {
                 continue;
             }
             if push {
+                // The requests just woken (a hover waiting for this version)
+                // go first: tokio runs a task this worker woke on this worker
+                // next, so they would otherwise wait for the publication.
+                tokio::task::yield_now().await;
                 let url = url.unwrap_or_else(|| convert::DEFAULT_RULES_URL.to_string());
                 self.publish(uri, &snap, &analysed, enc, &url);
             }
@@ -653,22 +657,22 @@ impl Backend {
     /// with the current configuration, and they differ from the last set
     /// published.
     fn publish(&self, uri: &Uri, snap: &Snapshot, a: &Analysed, enc: Encoding, url: &str) {
-        let print = convert::diagnostics_fingerprint(a, uri, enc, url);
-        let unchanged = |st: &State| {
-            st.docs
-                .get(uri)
-                .is_some_and(|doc| doc.published == Some(print))
-        };
-        if unchanged(&self.lock()) {
-            return;
-        }
         let count = a.result.as_ref().map_or(1, |fa| fa.diagnostics().len());
+        // The set's fingerprint is the hash of its JSON (as
+        // `diagnostics_fingerprint`), taken from the body once written:
+        // cheaper than a structural hash before writing (measured).
+        let mut array = 0..0;
         let body = publish_body(
             uri,
             count * 512,
-            |out| convert::write_diagnostics_json(a, uri, enc, url, out),
+            |out| {
+                array.start = out.len();
+                convert::write_diagnostics_json(a, uri, enc, url, out);
+                array.end = out.len();
+            },
             Some(a.version),
         );
+        let print = xxhash_rust::xxh3::xxh3_64(body.get(array).unwrap_or_default());
         let mut st = self.lock();
         let generation = st.config_generation;
         let Some(doc) = st.docs.get_mut(uri) else {

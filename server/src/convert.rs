@@ -30,7 +30,9 @@ fn severity(s: Severity) -> DiagnosticSeverity {
     }
 }
 
-/// `d` is a diagnostic of the analysis of `src`.
+/// `d` is a diagnostic of the analysis of `src`, in the form pull reports
+/// and code actions carry. [`write_diagnostics_json`] writes the same value
+/// for publication (tested against this form's serialisation).
 pub fn diagnostic(
     a: &Analysed,
     src: &SourceText,
@@ -39,77 +41,72 @@ pub fn diagnostic(
     enc: Encoding,
     rules_url: &str,
 ) -> lsp::Diagnostic {
-    let code = d.code.to_string();
-    let href = rule_href(rules_url, d);
-    let href = href.parse::<Uri>().is_ok().then_some(href.as_str());
-    wire(&a.positions(), src, uri.as_str(), d, &code, href, enc).to_lsp(uri)
-}
-
-/// The published form of one diagnostic; `href` is its rule's link.
-fn wire<'a>(
-    positions: &crate::position::Positions<'_>,
-    src: &SourceText,
-    uri: &'a str,
-    d: &'a Diagnostic,
-    code: &'a str,
-    href: Option<&'a str>,
-    enc: Encoding,
-) -> Wire<'a> {
-    Wire {
-        range: positions.range(d.span.start as usize, d.span.end as usize, enc),
-        severity: severity(d.severity),
-        code,
-        code_description: href.map(|href| WireHref { href }),
-        source: "csa-lint",
-        message: full_message(d, src),
+    let positions = a.positions();
+    let range =
+        |span: analyzer::source::Span| positions.range(span.start as usize, span.end as usize, enc);
+    lsp::Diagnostic {
+        range: range(d.span),
+        severity: Some(severity(d.severity)),
+        code: Some(NumberOrString::String(d.code.to_string())),
+        code_description: rule_href(rules_url, d)
+            .parse()
+            .ok()
+            .map(|href| CodeDescription { href }),
+        source: Some("csa-lint".to_string()),
+        message: full_message(d, src).into_owned(),
         related_information: (!d.related.is_empty()).then(|| {
             d.related
                 .iter()
-                .map(|r| WireRelated {
-                    location: WireLocation {
-                        uri,
-                        range: positions.range(r.span.start as usize, r.span.end as usize, enc),
-                    },
-                    message: text(&r.message, src),
+                .map(|r| DiagnosticRelatedInformation {
+                    location: Location::new(uri.clone(), range(r.span)),
+                    message: text(&r.message, src).into_owned(),
                 })
                 .collect()
         }),
-        tags: unnecessary(d.code).then_some([DiagnosticTag::UNNECESSARY]),
-    }
-}
-
-impl Wire<'_> {
-    /// The owned `lsp_types` form (pull reports, code actions).
-    fn to_lsp(&self, uri: &Uri) -> lsp::Diagnostic {
-        lsp::Diagnostic {
-            range: self.range,
-            severity: Some(self.severity),
-            code: Some(NumberOrString::String(self.code.to_string())),
-            code_description: self.code_description.as_ref().and_then(|h| {
-                Some(CodeDescription {
-                    href: h.href.parse().ok()?,
-                })
-            }),
-            source: Some(self.source.to_string()),
-            message: self.message.to_string(),
-            related_information: self.related_information.as_ref().map(|rs| {
-                rs.iter()
-                    .map(|r| DiagnosticRelatedInformation {
-                        location: Location::new(uri.clone(), r.location.range),
-                        message: r.message.to_string(),
-                    })
-                    .collect()
-            }),
-            tags: self.tags.as_ref().map(|t| t.to_vec()),
-            data: None,
-        }
+        tags: unnecessary(d.code).then(|| vec![DiagnosticTag::UNNECESSARY]),
+        data: None,
     }
 }
 
 /// A JSON string, escaped as serde_json escapes it.
 fn json_str(out: &mut Vec<u8>, s: &str) {
-    // (Writing a `str` to a `Vec` cannot fail.)
-    let _ = serde_json::to_writer(&mut *out, s);
+    out.push(b'"');
+    json_str_contents(out, s);
+    out.push(b'"');
+}
+
+/// The inside of a JSON string (no quotes), escaped as serde_json escapes
+/// it; most text needs no escape and is copied as it is.
+fn json_str_contents(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // serde_json's escaping, without its quotes (writing to a `Vec`
+        // cannot fail)
+        let at = out.len();
+        if serde_json::to_writer(&mut *out, s).is_ok() && out.len() >= at + 2 {
+            out.pop();
+            out.remove(at);
+        }
+    } else {
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// A message as a JSON string's contents, its line references shown as in
+/// `src` (what [`text`] gives, without building it).
+fn json_message_contents(out: &mut Vec<u8>, m: &Message, src: &SourceText) {
+    if let Some(t) = m.as_plain() {
+        json_str_contents(out, t);
+        return;
+    }
+    for p in m.parts() {
+        match p {
+            Part::Text(t) => json_str_contents(out, t),
+            Part::Line(o) => {
+                out.extend_from_slice(b"line ");
+                json_num(out, src.line_of(o as usize) as u32 + 1);
+            }
+        }
+    }
 }
 
 fn json_num(out: &mut Vec<u8>, n: u32) {
@@ -126,58 +123,6 @@ fn json_range(out: &mut Vec<u8>, r: &lsp::Range) {
     out.extend_from_slice(b",\"character\":");
     json_num(out, r.end.character);
     out.extend_from_slice(b"}}");
-}
-
-impl Wire<'_> {
-    /// The JSON of the published diagnostic, written by hand: the same
-    /// value as its `Serialize` form (tested), at half the cost on a
-    /// 1.5 MB publication.
-    fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"range\":");
-        json_range(out, &self.range);
-        out.extend_from_slice(b",\"severity\":");
-        json_num(
-            out,
-            match self.severity {
-                DiagnosticSeverity::ERROR => 1,
-                DiagnosticSeverity::WARNING => 2,
-                DiagnosticSeverity::INFORMATION => 3,
-                _ => 4,
-            },
-        );
-        out.extend_from_slice(b",\"code\":");
-        json_str(out, self.code);
-        if let Some(h) = &self.code_description {
-            out.extend_from_slice(b",\"codeDescription\":{\"href\":");
-            json_str(out, h.href);
-            out.push(b'}');
-        }
-        out.extend_from_slice(b",\"source\":");
-        json_str(out, self.source);
-        out.extend_from_slice(b",\"message\":");
-        json_str(out, &self.message);
-        if let Some(related) = &self.related_information {
-            out.extend_from_slice(b",\"relatedInformation\":[");
-            for (i, r) in related.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(b"{\"location\":{\"uri\":");
-                json_str(out, r.location.uri);
-                out.extend_from_slice(b",\"range\":");
-                json_range(out, &r.location.range);
-                out.extend_from_slice(b"},\"message\":");
-                json_str(out, &r.message);
-                out.push(b'}');
-            }
-            out.push(b']');
-        }
-        if self.tags.is_some() {
-            // DiagnosticTag::UNNECESSARY
-            out.extend_from_slice(b",\"tags\":[1]");
-        }
-        out.push(b'}');
-    }
 }
 
 /// Where a rule is documented.
@@ -201,93 +146,11 @@ fn full_message<'a>(d: &'a Diagnostic, src: &SourceText) -> Cow<'a, str> {
     }
 }
 
-/// An LSP diagnostic as it is published, borrowing the analysis's strings
-/// (publishing thousands of findings on each keystroke built and dropped
-/// an owned `lsp_types::Diagnostic`, its URIs parsed, per finding). The
-/// one place the fields are decided: [`diagnostic`] is its `to_lsp`, and
-/// its JSON (`write_json`) is the value lsp_types serialises (tested).
-struct Wire<'a> {
-    range: lsp::Range,
-    severity: DiagnosticSeverity,
-    code: &'a str,
-    code_description: Option<WireHref<'a>>,
-    source: &'static str,
-    message: Cow<'a, str>,
-    related_information: Option<Vec<WireRelated<'a>>>,
-    tags: Option<[DiagnosticTag; 1]>,
-}
-
-struct WireHref<'a> {
-    href: &'a str,
-}
-
-struct WireRelated<'a> {
-    location: WireLocation<'a>,
-    message: Cow<'a, str>,
-}
-
-struct WireLocation<'a> {
-    uri: &'a str,
-    range: lsp::Range,
-}
-
-/// A fingerprint of what [`diagnostics_json`] would publish (the same
-/// ranges, codes, severities, messages with their line numbers, related
-/// locations, rule links), computed without building the JSON: a keystroke
-/// that changes no published diagnostic costs a hash, not a serialisation.
+/// A fingerprint of what [`diagnostics_json`] would publish: the hash of
+/// that JSON (a pull report's `resultId`; the server hashes the array it
+/// has just written the same way before deciding to publish it).
 pub fn diagnostics_fingerprint(a: &Analysed, uri: &Uri, enc: Encoding, rules_url: &str) -> u64 {
-    use xxhash_rust::xxh3::Xxh3;
-    let Ok(fa) = &a.result else {
-        return xxhash_rust::xxh3::xxh3_64(&diagnostics_json(a, uri, enc, rules_url));
-    };
-    let positions = a.positions();
-    let src = &fa.source();
-    let mut h = Xxh3::new();
-    let text = |h: &mut Xxh3, t: &str| {
-        h.update(&(t.len() as u64).to_le_bytes());
-        h.update(t.as_bytes());
-    };
-    // (The four numbers of a range in one update: the hasher's per-call
-    // cost is most of hashing a number.)
-    let range = |h: &mut Xxh3, span: analyzer::source::Span| {
-        let r = positions.range(span.start as usize, span.end as usize, enc);
-        let mut buf = [0u8; 16];
-        for (k, n) in [r.start.line, r.start.character, r.end.line, r.end.character]
-            .into_iter()
-            .enumerate()
-        {
-            buf[4 * k..4 * k + 4].copy_from_slice(&n.to_le_bytes());
-        }
-        h.update(&buf);
-    };
-    let message = |h: &mut Xxh3, m: &Message| {
-        for p in m.parts() {
-            match p {
-                Part::Text(t) => text(h, t),
-                Part::Line(o) => h.update(&(src.line_of(o as usize) as u32).to_le_bytes()),
-            }
-        }
-        h.update(&[0xff]);
-    };
-    text(&mut h, uri.as_str());
-    text(&mut h, rules_url);
-    h.update(&(fa.diagnostics().len() as u64).to_le_bytes());
-    for d in fa.diagnostics() {
-        h.update(&d.code.0.to_le_bytes());
-        h.update(&[d.severity as u8]);
-        text(&mut h, d.rule);
-        range(&mut h, d.span);
-        message(&mut h, &d.message);
-        if let Some(help) = &d.help {
-            message(&mut h, help);
-        }
-        h.update(&(d.related.len() as u64).to_le_bytes());
-        for r in &d.related {
-            range(&mut h, r.span);
-            message(&mut h, &r.message);
-        }
-    }
-    h.digest()
+    xxhash_rust::xxh3::xxh3_64(&diagnostics_json(a, uri, enc, rules_url))
 }
 
 /// The diagnostics of an analysis as the JSON array that is published.
@@ -315,26 +178,86 @@ pub fn write_diagnostics_json(
         return;
     };
     let positions = a.positions();
-    // One code string and one link per rule, the link checked to be a URI
-    // as `diagnostic` does.
-    let mut rules: HashMap<Code, (String, Option<String>)> = HashMap::new();
+    let src = fa.source();
+    // What is the same in every diagnostic of a rule (its code and link,
+    // the link checked to be a URI as `diagnostic` does), and the URI,
+    // written once.
+    let mut rules: HashMap<Code, Vec<u8>> = HashMap::new();
     for d in fa.diagnostics() {
         rules.entry(d.code).or_insert_with(|| {
+            let mut head = b",\"code\":".to_vec();
+            json_str(&mut head, &d.code.to_string());
             let h = rule_href(rules_url, d);
-            (d.code.to_string(), h.parse::<Uri>().is_ok().then_some(h))
+            if h.parse::<Uri>().is_ok() {
+                head.extend_from_slice(b",\"codeDescription\":{\"href\":");
+                json_str(&mut head, &h);
+                head.push(b'}');
+            }
+            head.extend_from_slice(b",\"source\":\"csa-lint\",\"message\":\"");
+            head
         });
     }
+    let mut uri_json = Vec::new();
+    json_str(&mut uri_json, uri.as_str());
     out.push(b'[');
     for (i, d) in fa.diagnostics().iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        let (code, href) = rules
-            .get(&d.code)
-            .map_or(("", None), |(c, h)| (c.as_str(), h.as_deref()));
-        wire(&positions, fa.source(), uri.as_str(), d, code, href, enc).write_json(out);
+        // The same value as `wire(..).write_json` (tested), without
+        // building the published form.
+        out.extend_from_slice(b"{\"range\":");
+        json_range(
+            out,
+            &positions.range(d.span.start as usize, d.span.end as usize, enc),
+        );
+        out.extend_from_slice(b",\"severity\":");
+        json_num(out, severity_number(severity(d.severity)));
+        match rules.get(&d.code) {
+            Some(head) => out.extend_from_slice(head),
+            None => out.extend_from_slice(b",\"code\":\"\",\"source\":\"csa-lint\",\"message\":\""),
+        }
+        json_message_contents(out, &d.message, src);
+        if let Some(h) = &d.help {
+            out.extend_from_slice(b"\\nhelp: ");
+            json_message_contents(out, h, src);
+        }
+        out.push(b'"');
+        if !d.related.is_empty() {
+            out.extend_from_slice(b",\"relatedInformation\":[");
+            for (i, r) in d.related.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"location\":{\"uri\":");
+                out.extend_from_slice(&uri_json);
+                out.extend_from_slice(b",\"range\":");
+                json_range(
+                    out,
+                    &positions.range(r.span.start as usize, r.span.end as usize, enc),
+                );
+                out.extend_from_slice(b"},\"message\":\"");
+                json_message_contents(out, &r.message, src);
+                out.extend_from_slice(b"\"}");
+            }
+            out.push(b']');
+        }
+        if unnecessary(d.code) {
+            // DiagnosticTag::UNNECESSARY
+            out.extend_from_slice(b",\"tags\":[1]");
+        }
+        out.push(b'}');
     }
     out.push(b']');
+}
+
+fn severity_number(s: DiagnosticSeverity) -> u32 {
+    match s {
+        DiagnosticSeverity::ERROR => 1,
+        DiagnosticSeverity::WARNING => 2,
+        DiagnosticSeverity::INFORMATION => 3,
+        _ => 4,
+    }
 }
 
 /// The diagnostics of an analysis; an internal error becomes a single
@@ -486,6 +409,24 @@ mod tests {
     /// every fixture (help texts, related locations, faded codes, non-ASCII
     /// text in both encodings).
     #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        for s in [
+            "plain `a[i]`",
+            "a \"quoted\" name",
+            "back\\slash",
+            "tab\there\nline",
+            "\u{1}\u{1f}",
+            "caf\u{e9} \u{1d11e}",
+            "",
+        ] {
+            let mut out = b"x".to_vec();
+            json_str(&mut out, s);
+            let expected = format!("x{}", serde_json::to_string(s).unwrap());
+            assert_eq!(String::from_utf8(out).unwrap(), expected);
+        }
+    }
+
+    #[test]
     fn published_json_equals_the_lsp_types_form() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
         let uri: Uri = "file:///tmp/x%20y/f.c".parse().unwrap();
@@ -534,9 +475,14 @@ mod tests {
                             path.display()
                         );
                     }
-                    assert_ne!(
-                        print(&a),
-                        diagnostics_fingerprint(&a, &uri, enc, "https://elsewhere"),
+                    // (the links are in it; an empty set has none)
+                    let some = a
+                        .result
+                        .as_ref()
+                        .is_ok_and(|fa| !fa.diagnostics().is_empty());
+                    assert_eq!(
+                        print(&a) != diagnostics_fingerprint(&a, &uri, enc, "https://elsewhere"),
+                        some,
                         "{}",
                         path.display()
                     );
