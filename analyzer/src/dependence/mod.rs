@@ -1067,8 +1067,10 @@ fn counts(
 }
 
 /// The variables whose declaration is inside the loop: each iteration has
-/// its own (for CSA, the storage is shared: CSA301 reports that).
-/// Sorted.
+/// its own (for CSA, the storage is shared: CSA301 reports that). Not
+/// those of static storage (`static`, `_Thread_local` in C): one object
+/// whose value outlives the iteration, shared by every iteration as a
+/// file-scope variable is. Sorted.
 pub fn declared_inside(func: &Function, forest: &LoopForest, l: LoopId) -> Vec<VarId> {
     let mut out: Vec<VarId> = forest.loops[l.index()]
         .blocks
@@ -1077,6 +1079,12 @@ pub fn declared_inside(func: &Function, forest: &LoopForest, l: LoopId) -> Vec<V
         .filter_map(|i| match i.kind {
             InstKind::Decl(d) => Some(d),
             _ => None,
+        })
+        .filter(|&d| {
+            !matches!(
+                func.var(d).kind,
+                VarKind::Static | VarKind::Saved | VarKind::Global
+            )
         })
         .collect();
     out.sort_unstable();

@@ -24,7 +24,9 @@
 //! Variables that are private without a clause are not reported: the loop
 //! index (all `collapse`d indices), in C a variable declared inside the
 //! loop or inside the enclosing `parallel` region, in Fortran the index of
-//! a sequential `DO` inside the construct.
+//! a sequential `DO` inside the construct. A `static` local declared inside
+//! the loop is not private (one object for all iterations): it is reported
+//! when written, without a clause to add (none can name it there).
 //!
 //! CSA markers are not checked here: under CSA semantics scalars in
 //! registers may carry values from one iteration to the next (SEMANTICS.md
@@ -64,6 +66,8 @@ use crate::dependence::Asserted;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
 use crate::diag::{Rule, Severity};
 use crate::omp::{self, ClauseKind, OmpLang};
+use crate::graph::loops::LoopId;
+use crate::ir::{BlockId, InstKind, VarId};
 use crate::source::Span;
 
 /// The rule; its documentation is this file's `//!` text.
@@ -85,7 +89,9 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         for (u, sh) in d.scalars.iter().zip(&d.sharing) {
             let name = &cx.func.var(u.var).name;
             let diag = match sh {
-                Sharing::Shared { explicit } => shared(cx, *directive, u, name, *explicit),
+                Sharing::Shared { explicit } => {
+                    shared(cx, *directive, u, name, *explicit, d.loop_id)
+                }
                 Sharing::Private | Sharing::Lastprivate => undefined_read(u, name, sh),
                 Sharing::Reduction(op) => bad_reduction(cx, u, name, red_op(op)),
                 _ => None,
@@ -136,12 +142,23 @@ fn suggestion(cx: &FunctionContext, u: &ScalarUse) -> Suggest {
     }
 }
 
+/// Whether `v` is declared inside loop `l` (a `static` local there: one
+/// object for every iteration, and out of scope at the directive).
+fn declared_in_loop(cx: &FunctionContext, l: LoopId, v: VarId) -> bool {
+    cx.forest.loops[l.index()]
+        .blocks
+        .iter()
+        .flat_map(|&b| &cx.func.block(BlockId(b)).insts)
+        .any(|i| matches!(i.kind, InstKind::Decl(d) if d == v))
+}
+
 fn shared(
     cx: &FunctionContext,
     directive: Span,
     u: &ScalarUse,
     name: &str,
     explicit: bool,
+    l: LoopId,
 ) -> Option<Diagnostic> {
     let at = u.first_write?;
     let how = if explicit {
@@ -154,7 +171,17 @@ fn shared(
     } else {
         ""
     };
-    let (tail, fix) = match suggestion(cx, u) {
+    let static_inside = declared_in_loop(cx, l, u.var);
+    let suggest = if static_inside {
+        // No clause can name it: the directive comes before its scope.
+        Suggest::None(
+            "it is declared `static` inside the loop, so every iteration shares one object and no clause on the directive can name it; without `static`, each iteration has its own"
+                .to_string(),
+        )
+    } else {
+        suggestion(cx, u)
+    };
+    let (tail, fix) = match suggest {
         Suggest::Clause(kind, op) => {
             let clause = match op {
                 Some(op) => format!("{kind}({}:{name})", op.spelling(cx.func.lang)),
@@ -183,7 +210,11 @@ fn shared(
         at,
         format!("`{name}`{what} {how} and written in it: the iterations race on it{tail}"),
     )
-    .with_help("Give the variable a data-sharing clause, or declare it inside the loop body.");
+    .with_help(if static_inside {
+        "Drop `static` if each iteration needs its own copy; otherwise the iterations must not write it."
+    } else {
+        "Give the variable a data-sharing clause, or declare it inside the loop body."
+    });
     Some(match fix {
         Some(f) => diag.with_fix(f),
         None => diag,
