@@ -99,7 +99,72 @@ pub fn detect_with_content(path: &Path, text: &str) -> Option<SourceKind> {
             return Some(fortran);
         }
     }
+    if kind == SourceKind::FortranFixed && free_form_text(text) {
+        return Some(SourceKind::FortranFree);
+    }
     Some(kind)
+}
+
+/// Whether the text of a file with a fixed-form extension (`.f`, `.F`) is
+/// free form (built with `-ffree-form`, as many codes are): at least three
+/// lines whose statement starts in columns 1-5 with a letter (`MODULE m`
+/// in column 1, `   USE m` in column 4), which fixed form does not allow
+/// (columns 1-5 hold a label or nothing), and no line only fixed form has:
+/// a comment marked `C`, `c` or `*` in column 1 followed by a blank or a
+/// mark (`C     loop`, `c---`, `*`), or a continuation mark in column 6
+/// that is not a letter (`     $`, `     &` after a line that does not end
+/// with `&`). Lines starting with `c`, `C`, `d`, `D`, `!` or `#` and lines
+/// with a tab in columns 1-6 are evidence of neither.
+fn free_form_text(text: &str) -> bool {
+    let mut free = 0usize;
+    let mut previous_amp = false;
+    for raw in text.lines().take(5000) {
+        let line = raw.trim_end();
+        let bytes = line.as_bytes();
+        let Some(&first) = bytes.first() else {
+            continue;
+        };
+        let head = &bytes[..bytes.len().min(6)];
+        if head.contains(&b'\t') {
+            previous_amp = false;
+            continue;
+        }
+        match first {
+            b'c' | b'C' | b'*' => {
+                if bytes
+                    .get(1)
+                    .is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'_')
+                {
+                    // `C     comment`, `c---`, `*`: fixed form only (free
+                    // form has no statement starting so)
+                    return false;
+                }
+                continue;
+            }
+            b'd' | b'D' | b'!' | b'#' => continue,
+            _ => {}
+        }
+        let code = line.split('!').next().unwrap_or(line).trim_end();
+        let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
+        if start == 5 && bytes.len() > 5 {
+            let mark = bytes[5];
+            // a continuation mark in column 6 (a letter may start an
+            // indented free-form statement; `!` a comment)
+            let free_too = mark.is_ascii_alphabetic()
+                || matches!(mark, b'0' | b'!')
+                || (mark == b'&' && previous_amp);
+            if !free_too {
+                return false;
+            }
+        }
+        if start < 5 && bytes.get(start).is_some_and(u8::is_ascii_alphabetic) {
+            free += 1;
+        }
+        if !code.is_empty() {
+            previous_amp = code.ends_with('&');
+        }
+    }
+    free >= 3
 }
 
 /// Whether `path` is a header (`.h`) whose text is C++, not C: a line
@@ -413,6 +478,33 @@ mod tests {
             detect_with_content(Path::new("a.c"), "      integer i\n"),
             Some(SourceKind::C)
         );
+    }
+
+    #[test]
+    fn free_form_text_with_a_fixed_form_extension_is_free_form() {
+        let f = |text: &str| detect_with_content(Path::new("x/mg.F"), text);
+        let free = "! stencils\nMODULE mg\n   USE utils\n   IMPLICIT NONE\nCONTAINS\n   SUBROUTINE s(a, n)\n      INTEGER :: n\n      REAL :: a(n)\n      a = 0.0 ! clear\n   END SUBROUTINE s\nEND MODULE mg\n";
+        assert_eq!(f(free), Some(SourceKind::FortranFree));
+        // lowercase `.f` too, and a free-form continuation `&` in column 6
+        // after a line ending with `&`
+        let amp = "program p\n  integer :: n\n  n = 1 + &\n     & 2\n  print *, n\nend program p\n";
+        assert_eq!(
+            detect_with_content(Path::new("p.f"), amp),
+            Some(SourceKind::FortranFree)
+        );
+        // fixed form stays fixed form
+        for fixed in [
+            "c     sizes\n      program p\n      integer n\n      n = 1\n      end\n",
+            "      program p\n      integer n\n      n = 1 +\n     $    2\n      end\n",
+            "* comment\n      subroutine s\n      end\n",
+            // two odd lines are not enough
+            "      program p\n  x = 1\n  y = 2\n      end\n",
+            // a tab-formatted (DEC) file
+            "\tprogram p\n\tx = 1\n\ty = 2\n\tz = 3\n\tend\n",
+            "C comment\nMODULE m\n   USE u\n   IMPLICIT NONE\nEND MODULE m\n",
+        ] {
+            assert_eq!(f(fixed), Some(SourceKind::FortranFixed), "{fixed}");
+        }
     }
 
     fn kind(p: &str) -> Option<SourceKind> {
