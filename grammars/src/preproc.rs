@@ -22,6 +22,8 @@
 //! are defined; `#ifdef NAME`, `#if defined(NAME)`, `#if defined NAME`,
 //! `#if NAME` are active, their `#else` inactive; `#ifndef NAME` and
 //! `#if !defined(NAME)` the reverse; `#if 0` is inactive, `#if 1` active.
+//! `__cplusplus` is known to be undefined (unless in `defines`): the
+//! `#ifdef __cplusplus` block of a C header is inactive, its `#else` active.
 //! Conditions are evaluated over integer literals, those names, `defined`,
 //! and the C operators, with three-valued logic: a condition that depends on
 //! anything else (other macros, including ones `#define`d in the file) is
@@ -996,6 +998,13 @@ impl Env {
         self.names.contains_key(name)
     }
 
+    /// Known not to be defined: `__cplusplus` (csa-lint reads C and Fortran,
+    /// which no C++ compiler builds), unless the user defines it. The
+    /// `#ifdef __cplusplus` of a C header (`extern "C" {`) is inactive.
+    fn is_known_undefined(&self, name: &str) -> bool {
+        name == "__cplusplus" && !self.is_csa_name(name)
+    }
+
     /// Only `__CSA__` guards a builtin: a user define may be set in builds
     /// for other targets too, where the builtins do not exist.
     fn is_guard_name(name: &str) -> bool {
@@ -1021,6 +1030,11 @@ impl Env {
                             CsaGuard::Negative
                         },
                     }
+                } else if self.is_known_undefined(name) {
+                    Condition {
+                        truth: Some(!positive),
+                        guard: CsaGuard::None,
+                    }
                 } else {
                     Condition {
                         truth: None,
@@ -1039,9 +1053,17 @@ impl Env {
                     &|id: &str| match id {
                         "true" => Some(1),
                         "false" => Some(0),
+                        // an undefined name is 0 in a condition
+                        _ if self.is_known_undefined(id) => Some(0),
                         _ => self.names.get(id).copied(),
                     },
-                    &|id: &str| self.is_csa_name(id).then_some(true),
+                    &|id: &str| {
+                        if self.is_known_undefined(id) {
+                            Some(false)
+                        } else {
+                            self.is_csa_name(id).then_some(true)
+                        }
+                    },
                 )
                 .map(|v| v != 0);
                 Condition {

@@ -217,6 +217,28 @@ fn elif_chains() {
 }
 
 #[test]
+fn cplusplus_is_not_defined() {
+    for d in [
+        "#ifdef __cplusplus",
+        "#if defined(__cplusplus)",
+        "#if __cplusplus >= 201103L",
+        "#if defined __cplusplus && !defined(FOO)",
+    ] {
+        let p = c(&format!("{d}\ncxx;\n#else\nc;\n#endif\n"));
+        assert_eq!(kept(&p), ["c;"], "{d}");
+    }
+    let p = c("#ifndef __cplusplus\nc;\n#endif\n");
+    assert_eq!(kept(&p), ["c;"]);
+    // unless the configuration defines it
+    let p = preprocess(
+        "#ifdef __cplusplus\ncxx;\n#endif\n",
+        &["__cplusplus".to_string()],
+        false,
+    );
+    assert_eq!(kept(&p), ["cxx;"]);
+}
+
+#[test]
 fn unknown_conditions_take_the_first_branch() {
     for d in [
         "#ifdef _OPENMP",

@@ -58,6 +58,11 @@
 //!   `cilk_for` are read as `for`, `_Cilk_spawn` and `cilk_spawn` are
 //!   blanked (the call stays). A Cilk loop is analysed as a sequential one:
 //!   csa-lint does not check its iterations for races.
+//! * C99 complex types, which tree-sitter-c does not know: `_Complex`,
+//!   `_Imaginary`, GNU `__complex__`, and `<complex.h>`'s `complex` next to
+//!   a floating type (`double complex z`) are blanked ([`complex_specifier`]):
+//!   the variable reads as its real type, which changes no subscript, alias
+//!   or loop the analysis looks at.
 //! * A macro given a type as an argument (`va_arg(ap, VEC **)`,
 //!   `NEW_A(n, unsigned int *)`): the `*`s before the `,` or `)` and the
 //!   type keywords but the last are blanked (in a call's parentheses only:
@@ -855,6 +860,8 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
         for (k, t) in toks.iter().enumerate() {
             if let Some(spelled) = cilk_keyword(&toks, k) {
                 out.push((t.at, padded(spelled, t.text.len())));
+            } else if complex_specifier(&toks, k) {
+                out.push((t.at, " ".repeat(t.text.len())));
             } else if qualifier_macro(&toks, k) {
                 let defs = defs.get_or_insert_with(|| object_macros(lines, defines));
                 let spelled = defs
@@ -910,6 +917,26 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
         && name_at(next)
         && (after_next == Some("*") || name_at(after_next));
     (pointer_qualifier || type_qualifier || specifier || before_type) && !grammar_keyword(t.text)
+}
+
+/// Whether token `k` is C99's `_Complex` or `_Imaginary` (or GNU
+/// `__complex__`), which tree-sitter-c does not know, or `<complex.h>`'s
+/// `complex`/`imaginary` next to a floating type (`double complex z`,
+/// `complex double *w`). Blanked: the variable reads as its real type,
+/// which changes no subscript, alias or loop the analysis looks at.
+fn complex_specifier(toks: &[LineTok<'_>], k: usize) -> bool {
+    match toks[k].text {
+        "_Complex" | "__complex__" | "_Imaginary" => true,
+        "complex" | "imaginary" => {
+            let prev = k.checked_sub(1).map(|p| toks[p].text);
+            let next = toks.get(k + 1).map(|n| n.text);
+            let floating = |x: Option<&str>| matches!(x, Some("float" | "double" | "long"));
+            let declarator =
+                |x: Option<&str>| x.is_some_and(|x| x == "*" || x == ")" || toks[k + 1].is_word());
+            (floating(prev) && declarator(next)) || floating(next)
+        }
+        _ => false,
+    }
 }
 
 /// The Cilk Plus keyword at token `k`, in C: `for` for `_Cilk_for` and
@@ -1496,6 +1523,25 @@ mod tests {
         let out = repaired(text, &[]);
         assert!(out.starts_with("OMP_REQUIRES(unified_address);\nint main("), "{out}");
         assert!(out.contains("\nint scale(n)\n  int n;\n{"), "{out}");
+    }
+
+    #[test]
+    fn complex_specifiers_are_blanked() {
+        let text = "typedef double _Complex cplx;\n\
+                    float complex z, *w;\n\
+                    complex double u;\n\
+                    void f(__complex__ double *a, double complex b);\n\
+                    double complex;\n\
+                    long complex = 1;\n";
+        let out = repaired(text, &[]);
+        assert_eq!(out.len(), text.len());
+        assert!(out.contains("typedef double          cplx;"), "{out}");
+        assert!(out.contains("float         z, *w;"), "{out}");
+        assert!(out.contains("        double u;"), "{out}");
+        assert!(out.contains("void f(            double *a, double         b);"), "{out}");
+        // a variable named `complex` stays
+        assert!(out.contains("double complex;"), "{out}");
+        assert!(out.contains("long complex = 1;"), "{out}");
     }
 
     #[test]
