@@ -236,6 +236,42 @@ impl Analysis {
 pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preprocessed, LoweredFile) {
     let fortran = kind != SourceKind::C;
     let pre = csa_grammars::preproc::preprocess(text, &opts.defines, fortran);
+    let lowered = lower_preprocessed(kind, text, opts, &pre);
+    // A conditional whose condition is unknown takes its first branch; when
+    // that reading does not parse (C++ in a `#ifdef DEBUG` block, a `#if X`
+    // opening a brace that a `#if !X` closes), the file is read again as a
+    // compiler given no `-D` reads it, and that reading is kept if it has
+    // fewer syntax errors.
+    let errors = |l: &LoweredFile| {
+        l.toplevel_errors.len() + l.functions.iter().filter(|f| f.syntax_error.is_some()).count()
+    };
+    let before = errors(&lowered);
+    let unknown = || {
+        pre.conditionals
+            .iter()
+            .flat_map(|c| &c.branches)
+            .any(|b| b.unknown && b.active)
+    };
+    if before == 0 || lowered.parse_gave_up || kind != SourceKind::C || !unknown() {
+        return (pre, lowered);
+    }
+    let other = csa_grammars::preproc::preprocess_as_compiled(text, &opts.defines, fortran);
+    let other_lowered = lower_preprocessed(kind, text, opts, &other);
+    if errors(&other_lowered) < before && !other_lowered.parse_gave_up {
+        (other, other_lowered)
+    } else {
+        (pre, lowered)
+    }
+}
+
+/// [`lower`] of the text `pre` made of `text`.
+fn lower_preprocessed(
+    kind: SourceKind,
+    text: &str,
+    opts: &AnalysisOptions,
+    pre: &Preprocessed,
+) -> LoweredFile {
+    let fortran = kind != SourceKind::C;
     // An INCLUDE file: statements without a program unit. As the body of an
     // (implicit) main program they parse; the `end` goes after everything,
     // so every position in the file stays where it is.
@@ -250,7 +286,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
     // compiler's preprocessor would; positions map back to the uses
     let expanded = match kind {
         SourceKind::FortranFree => {
-            frontend::fortran::cpp::expand(parsed, text, &pre, &opts.headers, &opts.defines)
+            frontend::fortran::cpp::expand(parsed, text, pre, &opts.headers, &opts.defines)
         }
         _ => None,
     };
@@ -299,7 +335,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
             free_map.to_original(s.end as usize),
         )
     }));
-    (pre, lowered)
+    lowered
 }
 
 /// Analyses one file. Never panics on any text.

@@ -31,7 +31,11 @@
 //! zero, a shift by 64; an overflow wraps, as in clang), and an unknown conditional takes its first possible branch:
 //! the first branch when it is unknown, otherwise the first `#elif` that is
 //! not known false; the remaining branches are inactive. Everything inside
-//! an inactive branch is inactive.
+//! an inactive branch is inactive. [`preprocess_as_compiled`] reads the
+//! text as a compiler given no `-D` would instead: a name that neither
+//! `defines` nor the file's own `#define`s define is undefined (the
+//! analysis uses that reading when the first one has syntax errors and
+//! this one has fewer).
 //!
 //! Unbalanced input never fails: an unterminated conditional runs to the end
 //! of the file; a stray `#elif`, `#else` or `#endif` is blanked and ignored.
@@ -118,6 +122,9 @@ pub struct Branch {
     /// Whether being in this branch implies that `__CSA__` (or a name in
     /// `defines`) is defined.
     pub asserts_csa: bool,
+    /// Whether its condition is unknown (an `#else` never is): an active
+    /// such branch was chosen by the first-possible-branch rule.
+    pub unknown: bool,
 }
 
 impl Conditional {
@@ -309,7 +316,30 @@ pub fn in_c_code(text: &str, offsets: &[usize]) -> Vec<bool> {
 
 /// Blanks inactive conditional branches, keeping byte offsets.
 pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed {
-    let env = Env::new(defines);
+    preprocess_with(text, defines, fortran, false)
+}
+
+/// [`preprocess`] as a compiler given no `-D` reads the text: a name
+/// neither `defines` nor the file's own `#define`s define is undefined (0
+/// in a condition) instead of unknown, so `#ifdef DEBUG` is inactive and
+/// `#if FAST` / `#if !FAST` take one branch each, consistently. For a text
+/// whose first reading (unknown conditions take their first branch) does
+/// not parse because of the branches it took: C++ in a `#ifdef DEBUG`
+/// block, a `#if X` opening a brace a `#if !X` closes.
+pub fn preprocess_as_compiled(text: &str, defines: &[String], fortran: bool) -> Preprocessed {
+    preprocess_with(text, defines, fortran, true)
+}
+
+fn preprocess_with(
+    text: &str,
+    defines: &[String],
+    fortran: bool,
+    as_compiled: bool,
+) -> Preprocessed {
+    let mut env = Env::new(defines);
+    if as_compiled {
+        env.file_defines = Some(file_defines(text));
+    }
     let lines = split_lines(text);
     let mut out: Vec<u8> = text.as_bytes().to_vec();
     let mut conditionals: Vec<Conditional> = Vec::new();
@@ -380,6 +410,7 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
             ) => {
                 blank(&mut out, range.0, range.1);
                 let cond = env.condition(kind, directive.rest);
+                let unknown = cond.truth.is_none();
                 let branch_active = active && cond.truth != Some(false);
                 conditionals.push(Conditional {
                     branches: vec![Branch {
@@ -388,6 +419,7 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
                         active: branch_active,
                         kind,
                         asserts_csa: cond.guard == CsaGuard::Positive,
+                        unknown,
                     }],
                     endif: None,
                     csa_guard: cond.guard,
@@ -411,6 +443,7 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
                     let c = env.condition(kind, directive.rest);
                     (c.truth, c.guard)
                 };
+                let unknown = truth.is_none();
                 let branch_active = open.parent_active && !open.taken && truth != Some(false);
                 if branch_active {
                     open.taken = true;
@@ -430,6 +463,7 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
                     active: branch_active,
                     kind,
                     asserts_csa,
+                    unknown,
                 });
             }
             (None, "endif") => {
@@ -827,6 +861,27 @@ fn scan_c(line: &str, in_comment: bool) -> bool {
 /// literal (its quotes included); the result says whether a block comment
 /// is open at the end (`in_comment`: at the start). Literals end at the
 /// line end.
+/// The names `text` `#define`s anywhere (also in inactive code).
+fn file_defines(text: &str) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            continue;
+        };
+        if !rest.starts_with([' ', '\t']) {
+            continue;
+        }
+        let (name, _) = take_ident(rest.trim_start());
+        if !name.is_empty() {
+            out.insert(name.to_string());
+        }
+    }
+    out
+}
+
 fn lex_c_line(line: &str, in_comment: bool, mut on: impl FnMut(usize, u8, bool)) -> bool {
     let b = line.as_bytes();
     let mut in_comment = in_comment;
@@ -968,6 +1023,9 @@ fn is_ident(s: &str) -> bool {
 /// The names treated as defined and their values.
 struct Env {
     names: HashMap<String, i64>,
+    /// [`preprocess_as_compiled`]: the names the file `#define`s (they
+    /// stay unknown); every other name is undefined.
+    file_defines: Option<std::collections::HashSet<String>>,
 }
 
 /// What a condition evaluates to and what it says about `__CSA__`.
@@ -990,7 +1048,17 @@ impl Env {
                 names.insert(name.to_string(), value);
             }
         }
-        Env { names }
+        Env {
+            names,
+            file_defines: None,
+        }
+    }
+
+    /// Undefined as the text is compiled ([`preprocess_as_compiled`]).
+    fn undefined_as_compiled(&self, name: &str) -> bool {
+        self.file_defines
+            .as_ref()
+            .is_some_and(|f| !f.contains(name) && !self.names.contains_key(name))
     }
 
     /// Defined for this analysis: `__CSA__` and the user's defines.
@@ -1002,7 +1070,7 @@ impl Env {
     /// which no C++ compiler builds), unless the user defines it. The
     /// `#ifdef __cplusplus` of a C header (`extern "C" {`) is inactive.
     fn is_known_undefined(&self, name: &str) -> bool {
-        name == "__cplusplus" && !self.is_csa_name(name)
+        (name == "__cplusplus" && !self.is_csa_name(name)) || self.undefined_as_compiled(name)
     }
 
     /// Only `__CSA__` guards a builtin: a user define may be set in builds

@@ -217,6 +217,47 @@ fn elif_chains() {
 }
 
 #[test]
+fn as_compiled_names_are_undefined_unless_defined() {
+    let text = "#define LOCAL 1\n\
+                #ifdef DEBUG\ndebug;\n#endif\n\
+                #if FAST\nfast;\n#else\nslow;\n#endif\n\
+                #if !FAST\nnot_fast;\n#endif\n\
+                #if defined(LOCAL)\nlocal;\n#endif\n\
+                #ifdef GIVEN\ngiven;\n#endif\n\
+                #ifdef __CSA__\ncsa;\n#endif\n";
+    let first = preprocess(text, &["GIVEN".to_string()], false);
+    assert_eq!(
+        kept(&first),
+        [
+            "#define LOCAL 1",
+            "debug;",
+            "fast;",
+            "not_fast;",
+            "local;",
+            "given;",
+            "csa;"
+        ]
+    );
+    let compiled = preprocess_as_compiled(text, &["GIVEN".to_string()], false);
+    // DEBUG and FAST are undefined; LOCAL, #defined by the file, stays
+    // unknown (first branch); GIVEN and __CSA__ are defined
+    assert_eq!(
+        kept(&compiled),
+        [
+            "#define LOCAL 1",
+            "slow;",
+            "not_fast;",
+            "local;",
+            "given;",
+            "csa;"
+        ]
+    );
+    assert!(first.conditionals[1].branches[0].unknown);
+    assert!(!first.conditionals[1].branches[1].unknown);
+    assert!(!first.conditionals[5].branches[0].unknown);
+}
+
+#[test]
 fn cplusplus_is_not_defined() {
     for d in [
         "#ifdef __cplusplus",
