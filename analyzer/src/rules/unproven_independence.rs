@@ -148,9 +148,12 @@ fn unread_qualifier(cx: &FunctionContext, name: &str) -> Option<(String, String)
     let var = cx.func.vars.iter().find(|v| v.name == name)?;
     let text = cx.src.text().get(..var.span.start as usize)?;
     let before = text.trim_end_matches([' ', '\t']);
+    // (after the last character that is not a word's, whatever its width)
     let word_start = before
-        .rfind(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c == '_' || c.is_ascii_alphanumeric()))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let word = &before[word_start..];
     let star = before[..word_start].trim_end_matches([' ', '\t']).ends_with('*');
     let qualifier = matches!(
