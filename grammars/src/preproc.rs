@@ -486,6 +486,10 @@ fn preprocess_with(
                     blank(&mut out, range.0, range.1);
                 } else {
                     hide_comment_openers_in_literals(&mut out, range.0, range.1);
+                    // (a one-line macro's comment parses)
+                    if name == "define" && text[range.0..range.1].contains('\n') {
+                        blank_comments_in_define(&mut out, range.0, range.1);
+                    }
                 }
             }
         }
@@ -828,6 +832,48 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
 /// argument as one token that ends at `/*` (a comment after it), so
 /// `#define FMT "/* %c */"` would not parse. The literal's other bytes and
 /// every offset stay; macro values are read from the original text.
+/// Blanks the comments of the multi-line `#define` at `out[start..end]`
+/// (its continuation lines included): tree-sitter-c ends a macro's body at a
+/// comment, so `x = 1; /* note */ \` in a multi-line macro made the rest
+/// of the macro code at the top level. A comment that runs past a line
+/// end leaves a `\` there, so the directive still continues.
+fn blank_comments_in_define(out: &mut [u8], start: usize, end: usize) {
+    let end = end.min(out.len());
+    let mut code = vec![false; end - start];
+    let mut ends: Vec<(usize, bool)> = Vec::new();
+    let mut in_comment = false;
+    let mut line_start = 0;
+    for line in out[start..end].split(|&b| b == b'\n') {
+        if let Ok(l) = std::str::from_utf8(line) {
+            in_comment = lex_c_line(l, in_comment, |i, _, _| {
+                if let Some(c) = code.get_mut(line_start + i) {
+                    *c = true;
+                }
+            });
+        } else {
+            code[line_start..line_start + line.len()].fill(true);
+        }
+        ends.push((line_start + line.len(), in_comment));
+        line_start += line.len() + 1;
+    }
+    for (i, is_code) in code.iter().enumerate() {
+        let b = out[start + i];
+        if !is_code && !matches!(b, b'\n' | b'\r') {
+            out[start + i] = b' ';
+        }
+    }
+    for (line_end, open) in ends {
+        // the last byte of a line a comment runs past
+        let mut k = line_end;
+        while k > 0 && matches!(out[start + k - 1], b'\r') {
+            k -= 1;
+        }
+        if open && k > 0 && !code[k - 1] {
+            out[start + k - 1] = b'\\';
+        }
+    }
+}
+
 fn hide_comment_openers_in_literals(out: &mut [u8], start: usize, end: usize) {
     let end = end.min(out.len());
     let mut hidden = Vec::new();
@@ -856,11 +902,6 @@ fn scan_c(line: &str, in_comment: bool) -> bool {
     lex_c_line(line, in_comment, |_, _, _| {})
 }
 
-/// Reads one line of C: `on(offset, byte, in_literal)` gets every byte
-/// outside comments, with whether it belongs to a string or character
-/// literal (its quotes included); the result says whether a block comment
-/// is open at the end (`in_comment`: at the start). Literals end at the
-/// line end.
 /// The names `text` `#define`s anywhere (also in inactive code).
 fn file_defines(text: &str) -> std::collections::HashSet<String> {
     let mut out = std::collections::HashSet::new();
@@ -882,6 +923,11 @@ fn file_defines(text: &str) -> std::collections::HashSet<String> {
     out
 }
 
+/// Reads one line of C: `on(offset, byte, in_literal)` gets every byte
+/// outside comments, with whether it belongs to a string or character
+/// literal (its quotes included); the result says whether a block comment
+/// is open at the end (`in_comment`: at the start). Literals end at the
+/// line end.
 fn lex_c_line(line: &str, in_comment: bool, mut on: impl FnMut(usize, u8, bool)) -> bool {
     let b = line.as_bytes();
     let mut in_comment = in_comment;

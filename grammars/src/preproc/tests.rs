@@ -217,6 +217,34 @@ fn elif_chains() {
 }
 
 #[test]
+fn comments_in_defines_are_blanked() {
+    let text = "#define ALLOC(P, N) \\\n  P = malloc(N); /* no check */ \\\n  use(P)\nint x; /* kept */\n#define LONG 1 /* runs\n   on */\nint y;\n#define S \"/* not a comment */\" \\\n  /* but this */\n#define ONE 1 /* kept */\n";
+    let p = c(text);
+    assert_eq!(p.text.len(), text.len());
+    assert!(
+        p.text.contains("  P = malloc(N);                \\\n"),
+        "{}",
+        p.text
+    );
+    assert!(p.text.contains("int x; /* kept */"), "{}", p.text);
+    // a comment running past the line end leaves a continuation there
+    assert!(
+        p.text.contains("#define LONG 1       \\\n        \nint y;"),
+        "{}",
+        p.text
+    );
+    // a string literal is no comment
+    assert!(
+        p.text
+            .contains("#define S \" * not a comment */\" \\\n                \n"),
+        "{}",
+        p.text
+    );
+    // a one-line macro's comment parses: kept
+    assert!(p.text.contains("#define ONE 1 /* kept */"), "{}", p.text);
+}
+
+#[test]
 fn as_compiled_names_are_undefined_unless_defined() {
     let text = "#define LOCAL 1\n\
                 #ifdef DEBUG\ndebug;\n#endif\n\
