@@ -92,7 +92,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 Sharing::Shared { explicit } => {
                     shared(cx, *directive, u, name, *explicit, d.loop_id)
                 }
-                Sharing::Private | Sharing::Lastprivate => undefined_read(u, name, sh),
+                Sharing::Private | Sharing::Lastprivate => undefined_read(cx, u, name, sh),
                 Sharing::Reduction(op) => bad_reduction(cx, u, name, red_op(op)),
                 _ => None,
             };
@@ -221,7 +221,7 @@ fn shared(
     })
 }
 
-fn undefined_read(u: &ScalarUse, name: &str, sh: &Sharing) -> Option<Diagnostic> {
+fn undefined_read(cx: &FunctionContext, u: &ScalarUse, name: &str, sh: &Sharing) -> Option<Diagnostic> {
     let at = u.exposed_read?;
     let clause = if *sh == Sharing::Private {
         "private"
@@ -233,16 +233,19 @@ fn undefined_read(u: &ScalarUse, name: &str, sh: &Sharing) -> Option<Diagnostic>
     } else {
         "Set the variable before reading it in each iteration, or use `firstprivate` if the value from before the loop is meant.".to_string()
     };
-    Some(
-        Diagnostic::new(
-            &RULE,
-            at,
-            format!(
-                "`{name}` is `{clause}`, but this read comes before any write in the iteration: each thread's copy starts undefined"
-            ),
-        )
-        .with_help(help),
-    )
+    // A write before the read on some paths only (`if (j == i) d = ...;`
+    // in an inner loop, then a read of `d`): the read may see the copy
+    // undefined, not always.
+    let message = match u.first_write {
+        Some(w) if w.start < at.start => format!(
+            "`{name}` is `{clause}`, but this read may come before the iteration writes it (the write at {} is not on every path to it): each thread's copy starts undefined",
+            cx.line(w)
+        ),
+        _ => format!(
+            "`{name}` is `{clause}`, but this read comes before any write in the iteration: each thread's copy starts undefined"
+        ),
+    };
+    Some(Diagnostic::new(&RULE, at, message).with_help(help))
 }
 
 fn bad_reduction(
