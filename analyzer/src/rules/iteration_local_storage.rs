@@ -45,7 +45,9 @@
 //! ## Fix safety
 //! Two unsafe fixes are offered. *Move the declaration before the loop*
 //! (C; a declaration alone on its line, with one declarator, whose
-//! initializer, if any, becomes an assignment in place): all iterations
+//! initializer, if any, becomes an assignment in place, of a name the
+//! function declares once: moved, it could otherwise change which variable
+//! a use means, or declare a name twice in one scope): all iterations
 //! then share the storage explicitly, which is only right if each iteration
 //! writes it before reading it and no two iterations use it at once; index
 //! it by the iteration otherwise. *Remove the parallel marking* (the
@@ -143,7 +145,13 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 _ => None,
             };
             let mut fixes = Vec::new();
-            if cx.func.lang == Lang::C {
+            // Not when the function declares another variable of the name:
+            // moved, the declaration could change which one a use means, or
+            // declare the name twice in one scope.
+            let unique_name = var_name.is_none_or(|n| {
+                cx.func.vars.iter().filter(|v| v.name == n).count() == 1
+            });
+            if cx.func.lang == Lang::C && unique_name {
                 // Before the loop statement and any pragma or attribute on it.
                 let sl = cx.source_loop(l);
                 let before = [
