@@ -23,7 +23,8 @@
 //! `#if NAME` are active, their `#else` inactive; `#ifndef NAME` and
 //! `#if !defined(NAME)` the reverse; `#if 0` is inactive, `#if 1` active.
 //! `__cplusplus` is known to be undefined (unless in `defines`): the
-//! `#ifdef __cplusplus` block of a C header is inactive, its `#else` active.
+//! `#ifdef __cplusplus` block of a C header is inactive, its `#else` active;
+//! in C, `__STDC__` is 1.
 //! Conditions are evaluated over integer literals, those names, `defined`,
 //! and the C operators, with three-valued logic: a condition that depends on
 //! anything else (other macros, including ones `#define`d in the file) is
@@ -337,6 +338,11 @@ fn preprocess_with(
     as_compiled: bool,
 ) -> Preprocessed {
     let mut env = Env::new(defines);
+    if !fortran {
+        // every C compiler defines it (`#if defined __STDC__ && __STDC__`
+        // guards ANSI prototypes in code that also served K&R compilers)
+        env.names.entry("__STDC__".to_string()).or_insert(1);
+    }
     if as_compiled {
         env.file_defines = Some(file_defines(text));
     }

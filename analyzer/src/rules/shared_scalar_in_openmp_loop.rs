@@ -92,7 +92,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 Sharing::Shared { explicit } => {
                     shared(cx, *directive, u, name, *explicit, d.loop_id)
                 }
-                Sharing::Private | Sharing::Lastprivate => undefined_read(cx, u, name, sh),
+                Sharing::Private | Sharing::Lastprivate => undefined_read(u, name, sh),
                 Sharing::Reduction(op) => bad_reduction(cx, u, name, red_op(op)),
                 _ => None,
             };
@@ -221,7 +221,7 @@ fn shared(
     })
 }
 
-fn undefined_read(cx: &FunctionContext, u: &ScalarUse, name: &str, sh: &Sharing) -> Option<Diagnostic> {
+fn undefined_read(u: &ScalarUse, name: &str, sh: &Sharing) -> Option<Diagnostic> {
     let at = u.exposed_read?;
     let clause = if *sh == Sharing::Private {
         "private"
@@ -233,18 +233,12 @@ fn undefined_read(cx: &FunctionContext, u: &ScalarUse, name: &str, sh: &Sharing)
     } else {
         "Set the variable before reading it in each iteration, or use `firstprivate` if the value from before the loop is meant.".to_string()
     };
-    // A write before the read on some paths only (`if (j == i) d = ...;`
-    // in an inner loop, then a read of `d`): the read may see the copy
-    // undefined, not always.
-    let message = match u.first_write {
-        Some(w) if w.start < at.start => format!(
-            "`{name}` is `{clause}`, but this read may come before the iteration writes it (the write at {} is not on every path to it): each thread's copy starts undefined",
-            cx.line(w)
-        ),
-        _ => format!(
-            "`{name}` is `{clause}`, but this read comes before any write in the iteration: each thread's copy starts undefined"
-        ),
-    };
+    // "may": the read sees a value from before the iteration on some path
+    // through it (`s = s + x` first, or a read after a write made on some
+    // paths only: `if (j == i) d = ...;` in an inner loop, then `d`)
+    let message = format!(
+        "`{name}` is `{clause}`, but this read may come before the iteration writes it: each thread's copy starts undefined"
+    );
     Some(Diagnostic::new(&RULE, at, message).with_help(help))
 }
 

@@ -298,6 +298,11 @@ fn cplusplus_is_not_defined() {
     }
     let p = c("#ifndef __cplusplus\nc;\n#endif\n");
     assert_eq!(kept(&p), ["c;"]);
+    // and C has __STDC__ (Fortran's preprocessor does not)
+    let text = "#if defined __STDC__ && __STDC__\nansi;\n#else\nkr;\n#endif\n";
+    assert_eq!(kept(&c(text)), ["ansi;"]);
+    assert_eq!(kept(&preprocess_as_compiled(text, &[], false)), ["ansi;"]);
+    assert!(preprocess(text, &[], true).conditionals[0].branches[0].unknown);
     // unless the configuration defines it
     let p = preprocess(
         "#ifdef __cplusplus\ncxx;\n#endif\n",
