@@ -32,7 +32,7 @@ fn check(kind: SourceKind, text: &str) {
             "span past the end: {d:?}"
         );
         assert!(d.span.start <= d.span.end);
-        for r in &d.related {
+        for r in d.related.iter() {
             assert!(
                 r.span.end as usize <= text.len(),
                 "related span past the end: {d:?}"

@@ -498,15 +498,25 @@ pub(crate) fn finish_diagnostics(
     for d in &mut diagnostics {
         clamp(&mut d.span);
         d.message.clamp(len);
-        for r in &mut d.related {
-            clamp(&mut r.span);
-            r.message.clamp(len);
+        // (shared with the incremental analyser's copies: changed only
+        // when something lies past the end)
+        if d
+            .related
+            .iter()
+            .any(|r| r.span.end > len || r.message.offsets().any(|o| o > len))
+        {
+            for r in std::sync::Arc::make_mut(&mut d.related) {
+                clamp(&mut r.span);
+                r.message.clamp(len);
+            }
         }
         if let Some(h) = &mut d.help {
             h.clamp(len);
         }
-        d.fixes
-            .retain(|f| f.edits.iter().all(|e| e.span.end <= len));
+        if d.fixes.iter().any(|f| f.edits.iter().any(|e| e.span.end > len)) {
+            std::sync::Arc::make_mut(&mut d.fixes)
+                .retain(|f| f.edits.iter().all(|e| e.span.end <= len));
+        }
     }
     diagnostics.sort_by(|a, b| {
         (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))

@@ -369,12 +369,15 @@ pub struct Diagnostic {
     pub severity: Severity,
     pub span: Span,
     pub message: Message,
-    pub related: Vec<Related>,
+    /// Shared between clones (an incremental update copies the findings of
+    /// the functions it reuses; only a moved one copies these, to shift
+    /// them): change them through `Arc::make_mut`.
+    pub related: Arc<Vec<Related>>,
     /// Short advice shown as a note.
     pub help: Option<Message>,
     /// The fixes the rule offers (the suppression fix is derived on demand:
-    /// `suppress::fixes`).
-    pub fixes: Vec<Fix>,
+    /// `suppress::fixes`). Shared between clones, as `related`.
+    pub fixes: Arc<Vec<Fix>>,
 }
 
 impl Diagnostic {
@@ -386,9 +389,9 @@ impl Diagnostic {
             severity: rule.severity,
             span,
             message: message.into(),
-            related: Vec::new(),
+            related: Arc::default(),
             help: None,
-            fixes: Vec::new(),
+            fixes: Arc::default(),
         }
     }
 
@@ -399,18 +402,18 @@ impl Diagnostic {
             .iter()
             .any(|r| r.span == span && r.message == message)
         {
-            self.related.push(Related { span, message });
+            Arc::make_mut(&mut self.related).push(Related { span, message });
         }
         self
     }
 
     pub fn with_fix(mut self, fix: Fix) -> Diagnostic {
-        self.fixes.push(fix);
+        Arc::make_mut(&mut self.fixes).push(fix);
         self
     }
 
     pub fn with_fixes(mut self, fixes: impl IntoIterator<Item = Fix>) -> Diagnostic {
-        self.fixes.extend(fixes);
+        Arc::make_mut(&mut self.fixes).extend(fixes);
         self
     }
 
@@ -427,16 +430,20 @@ impl Diagnostic {
         }
         self.span = self.span.shifted(delta);
         self.message.shift(delta);
-        for r in &mut self.related {
-            r.span = r.span.shifted(delta);
-            r.message.shift(delta);
+        if !self.related.is_empty() {
+            for r in Arc::make_mut(&mut self.related) {
+                r.span = r.span.shifted(delta);
+                r.message.shift(delta);
+            }
         }
         if let Some(h) = &mut self.help {
             h.shift(delta);
         }
-        for f in &mut self.fixes {
-            for e in &mut f.edits {
-                e.span = e.span.shifted(delta);
+        if !self.fixes.is_empty() {
+            for f in Arc::make_mut(&mut self.fixes) {
+                for e in &mut f.edits {
+                    e.span = e.span.shifted(delta);
+                }
             }
         }
     }

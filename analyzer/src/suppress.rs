@@ -247,7 +247,7 @@ pub fn suppression_fix(d: &Diagnostic, src: &SourceText, lang: Lang) -> Option<F
 
 /// Every fix of `d`: its rule's, then the suppression fix.
 pub fn all_fixes(d: &Diagnostic, src: &SourceText, lang: Lang) -> Vec<Fix> {
-    let mut fixes = d.fixes.clone();
+    let mut fixes = d.fixes.to_vec();
     fixes.extend(suppression_fix(d, src, lang));
     fixes
 }

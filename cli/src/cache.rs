@@ -391,16 +391,17 @@ impl CachedDiagnostic {
             },
             span: unspan(self.span),
             message: Message::from(self.message.clone()),
-            related: self
-                .related
-                .iter()
-                .map(|(s, message)| Related {
-                    span: unspan(*s),
-                    message: Message::from(message.clone()),
-                })
-                .collect(),
+            related: std::sync::Arc::new(
+                self.related
+                    .iter()
+                    .map(|(s, message)| Related {
+                        span: unspan(*s),
+                        message: Message::from(message.clone()),
+                    })
+                    .collect(),
+            ),
             help: self.help.clone().map(Message::from),
-            fixes,
+            fixes: std::sync::Arc::new(fixes),
         })
     }
 }

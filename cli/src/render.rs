@@ -641,7 +641,7 @@ pub fn full(v: &FileView, color: bool) -> String {
             Severity::Error => cs::Severity::Error,
         };
         let mut labels = vec![cs::Label::primary(file, d.span.range())];
-        for r in &d.related {
+        for r in d.related.iter() {
             labels.push(
                 cs::Label::secondary(file, r.span.range())
                     .with_message(escape_controls(&v.text(&r.message)).into_owned()),

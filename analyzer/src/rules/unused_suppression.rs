@@ -109,7 +109,7 @@ pub(crate) fn check(
             } else {
                 Some(remove_list_word(src.text(), d.span))
             };
-            d.fixes.extend(edit.map(|edit| Fix {
+            std::sync::Arc::make_mut(&mut d.fixes).extend(edit.map(|edit| Fix {
                 kind: FixKind::RemoveSuppression,
                 title: "Remove the unused suppression".to_string(),
                 applicability: Applicability::Safe,
