@@ -238,30 +238,88 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
     let pre = csa_grammars::preproc::preprocess(text, &opts.defines, fortran);
     let lowered = lower_preprocessed(kind, text, opts, &pre);
     // A conditional whose condition is unknown takes its first branch; when
-    // that reading does not parse (C++ in a `#ifdef DEBUG` block, a `#if X`
-    // opening a brace that a `#if !X` closes), the file is read again as a
-    // compiler given no `-D` reads it, and that reading is kept if it has
-    // fewer syntax errors.
+    // that reading does not parse because of such a branch (C++ in a
+    // `#ifdef DEBUG` block, a `#if X` opening a brace that a `#if !X`
+    // closes), the names of those branches' conditions are read as a
+    // compiler given no `-D` reads them (undefined), and that reading is
+    // kept if it has fewer syntax errors. Other unknown names keep their
+    // first branch (a `#ifdef USE_CSA` block stays analysed).
     let errors = |l: &LoweredFile| {
         l.toplevel_errors.len() + l.functions.iter().filter(|f| f.syntax_error.is_some()).count()
     };
     let before = errors(&lowered);
-    let unknown = || {
-        pre.conditionals
-            .iter()
-            .flat_map(|c| &c.branches)
-            .any(|b| b.unknown && b.active)
-    };
-    if before == 0 || lowered.parse_gave_up || kind != SourceKind::C || !unknown() {
+    if before == 0 || lowered.parse_gave_up || kind != SourceKind::C {
         return (pre, lowered);
     }
-    let other = csa_grammars::preproc::preprocess_as_compiled(text, &opts.defines, fortran);
-    let other_lowered = lower_preprocessed(kind, text, opts, &other);
-    if errors(&other_lowered) < before && !other_lowered.parse_gave_up {
-        (other, other_lowered)
-    } else {
-        (pre, lowered)
+    // (a few rounds: once a branch is passed over, the error of another
+    // may show, `#ifdef A` and `#ifdef B` prototypes without their `;`)
+    // Each round reads the names found so far as undefined; the reading
+    // with the fewest errors is kept, the first on a tie.
+    let mut names = names_in_the_way(&pre, text, &lowered);
+    let mut best = (pre, lowered, before);
+    for _ in 0..AS_COMPILED_ROUNDS {
+        if names.is_empty() {
+            break;
+        }
+        let other =
+            csa_grammars::preproc::preprocess_as_compiled(text, &opts.defines, fortran, &names);
+        let other_lowered = lower_preprocessed(kind, text, opts, &other);
+        if other_lowered.parse_gave_up {
+            break;
+        }
+        let n = errors(&other_lowered);
+        let more: Vec<String> = names_in_the_way(&other, text, &other_lowered)
+            .into_iter()
+            .filter(|m| !names.contains(m))
+            .collect();
+        if n < best.2 {
+            best = (other, other_lowered, n);
+        }
+        if n == 0 || more.is_empty() {
+            break;
+        }
+        names.extend(more);
     }
+    (best.0, best.1)
+}
+
+/// Most readings [`lower`] tries after the first.
+const AS_COMPILED_ROUNDS: usize = 4;
+
+/// The names of the conditions of the active C branches taken because
+/// their condition is unknown that may be why `lowered` has syntax errors:
+/// one holds the start of an error, or its code opens brackets it does not
+/// close (or closes brackets it did not open).
+fn names_in_the_way(pre: &Preprocessed, text: &str, lowered: &LoweredFile) -> Vec<String> {
+    use csa_grammars::preproc::{bracket_balance, condition_names};
+    let mut errors: Vec<usize> = lowered
+        .toplevel_errors
+        .iter()
+        .map(|s| s.start as usize)
+        .chain(
+            lowered
+                .functions
+                .iter()
+                .filter_map(|f| f.syntax_error.map(|s| s.start as usize)),
+        )
+        .collect();
+    errors.sort_unstable();
+    let mut names: Vec<String> = Vec::new();
+    for b in pre.conditionals.iter().flat_map(|c| &c.branches) {
+        if !(b.unknown && b.active) {
+            continue;
+        }
+        let (start, end) = b.body;
+        let i = errors.partition_point(|&e| e < start);
+        if errors.get(i).is_some_and(|&e| e < end) || bracket_balance(text, b.body) != 0 {
+            for n in condition_names(text, b.directive) {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+    }
+    names
 }
 
 /// [`lower`] of the text `pre` made of `text`.

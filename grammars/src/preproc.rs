@@ -32,11 +32,11 @@
 //! zero, a shift by 64; an overflow wraps, as in clang), and an unknown conditional takes its first possible branch:
 //! the first branch when it is unknown, otherwise the first `#elif` that is
 //! not known false; the remaining branches are inactive. Everything inside
-//! an inactive branch is inactive. [`preprocess_as_compiled`] reads the
-//! text as a compiler given no `-D` would instead: a name that neither
-//! `defines` nor the file's own `#define`s define is undefined (the
-//! analysis uses that reading when the first one has syntax errors and
-//! this one has fewer).
+//! an inactive branch is inactive. [`preprocess_as_compiled`] reads some
+//! names as a compiler given no `-D` would instead: undefined, unless
+//! `defines` or the file's own `#define`s define them (the analysis uses
+//! that reading for the names of the unknown branches in the way of the
+//! first reading's parse, when it has fewer syntax errors).
 //!
 //! Unbalanced input never fails: an unterminated conditional runs to the end
 //! of the file; a stray `#elif`, `#else` or `#endif` is blanked and ignored.
@@ -317,25 +317,31 @@ pub fn in_c_code(text: &str, offsets: &[usize]) -> Vec<bool> {
 
 /// Blanks inactive conditional branches, keeping byte offsets.
 pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed {
-    preprocess_with(text, defines, fortran, false)
+    preprocess_with(text, defines, fortran, None)
 }
 
-/// [`preprocess`] as a compiler given no `-D` reads the text: a name
-/// neither `defines` nor the file's own `#define`s define is undefined (0
-/// in a condition) instead of unknown, so `#ifdef DEBUG` is inactive and
-/// `#if FAST` / `#if !FAST` take one branch each, consistently. For a text
-/// whose first reading (unknown conditions take their first branch) does
-/// not parse because of the branches it took: C++ in a `#ifdef DEBUG`
-/// block, a `#if X` opening a brace a `#if !X` closes.
-pub fn preprocess_as_compiled(text: &str, defines: &[String], fortran: bool) -> Preprocessed {
-    preprocess_with(text, defines, fortran, true)
+/// [`preprocess`], with the names in `undefined` read as a compiler given
+/// no `-D` reads them: undefined (0 in a condition) instead of unknown,
+/// unless `defines` or the file's own `#define`s define them. So `#ifdef
+/// DEBUG` is inactive and `#if FAST` / `#if !FAST` take one branch each,
+/// consistently. For a text whose first reading (unknown conditions take
+/// their first branch) does not parse because of the branches those names
+/// chose: C++ in a `#ifdef DEBUG` block, a `#if X` opening a brace a `#if
+/// !X` closes.
+pub fn preprocess_as_compiled(
+    text: &str,
+    defines: &[String],
+    fortran: bool,
+    undefined: &[String],
+) -> Preprocessed {
+    preprocess_with(text, defines, fortran, Some(undefined))
 }
 
 fn preprocess_with(
     text: &str,
     defines: &[String],
     fortran: bool,
-    as_compiled: bool,
+    as_compiled: Option<&[String]>,
 ) -> Preprocessed {
     let mut env = Env::new(defines);
     if !fortran {
@@ -343,8 +349,13 @@ fn preprocess_with(
         // guards ANSI prototypes in code that also served K&R compilers)
         env.names.entry("__STDC__".to_string()).or_insert(1);
     }
-    if as_compiled {
-        env.file_defines = Some(file_defines(text));
+    if let Some(names) = as_compiled {
+        let defined = file_defines(text);
+        env.undefined = names
+            .iter()
+            .filter(|n| !defined.contains(n.as_str()))
+            .cloned()
+            .collect();
     }
     let lines = split_lines(text);
     let mut out: Vec<u8> = text.as_bytes().to_vec();
@@ -833,11 +844,6 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
     }
 }
 
-/// In a kept C directive `start..end`, the `/` of every `/*` inside a string
-/// or character literal becomes a space: tree-sitter-c reads a directive's
-/// argument as one token that ends at `/*` (a comment after it), so
-/// `#define FMT "/* %c */"` would not parse. The literal's other bytes and
-/// every offset stay; macro values are read from the original text.
 /// Blanks the comments of the multi-line `#define` at `out[start..end]`
 /// (its continuation lines included): tree-sitter-c ends a macro's body at a
 /// comment, so `x = 1; /* note */ \` in a multi-line macro made the rest
@@ -880,6 +886,11 @@ fn blank_comments_in_define(out: &mut [u8], start: usize, end: usize) {
     }
 }
 
+/// In a kept C directive `start..end`, the `/` of every `/*` inside a string
+/// or character literal becomes a space: tree-sitter-c reads a directive's
+/// argument as one token that ends at `/*` (a comment after it), so
+/// `#define FMT "/* %c */"` would not parse. The literal's other bytes and
+/// every offset stay; macro values are read from the original text.
 fn hide_comment_openers_in_literals(out: &mut [u8], start: usize, end: usize) {
     let end = end.min(out.len());
     let mut hidden = Vec::new();
@@ -906,6 +917,60 @@ fn hide_comment_openers_in_literals(out: &mut [u8], start: usize, end: usize) {
 /// was open at its start. String and character literals end at the line end.
 fn scan_c(line: &str, in_comment: bool) -> bool {
     lex_c_line(line, in_comment, |_, _, _| {})
+}
+
+/// The brackets (`(`, `[`, `{`) the C code of `text[range]` opens minus
+/// those it closes, outside comments and literals (the range starts
+/// outside a block comment); 0 for balanced code.
+pub fn bracket_balance(text: &str, range: (usize, usize)) -> i64 {
+    let Some(code) = text.get(range.0..range.1.min(text.len())) else {
+        return 0;
+    };
+    let mut balance = 0i64;
+    let mut in_comment = false;
+    for line in code.lines() {
+        in_comment = lex_c_line(line, in_comment, |_, c, literal| {
+            if !literal {
+                match c {
+                    b'(' | b'[' | b'{' => balance += 1,
+                    b')' | b']' | b'}' => balance -= 1,
+                    _ => {}
+                }
+            }
+        });
+    }
+    balance
+}
+
+/// The identifiers of the condition of the directive `text[range]` (`#if
+/// A && !defined(B)`: `A`, `B`), without the directive's own word and
+/// `defined`.
+pub fn condition_names(text: &str, range: (usize, usize)) -> Vec<String> {
+    let Some(line) = text.get(range.0..range.1.min(text.len())) else {
+        return Vec::new();
+    };
+    let rest = line.trim_start().trim_start_matches('#').trim_start();
+    let (_, rest) = take_ident(rest);
+    let mut out = Vec::new();
+    let b = rest.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'_' || b[i].is_ascii_alphabetic() {
+            let (name, after) = take_ident(&rest[i..]);
+            if name != "defined" && !out.iter().any(|n| n == name) {
+                out.push(name.to_string());
+            }
+            i = rest.len() - after.len();
+        } else if b[i].is_ascii_digit() {
+            // a number's suffix (`201103L`) is no name
+            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// The names `text` `#define`s anywhere (also in inactive code).
@@ -1075,9 +1140,8 @@ fn is_ident(s: &str) -> bool {
 /// The names treated as defined and their values.
 struct Env {
     names: HashMap<String, i64>,
-    /// [`preprocess_as_compiled`]: the names the file `#define`s (they
-    /// stay unknown); every other name is undefined.
-    file_defines: Option<std::collections::HashSet<String>>,
+    /// [`preprocess_as_compiled`]: names read as undefined.
+    undefined: std::collections::HashSet<String>,
 }
 
 /// What a condition evaluates to and what it says about `__CSA__`.
@@ -1102,15 +1166,13 @@ impl Env {
         }
         Env {
             names,
-            file_defines: None,
+            undefined: std::collections::HashSet::new(),
         }
     }
 
     /// Undefined as the text is compiled ([`preprocess_as_compiled`]).
     fn undefined_as_compiled(&self, name: &str) -> bool {
-        self.file_defines
-            .as_ref()
-            .is_some_and(|f| !f.contains(name) && !self.names.contains_key(name))
+        self.undefined.contains(name) && !self.names.contains_key(name)
     }
 
     /// Defined for this analysis: `__CSA__` and the user's defines.

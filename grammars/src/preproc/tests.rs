@@ -252,6 +252,7 @@ fn as_compiled_names_are_undefined_unless_defined() {
                 #if !FAST\nnot_fast;\n#endif\n\
                 #if defined(LOCAL)\nlocal;\n#endif\n\
                 #ifdef GIVEN\ngiven;\n#endif\n\
+                #ifdef OTHER\nother;\n#endif\n\
                 #ifdef __CSA__\ncsa;\n#endif\n";
     let first = preprocess(text, &["GIVEN".to_string()], false);
     assert_eq!(
@@ -263,12 +264,17 @@ fn as_compiled_names_are_undefined_unless_defined() {
             "not_fast;",
             "local;",
             "given;",
+            "other;",
             "csa;"
         ]
     );
-    let compiled = preprocess_as_compiled(text, &["GIVEN".to_string()], false);
+    let names: Vec<String> = ["DEBUG", "FAST", "LOCAL", "GIVEN"]
+        .map(String::from)
+        .to_vec();
+    let compiled = preprocess_as_compiled(text, &["GIVEN".to_string()], false, &names);
     // DEBUG and FAST are undefined; LOCAL, #defined by the file, stays
-    // unknown (first branch); GIVEN and __CSA__ are defined
+    // unknown (first branch); GIVEN and __CSA__ are defined; OTHER, not
+    // named, keeps its first branch
     assert_eq!(
         kept(&compiled),
         [
@@ -277,12 +283,22 @@ fn as_compiled_names_are_undefined_unless_defined() {
             "not_fast;",
             "local;",
             "given;",
+            "other;",
             "csa;"
         ]
     );
     assert!(first.conditionals[1].branches[0].unknown);
     assert!(!first.conditionals[1].branches[1].unknown);
-    assert!(!first.conditionals[5].branches[0].unknown);
+    assert!(!first.conditionals[6].branches[0].unknown);
+}
+
+#[test]
+fn condition_names_and_bracket_balance() {
+    let text = "#if defined(A) && B > 201103L || !defined C\nx = f(a[1]; { /* ( */ \"(\"\n#endif\n";
+    let end = text.find('\n').unwrap();
+    assert_eq!(condition_names(text, (0, end)), ["A", "B", "C"]);
+    let body = (end + 1, text.rfind("#endif").unwrap());
+    assert_eq!(bracket_balance(text, body), 2);
 }
 
 #[test]
@@ -301,7 +317,11 @@ fn cplusplus_is_not_defined() {
     // and C has __STDC__ (Fortran's preprocessor does not)
     let text = "#if defined __STDC__ && __STDC__\nansi;\n#else\nkr;\n#endif\n";
     assert_eq!(kept(&c(text)), ["ansi;"]);
-    assert_eq!(kept(&preprocess_as_compiled(text, &[], false)), ["ansi;"]);
+    let stdc = ["__STDC__".to_string()];
+    assert_eq!(
+        kept(&preprocess_as_compiled(text, &[], false, &stdc)),
+        ["ansi;"]
+    );
     assert!(preprocess(text, &[], true).conditionals[0].branches[0].unknown);
     // unless the configuration defines it
     let p = preprocess(
