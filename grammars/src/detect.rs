@@ -129,30 +129,21 @@ fn free_form_text(text: &str) -> bool {
             previous_amp = false;
             continue;
         }
-        match first {
-            b'c' | b'C' | b'*' => {
-                if bytes
-                    .get(1)
-                    .is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'_')
-                {
-                    // `C     comment`, `c---`, `*`: fixed form only (free
-                    // form has no statement starting so)
-                    return false;
-                }
-                continue;
-            }
-            b'd' | b'D' | b'!' | b'#' => continue,
-            _ => {}
+        if fixed_comment_line(line) {
+            // `C     comment`, `c---`, `*`: fixed form only (free form has
+            // no statement starting so)
+            return false;
+        }
+        if matches!(first, b'c' | b'C' | b'd' | b'D' | b'!' | b'#') {
+            continue;
         }
         let code = line.split('!').next().unwrap_or(line).trim_end();
         let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
-        if start == 5 && bytes.len() > 5 {
-            let mark = bytes[5];
-            // a continuation mark in column 6 (a letter may start an
-            // indented free-form statement; `!` a comment)
-            let free_too = mark.is_ascii_alphabetic()
-                || matches!(mark, b'0' | b'!')
-                || (mark == b'&' && previous_amp);
+        if let Some(mark) = column6_mark(line) {
+            // a continuation mark (a letter may start an indented free-form
+            // statement; `!` a comment)
+            let free_too =
+                mark.is_ascii_alphabetic() || mark == b'!' || (mark == b'&' && previous_amp);
             if !free_too {
                 return false;
             }
@@ -165,6 +156,22 @@ fn free_form_text(text: &str) -> bool {
         }
     }
     free >= 3
+}
+
+/// Whether `line` is a fixed-form comment line: `c`, `C` or `*` in
+/// column 1, not the start of a word (`char`, `call`).
+fn fixed_comment_line(line: &str) -> bool {
+    let b = line.as_bytes();
+    matches!(b.first(), Some(b'c' | b'C' | b'*'))
+        && b.get(1)
+            .is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+}
+
+/// The fixed-form continuation mark of `line`: columns 1-5 blank and
+/// column 6 neither blank nor `0`.
+fn column6_mark(line: &str) -> Option<u8> {
+    let b = line.as_bytes();
+    (b.len() > 5 && b[..5].iter().all(|&c| c == b' ') && !matches!(b[5], b' ' | b'0')).then(|| b[5])
 }
 
 /// Whether `path` is a header (`.h`) whose text is C++, not C: a line
@@ -356,14 +363,8 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
             continue;
         }
         let lower = t.to_ascii_lowercase();
-        let first = line.chars().next().unwrap_or(' ');
-        // fixed-form comment lines: `c`, `C` or `*` in column 1, not the
-        // start of a C word (`char`, `const`)
-        let second = line.chars().nth(1);
-        if matches!(first, 'c' | 'C' | '*')
-            && second.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
-            && !lower.starts_with("*/")
-        {
+        // fixed-form comment lines, not the end of a C comment
+        if fixed_comment_line(line) && !lower.starts_with("*/") {
             fortran = true;
             fixed = true;
             continue;
@@ -388,10 +389,7 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
             trailing_amp = true;
         }
         // a continuation mark in column 6
-        if line.len() > 6
-            && line.as_bytes()[..5].iter().all(|&b| b == b' ')
-            && !matches!(line.as_bytes()[5], b' ' | b'0')
-        {
+        if line.len() > 6 && column6_mark(line).is_some() {
             fixed = true;
         }
         if FORTRAN_STARTS.iter().any(|k| lower.starts_with(k)) {

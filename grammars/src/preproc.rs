@@ -949,25 +949,12 @@ pub fn condition_names(text: &str, range: (usize, usize)) -> Vec<String> {
     let Some(line) = text.get(range.0..range.1.min(text.len())) else {
         return Vec::new();
     };
-    let rest = line.trim_start().trim_start_matches('#').trim_start();
-    let (_, rest) = take_ident(rest);
-    let mut out = Vec::new();
-    let b = rest.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'_' || b[i].is_ascii_alphabetic() {
-            let (name, after) = take_ident(&rest[i..]);
+    let mut out: Vec<String> = Vec::new();
+    for t in tokenize(parse_directive(line).rest) {
+        if let Tok::Ident(name) = t {
             if name != "defined" && !out.iter().any(|n| n == name) {
                 out.push(name.to_string());
             }
-            i = rest.len() - after.len();
-        } else if b[i].is_ascii_digit() {
-            // a number's suffix (`201103L`) is no name
-            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
-                i += 1;
-            }
-        } else {
-            i += 1;
         }
     }
     out
@@ -975,23 +962,13 @@ pub fn condition_names(text: &str, range: (usize, usize)) -> Vec<String> {
 
 /// The names `text` `#define`s anywhere (also in inactive code).
 fn file_defines(text: &str) -> std::collections::HashSet<String> {
-    let mut out = std::collections::HashSet::new();
-    for line in text.lines() {
-        let Some(rest) = line.trim_start().strip_prefix('#') else {
-            continue;
-        };
-        let Some(rest) = rest.trim_start().strip_prefix("define") else {
-            continue;
-        };
-        if !rest.starts_with([' ', '\t']) {
-            continue;
-        }
-        let (name, _) = take_ident(rest.trim_start());
-        if !name.is_empty() {
-            out.insert(name.to_string());
-        }
-    }
-    out
+    text.lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .map(parse_directive)
+        .filter(|d| d.name == "define")
+        .map(|d| take_ident(d.rest.trim_start()).0.to_string())
+        .filter(|n| !n.is_empty())
+        .collect()
 }
 
 /// Reads one line of C: `on(offset, byte, in_literal)` gets every byte

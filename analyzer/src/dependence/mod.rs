@@ -1072,14 +1072,7 @@ fn counts(
 /// whose value outlives the iteration, shared by every iteration as a
 /// file-scope variable is. Sorted.
 pub fn declared_inside(func: &Function, forest: &LoopForest, l: LoopId) -> Vec<VarId> {
-    let mut out: Vec<VarId> = forest.loops[l.index()]
-        .blocks
-        .iter()
-        .flat_map(|&b| &func.block(BlockId(b)).insts)
-        .filter_map(|i| match i.kind {
-            InstKind::Decl(d) => Some(d),
-            _ => None,
-        })
+    let mut out: Vec<VarId> = declarations_in(func, forest, l)
         .filter(|&d| {
             !matches!(
                 func.var(d).kind,
@@ -1090,6 +1083,23 @@ pub fn declared_inside(func: &Function, forest: &LoopForest, l: LoopId) -> Vec<V
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// The variables whose declaration is inside loop `l`, static storage
+/// included, in block order (repeats possible).
+pub fn declarations_in<'f>(
+    func: &'f Function,
+    forest: &'f LoopForest,
+    l: LoopId,
+) -> impl Iterator<Item = VarId> + 'f {
+    forest.loops[l.index()]
+        .blocks
+        .iter()
+        .flat_map(|&b| &func.block(BlockId(b)).insts)
+        .filter_map(|i| match i.kind {
+            InstKind::Decl(d) => Some(d),
+            _ => None,
+        })
 }
 
 /// Whether block `b` runs on every iteration of loop `l`: it dominates the

@@ -67,7 +67,6 @@ use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix};
 use crate::diag::{Rule, Severity};
 use crate::omp::{self, ClauseKind, OmpLang};
 use crate::graph::loops::LoopId;
-use crate::ir::{BlockId, InstKind, VarId};
 use crate::source::Span;
 
 /// The rule; its documentation is this file's `//!` text.
@@ -142,16 +141,6 @@ fn suggestion(cx: &FunctionContext, u: &ScalarUse) -> Suggest {
     }
 }
 
-/// Whether `v` is declared inside loop `l` (a `static` local there: one
-/// object for every iteration, and out of scope at the directive).
-fn declared_in_loop(cx: &FunctionContext, l: LoopId, v: VarId) -> bool {
-    cx.forest.loops[l.index()]
-        .blocks
-        .iter()
-        .flat_map(|&b| &cx.func.block(BlockId(b)).insts)
-        .any(|i| matches!(i.kind, InstKind::Decl(d) if d == v))
-}
-
 fn shared(
     cx: &FunctionContext,
     directive: Span,
@@ -171,7 +160,9 @@ fn shared(
     } else {
         ""
     };
-    let static_inside = declared_in_loop(cx, l, u.var);
+    // (a `static` local: one object for every iteration, and out of scope
+    // at the directive; automatic ones are private and not reported)
+    let static_inside = crate::dependence::declarations_in(cx.func, cx.forest, l).any(|d| d == u.var);
     let suggest = if static_inside {
         // No clause can name it: the directive comes before its scope.
         Suggest::None(

@@ -210,6 +210,12 @@ pub(super) fn omp_directives(text: &str, start: usize, end: usize) -> Vec<(usize
             lines.push(l);
         }
     }
+    group_continued(text, &lines)
+}
+
+/// The directive lines `lines` (in order) grouped with their continuation
+/// lines: the range of each directive.
+fn group_continued(text: &str, lines: &[Line]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut k = 0;
     while k < lines.len() {
@@ -335,22 +341,8 @@ mod tests {
         let lines: Vec<Line> = lines_in(text, start, end)
             .filter(|l| omp_content(line_text(text, *l)).is_some())
             .collect();
-        let mut out = Vec::new();
-        let mut k = 0;
-        while k < lines.len() {
-            let first = lines[k];
-            let mut last = first;
-            k += 1;
-            while k < lines.len()
-                && text[last.end..lines[k].start].trim().is_empty()
-                && continues(text, last, lines[k])
-            {
-                last = lines[k];
-                k += 1;
-            }
-            out.push((first.start, last.end));
-        }
-        out
+        // (the grouping is shared: the scan of lines is what was rewritten)
+        group_continued(text, &lines)
     }
 
     use proptest::prelude::*;
