@@ -1040,7 +1040,9 @@ fn join_logical(text: &str, lines: &[LineSpan]) -> String {
     strip_comments(&joined)
 }
 
-fn strip_comments(s: &str) -> String {
+/// C text without its comments: a `/* */` becomes one space, a `//`
+/// comment is dropped up to its line end; literals are kept whole.
+pub fn strip_comments(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

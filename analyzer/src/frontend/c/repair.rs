@@ -344,7 +344,7 @@ fn old_style_prototypes(text: &str, toks: &[Token]) -> (Edits, Edits) {
             let ty = &text[toks[first].start..toks[d].start];
             // each declarator: the text between commas, its name the last
             // word before any bracket
-            let decls = without_comments(&text[toks[d].start..toks[k].start]);
+            let decls = csa_grammars::preproc::strip_comments(&text[toks[d].start..toks[k].start]);
             for decl in decls.split(',') {
                 let head = decl.split('[').next().unwrap_or(decl);
                 let name = head
@@ -373,29 +373,6 @@ fn old_style_prototypes(text: &str, toks: &[Token]) -> (Edits, Edits) {
         blanks.extend(decl_ranges.into_iter().map(blank));
     }
     (inserts, blanks)
-}
-
-/// `code` with its comments blanked.
-fn without_comments(code: &str) -> String {
-    let b = code.as_bytes();
-    let mut out = String::with_capacity(code.len());
-    let mut i = 0;
-    while i < b.len() {
-        match comment_end(b, i) {
-            Some(end) => {
-                out.push(' ');
-                i = end;
-            }
-            None => {
-                let next = (i + 1..=b.len())
-                    .find(|&j| code.is_char_boundary(j))
-                    .unwrap_or(b.len());
-                out.push_str(&code[i..next]);
-                i = next;
-            }
-        }
-    }
-    out
 }
 
 /// Whether the words before a declarator are no type (`return`, `if`...).
