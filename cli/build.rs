@@ -1,6 +1,6 @@
 //! Gives the `csa-lint` result cache a build identity: `CSA_LINT_BUILD_ID`
-//! is a hash of every source file of the analyzer, the grammars and this
-//! crate and of
+//! is a hash of every source file of the analyzer, the grammars, the tree
+//! copy (`treecopy`, C included) and this crate and of
 //! `Cargo.lock` (the tree-sitter grammars' versions), so a cache written by
 //! one build is never read by a build that might analyse differently,
 //! even when the version number is the same (a development build).
@@ -43,6 +43,9 @@ fn main() {
         manifest.join("../analyzer/Cargo.toml"),
         manifest.join("../grammars/src"),
         manifest.join("../grammars/Cargo.toml"),
+        manifest.join("../treecopy/src"),
+        manifest.join("../treecopy/csrc"),
+        manifest.join("../treecopy/Cargo.toml"),
         manifest.join("Cargo.toml"),
         manifest.join("../Cargo.lock"),
     ];

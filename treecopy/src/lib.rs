@@ -1,0 +1,286 @@
+//! A fast pre-order copy of a tree-sitter subtree into an array.
+//!
+//! The analyzer's front ends read every node of the functions they lower,
+//! several times, so they work on a flat copy of the tree
+//! (`analyzer::frontend::flat`). Made with tree-sitter's cursor, that copy
+//! cost about a tenth of a whole run on annotated code (NPB): the cursor
+//! recomputes each node from its stack at every step, and each answer
+//! (kind, range, field) is a call of its own. [`copy`] makes the same copy
+//! with one walk over tree-sitter's subtrees in C (`csrc/flat_copy.c`,
+//! compiled against the internal headers of the tree-sitter library this
+//! crate links; `Cargo.lock` pins its version), several times faster.
+//!
+//! This is the workspace's one crate with unsafe code: the FFI to that
+//! walker. Its API is safe; the analyzer's tests check the copy against
+//! the cursor's on every fixture.
+
+#![allow(unsafe_code)]
+
+use tree_sitter::Node;
+
+/// No node (a parent or a next sibling).
+pub const NONE: u32 = u32::MAX;
+/// [`RawNode::flags`]: the node is named.
+pub const NAMED: u8 = 1;
+/// [`RawNode::flags`]: the node is an ERROR node.
+pub const ERROR: u8 = 2;
+/// [`RawNode::flags`]: the node is MISSING.
+pub const MISSING: u8 = 4;
+/// [`RawNode::flags`]: the node has children that were not copied.
+pub const PRUNED: u8 = 8;
+
+/// One copied node: what `tree_sitter::Node` answers of it, and its
+/// place in the copy. `#[repr(C)]`: the C walker writes these
+/// (`CsaFlatNode`, the same fields in the same order; the sizes are
+/// checked by a test).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct RawNode {
+    pub start: u32,
+    pub end: u32,
+    /// Index of the parent in the copy, or [`NONE`] (the root).
+    pub parent: u32,
+    /// Index of the next sibling, or [`NONE`].
+    pub next: u32,
+    /// Number of children copied.
+    pub count: u32,
+    /// `Node::kind_id`.
+    pub kind: u16,
+    /// Field id in the parent (`TreeCursor::field_id`); 0: none (always
+    /// for the root).
+    pub field: u16,
+    /// [`NAMED`], [`ERROR`], [`MISSING`], [`PRUNED`].
+    pub flags: u8,
+}
+
+/// Copies `root` and its descendants into `out` (emptied first), in
+/// pre-order, except the children of the nodes for which
+/// `descend(node, depth)` is false (the root has depth 0): those are
+/// copied as leaves, flagged [`PRUNED`] when they had children. `descend`
+/// is asked about every node copied, in pre-order. Node `i`'s first
+/// child is `i + 1`. Returns false when the copy could not be made
+/// (memory ran out); `out` is then empty, and `descend` may have been
+/// asked about some nodes.
+pub fn copy(
+    root: Node<'_>,
+    out: &mut Vec<RawNode>,
+    descend: &mut dyn FnMut(Node<'_>, usize) -> bool,
+) -> bool {
+    out.clear();
+    let Ok(capacity) = u32::try_from(root.descendant_count()) else {
+        return false;
+    };
+    if capacity == NONE {
+        return false;
+    }
+    out.reserve(capacity as usize);
+    let mut ctx = Descend {
+        descend,
+        panic: None,
+    };
+    // SAFETY: `out` has room for `capacity` nodes, the most the walker
+    // writes (`descendant_count` counts a subtree's visible descendants
+    // and itself, and the walker copies no other node); `RawNode` is
+    // `CsaFlatNode` (field for field, `repr(C)`); `ctx` outlives the call,
+    // and `trampoline` reads it as the `Descend` it is; the node belongs
+    // to a tree that outlives the call (`root`'s).
+    let len = unsafe {
+        csa_flat_copy(
+            root.into_raw(),
+            out.as_mut_ptr(),
+            capacity,
+            trampoline,
+            (&raw mut ctx).cast(),
+        )
+    };
+    if let Some(payload) = ctx.panic.take() {
+        std::panic::resume_unwind(payload);
+    }
+    if len > capacity {
+        return false;
+    }
+    // SAFETY: the walker initialised the first `len` nodes (`len` is at
+    // most the capacity).
+    unsafe { out.set_len(len as usize) };
+    true
+}
+
+/// What `csa_flat_copy` calls back with: the caller's `descend`, and the
+/// panic it raised (kept, not unwound through C; [`copy`] resumes it).
+struct Descend<'f> {
+    descend: &'f mut dyn FnMut(Node<'_>, usize) -> bool,
+    panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+/// `CsaDescend`: asks the caller's `descend` about a node.
+extern "C" fn trampoline(
+    ctx: *mut std::ffi::c_void,
+    node: tree_sitter::ffi::TSNode,
+    depth: u32,
+) -> bool {
+    // SAFETY: `ctx` is the `Descend` that `copy` passed, alive and not
+    // otherwise borrowed while the walker runs.
+    let ctx = unsafe { &mut *ctx.cast::<Descend<'_>>() };
+    if ctx.panic.is_some() {
+        return false;
+    }
+    // SAFETY: the walker passes nodes of the tree being copied, made by
+    // `ts_node_new` as the library's own functions make them.
+    let node = unsafe { Node::from_raw(node) };
+    let descend = &mut ctx.descend;
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        descend(node, depth as usize)
+    })) {
+        Ok(down) => down,
+        Err(payload) => {
+            ctx.panic = Some(payload);
+            false
+        }
+    }
+}
+
+unsafe extern "C" {
+    /// `csrc/flat_copy.c`: copies `root` into `out` (room for `capacity`
+    /// nodes); the number copied, or `u32::MAX` when memory ran out.
+    fn csa_flat_copy(
+        root: tree_sitter::ffi::TSNode,
+        out: *mut RawNode,
+        capacity: u32,
+        descend: extern "C" fn(*mut std::ffi::c_void, tree_sitter::ffi::TSNode, u32) -> bool,
+        ctx: *mut std::ffi::c_void,
+    ) -> u32;
+    /// `sizeof(CsaFlatNode)`.
+    #[cfg(test)]
+    fn csa_flat_node_size() -> u32;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_c_node_is_the_rust_node() {
+        // SAFETY: a function of no arguments returning a constant.
+        let c = unsafe { csa_flat_node_size() } as usize;
+        assert_eq!(c, std::mem::size_of::<RawNode>());
+        assert_eq!(std::mem::align_of::<RawNode>(), 4);
+    }
+
+    /// The copy through a cursor (the public API), as the analyzer's
+    /// fallback makes it.
+    fn by_cursor(root: Node<'_>, descend: &mut dyn FnMut(Node<'_>, usize) -> bool) -> Vec<RawNode> {
+        let mut out: Vec<RawNode> = Vec::new();
+        let mut cursor = root.walk();
+        let mut last: Vec<u32> = vec![NONE];
+        let mut parents: Vec<u32> = vec![NONE];
+        let mut at_root = true;
+        loop {
+            let n = cursor.node();
+            let idx = out.len() as u32;
+            let mut flags = 0;
+            if n.is_named() {
+                flags |= NAMED;
+            }
+            if n.is_error() {
+                flags |= ERROR;
+            }
+            if n.is_missing() {
+                flags |= MISSING;
+            }
+            let field = if at_root {
+                0
+            } else {
+                cursor.field_id().map_or(0, |f| f.get())
+            };
+            at_root = false;
+            let depth = last.len() - 1;
+            let parent = parents[depth];
+            out.push(RawNode {
+                start: n.start_byte() as u32,
+                end: n.end_byte() as u32,
+                parent,
+                next: NONE,
+                count: 0,
+                kind: n.kind_id(),
+                field,
+                flags,
+            });
+            if let Some(p) = out.get_mut(parent as usize) {
+                p.count += 1;
+            }
+            if let Some(prev) = out.get_mut(last[depth] as usize) {
+                prev.next = idx;
+            }
+            last[depth] = idx;
+            if descend(n, depth) {
+                if cursor.goto_first_child() {
+                    last.push(NONE);
+                    parents.push(idx);
+                    continue;
+                }
+            } else if n.child_count() > 0 {
+                out[idx as usize].flags |= PRUNED;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if last.len() == 1 || !cursor.goto_parent() {
+                    return out;
+                }
+                last.pop();
+                parents.pop();
+            }
+        }
+    }
+
+    const C: &str = "typedef struct { int a; } S;\n#define N 10\nint f(int *restrict a, S s) {\n  for (int i = 0; i < N; i++) { a[i] = s.a + (i ? 1 : 2); }\n  return a[0] /* c */;\n}\nint g( { broken\n";
+    const FORTRAN: &str = "program p\n  integer :: i, a(10)\n  !$omp parallel do\n  do i = 1, 10\n    a(i) = i * 2\n  end do\n  call builtin_csa_parallel_loop()\n  if (a(1) > 0) then\n    print *, a\n  end if\nend program\nsubroutine s(x\n";
+
+    fn check(grammar: csa_grammars::Grammar, text: &str) {
+        let tree = csa_grammars::parse(grammar, text).unwrap();
+        let root = tree.root_node();
+        // the whole tree, every subtree, and pruned at each depth
+        let mut roots = vec![root];
+        let mut cursor = root.walk();
+        for c in root.children(&mut cursor) {
+            roots.push(c);
+        }
+        for r in roots {
+            for cut in [usize::MAX, 0, 1, 2, 3] {
+                let mut asked_native = Vec::new();
+                let mut native = Vec::new();
+                assert!(copy(r, &mut native, &mut |n, d| {
+                    asked_native.push((n.id(), d));
+                    d < cut
+                }));
+                let mut asked_cursor = Vec::new();
+                let want = by_cursor(r, &mut |n, d| {
+                    asked_cursor.push((n.id(), d));
+                    d < cut
+                });
+                assert_eq!(native, want, "{} cut {cut}", r.kind());
+                assert_eq!(asked_native, asked_cursor);
+            }
+        }
+    }
+
+    #[test]
+    fn the_copy_is_the_cursor_s() {
+        check(csa_grammars::Grammar::C, C);
+        check(csa_grammars::Grammar::Fortran, FORTRAN);
+    }
+
+    #[test]
+    fn a_panic_in_descend_reaches_the_caller() {
+        let tree = csa_grammars::parse(csa_grammars::Grammar::C, C).unwrap();
+        let r = std::panic::catch_unwind(|| {
+            let mut out = Vec::new();
+            copy(tree.root_node(), &mut out, &mut |_, d| {
+                assert!(d < 2, "deep");
+                true
+            })
+        });
+        assert!(r.is_err());
+    }
+}
