@@ -254,6 +254,9 @@ struct TopLevel<'t> {
     needs_recovery: bool,
     /// For each function, whether its body defines file-wide facts.
     defining: Vec<bool>,
+    /// Blocks (`compound_statement`) right under the root: the body of an
+    /// old-style definition tree-sitter-c did not read as one.
+    blocks: usize,
 }
 
 fn top_level<'t>(
@@ -268,6 +271,7 @@ fn top_level<'t>(
         hashes: Vec::new(),
         needs_recovery: false,
         defining: Vec::new(),
+        blocks: 0,
     };
     if c_kind(root) != "translation_unit" {
         t.needs_recovery = root.is_error() || root.is_missing() || root.has_error();
@@ -310,7 +314,10 @@ fn top_level<'t>(
             }
             "linkage_specification" | "declaration_list" => descend = true,
             "comment" => {}
-            _ => {
+            kind => {
+                if kind == "compound_statement" && cursor.depth() == 1 {
+                    t.blocks += 1;
+                }
                 if n.is_error() || n.is_missing() || n.has_error() {
                     t.needs_recovery = true;
                 }
@@ -380,6 +387,8 @@ struct FnFacts {
     defining: bool,
     /// Length of its signature (its text before the body).
     signature: u32,
+    /// Where the name it defines is (offset from its start, length).
+    name: Option<(u32, u32)>,
 }
 
 /// Preprocessor directives of the original text (as the preprocessor reads
@@ -978,12 +987,15 @@ impl Incremental {
                     let body = n
                         .child(n.child_count().saturating_sub(1))
                         .filter(|b| c_kind(*b) == "compound_statement");
+                    let name = crate::frontend::c::defined_name_range(n)
+                        .and_then(|r| Some((u32::try_from(r.start.checked_sub(s)?).ok()?, u32::try_from(r.len()).ok()?)));
                     FnFacts {
                         start: s as u32,
                         end: e as u32,
                         hash: h,
                         defining: entry.0,
                         signature: (body.map_or(e, |b| b.start_byte()) - s) as u32,
+                        name,
                     }
                 }
             };
@@ -1010,21 +1022,26 @@ impl Incremental {
                 })
                 .collect();
             calls_map.retain(|_, e| e.1 + 1 >= generation);
-            let names: Vec<Option<&str>> = top
-                .functions
+            let names: Vec<Option<&str>> = facts
                 .iter()
-                .map(|n| crate::frontend::c::defined_name_in(*n, pre_text))
+                .map(|f| {
+                    let (at, len) = f.name?;
+                    let start = f.start as usize + at as usize;
+                    pre_text.get(start..start + len as usize)
+                })
                 .collect();
             callee_hashes(&names, &calls, &top.hashes)
         };
-        self.fn_facts = facts;
         // (a repaired text is parsed again: positions of a different
         // text; `frontend::c::repair`)
-        if top.needs_recovery
-            || (crate::frontend::c::misread(&tree) && crate::frontend::c::may_need_repair(pre_text))
-        {
+        // (as `frontend::c::misreadings` counts: a syntax error, or a
+        // block at the top level)
+        let misread = tree.root_node().has_error() || top.blocks > 0;
+        if top.needs_recovery || (misread && crate::frontend::c::may_need_repair(pre_text)) {
+            self.fn_facts = facts;
             return self.full(source.text());
         }
+        self.fn_facts = facts;
         let bytes = pre.text.as_bytes();
         let context: Vec<&[u8]> = top
             .context
@@ -1043,12 +1060,11 @@ impl Incremental {
         // Bodies the front end need not scan: those that define nothing
         // file-wide (the function being lowered is scanned regardless, as
         // it is lowered).
-        let skip: Vec<Span> = top
-            .functions
+        let skip: Vec<(Span, u64)> = self
+            .fn_facts
             .iter()
-            .zip(&top.defining)
-            .filter(|(_, &defining)| !defining)
-            .map(|(n, _)| Span::new(n.start_byte(), n.end_byte()))
+            .filter(|f| !f.defining)
+            .map(|f| (Span::new(f.start as usize, f.end as usize), f.hash))
             .collect();
         let units: Vec<UnitKey> = top
             .functions

@@ -162,12 +162,11 @@ pub(crate) fn outline_function(file: &FileCtx<'_>, n: Node<'_>) -> Function {
     Function::outline(name, Lang::C, file.span(n), name_span)
 }
 
-/// The name a function definition of `src` defines (without a file
-/// context).
-pub(crate) fn defined_name_in<'s>(n: Node<'_>, src: &'s str) -> Option<&'s str> {
+/// Where the name a function definition defines is written (without a
+/// file context).
+pub(crate) fn defined_name_range(n: Node<'_>) -> Option<std::ops::Range<usize>> {
     let d = n.field(F::Declarator)?;
-    let id = function_name(d).0?;
-    src.get(id.byte_range())
+    Some(function_name(d).0?.byte_range())
 }
 
 /// The name a function definition defines, when it has one.

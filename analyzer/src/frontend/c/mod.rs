@@ -32,7 +32,7 @@ mod consts;
 mod expr;
 mod repair;
 mod lower;
-pub(crate) use lower::defined_name_in;
+pub(crate) use lower::defined_name_range;
 mod pragma;
 mod types;
 
@@ -65,15 +65,11 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     lower_tree(text, &tree, None, &[], opts)
 }
 
-/// Whether a parse shows code tree-sitter-c could not read: syntax
-/// errors, or a block at the top level (the body of an old-style
+/// The syntax errors and top-level blocks of a parse: code tree-sitter-c
+/// could not read (a block at the top level is the body of an old-style
 /// definition whose declarator it did not take for a function's, see
-/// [`repair`]).
-pub fn misread(tree: &tree_sitter::Tree) -> bool {
-    misreadings(tree) > 0
-}
-
-/// The syntax errors and top-level blocks of a parse.
+/// [`repair`]). Non-zero exactly when the root has an error or a block is
+/// among its children (incremental analysis tests that way).
 fn misreadings(tree: &tree_sitter::Tree) -> usize {
     let root = tree.root_node();
     let errors = if root.has_error() {
@@ -126,13 +122,15 @@ fn lower_repaired(text: &str, misread: usize, opts: &FrontendOptions) -> Option<
 /// all of them, or only those that overlap `only` (for incremental
 /// analysis). The bodies of the function definitions spanning exactly one
 /// of `skip_bodies` are not scanned for file-wide facts: the caller knows
-/// they define none (see [`body_defines_file_facts`]). With a syntax error
-/// anywhere, everything is scanned, as `lower` does.
+/// they define none (see [`body_defines_file_facts`]); beside each span,
+/// a hash of the definition's text (the key of its signature's facts in
+/// [`SignatureCache`]). With a syntax error anywhere, everything is
+/// scanned, as `lower` does.
 pub fn lower_tree(
     text: &str,
     tree: &tree_sitter::Tree,
     only: Option<Span>,
-    skip_bodies: &[Span],
+    skip_bodies: &[(Span, u64)],
     opts: &FrontendOptions,
 ) -> LoweredFile {
     lower_tree_cached(
@@ -147,8 +145,9 @@ pub fn lower_tree(
 
 /// What the signatures of functions in `skip_bodies` declare (name and
 /// type), kept between calls of [`lower_tree_cached`] by incremental
-/// analysis, by the signature's text and its function's place among the
-/// functions. Valid while everything the scan reads before it is the same:
+/// analysis, by the hash of the function's text (which the caller gives
+/// with its span: nothing of the tree is read to find it) and its
+/// function's place among the functions. Valid while everything the scan reads before it is the same:
 /// the caller clears it when the file context (top-level declarations,
 /// signatures, bodies that define file-wide facts, directives) changes.
 #[derive(Default)]
@@ -170,7 +169,7 @@ pub fn lower_tree_cached(
     text: &str,
     tree: &tree_sitter::Tree,
     only: Option<Span>,
-    skip_bodies: &[Span],
+    skip_bodies: &[(Span, u64)],
     opts: &FrontendOptions,
     cache: &mut SignatureCache,
 ) -> LoweredFile {
@@ -183,7 +182,7 @@ fn lower_parsed(
     text: &str,
     tree: &tree_sitter::Tree,
     only: Option<Span>,
-    skip_bodies: &[Span],
+    skip_bodies: &[(Span, u64)],
     opts: &FrontendOptions,
     cache: &mut SignatureCache,
     inserted: repair::Inserted,
@@ -193,7 +192,7 @@ fn lower_parsed(
     file.inserted = inserted;
     if !root.has_error() {
         file.skip_bodies = skip_bodies.to_vec();
-        file.skip_bodies.sort();
+        file.skip_bodies.sort_by_key(|&(s, _)| s);
         file.skip_plain_bodies = !opts.every_body;
         file.signatures = std::mem::take(&mut cache.0);
     }
@@ -581,9 +580,9 @@ pub(crate) struct FileCtx<'t> {
     macro_budget: Cell<u32>,
     /// Set when an evaluation hit the nesting bound or the budget.
     macro_limited: Cell<bool>,
-    /// Incremental lowering: function definitions (exact spans, sorted)
-    /// whose bodies are not scanned.
-    skip_bodies: Vec<Span>,
+    /// Incremental lowering: function definitions (exact spans, sorted;
+    /// with the hash of their text) whose bodies are not scanned.
+    skip_bodies: Vec<(Span, u64)>,
     /// Signature facts of skipped bodies (see [`SignatureCache`]), and how
     /// many function definitions the scan has met.
     signatures: HashMap<(u64, u32), Option<SignatureFacts>>,
@@ -752,10 +751,16 @@ impl<'t> FileCtx<'t> {
                 self.register_specifier_structs(n);
             }
             "function_definition" => {
-                let skipped = self.skip_bodies.binary_search(&span(n)).is_ok();
+                let at = span(n);
+                let skipped = self
+                    .skip_bodies
+                    .binary_search_by_key(&at, |&(s, _)| s)
+                    .ok()
+                    .and_then(|i| self.skip_bodies.get(i))
+                    .map(|&(_, hash)| hash);
                 self.scan_function(n, skipped);
                 in_fn_kids = true;
-                if skipped {
+                if skipped.is_some() {
                     return None;
                 }
                 let body = n.field(F::Body).map(|b| self.text(b).as_bytes());
@@ -922,29 +927,16 @@ impl<'t> FileCtx<'t> {
         false
     }
 
-    fn scan_function(&mut self, n: Node<'_>, skipped: bool) {
+    /// Records what a function definition's signature declares. `skipped`:
+    /// its body is not scanned, and this is the hash of its text.
+    fn scan_function(&mut self, n: Node<'_>, skipped: Option<u64>) {
         let ordinal = self.functions_seen;
         self.functions_seen += 1;
-        let spec = n.field(F::Type);
-        let d = n.field(F::Declarator);
         // A skipped body's signature declares what it did last time (see
-        // `SignatureCache`), unless its type defines a struct or union
-        // (registered by node).
-        let key = match (spec, d) {
-            (Some(spec), Some(d))
-                if skipped
-                    && !matches!(spec.node_kind(), "struct_specifier" | "union_specifier") =>
-            {
-                use std::hash::{Hash, Hasher};
-                let mut h = rustc_hash::FxHasher::default();
-                self.src
-                    .as_bytes()
-                    .get(n.start_byte()..d.end_byte())
-                    .hash(&mut h);
-                Some((h.finish(), ordinal))
-            }
-            _ => None,
-        };
+        // `SignatureCache`): asked before reading the tree. Only signatures
+        // whose type defines no struct or union are kept (those are
+        // registered by node).
+        let key = skipped.map(|hash| (hash, ordinal));
         if let Some(known) = key.and_then(|k| self.signatures.get(&k)) {
             if let Some((name, ty, readnone)) = known.clone() {
                 if readnone {
@@ -954,6 +946,12 @@ impl<'t> FileCtx<'t> {
             }
             return;
         }
+        let spec = n.field(F::Type);
+        let d = n.field(F::Declarator);
+        let key = key.filter(|_| {
+            spec.is_some_and(|s| !matches!(s.node_kind(), "struct_specifier" | "union_specifier"))
+                && d.is_some()
+        });
         self.register_specifier_structs(n);
         let (Some(spec), Some(d)) = (spec, d) else {
             return;
