@@ -147,9 +147,11 @@ pub fn lower_tree(
 /// type), kept between calls of [`lower_tree_cached`] by incremental
 /// analysis, by the hash of the function's text (which the caller gives
 /// with its span: nothing of the tree is read to find it) and its
-/// function's place among the functions. Valid while everything the scan reads before it is the same:
-/// the caller clears it when the file context (top-level declarations,
-/// signatures, bodies that define file-wide facts, directives) changes.
+/// function's place among the functions. It holds the functions the last
+/// scan met, no others (so it does not grow with the edits of a body).
+/// Valid while everything the scan reads before it is the same: the caller
+/// clears it when the file context (top-level declarations, signatures,
+/// bodies that define file-wide facts, directives) changes.
 #[derive(Default)]
 pub struct SignatureCache(HashMap<(u64, u32), Option<SignatureFacts>>);
 
@@ -194,9 +196,11 @@ fn lower_parsed(
         file.skip_bodies = skip_bodies.to_vec();
         file.skip_bodies.sort_by_key(|&(s, _)| s);
         file.skip_plain_bodies = !opts.every_body;
-        file.signatures = std::mem::take(&mut cache.0);
+        file.known_signatures = std::mem::take(&mut cache.0);
     }
     file.scan(root);
+    // What this scan met: the cache holds no function that is gone (a
+    // function edited on every keystroke has a new text each time).
     cache.0 = std::mem::take(&mut file.signatures);
     let wanted = |n: Node<'_>| {
         only.is_none_or(|o| n.start_byte() < o.end as usize && o.start as usize <= n.end_byte())
@@ -586,6 +590,9 @@ pub(crate) struct FileCtx<'t> {
     /// Signature facts of skipped bodies (see [`SignatureCache`]), and how
     /// many function definitions the scan has met.
     signatures: HashMap<(u64, u32), Option<SignatureFacts>>,
+    /// The signature facts the caller kept from earlier scans (moved to
+    /// `signatures` when met again).
+    known_signatures: HashMap<(u64, u32), Option<SignatureFacts>>,
     functions_seen: u32,
     /// Functions declared `readnone` anywhere at file scope.
     readnone: std::collections::BTreeSet<String>,
@@ -613,6 +620,7 @@ impl<'t> FileCtx<'t> {
             macro_cache: RefCell::new(HashMap::default()),
             skip_bodies: Vec::new(),
             signatures: HashMap::default(),
+            known_signatures: HashMap::default(),
             functions_seen: 0,
             readnone: Default::default(),
             skip_plain_bodies: false,
@@ -937,13 +945,14 @@ impl<'t> FileCtx<'t> {
         // whose type defines no struct or union are kept (those are
         // registered by node).
         let key = skipped.map(|hash| (hash, ordinal));
-        if let Some(known) = key.and_then(|k| self.signatures.get(&k)) {
-            if let Some((name, ty, readnone)) = known.clone() {
-                if readnone {
+        if let Some((k, known)) = key.and_then(|k| Some((k, self.known_signatures.remove(&k)?))) {
+            if let Some((name, ty, readnone)) = &known {
+                if *readnone {
                     self.readnone.insert(name.clone());
                 }
-                self.functions.insert(name, ty);
+                self.functions.insert(name.clone(), ty.clone());
             }
+            self.signatures.insert(k, known);
             return;
         }
         let spec = n.field(F::Type);
