@@ -1571,4 +1571,25 @@ mod tests {
         inc.update(&ctx);
         assert_eq!(inc.stats().analysed, 50);
     }
+
+    /// The signature facts kept between updates are those of the file's
+    /// functions now: typing in a body (a new text, hence a new key, on
+    /// every keystroke) does not make them grow.
+    #[test]
+    fn signature_facts_kept_do_not_grow_with_edits() {
+        let f = |k: usize| {
+            format!(
+                "void f{k}(int *a, int n) {{\n  __builtin_csa_parallel_loop();\n  for (int i = 0; i < n; i++) a[i] = 0;\n}}\n"
+            )
+        };
+        let mut text: String = (0..10).map(f).collect();
+        let mut inc = Incremental::new(SourceKind::C, AnalysisOptions::default());
+        inc.update(&text);
+        for k in 0..30 {
+            text = text.replacen("a[i] = ", &format!("a[i] = {k} + "), 1);
+            inc.update(&text);
+            assert_eq!(inc.stats().analysed, 1);
+            assert!(inc.signatures.0.len() <= 10, "{} after {k}", inc.signatures.0.len());
+        }
+    }
 }

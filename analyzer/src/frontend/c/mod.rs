@@ -163,6 +163,12 @@ impl SignatureCache {
     pub fn clear(&mut self) {
         self.0.clear();
     }
+
+    /// The number of signatures kept.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 /// [`lower_tree`] with the signature facts of skipped bodies from `cache`
