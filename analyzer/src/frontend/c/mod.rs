@@ -166,7 +166,7 @@ impl SignatureCache {
 
     /// The number of signatures kept.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn kept(&self) -> usize {
         self.0.len()
     }
 }
