@@ -68,6 +68,16 @@
 //!   type keywords but the last are blanked (in a call's parentheses only:
 //!   a cast's, a `sizeof`'s and a prototype's stay).
 //!
+//! * A line splice before a CRLF line end (a backslash, then `\r\n`, as
+//!   in files written on Windows, inside a string literal continued on the
+//!   next line). Compilers read CRLF as a line end, so the backslash joins
+//!   the lines; tree-sitter-c takes the backslash and the `\r` for an
+//!   escape inside a string literal and
+//!   the `\n` after it for the string's unterminated end.
+//!   [`crlf_splices`] moves the backslash onto the `\r` (a space where it
+//!   was): the splice is then a backslash and `\n`, the string one space
+//!   longer, every line end where it was.
+//!
 //! Rewrites keep every offset (the same length, blanks for what is
 //! removed); only insertions move text.
 //!
@@ -178,10 +188,20 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .map(|r| (r.start, " ".repeat(r.len())))
         .chain(token_rewrites(&lines, defines))
         .chain(declarations)
+        .chain(crlf_splices(text))
         .collect();
     rewrites.sort_by_key(|(p, _)| *p);
     rewrites.dedup_by_key(|(p, _)| *p);
     Repairs { rewrites, inserts }
+}
+
+/// The line splices before a CRLF line end, as rewrites (see the module
+/// documentation): backslash and `\r` become a space and a backslash.
+/// Every backslash right
+/// before a line end is a splice (translation phase 2 comes before
+/// literals and comments are read), so none is left out.
+fn crlf_splices(text: &str) -> impl Iterator<Item = (usize, String)> + '_ {
+    memchr::memmem::find_iter(text.as_bytes(), b"\\\r\n").map(|at| (at, " \\".to_string()))
 }
 
 /// Words that start a declaration or a statement: never the name of an
@@ -1631,6 +1651,18 @@ mod tests {
                     }\n";
         let r = repairs(text, &[]);
         assert!(r.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn crlf_line_splices_become_lf_splices() {
+        let text = "void f(void) {\r\n  g(\"a\\\r\nb\");\r\n}\r\n#define X 1 \\\r\n + 2\r\n";
+        let out = repaired(text, &[]);
+        assert_eq!(
+            out,
+            "void f(void) {\r\n  g(\"a \\\nb\");\r\n}\r\n#define X 1  \\\n + 2\r\n"
+        );
+        // without a CRLF splice, nothing
+        assert!(repairs("void f(void) {\r\n  g(\"a\\nb\");\r\n}\r\n", &[]).is_empty());
     }
 
     #[test]
