@@ -59,7 +59,9 @@ use std::collections::HashMap;
 pub struct Preprocessed {
     /// Same byte length as the input; every byte is either the input byte or
     /// a space standing for a blanked byte (never `\n` or `\r`) or for the
-    /// `/` of a `/*` in a literal of a C directive.
+    /// `/` of a `/*` in a literal of a C directive, except on the C
+    /// directive lines [`close_directive_line`] rearranges (`#define X `:
+    /// the blanks at the end moved before the name, line ends in place).
     pub text: String,
     /// Every conditional, in the order of its opening directive (so an
     /// enclosing conditional comes before the ones nested in it).
@@ -507,6 +509,9 @@ fn preprocess_with(
                     if name == "define" && text[range.0..range.1].contains('\n') {
                         blank_comments_in_define(&mut out, range.0, range.1);
                     }
+                    if name == "define" || name == "include" {
+                        close_directive_line(&mut out, range.0, range.1);
+                    }
                 }
             }
         }
@@ -841,6 +846,91 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
         if *b != b'\n' && *b != b'\r' {
             *b = b' ';
         }
+    }
+}
+
+/// A one-line `#define` with no value or an `#include`, at
+/// `out[start..end]`, whose last token is followed by blanks before the
+/// line end: the blanks are moved before the macro's name (or the
+/// included path), so the line end follows at once. tree-sitter-c wants
+/// the line end right after a `#define`'s name (or parameters) or an
+/// `#include`'s path; after blanks it skips the line end as white space,
+/// takes the next line for the macro's value (`#define GUARD_H ` then
+/// `int table[4];`: the declaration is lost, without a syntax error) or
+/// reports a missing token (`#include`). The name reads the same from its
+/// new place; offsets elsewhere and line ends do not move.
+fn close_directive_line(out: &mut [u8], start: usize, end: usize) {
+    let end = end.min(out.len());
+    let Some(line) = out.get(start..end) else {
+        return;
+    };
+    // one line, without its line end
+    let mut stop = line.len();
+    while stop > 0 && matches!(line[stop - 1], b'\n' | b'\r') {
+        stop -= 1;
+    }
+    if line[..stop].contains(&b'\n') {
+        return;
+    }
+    let mut last = stop;
+    while last > 0 && matches!(line[last - 1], b' ' | b'\t') {
+        last -= 1;
+    }
+    if last == stop {
+        return;
+    }
+    // `#`, blanks, the directive's name, blanks: where the rest starts
+    let mut i = 0;
+    let skip_blanks = |i: &mut usize| {
+        while *i < last && matches!(line[*i], b' ' | b'\t') {
+            *i += 1;
+        }
+    };
+    skip_blanks(&mut i);
+    if line.get(i) != Some(&b'#') {
+        return;
+    }
+    i += 1;
+    skip_blanks(&mut i);
+    let word = i;
+    while i < last && line[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    let directive = &line[word..i];
+    skip_blanks(&mut i);
+    let rest = i;
+    if rest >= last {
+        return;
+    }
+    match directive {
+        b"define" => {
+            // the name, then its parameters if a `(` follows at once, and
+            // nothing after them
+            let mut j = rest;
+            while j < last
+                && (line[j].is_ascii_alphanumeric() || line[j] == b'_' || line[j] >= 0x80)
+            {
+                j += 1;
+            }
+            if j == rest {
+                return;
+            }
+            if line.get(j) == Some(&b'(') {
+                match line[j..last].iter().position(|&b| b == b')') {
+                    Some(k) => j += k + 1,
+                    None => return,
+                }
+            }
+            if j != last {
+                return;
+            }
+        }
+        b"include" => {}
+        _ => return,
+    }
+    // rotate `rest..stop`: the blanks first, then the tokens
+    if let Some(run) = out.get_mut(start + rest..start + stop) {
+        run.rotate_right(stop - last);
     }
 }
 

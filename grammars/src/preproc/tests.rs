@@ -904,3 +904,32 @@ fn code_offsets_are_outside_comments_and_literals() {
         [true, false, false, true, false, false, true]
     );
 }
+
+#[test]
+fn blanks_after_a_value_less_define_or_an_include_move_before_it() {
+    let text = "#define GUARD_H   \nint a;\n#define F(x, y)\t\r\nint b;\n  #  include <stdio.h> \n#define V 1  \n#pragma omp parallel  \n#define H(x) x \n#undef GUARD_H \n";
+    let p = c(text);
+    assert_eq!(p.text.len(), text.len());
+    assert_eq!(
+        p.text,
+        "#define    GUARD_H\nint a;\n#define \tF(x, y)\r\nint b;\n  #  include  <stdio.h>\n#define V 1  \n#pragma omp parallel  \n#define H(x) x \n#undef GUARD_H \n"
+    );
+    // every line end where it was
+    let ends = |t: &str| t.match_indices('\n').map(|(i, _)| i).collect::<Vec<_>>();
+    assert_eq!(ends(&p.text), ends(text));
+    // what tree-sitter-c reads: the next lines are code
+    let tree = crate::parse(crate::Grammar::C, &p.text).unwrap();
+    assert!(
+        !tree.root_node().has_error(),
+        "{}",
+        tree.root_node().to_sexp()
+    );
+    let decls = tree
+        .root_node()
+        .children(&mut tree.walk())
+        .filter(|n| n.kind() == "declaration")
+        .count();
+    assert_eq!(decls, 2, "{}", tree.root_node().to_sexp());
+    // an unclosed parameter list: left as it is
+    assert_eq!(c("#define G(x  \n").text, "#define G(x  \n");
+}
