@@ -68,6 +68,12 @@
 //!   type keywords but the last are blanked (in a call's parentheses only:
 //!   a cast's, a `sizeof`'s and a prototype's stay).
 //!
+//! * A macro standing for an `if` or `while` condition with its
+//!   parentheses (`if hypre_IsSet(m) free(m);`, the macro expanding to
+//!   `((m)->set)`): C wants a `(` right after the keyword, so a name there
+//!   is such a macro. [`paren_less_conditions`] writes `(` before it and `)`
+//!   after its arguments; the front end sees a call (or a name) it knows
+//!   nothing of, as for any unknown macro.
 //! * A line splice before a CRLF line end (a backslash, then `\r\n`, as
 //!   in files written on Windows, inside a string literal continued on the
 //!   next line). Compilers read CRLF as a line end, so the backslash joins
@@ -180,6 +186,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .map(|p| (p, "int ".to_string()))
         .chain(bare.iter().map(|b| (b.end, ";".to_string())))
         .chain(prototypes)
+        .chain(paren_less_conditions(&lines))
         .collect();
     inserts.sort_by_key(|(p, _)| *p);
     let mut rewrites: Vec<(usize, String)> = bare
@@ -193,6 +200,61 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
     rewrites.sort_by_key(|(p, _)| *p);
     rewrites.dedup_by_key(|(p, _)| *p);
     Repairs { rewrites, inserts }
+}
+
+/// The parentheses C wants around the condition of an `if` or a `while`
+/// that is a macro (see the module documentation): insertions of `(`
+/// before the macro's name and `)` after its arguments (or after the name
+/// when no `(` follows it). C needs a `(` right after these keywords, so a
+/// word there can only be a macro expanding to a parenthesised condition.
+/// The macro's call must end on its line.
+fn paren_less_conditions(lines: &[CodeLine]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for line in lines {
+        if line.directive {
+            continue;
+        }
+        let toks = line_tokens(line);
+        for (k, t) in toks.iter().enumerate() {
+            if !matches!(t.text, "if" | "while") || k > 0 && toks[k - 1].text == "#" {
+                continue;
+            }
+            let Some(name) = toks.get(k + 1).filter(|n| {
+                n.is_word()
+                    && !n.text.starts_with(|c: char| c.is_ascii_digit())
+                    && !KEYWORDS.contains(&n.text)
+            }) else {
+                continue;
+            };
+            let close = match toks.get(k + 2) {
+                Some(open) if open.text == "(" => {
+                    let mut depth = 0usize;
+                    let mut end = None;
+                    for u in &toks[k + 2..] {
+                        match u.text {
+                            "(" => depth += 1,
+                            ")" => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    end = Some(u.at + 1);
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    match end {
+                        Some(e) => e,
+                        None => continue,
+                    }
+                }
+                _ => name.at + name.text.len(),
+            };
+            out.push((name.at, "(".to_string()));
+            out.push((close, ")".to_string()));
+        }
+    }
+    out
 }
 
 /// The line splices before a CRLF line end, as rewrites (see the module
@@ -1651,6 +1713,18 @@ mod tests {
                     }\n";
         let r = repairs(text, &[]);
         assert!(r.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn macro_conditions_get_parentheses() {
+        let text = "void f(int *p) {\n  if SET(p, (1)) g();\n  while READY g();\n  if (x) g();\n  /* if NOT(x) */\n  if OPEN(p\n    ) g();\n}\n";
+        let out = repaired(text, &[]);
+        assert!(out.contains("  if (SET(p, (1))) g();"), "{out}");
+        assert!(out.contains("  while (READY) g();"), "{out}");
+        assert!(out.contains("  if (x) g();"), "{out}");
+        assert!(out.contains("/* if NOT(x) */"), "{out}");
+        // a call that does not end on its line: left alone
+        assert!(out.contains("  if OPEN(p\n"), "{out}");
     }
 
     #[test]
