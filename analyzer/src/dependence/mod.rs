@@ -99,6 +99,9 @@ pub enum Unproven {
     /// A subscript reads memory (`a[idx[i]]`); the span is that read.
     Indirect(Span),
     NotAffine,
+    /// A section whose bounds move with the iteration, not shown disjoint
+    /// between iterations.
+    MovingSection,
     /// The subscript uses a variable the loop changes irregularly.
     Varies(String),
     SomePaths(String),
@@ -254,8 +257,16 @@ enum Sub {
     /// elements in between (any element for the pair tests; the range for
     /// the array privatization of `arrays`).
     Range(Poly, Poly),
-    /// A section or an undescribed selector: any element.
+    /// A section with invariant bounds that is not a unit-step range
+    /// (`a(1:n:2)`), or a section of a dimension whose bounds are not
+    /// declared: any element (the same ones in every iteration).
     Any,
+    /// Elements the analysis cannot describe: a section whose bounds it
+    /// cannot evaluate or that moves with the iteration in a way a range
+    /// does not describe, a vector subscript, an undescribed selector. It
+    /// decides no pair: another dimension may, else the pair is unproven
+    /// (never a proven conflict).
+    Unknown(Why),
     Field(Box<str>),
 }
 
@@ -543,7 +554,7 @@ fn analyze_loop_as(
                         let sum = r.as_ref().ok().and_then(|p| p.add(&off));
                         *r = sum.ok_or(Why::NotAffine(inst.span));
                     }
-                    Some(Sub::Index(Err(_))) | Some(Sub::Any) => {}
+                    Some(Sub::Index(Err(_))) | Some(Sub::Any) | Some(Sub::Unknown(_)) => {}
                     _ => path.insert(0, Sub::Index(Err(Why::NotAffine(inst.span)))),
                 },
                 Err(w) => path.insert(0, Sub::Index(Err(w))),
@@ -835,8 +846,10 @@ fn effect_access(
 /// The selection `path` of an access (`index`: how it selects; `dims`:
 /// the root's declared dimensions) as subscripts, each index valued by
 /// `eval`. A section `lo:hi:step` with step 1 and both bounds known (a
-/// missing one is the declared bound) is a range; other sections and
-/// undescribed selectors select any element; a non-whole access the front
+/// missing one is the declared bound) is a range; another section selects
+/// any element when its bounds and step are the same in every iteration,
+/// and unknown elements otherwise (as do a section whose bounds cannot be
+/// evaluated and an undescribed selector); a non-whole access the front
 /// end did not describe gets an unknown subscript at `span`.
 fn subscripts(
     path: &[Sel],
@@ -847,15 +860,25 @@ fn subscripts(
 ) -> Vec<Sub> {
     let section = |k: usize, lo: Option<ExprId>, hi: Option<ExprId>, step: Option<ExprId>| {
         let dim = dims.get(k).filter(|_| path.len() == dims.len());
-        let unit = step.is_none_or(|e| eval(e).ok().and_then(|p| p.as_constant()) == Some(1));
         let lower = dim.and_then(|d| d.lower);
         let upper = dim.and_then(|d| Some(d.lower? + d.extent? - 1));
+        // a bound written (evaluated), or the declared one (`None`: not
+        // declared, the dimension's own: the same in every iteration)
         let bound = |e: Option<ExprId>, declared: Option<i64>| match e {
-            Some(e) => eval(e).ok(),
-            None => declared.map(Poly::constant),
+            Some(e) => eval(e).map(Some),
+            None => Ok(declared.map(Poly::constant)),
         };
-        match (unit, bound(lo, lower), bound(hi, upper)) {
+        let (lo, hi, step) = match (bound(lo, lower), bound(hi, upper), bound(step, Some(1))) {
+            (Ok(lo), Ok(hi), Ok(step)) => (lo, hi, step),
+            (Err(w), _, _) | (_, Err(w), _) | (_, _, Err(w)) => return Sub::Unknown(w),
+        };
+        let unit = step.as_ref().and_then(|p| p.as_constant()) == Some(1);
+        let moves = [&lo, &hi, &step]
+            .into_iter()
+            .any(|p| p.as_ref().is_some_and(|p| p.has_iter()));
+        match (unit, lo, hi) {
             (true, Some(lo), Some(hi)) => Sub::Range(lo, hi),
+            _ if moves => Sub::Unknown(Why::MovingSection(span)),
             _ => Sub::Any,
         }
     };
@@ -866,7 +889,7 @@ fn subscripts(
             Sel::Index(e) => Sub::Index(eval(*e)),
             Sel::Field(f) => Sub::Field(f.clone()),
             Sel::Range { lo, hi, step } => section(k, *lo, *hi, *step),
-            Sel::Unknown => Sub::Any,
+            Sel::Unknown => Sub::Unknown(Why::NotAffine(span)),
         })
         .collect();
     if path.is_empty() && index != IndexKind::Whole {
@@ -970,19 +993,48 @@ fn test(
         }
     }
     let mut subs = Vec::new();
+    // The first dimension that cannot decide the pair (an unknown
+    // subscript or set of elements, a section moving with the iteration):
+    // the pair is independent when another dimension says so, unproven
+    // otherwise, never a proven conflict.
+    let mut undecided: Option<(Span, Why)> = None;
+    let moving = |p: &Poly| p.has_iter();
     for (sa, sb) in a.path.iter().zip(b.path.iter()) {
         match (sa, sb) {
             (Sub::Field(x), Sub::Field(y)) if x != y => return Ok(PairResult::Independent),
             (Sub::Field(_), Sub::Field(_)) => {}
-            (Sub::Index(pa), Sub::Index(pb)) => {
-                let pa = pa.as_ref().map_err(|w| (a.span, w.clone()))?;
-                let pb = pb.as_ref().map_err(|w| (b.span, w.clone()))?;
-                subs.push((pa, pb));
+            // every element on one side: no constraint
+            (Sub::Any, _) | (_, Sub::Any) => {}
+            (Sub::Index(Ok(pa)), Sub::Index(Ok(pb))) => subs.push((pa, pb)),
+            (Sub::Index(Err(w)) | Sub::Unknown(w), _) => {
+                undecided.get_or_insert_with(|| (a.span, w.clone()));
             }
-            // any element on one side, or mismatched shapes: no constraint
+            (_, Sub::Index(Err(w)) | Sub::Unknown(w)) => {
+                undecided.get_or_insert_with(|| (b.span, w.clone()));
+            }
+            (Sub::Range(la, ha), Sub::Range(lb, hb))
+                if [la, ha, lb, hb].into_iter().any(moving) =>
+            {
+                if collapsed.is_empty() && blocks_disjoint((la, ha), (lb, hb), l) {
+                    return Ok(PairResult::Independent);
+                }
+                undecided.get_or_insert((a.span, Why::MovingSection(a.span)));
+            }
+            (Sub::Range(la, ha), _) if moving(la) || moving(ha) => {
+                undecided.get_or_insert((a.span, Why::MovingSection(a.span)));
+            }
+            (_, Sub::Range(lb, hb)) if moving(lb) || moving(hb) => {
+                undecided.get_or_insert((b.span, Why::MovingSection(b.span)));
+            }
+            // a range the same in every iteration against an element or
+            // another such range, or mismatched shapes: no constraint
             _ => {}
         }
     }
+    let decided = |r: PairResult| match (&r, undecided.clone()) {
+        (PairResult::Independent, _) | (_, None) => Ok(r),
+        (_, Some(u)) => Err(u),
+    };
     // the common case, decided without building the primed equations: one
     // subscript is the same function `c + k*x` (k != 0) of `l`'s counter
     // alone on both sides, so both accesses run in the same iteration
@@ -1031,11 +1083,40 @@ fn test(
         }
         let r = pair::test_pair(&diffs, m, bounds);
         if r != PairResult::Independent {
-            return Ok(r);
+            return decided(r);
         }
         same.push(m);
     }
     Ok(PairResult::Independent)
+}
+
+/// Whether the sections `a` and `b` (`lo..=hi` each) of two different
+/// iterations of `l` never overlap: blocks that move by the same step with
+/// the iteration (`(i-1)*m+1 : i*m`), each narrower than the step. Every
+/// bound is `c*x + r` with the same constant `c != 0` and rests `r` free
+/// of counters, and `hi_a - lo_b` and `hi_b - lo_a` are constants below
+/// `|c|`: then for `x' > x` (or `x' < x` when `c < 0`) one block ends
+/// before the other starts.
+fn blocks_disjoint(a: (&Poly, &Poly), b: (&Poly, &Poly), l: LoopId) -> bool {
+    let parts = |p: &Poly| -> Option<(i64, Poly)> {
+        let (coef, rest) = p.split_linear(l)?;
+        let c = coef.as_constant().filter(|c| *c != 0)?;
+        (!rest.has_iter()).then_some((c, rest))
+    };
+    let (Some((c1, lo_a)), Some((c2, hi_a)), Some((c3, lo_b)), Some((c4, hi_b))) =
+        (parts(a.0), parts(a.1), parts(b.0), parts(b.1))
+    else {
+        return false;
+    };
+    if c1 != c2 || c1 != c3 || c1 != c4 {
+        return false;
+    }
+    let below = |x: &Poly, y: &Poly| {
+        x.sub(y)
+            .and_then(|d| d.as_constant())
+            .is_some_and(|d| d < c1.saturating_abs())
+    };
+    below(&hi_a, &lo_b) && below(&hi_b, &lo_a)
 }
 
 /// Whether the access takes part in the check.
@@ -1599,6 +1680,7 @@ fn why_to_unproven(func: &Function, w: Why) -> Unproven {
         Why::Clobbered(v) => Unproven::Clobbered(var_name(func, v)),
         Why::LoadedPointer(s) => Unproven::LoadedPointer(s),
         Why::LeavesDimension(_) => Unproven::LeavesDimension,
+        Why::MovingSection(_) => Unproven::MovingSection,
         Why::Budget => Unproven::Budget,
     }
 }

@@ -98,6 +98,22 @@ pub fn test_pair(diffs: &[Poly], x: LoopId, bounds: &Bounds) -> PairResult {
         }
         eqs.push(e);
     }
+    // equations in the two counters alone, solved first: when they have no
+    // solution the pair is independent whatever the others say (a
+    // dimension the tests cannot read does not hide one that separates
+    // the iterations)
+    let twos: Vec<(i64, i64, i64)> = eqs
+        .iter()
+        .filter_map(|e| match e {
+            Eq1::Two { a, b, c } => Some((*a, *b, *c)),
+            _ => None,
+        })
+        .collect();
+    let tmax = bounds.get(&x).copied().flatten();
+    let solved = solve(&twos, tmax);
+    if solved == PairResult::Independent {
+        return solved;
+    }
     // inner-only equations sharing a counter are coupled
     let mut used: Vec<LoopId> = Vec::new();
     for e in &eqs {
@@ -111,15 +127,7 @@ pub fn test_pair(diffs: &[Poly], x: LoopId, bounds: &Bounds) -> PairResult {
     if let Some(Eq1::Unknown(r)) = eqs.iter().find(|e| matches!(e, Eq1::Unknown(_))) {
         return PairResult::Unproven(r.clone());
     }
-    let twos: Vec<(i64, i64, i64)> = eqs
-        .iter()
-        .filter_map(|e| match e {
-            Eq1::Two { a, b, c } => Some((*a, *b, *c)),
-            _ => None,
-        })
-        .collect();
-    let tmax = bounds.get(&x).copied().flatten();
-    solve(&twos, tmax)
+    solved
 }
 
 /// The name of a counter in the second access of a pair.

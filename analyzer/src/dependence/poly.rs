@@ -287,7 +287,6 @@ impl Poly {
 
     /// Splits into `(coefficient of Iter(l), rest)` when every term holding
     /// `Iter(l)` holds it once and the coefficient has no other counter.
-    #[cfg(test)]
     pub fn split_linear(&self, l: LoopId) -> Option<(Poly, Poly)> {
         let mut coef = Poly::default();
         let mut rest = Poly::default();

@@ -47,6 +47,9 @@ pub enum Why {
     LoadedPointer(Span),
     /// A subscript leaves its dimension's bounds (the access).
     LeavesDimension(Span),
+    /// A section whose bounds move with the iteration in a way the tests
+    /// do not decide (the access).
+    MovingSection(Span),
     /// The analysis budget ran out.
     Budget,
 }

@@ -77,6 +77,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                     format!("its subscript depends on the value read from `{}`", text(*s))
                 }
                 Unproven::NotAffine => "its subscript is not an affine function of the loop indices".to_string(),
+                Unproven::MovingSection => "it is a section whose bounds change with the iteration, and the sections of different iterations are not shown to be disjoint".to_string(),
                 Unproven::Varies(v) => format!("its subscript uses `{v}`, which the loop changes by other than a constant step"),
                 Unproven::SomePaths(v) => format!("its subscript uses `{v}`, which is set on some paths only"),
                 Unproven::Clobbered(v) => format!("its subscript uses `{v}`, which a call or a store through a pointer in the loop may change"),
