@@ -71,6 +71,27 @@ typedef struct {
   uint32_t last_child;
 } Entry;
 
+// The entry of a subtree whose children are to be walked (`structural`:
+// its place among its parent's children; `owner`, `owner_entry`: itself
+// and its own stack position when visible, else its nearest visible
+// ancestor's).
+static Entry entry_of(const TSLanguage *lang, const Subtree *t, Length position, uint32_t structural,
+                      bool visible, bool extra, uint32_t owner, uint32_t owner_entry) {
+  return (Entry){
+    .subtree = t,
+    .child_index = 0,
+    .structural_index = 0,
+    .position = position,
+    .aliases = ts_language_alias_sequence(lang, ts_subtree_production_id(*t)),
+    .structural_child_index = structural,
+    .visible = visible,
+    .extra = extra,
+    .owner = owner,
+    .owner_entry = owner_entry,
+    .last_child = CSA_NONE,
+  };
+}
+
 typedef struct {
   Entry *items;
   uint32_t size;
@@ -147,19 +168,7 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
     return len;
   }
   Stack s = {NULL, 0, 0};
-  Entry first = {
-    .subtree = root_subtree,
-    .child_index = 0,
-    .structural_index = 0,
-    .position = root_position,
-    .aliases = ts_language_alias_sequence(lang, ts_subtree_production_id(*root_subtree)),
-    .structural_child_index = 0,
-    .visible = true,
-    .extra = false,
-    .owner = 0,
-    .owner_entry = 0,
-    .last_child = CSA_NONE,
-  };
+  Entry first = entry_of(lang, root_subtree, root_position, 0, true, false, 0, 0);
   if (!stack_push(&s, first)) return CSA_NONE;
   // The number of visible entries on the stack: the depth of their
   // children.
@@ -194,19 +203,7 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
     uint32_t children = ts_subtree_child_count(*child);
     if (!visible) {
       if (children > 0) {
-        Entry e = {
-          .subtree = child,
-          .child_index = 0,
-          .structural_index = 0,
-          .position = position,
-          .aliases = ts_language_alias_sequence(lang, ts_subtree_production_id(*child)),
-          .structural_child_index = structural,
-          .visible = false,
-          .extra = extra,
-          .owner = top->owner,
-          .owner_entry = top->owner_entry,
-          .last_child = CSA_NONE,
-        };
+        Entry e = entry_of(lang, child, position, structural, false, extra, top->owner, top->owner_entry);
         if (!stack_push(&s, e)) {
           free(s.items);
           return CSA_NONE;
@@ -235,19 +232,7 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
       if (child->ptr->visible_child_count > 0) out[idx].flags |= CSA_PRUNED;
       continue;
     }
-    Entry e = {
-      .subtree = child,
-      .child_index = 0,
-      .structural_index = 0,
-      .position = position,
-      .aliases = ts_language_alias_sequence(lang, ts_subtree_production_id(*child)),
-      .structural_child_index = structural,
-      .visible = true,
-      .extra = extra,
-      .owner = idx,
-      .owner_entry = s.size,
-      .last_child = CSA_NONE,
-    };
+    Entry e = entry_of(lang, child, position, structural, true, extra, idx, s.size);
     if (!stack_push(&s, e)) {
       free(s.items);
       return CSA_NONE;
