@@ -364,9 +364,10 @@ impl FortranCalls {
                 code[i] = b' ';
             }
         });
-        let builtin = code
-            .windows(11)
-            .any(|w| w.eq_ignore_ascii_case(b"builtin_csa"));
+        let builtin = memchr::memchr2_iter(b'b', b'B', &code).any(|i| {
+            code.get(i..i + 11)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"builtin_csa"))
+        });
         if !(directive || builtin) {
             return FortranCalls::default();
         }
