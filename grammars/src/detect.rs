@@ -350,6 +350,10 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
     let mut fixed = false;
     let mut trailing_amp = false;
     let mut directive = false;
+    // a line only Fortran has (`subroutine s`, `end interface`)
+    let mut unit = false;
+    // a line ending with `;`
+    let mut semicolon = false;
     for raw in text.lines().take(2000) {
         let line = raw.trim_end();
         let t = line.trim_start();
@@ -375,7 +379,6 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
         }
         if t.starts_with("/*")
             || t.starts_with("//")
-            || t.ends_with(';')
             || t.contains('{')
             || t.contains('}')
             || lower.starts_with("typedef")
@@ -383,6 +386,16 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
             || lower.starts_with("extern")
         {
             return None;
+        }
+        if fortran_unit_line(&lower) {
+            unit = true;
+            fortran = true;
+        }
+        // (a statement may end with `;` in Fortran too: C only without a
+        // Fortran unit line anywhere)
+        if t.ends_with(';') {
+            semicolon = true;
+            continue;
         }
         let code = t.split('!').next().unwrap_or(t).trim_end();
         if code.ends_with('&') {
@@ -396,7 +409,7 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
             fortran = true;
         }
     }
-    if !fortran {
+    if !fortran || (semicolon && !unit) {
         return None;
     }
     Some(if fixed && !trailing_amp {
@@ -404,6 +417,51 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
     } else {
         SourceKind::FortranFree
     })
+}
+
+/// Whether a line (lower case, without leading blanks) opens or closes a
+/// Fortran program unit or interface, or is a statement only Fortran has
+/// at the start of one: `subroutine s`, `elemental subroutine s(x)`,
+/// `real(8) function f` (a typed function: its type, then `function`),
+/// `module m`, `program p`, `interface`, `contains`, `end subroutine`,
+/// `end interface`, `use m`, `implicit none`. A C line never starts so
+/// (`module = 3;` is not `module` and a name).
+fn fortran_unit_line(lower: &str) -> bool {
+    let mut words = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty());
+    let word_then = |kw: &str| -> bool {
+        // `kw` then blanks and a name (a letter), nothing between
+        lower
+            .strip_prefix(kw)
+            .filter(|rest| rest.starts_with([' ', '\t']))
+            .is_some_and(|rest| {
+                rest.trim_start()
+                    .starts_with(|c: char| c.is_ascii_alphabetic())
+            })
+    };
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let second = words.next();
+    match first {
+        "subroutine" | "function" | "module" | "submodule" | "program" | "use" => word_then(first),
+        "interface" | "contains" => lower.trim_end() == first || word_then(first),
+        "elemental" | "pure" | "impure" | "recursive" => {
+            matches!(
+                second,
+                Some("subroutine" | "function" | "elemental" | "pure" | "impure" | "recursive")
+            )
+        }
+        "implicit" => second == Some("none"),
+        "end" => {
+            matches!(
+                second,
+                Some("subroutine" | "function" | "module" | "submodule" | "program" | "interface")
+            ) && lower.trim_end().split_whitespace().count() <= 3
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -458,8 +516,26 @@ mod tests {
             h("!/// \\brief sizes\n#define NI_ 10\n!/// halo\n#  define HALO_ 2\n"),
             Some(SourceKind::FortranFree)
         );
+        // program units and interface blocks without a declaration or a
+        // comment (the interface headers of IFS-style codes), and a
+        // Fortran statement ending with `;`
+        assert_eq!(
+            h("INTERFACE\nSUBROUTINE SUSRTM\nEND SUBROUTINE SUSRTM\nEND INTERFACE\n"),
+            Some(SourceKind::FortranFree)
+        );
+        assert_eq!(
+            h("elemental subroutine s(x)\n  use m, only : r\n  x = x / 2;\nend subroutine s\n"),
+            Some(SourceKind::FortranFree)
+        );
+        assert_eq!(
+            h("module procs\n  implicit none\ncontains\nend module procs\n"),
+            Some(SourceKind::FortranFree)
+        );
         // C stays C
         for c in [
+            "module = 3;\nint use_count(int);\n",
+            "int interface;\nfunction(a, b);\n",
+            "end = begin + 1;\n",
             "#define N 10\n#define M 20\n",
             "#define NOT(x) \\\n  !(x)\n",
             "#define N 10\nint a[N];\n",
