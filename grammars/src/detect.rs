@@ -458,7 +458,7 @@ fn fortran_unit_line(lower: &str) -> bool {
             matches!(
                 second,
                 Some("subroutine" | "function" | "module" | "submodule" | "program" | "interface")
-            ) && lower.trim_end().split_whitespace().count() <= 3
+            ) && lower.split_whitespace().count() <= 3
         }
         _ => false,
     }
