@@ -248,12 +248,8 @@ struct TopLevel<'t> {
     context: Vec<(usize, usize)>,
     /// For each function, how many context items precede it.
     before: Vec<usize>,
-    /// For each function, the hash of its text.
-    hashes: Vec<u64>,
     /// A syntax error the chunked recovery would act on.
     needs_recovery: bool,
-    /// For each function, whether its body defines file-wide facts.
-    defining: Vec<bool>,
     /// Blocks (`compound_statement`) right under the root: the body of an
     /// old-style definition tree-sitter-c did not read as one.
     blocks: usize,
@@ -268,9 +264,7 @@ fn top_level<'t>(
         functions: Vec::new(),
         context: Vec::new(),
         before: Vec::new(),
-        hashes: Vec::new(),
         needs_recovery: false,
-        defining: Vec::new(),
         blocks: 0,
     };
     if c_kind(root) != "translation_unit" {
@@ -290,8 +284,6 @@ fn top_level<'t>(
             "function_definition" => {
                 let range = n.byte_range();
                 let f = facts(n);
-                t.hashes.push(f.hash);
-                t.defining.push(f.defining);
                 if f.defining {
                     // Its body adds file-wide facts: all of it is context.
                     t.context.push((range.start, range.end));
@@ -1003,6 +995,8 @@ impl Incremental {
             f
         };
         let top = top_level(tree.root_node(), &pre.text, &mut function_facts);
+        // each function's text hash, in the order of `top.functions`
+        let hashes: Vec<u64> = facts.iter().map(|f| f.hash).collect();
         // Keep the flags of the texts seen in this update and the last.
         self.defines.retain(|_, e| e.1 + 1 >= generation);
         // the same-file callees of each function (their texts go into its key)
@@ -1011,7 +1005,7 @@ impl Incremental {
             let calls: Vec<Arc<[Box<str>]>> = top
                 .functions
                 .iter()
-                .zip(&top.hashes)
+                .zip(&hashes)
                 .map(|(n, h)| {
                     let e = calls_map.entry(*h).or_insert_with(|| {
                         let t = pre_text.get(n.byte_range()).unwrap_or("");
@@ -1030,12 +1024,12 @@ impl Incremental {
                     pre_text.get(start..start + len as usize)
                 })
                 .collect();
-            callee_hashes(&names, &calls, &top.hashes)
+            callee_hashes(&names, &calls, &hashes)
         };
-        // (a repaired text is parsed again: positions of a different
-        // text; `frontend::c::repair`)
-        // (as `frontend::c::misreadings` counts: a syntax error, or a
-        // block at the top level)
+        // A misread text (as `frontend::c::misreadings` counts: a syntax
+        // error, or a block at the top level) that a repair may read
+        // better is analysed whole: a repaired text is parsed again, its
+        // positions those of a different text (`frontend::c::repair`).
         let misread = tree.root_node().has_error() || top.blocks > 0;
         if top.needs_recovery || (misread && crate::frontend::c::may_need_repair(pre_text)) {
             self.fn_facts = facts;
@@ -1081,7 +1075,7 @@ impl Incremental {
                         &directives.hash.to_le_bytes(),
                         &(directives_before as u64).to_le_bytes(),
                         &(top.before[i] as u64).to_le_bytes(),
-                        &top.hashes[i].to_le_bytes(),
+                        &hashes[i].to_le_bytes(),
                         &callee_hashes[i].to_le_bytes(),
                     ]),
                 }

@@ -510,7 +510,7 @@ fn preprocess_with(
                         blank_comments_in_define(&mut out, range.0, range.1);
                     }
                     if name == "define" || name == "include" {
-                        close_directive_line(&mut out, range.0, range.1);
+                        close_directive_line(&mut out, range.0, range.1, name);
                     }
                 }
             }
@@ -859,79 +859,38 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
 /// `int table[4];`: the declaration is lost, without a syntax error) or
 /// reports a missing token (`#include`). The name reads the same from its
 /// new place; offsets elsewhere and line ends do not move.
-fn close_directive_line(out: &mut [u8], start: usize, end: usize) {
-    let end = end.min(out.len());
-    let Some(line) = out.get(start..end) else {
+fn close_directive_line(out: &mut [u8], start: usize, end: usize, directive: &str) {
+    let Some(Ok(text)) = out.get(start..end.min(out.len())).map(std::str::from_utf8) else {
         return;
     };
-    // one line, without its line end
-    let mut stop = line.len();
-    while stop > 0 && matches!(line[stop - 1], b'\n' | b'\r') {
-        stop -= 1;
-    }
-    if line[..stop].contains(&b'\n') {
+    // one line, without its line end, then without its blanks
+    let line = text.trim_end_matches(['\n', '\r']);
+    let code = line.trim_end_matches([' ', '\t']);
+    if line.contains('\n') || code.len() == line.len() {
         return;
     }
-    let mut last = stop;
-    while last > 0 && matches!(line[last - 1], b' ' | b'\t') {
-        last -= 1;
-    }
-    if last == stop {
-        return;
-    }
-    // `#`, blanks, the directive's name, blanks: where the rest starts
-    let mut i = 0;
-    let skip_blanks = |i: &mut usize| {
-        while *i < last && matches!(line[*i], b' ' | b'\t') {
-            *i += 1;
+    let rest = parse_directive(code).rest.trim_start_matches([' ', '\t']);
+    let ends_at_once = match directive {
+        // a name, and its parameters if a `(` follows at once, and nothing
+        // after them
+        "define" => {
+            let (name, after) = take_ident(rest);
+            !name.is_empty()
+                && (after.is_empty()
+                    || after.starts_with('(') && after.find(')') == Some(after.len() - 1))
         }
+        "include" => !rest.is_empty(),
+        _ => false,
     };
-    skip_blanks(&mut i);
-    if line.get(i) != Some(&b'#') {
+    if !ends_at_once {
         return;
     }
-    i += 1;
-    skip_blanks(&mut i);
-    let word = i;
-    while i < last && line[i].is_ascii_alphabetic() {
-        i += 1;
-    }
-    let directive = &line[word..i];
-    skip_blanks(&mut i);
-    let rest = i;
-    if rest >= last {
-        return;
-    }
-    match directive {
-        b"define" => {
-            // the name, then its parameters if a `(` follows at once, and
-            // nothing after them
-            let mut j = rest;
-            while j < last
-                && (line[j].is_ascii_alphanumeric() || line[j] == b'_' || line[j] >= 0x80)
-            {
-                j += 1;
-            }
-            if j == rest {
-                return;
-            }
-            if line.get(j) == Some(&b'(') {
-                match line[j..last].iter().position(|&b| b == b')') {
-                    Some(k) => j += k + 1,
-                    None => return,
-                }
-            }
-            if j != last {
-                return;
-            }
-        }
-        b"include" => {}
-        _ => return,
-    }
-    // rotate `rest..stop`: the blanks first, then the tokens
-    if let Some(run) = out.get_mut(start + rest..start + stop) {
-        run.rotate_right(stop - last);
-    }
+    let (from, to, blanks) = (
+        start + code.len() - rest.len(),
+        start + line.len(),
+        line.len() - code.len(),
+    );
+    out[from..to].rotate_right(blanks);
 }
 
 /// Blanks the comments of the multi-line `#define` at `out[start..end]`

@@ -216,7 +216,7 @@ fn paren_less_conditions(lines: &[CodeLine]) -> Vec<(usize, String)> {
         }
         let toks = line_tokens(line);
         for (k, t) in toks.iter().enumerate() {
-            if !matches!(t.text, "if" | "while") || k > 0 && toks[k - 1].text == "#" {
+            if !matches!(t.text, "if" | "while") {
                 continue;
             }
             let Some(name) = toks.get(k + 1).filter(|n| {
@@ -227,27 +227,10 @@ fn paren_less_conditions(lines: &[CodeLine]) -> Vec<(usize, String)> {
                 continue;
             };
             let close = match toks.get(k + 2) {
-                Some(open) if open.text == "(" => {
-                    let mut depth = 0usize;
-                    let mut end = None;
-                    for u in &toks[k + 2..] {
-                        match u.text {
-                            "(" => depth += 1,
-                            ")" => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    end = Some(u.at + 1);
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                    match end {
-                        Some(e) => e,
-                        None => continue,
-                    }
-                }
+                Some(open) if open.text == "(" => match matching_close(&toks, k + 2) {
+                    Some(j) => toks[j].at + 1,
+                    None => continue,
+                },
                 _ => name.at + name.text.len(),
             };
             out.push((name.at, "(".to_string()));
@@ -1024,19 +1007,24 @@ fn trailing_attribute(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
     if toks.get(k + 1)?.text != "(" {
         return None;
     }
+    let close = matching_close(toks, k + 1)?;
+    matches!(toks.get(close + 1)?.text, ";" | "," | "=").then_some(close)
+}
+
+/// The index of the `)` that closes the `(` at token `open`, on the line.
+fn matching_close(toks: &[LineTok<'_>], open: usize) -> Option<usize> {
     let mut depth = 0usize;
-    let close = (k + 1..toks.len()).find(|&j| match toks[j].text {
+    (open..toks.len()).find(|&j| match toks[j].text {
         "(" => {
             depth += 1;
             false
         }
         ")" => {
-            depth -= 1;
+            depth = depth.saturating_sub(1);
             depth == 0
         }
         _ => false,
-    })?;
-    matches!(toks.get(close + 1)?.text, ";" | "," | "=").then_some(close)
+    })
 }
 
 /// When token `k` is a `*` ending a macro argument that is a type
