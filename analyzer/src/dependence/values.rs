@@ -83,6 +83,16 @@ impl Defs {
     fn get(&self, v: &VarId) -> Option<&Vec<InstRef>> {
         self.0.get(v)
     }
+
+    /// The last whole write of `v` in `block` before instruction `upto`
+    /// (the lists are in block and instruction order: a binary search, not
+    /// a scan of the block).
+    fn last_before(&self, v: VarId, block: BlockId, upto: usize) -> Option<InstRef> {
+        let ds = self.0.get(&v)?;
+        let key = (block.0, upto.min(u32::MAX as usize) as u32);
+        let i = ds.partition_point(|d| (d.block.0, d.index) < key);
+        ds[..i].last().copied().filter(|d| d.block == block)
+    }
 }
 
 /// The evaluation context: one function and the outermost loop analysed.
@@ -489,19 +499,9 @@ impl<'a> Values<'a> {
 
     fn walk_from(&self, v: VarId, at: InstRef, within: Option<(LoopId, u32)>) -> Walk {
         // the definition before `at` in its own block, if any
-        let insts = &self.func.block(at.block).insts;
-        let upto = (at.index as usize).min(insts.len());
-        if let Some((k, _)) = insts[..upto]
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, i)| writes_var(i, v))
-        {
+        if let Some(d) = self.defs.last_before(v, at.block, at.index as usize) {
             return Walk {
-                defs: vec![InstRef {
-                    block: at.block,
-                    index: k as u32,
-                }],
+                defs: vec![d],
                 ..Walk::default()
             };
         }
@@ -538,17 +538,7 @@ impl<'a> Values<'a> {
                 return out;
             }
             if !first {
-                let insts = &self.func.block(b).insts;
-                if let Some((k, _)) = insts
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .find(|(_, i)| writes_var(i, v))
-                {
-                    let d = InstRef {
-                        block: b,
-                        index: k as u32,
-                    };
+                if let Some(d) = self.defs.last_before(v, b, usize::MAX) {
                     if !out.defs.contains(&d) {
                         out.defs.push(d);
                     }
@@ -592,6 +582,3 @@ struct Walk {
     hit_entry: bool,
 }
 
-fn writes_var(i: &Inst, v: VarId) -> bool {
-    matches!(&i.kind, InstKind::Access(a) if a.write && a.target == AccessTarget::Var(v))
-}
