@@ -458,6 +458,9 @@ fn dependence_summary(
     for (u, sh_kind) in d.scalars.iter().zip(&d.sharing) {
         let name = &f.func.var(u.var).name;
         let what = match sh_kind {
+            Sharing::Shared { .. } if u.first_write.is_some() && u.locked => {
+                "shared, every access under one OpenMP lock".to_string()
+            }
             Sharing::Shared { .. } if u.first_write.is_some() => {
                 "shared and written (CSA503)".to_string()
             }

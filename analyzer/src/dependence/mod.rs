@@ -239,6 +239,9 @@ struct Acc {
     /// access reaches into a neighbouring row, so subscripts cannot be
     /// compared dimension by dimension.
     wraps: bool,
+    /// The OpenMP locks the access runs under (`Function::omp_sync`,
+    /// by index): two accesses under one lock never race.
+    locks: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,6 +271,22 @@ enum Sub {
     /// (never a proven conflict).
     Unknown(Why),
     Field(Box<str>),
+}
+
+/// The OpenMP locks the code at `span` runs under: the indexes in
+/// `locks` (distinct locks of `func.omp_sync`) of the sync constructs whose
+/// code holds it.
+fn locks_at(func: &Function, locks: &[&OmpLock], span: Span) -> Vec<u32> {
+    func.omp_sync
+        .iter()
+        .filter(|s| s.body.start <= span.start && span.end <= s.body.end)
+        .filter_map(|s| locks.iter().position(|l| **l == s.lock).map(|i| i as u32))
+        .collect()
+}
+
+/// Whether two accesses run under a common OpenMP lock.
+fn same_lock(a: &Acc, b: &Acc) -> bool {
+    a.locks.iter().any(|l| b.locks.contains(l))
 }
 
 /// The arrays loop `l` writes, with the data sharing an OpenMP loop
@@ -469,6 +488,23 @@ fn analyze_loop_as(
     // privatization only)
     let want_covers = arrays.is_some();
     let mut call_covers: Vec<arrays::CallCover> = Vec::new();
+    // the distinct locks of the function's sync constructs (OpenMP loops
+    // only: a CSA marker knows no locks)
+    let mut locks: Vec<&OmpLock> = Vec::new();
+    if matches!(asserted, Some(Asserted::Omp { .. })) {
+        for s in &func.omp_sync {
+            if !locks.contains(&&s.lock) {
+                locks.push(&s.lock);
+            }
+        }
+    }
+    let locks_of = |span: Span| {
+        if locks.is_empty() {
+            Vec::new()
+        } else {
+            locks_at(func, &locks, span)
+        }
+    };
     for &b in &lp.blocks {
         let bid = BlockId(b);
         let every = every_iteration(inp, l, b, latch);
@@ -507,6 +543,7 @@ fn analyze_loop_as(
                     let wraps = leaves_dimension(func, root, &path, &bounds);
                     accs.push(Acc {
                         wraps,
+                        locks: locks_of(inst.span),
                         span: inst.span,
                         at,
                         from_call: true,
@@ -562,6 +599,7 @@ fn analyze_loop_as(
             let wraps = leaves_dimension(func, root, &path, &bounds);
             accs.push(Acc {
                 wraps,
+                locks: locks_of(inst.span),
                 span: inst.span,
                 at,
                 from_call: false,
@@ -604,7 +642,7 @@ fn analyze_loop_as(
         let mut result: Option<Finding> = None;
         'pairs: for (i, a) in mine.iter().enumerate() {
             for b in &mine[i..] {
-                if !a.write && !b.write {
+                if (!a.write && !b.write) || same_lock(a, b) {
                     continue;
                 }
                 pairs += 1;

@@ -396,6 +396,7 @@ mod tests {
             omp_regions: Vec::new(),
             omp_sections: Vec::new(),
             omp_directives: Vec::new(),
+            omp_sync: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),

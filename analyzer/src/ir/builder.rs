@@ -26,6 +26,7 @@ impl FunctionBuilder {
             omp_regions: Vec::new(),
             omp_sections: Vec::new(),
             omp_directives: Vec::new(),
+            omp_sync: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),

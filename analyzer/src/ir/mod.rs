@@ -96,6 +96,9 @@ pub struct Function {
     /// Every OpenMP directive in the function (its text, continuation lines
     /// included), in source order.
     pub omp_directives: Vec<Span>,
+    /// Code OpenMP runs under mutual exclusion (`atomic` statements,
+    /// `critical` constructs), in source order.
+    pub omp_sync: Vec<OmpSync>,
     /// The parameters (C) or dummy arguments (Fortran) in order; `None`
     /// for a dummy procedure or an alternate return (`*`).
     pub params: Vec<Option<VarId>>,
@@ -162,6 +165,7 @@ impl Function {
             omp_regions: Vec::new(),
             omp_sections: Vec::new(),
             omp_directives: Vec::new(),
+            omp_sync: Vec::new(),
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),
@@ -744,6 +748,29 @@ pub struct OmpRegion {
     pub directive: Span,
     /// The enclosed code.
     pub body: Span,
+}
+
+/// Code that OpenMP runs under mutual exclusion: the statement after an
+/// `atomic` directive, or the code of a `critical` construct. Two accesses
+/// in code under the same lock never run at the same time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OmpSync {
+    pub lock: OmpLock,
+    /// The directive (continuation lines included).
+    pub directive: Span,
+    /// The code under the lock.
+    pub body: Span,
+}
+
+/// The lock of an [`OmpSync`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OmpLock {
+    /// Every `atomic` construct (its statement's storage location is
+    /// accessed atomically).
+    Atomic,
+    /// The `critical` constructs with this name (empty: unnamed; Fortran
+    /// names in lower case).
+    Critical(Box<str>),
 }
 
 /// An OpenMP `sections` construct as the CSA compiler lowers it (VPO

@@ -23,6 +23,15 @@
 //! local whose address escapes (in Fortran, a variable passed to a
 //! procedure or to an I/O statement after the loop).
 //!
+//! In an OpenMP loop, two accesses that both run under one lock never
+//! run at the same time and are not a conflict: both in `atomic`
+//! statements, or both in `critical` constructs of the same name (the
+//! unnamed ones are one lock), a callee called there included. An access
+//! outside the lock, or under another lock (`atomic` and `critical` do not
+//! exclude each other), still conflicts with them. The whole statement
+//! after `atomic` counts as under the lock, not only the location it
+//! updates (an `atomic capture`'s `v = x++` puts `v` under it too).
+//!
 //! ## Example
 //! ```c
 //! __builtin_csa_parallel_loop();

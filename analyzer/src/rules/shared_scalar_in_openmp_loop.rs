@@ -21,6 +21,11 @@
 //!   updated with another operator than the clause's: the value read is a
 //!   thread's partial result.
 //!
+//! A shared scalar every access of which in the loop runs under one
+//! OpenMP lock (all in `atomic` statements, or all in `critical`
+//! constructs of one name; a call it is passed to as well) is not
+//! reported: the iterations update it one at a time.
+//!
 //! Variables that are private without a clause are not reported: the loop
 //! index (all `collapse`d indices), in C a variable declared inside the
 //! loop or inside the enclosing `parallel` region, in Fortran the index of
@@ -88,6 +93,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         for (u, sh) in d.scalars.iter().zip(&d.sharing) {
             let name = &cx.func.var(u.var).name;
             let diag = match sh {
+                // (one lock around every access: no race)
+                Sharing::Shared { .. } if u.locked => None,
                 Sharing::Shared { explicit } => {
                     shared(cx, *directive, u, name, *explicit, d.loop_id)
                 }

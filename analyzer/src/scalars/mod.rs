@@ -121,6 +121,11 @@ pub struct ScalarUse {
     /// The first call with unknown effects the variable is passed to (by
     /// reference or address): the callee may read it and write it.
     pub passed: Option<Passed>,
+    /// Every access in the loop (and the call it is passed to, if any)
+    /// runs under one OpenMP lock (`Function::omp_sync`: `atomic`
+    /// statements, `critical` constructs of one name): iterations never
+    /// access it at the same time.
+    pub locked: bool,
 }
 
 /// A call that is passed a scalar and may read and change it.
@@ -365,6 +370,7 @@ pub fn scalar_uses(
             inner_index: false,
             linear: None,
             passed: None,
+            locked: false,
         })
         .collect();
     let first = |cur: &mut Option<Span>, s: Span| {
@@ -447,6 +453,15 @@ pub fn scalar_uses(
             }
         }
     }
+    if !func.omp_sync.is_empty() {
+        for u in uses.iter_mut() {
+            let spans = by_var[slot(u.var)]
+                .iter()
+                .map(|(_, inst)| inst.span)
+                .chain(u.passed.as_ref().map(|p| p.at));
+            u.locked = common_lock(func, spans);
+        }
+    }
     // inner loop indices
     for sl in &func.source_loops {
         if sl.header.0 != lp.header && in_loop(sl.header.0) {
@@ -469,6 +484,30 @@ pub fn scalar_uses(
             || live_after(func, &blocks, u.var, &mut seen);
     }
     uses
+}
+
+/// Whether some OpenMP lock (`Function::omp_sync`) holds every one of
+/// `spans` (at least one).
+fn common_lock(func: &Function, spans: impl Iterator<Item = Span>) -> bool {
+    let under = |span: Span| -> Vec<&OmpLock> {
+        func.omp_sync
+            .iter()
+            .filter(|s| s.body.start <= span.start && span.end <= s.body.end)
+            .map(|s| &s.lock)
+            .collect()
+    };
+    let mut common: Option<Vec<&OmpLock>> = None;
+    for span in spans {
+        let here = under(span);
+        common = Some(match common {
+            None => here,
+            Some(c) => c.into_iter().filter(|l| here.contains(l)).collect(),
+        });
+        if common.as_ref().is_some_and(|c| c.is_empty()) {
+            return false;
+        }
+    }
+    common.is_some_and(|c| !c.is_empty())
 }
 
 /// The variable of a whole-scalar access, and whether it writes.

@@ -738,12 +738,23 @@ impl<'f, 't> FnLowerer<'f, 't> {
         }
         self.depth += 1;
         for p in &pragmas {
-            if let Pragma::OmpParallel(d) = p {
-                let body = self.sp(n);
-                self.b.func_mut().omp_regions.push(OmpRegion {
-                    directive: *d,
-                    body,
-                });
+            match p {
+                Pragma::OmpParallel(d) => {
+                    let body = self.sp(n);
+                    self.b.func_mut().omp_regions.push(OmpRegion {
+                        directive: *d,
+                        body,
+                    });
+                }
+                Pragma::OmpSync(d, lock) => {
+                    let body = self.sp(n);
+                    self.b.func_mut().omp_sync.push(OmpSync {
+                        lock: lock.clone(),
+                        directive: *d,
+                        body,
+                    });
+                }
+                _ => {}
             }
         }
         let sections = pragmas.iter().find_map(|p| match p {
@@ -1138,6 +1149,7 @@ impl<'f, 't> FnLowerer<'f, 't> {
                 | Pragma::OmpParallel(_)
                 | Pragma::OmpSections(_)
                 | Pragma::OmpSection(_)
+                | Pragma::OmpSync(..)
                 | Pragma::OmpOther(_) => {}
             }
         }

@@ -19,6 +19,9 @@ pub(crate) enum Pragma {
     OmpSections(Span),
     /// `omp section`: a section of the enclosing `sections` starts here.
     OmpSection(Span),
+    /// `omp atomic` (any clauses) or `omp critical [(name)]`: the
+    /// statement that follows runs under that lock.
+    OmpSync(Span, crate::ir::OmpLock),
     /// Any other OpenMP directive (`omp task`, `omp barrier`, ...).
     OmpOther(Span),
     /// `ivdep`, `GCC ivdep`.
@@ -55,6 +58,7 @@ impl Pragma {
             | Pragma::OmpParallel(s)
             | Pragma::OmpSections(s)
             | Pragma::OmpSection(s)
+            | Pragma::OmpSync(s, _)
             | Pragma::OmpOther(s) => Some(*s),
             Pragma::Ivdep(_) | Pragma::Unroll(_) | Pragma::Other => None,
         }
@@ -99,8 +103,10 @@ pub(crate) fn parse_text(arg: &str, sp: Span, file: &FileCtx<'_>, offset: usize)
     match w.as_slice() {
         ["omp", rest @ ..] => {
             let is_for = matches!(rest, ["parallel", "for", ..] | ["for", ..]);
-            let words = crate::omp::parse_directive(arg, crate::omp::OmpLang::C)
-                .map(|d| d.words)
+            let directive = crate::omp::parse_directive(arg, crate::omp::OmpLang::C);
+            let words = directive
+                .as_ref()
+                .map(|d| d.words.clone())
                 .unwrap_or_default();
             if is_for {
                 Pragma::Omp(sp)
@@ -110,6 +116,15 @@ pub(crate) fn parse_text(arg: &str, sp: Span, file: &FileCtx<'_>, offset: usize)
                 Pragma::OmpSections(sp)
             } else if words == ["section"] {
                 Pragma::OmpSection(sp)
+            } else if words == ["atomic"] {
+                Pragma::OmpSync(sp, crate::ir::OmpLock::Atomic)
+            } else if words == ["critical"] {
+                let name = directive
+                    .as_ref()
+                    .and_then(|d| d.argument.clone())
+                    .and_then(|r| arg.get(r))
+                    .map_or("", str::trim);
+                Pragma::OmpSync(sp, crate::ir::OmpLock::Critical(name.into()))
             } else {
                 Pragma::OmpOther(sp)
             }

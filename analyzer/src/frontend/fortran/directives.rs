@@ -276,12 +276,148 @@ pub(super) fn parallel_regions_of(
     out
 }
 
+/// Code under an OpenMP lock ([`crate::ir::OmpSync`]).
+pub(super) struct SyncRegion {
+    pub lock: crate::ir::OmpLock,
+    pub directive: (usize, usize),
+    pub body: (usize, usize),
+}
+
+/// The `!$omp atomic` statements and `!$omp critical` constructs among
+/// `directives` (the [`omp_directives`] of a range ending at `end`). An
+/// `atomic` directive protects up to its `!$omp end atomic` when that is
+/// the next directive, else the statement after it (its continuation lines
+/// included); a `critical` one up to the matching `!$omp end critical`
+/// (to `end` when there is none).
+pub(super) fn sync_regions_of(
+    text: &str,
+    end: usize,
+    directives: &[(usize, usize)],
+) -> Vec<SyncRegion> {
+    let end = end.min(text.len());
+    let mut out = Vec::new();
+    let mut open: Vec<((usize, usize), Box<str>)> = Vec::new();
+    for (k, &(d0, d1)) in directives.iter().enumerate() {
+        let Some(d) = text
+            .get(d0..d1)
+            .and_then(|t| omp::parse_directive(t, OmpLang::Fortran))
+        else {
+            continue;
+        };
+        let name = || -> Box<str> {
+            d.argument
+                .clone()
+                .and_then(|r| text.get(d0 + r.start..d0 + r.end))
+                .map_or(String::new(), |n| n.trim().to_ascii_lowercase())
+                .into()
+        };
+        match d.words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            ["atomic"] => {
+                let next_is_end = directives.get(k + 1).is_some_and(|&(e0, e1)| {
+                    words(text, e0, e1) == ["end", "atomic"]
+                });
+                let body_end = if next_is_end {
+                    directives[k + 1].0
+                } else {
+                    next_statement_end(text, d1, end)
+                };
+                out.push(SyncRegion {
+                    lock: crate::ir::OmpLock::Atomic,
+                    directive: (d0, d1),
+                    body: (d1, body_end),
+                });
+            }
+            ["critical"] => open.push(((d0, d1), name())),
+            ["end", "critical"] => {
+                let n = name();
+                // the innermost open construct of that name (names nest
+                // only when they differ)
+                if let Some(i) = open.iter().rposition(|(_, o)| *o == n) {
+                    let (dir, lock) = open.remove(i);
+                    out.push(SyncRegion {
+                        lock: crate::ir::OmpLock::Critical(lock),
+                        directive: dir,
+                        body: (dir.1, d0),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    for (dir, lock) in open {
+        out.push(SyncRegion {
+            lock: crate::ir::OmpLock::Critical(lock),
+            directive: dir,
+            body: (dir.1, end),
+        });
+    }
+    out.sort_by_key(|r| r.directive.0);
+    out
+}
+
+/// The end of the first statement after `from` (blank and comment lines
+/// skipped, continuation lines included), at most `end`.
+fn next_statement_end(text: &str, from: usize, end: usize) -> usize {
+    let mut at = from.min(end);
+    // the rest of the directive's own line
+    at = text[at..end].find('\n').map_or(end, |k| at + k + 1);
+    let mut started = false;
+    while at < end {
+        let le = text[at..end].find('\n').map_or(end, |k| at + k);
+        let line = text[at..le].trim();
+        let code = match line.find('!') {
+            // (a `!` inside a character literal ends the search early: the
+            // statement then looks shorter, never longer)
+            Some(k) => line[..k].trim_end(),
+            None => line,
+        };
+        if !code.is_empty() {
+            started = true;
+            if !code.ends_with('&') {
+                return le;
+            }
+        } else if started && line.is_empty() {
+            return le;
+        }
+        at = le + 1;
+    }
+    end
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn snippet(text: &str, r: (usize, usize)) -> &str {
         &text[r.0..r.1]
+    }
+
+    #[test]
+    fn locks_cover_their_statement_or_construct() {
+        let text = "!$omp atomic\n! why\n  s = s + &\n    x(i)\n  t = 1\n\
+                    !$omp atomic capture\n  v = c\n  c = c + 1\n!$omp end atomic\n\
+                    !$omp critical (Lock)\n  a = 1\n!$omp critical\n  b = 2\n\
+                    !$omp end critical\n!$omp end critical (lock)\n  z = 0\n";
+        let ds = omp_directives(text, 0, text.len());
+        let rs = sync_regions_of(text, text.len(), &ds);
+        let got: Vec<(crate::ir::OmpLock, &str)> = rs
+            .iter()
+            .map(|r| (r.lock.clone(), snippet(text, r.body).trim()))
+            .collect();
+        use crate::ir::OmpLock::*;
+        assert_eq!(
+            got,
+            vec![
+                (Atomic, "! why\n  s = s + &\n    x(i)"),
+                (Atomic, "v = c\n  c = c + 1"),
+                (Critical("lock".into()), "a = 1\n!$omp critical\n  b = 2\n!$omp end critical"),
+                (Critical("".into()), "b = 2"),
+            ]
+        );
+        // a critical construct left open runs to the end
+        let text = "!$omp critical\n  a = 1\n";
+        let rs = sync_regions_of(text, text.len(), &omp_directives(text, 0, text.len()));
+        assert_eq!(snippet(text, rs[0].body).trim(), "a = 1");
     }
 
     #[test]

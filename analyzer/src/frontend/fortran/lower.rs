@@ -2215,6 +2215,14 @@ impl<'a, 't> Lowerer<'a, 't> {
             };
             self.b.func_mut().omp_regions.push(region);
         }
+        for r in super::directives::sync_regions_of(self.cx.text, end, &directives) {
+            let sync = OmpSync {
+                lock: r.lock,
+                directive: self.cx.span_bytes(r.directive.0, r.directive.1),
+                body: self.cx.span_bytes(r.body.0, r.body.1),
+            };
+            self.b.func_mut().omp_sync.push(sync);
+        }
         // the unit's own directives: not those of its internal procedures
         let own_end = items
             .iter()
