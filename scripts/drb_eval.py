@@ -235,7 +235,13 @@ def select(text, fortran):
     loops = [d for d in ds if d[2] in loops_ok or d[2] in inner_ok]
     regions = [d for d in ds if d[2] == REGION]
     ends = [d for d in ds if fortran and d[2][0] == "end"]
-    others = [d for d in ds if d not in loops and d not in regions and d not in ends]
+    # locks (`atomic`, `critical`) inside the loop are read by csa-lint;
+    # the marker form drops them, so such a file is an OpenMP-form case only
+    locks = [d for d in ds if d[2][:1] in (("atomic",), ("critical",))]
+    lock_ends = [e for e in ends if e[2][1:2] in (("atomic",), ("critical",))]
+    ends = [e for e in ends if e not in lock_ends]
+    others = [d for d in ds if d not in loops and d not in regions and d not in ends
+              and d not in locks and d not in lock_ends]
     if others:
         return None, "other directive: %s (line %d)" % (" ".join(others[0][2]), others[0][0] + 1)
     if len(loops) != 1:
@@ -278,7 +284,9 @@ def select(text, fortran):
         loop_pos = sum(len(l) + 1 for l in lines[:loop[0]])
         if not start <= loop_pos < end:
             return None, "the `for` directive is not inside the parallel region"
-    return (loop, [d for d in ds if d is not loop]), None
+    if any(d[0] < loop[0] for d in locks):
+        return None, "a lock before the loop directive"
+    return (loop, [d for d in ds if d is not loop], bool(locks)), None
 
 
 # ---------------------------------------------------------------------------
@@ -368,7 +376,7 @@ def to_marker(text, sel, fortran):
     same indentation) and every other directive blanked: the line count and
     every other line stay the same, so the header's race pairs still match."""
     lines = text.split("\n")
-    loop, others = sel
+    loop, others = sel[0], sel[1]
     start, end, _ = loop
     indent = re.match(r"[ \t]*", lines[start]).group(0)
     for s, e, _ in others:
@@ -547,6 +555,9 @@ def main():
                 os.makedirs(d, exist_ok=True)
                 jobs = []
                 for f, text, sel in selected:
+                    if form == "marker" and sel[2]:
+                        # (the marker form would drop the locks)
+                        continue
                     out = text if form == "omp" else to_marker(text, sel, fortran)
                     path = os.path.join(d, f)
                     with open(path, "w", encoding="utf-8") as fh:

@@ -535,7 +535,18 @@ fn analyze_loop_as(
                     else {
                         continue;
                     };
-                    if !counts(inp, omp, &mut is_private, &inside, root, path.is_empty())
+                    // a `threadprivate` object only the callee names
+                    if let (Root::Extern(k), Some(o)) = (root, &omp_loop) {
+                        if externs
+                            .get(k as usize)
+                            .is_some_and(|n| o.is_threadprivate(func.lang, n))
+                        {
+                            continue;
+                        }
+                    }
+                    // (a callee's access of a whole scalar is not CSA503's,
+                    // which sees the loop's own accesses only)
+                    if !counts(inp, omp, &mut is_private, &inside, root, false)
                         || ivs.contains(&root)
                     {
                         continue;
@@ -1465,7 +1476,15 @@ pub fn output_only(name: &str, lang: Lang) -> bool {
     match lang {
         Lang::C => matches!(
             name,
-            "printf" | "fprintf" | "puts" | "fputs" | "putchar" | "fputc" | "putc" | "perror"
+            "printf"
+                | "fprintf"
+                | "puts"
+                | "fputs"
+                | "putchar"
+                | "fputc"
+                | "putc"
+                | "perror"
+                | "fflush"
         ),
         Lang::Fortran => matches!(name, "PRINT" | "WRITE" | "READ"),
     }

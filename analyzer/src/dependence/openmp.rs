@@ -18,6 +18,9 @@
 //! * `default(private|firstprivate)` makes the unnamed variables private;
 //!   otherwise they are shared (`default(none)` requires a clause for each,
 //!   which the compiler checks; they are taken as shared here);
+//! * a variable of static storage listed by a `threadprivate` directive
+//!   of the file is each thread's own (found in the source text,
+//!   [`threadprivate_names`]);
 //! * named constants are never variables.
 //!
 //! The directive's text is read with [`crate::omp::parse_directive`].
@@ -64,6 +67,9 @@ pub struct OmpLoop {
     pub region: Option<(Directive, OmpRegion)>,
     /// The loops the directive associates (`collapse`), outermost first.
     pub loops: Vec<LoopId>,
+    /// The names the file's `threadprivate` directives list (Fortran: in
+    /// lower case; a common block as `/name/`).
+    pub threadprivate: Vec<String>,
 }
 
 impl OmpLoop {
@@ -108,7 +114,21 @@ impl OmpLoop {
             directive,
             region,
             loops,
+            threadprivate: threadprivate_names(src, func.lang),
         })
+    }
+
+    /// Whether `name` (a variable of static storage, or one only callees
+    /// name) is `threadprivate`: each thread has its own copy.
+    pub fn is_threadprivate(&self, lang: Lang, name: &str) -> bool {
+        !self.threadprivate.is_empty()
+            && match lang {
+                Lang::C => self.threadprivate.iter().any(|n| n == name),
+                Lang::Fortran => self
+                    .threadprivate
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(name)),
+            }
     }
 
     /// The sharing of `v` given explicitly by a clause of `d`.
@@ -141,6 +161,11 @@ impl OmpLoop {
         let var = func.var(v);
         if let Some(s) = self.clause_sharing(&self.directive, &var.name) {
             return s;
+        }
+        if !matches!(var.kind, VarKind::Local | VarKind::Param | VarKind::Dummy)
+            && self.is_threadprivate(func.lang, &var.name)
+        {
+            return Sharing::Implicit("threadprivate: each thread has its own copy");
         }
         // the associated loops' indices
         let outer = &forest.loops[self.loops[0].index()];
@@ -209,6 +234,64 @@ impl OmpLoop {
     }
 }
 
+/// The names listed by the `threadprivate` directives of a source text
+/// (`#pragma omp threadprivate(a, b)`, `!$omp threadprivate(x, /cb/)`;
+/// Fortran names in lower case).
+pub fn threadprivate_names(src: &str, lang: Lang) -> Vec<String> {
+    const WORD: &[u8] = b"threadprivate";
+    let bytes = src.as_bytes();
+    let mut out = Vec::new();
+    for i in memchr::memchr2_iter(b't', b'T', bytes) {
+        if !bytes
+            .get(i..i + WORD.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(WORD))
+        {
+            continue;
+        }
+        // a directive: `#pragma omp` or `!$omp` (`c$omp`, `*$omp` in fixed
+        // form) and blanks before the word on its line
+        let ls = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |k| k + 1);
+        let lead: String = src[ls..i]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let ok = match lang {
+            Lang::C => lead == "#pragmaomp",
+            Lang::Fortran => matches!(lead.as_str(), "!$omp" | "c$omp" | "*$omp"),
+        };
+        if !ok {
+            continue;
+        }
+        let rest = &src[i + WORD.len()..];
+        let Some(open) = rest.find(|c: char| !c.is_whitespace()) else {
+            continue;
+        };
+        if !rest[open..].starts_with('(') {
+            continue;
+        }
+        let Some(close) = rest[open..].find(')') else {
+            continue;
+        };
+        for item in rest[open + 1..open + close].split(',') {
+            // (continuation marks and blanks of a directive split over lines)
+            let name: String = item
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '$'))
+                .collect();
+            let name = name.trim_start_matches("$omp").to_string();
+            if name.is_empty() {
+                continue;
+            }
+            out.push(match lang {
+                Lang::C => name,
+                Lang::Fortran => name.to_ascii_lowercase(),
+            });
+        }
+    }
+    out
+}
+
 /// The reduction operator of a clause, as the update kinds of
 /// [`crate::scalars::RedOp`].
 pub fn red_op(op: &ReductionOp) -> Option<crate::scalars::RedOp> {
@@ -226,4 +309,19 @@ pub fn red_op(op: &ReductionOp) -> Option<crate::scalars::RedOp> {
         ReductionOp::Max => R::Max,
         ReductionOp::Eqv | ReductionOp::Neqv | ReductionOp::User(_) => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threadprivate_lists_are_read_from_directives_only() {
+        let c = "int a, b;\n#pragma omp threadprivate(a, b)\n/* threadprivate(z) */\n";
+        assert_eq!(threadprivate_names(c, Lang::C), ["a", "b"]);
+        let f = "module m\n  integer :: X, y\n!$OMP THREADPRIVATE(X, &\n!$omp& /Blk/)\n\
+                 ! threadprivate(y)\nend module\n";
+        assert_eq!(threadprivate_names(f, Lang::Fortran), ["x", "/blk/"]);
+        assert!(threadprivate_names("int threadprivate;\n", Lang::C).is_empty());
+    }
 }

@@ -103,9 +103,18 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 } else {
                     "reads and writes"
                 };
-                format!(
-                    "loop-carried conflict on `{object}`: it is a scalar in memory (not a register the compiler carries between iterations), and every iteration {how} it"
-                )
+                match d.asserted {
+                    // (in an OpenMP loop only a callee's accesses of a
+                    // scalar come here; the loop's own are CSA503's)
+                    crate::dependence::Asserted::Omp { .. } => format!(
+                        "loop-carried conflict on `{object}`: it is shared, and every iteration {how} it through `{}` at {}",
+                        text(first.span),
+                        cx.line(first.span)
+                    ),
+                    crate::dependence::Asserted::Marker(_) => format!(
+                        "loop-carried conflict on `{object}`: it is a scalar in memory (not a register the compiler carries between iterations), and every iteration {how} it"
+                    ),
+                }
             } else if same {
                 format!(
                     "loop-carried conflict on `{object}`: {iters} both {} `{}` at {}",
