@@ -197,7 +197,7 @@ pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
         }
         out.push(analyze_loop(
             inp,
-            defs.get_or_init(|| values::Defs::new(inp.func)),
+            defs.get_or_init(|| definitions(inp)),
             v.loop_id,
             Asserted::Marker(v.marker),
         ));
@@ -209,7 +209,7 @@ pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
         };
         out.push(analyze_loop(
             inp,
-            defs.get_or_init(|| values::Defs::new(inp.func)),
+            defs.get_or_init(|| definitions(inp)),
             l,
             Asserted::Omp {
                 source_loop: i,
@@ -289,10 +289,30 @@ fn same_lock(a: &Acc, b: &Acc) -> bool {
     a.locks.iter().any(|l| b.locks.contains(l))
 }
 
+/// The definitions of the function's variables ([`values::Defs`]): their
+/// whole writes, and the calls that may assign a variable they are passed
+/// by reference or address (not a pure or output function, not a
+/// same-file callee whose summary leaves it unwritten, not the index of a
+/// loop around the call: `Function::passes_loop_index`).
+fn definitions(inp: &DepInput) -> values::Defs {
+    let func = inp.func;
+    let sums = summary::Summaries::new(&func.callees, inp.pure_functions);
+    values::Defs::new(func, &|c, inst, v| {
+        if c.callee
+            .as_deref()
+            .is_some_and(|n| harmless_call(n, inp.pure_functions, func.lang))
+            || call_reads_only(&sums, func, c, v)
+        {
+            return false;
+        }
+        !func.passes_loop_index(c, inst.span, v)
+    })
+}
+
 /// The arrays loop `l` writes, with the data sharing an OpenMP loop
 /// without clauses would need for each ([`arrays`]; for the rewrite).
 pub fn array_sharing(inp: &DepInput, l: LoopId) -> Vec<arrays::ArrayUse> {
-    let defs = values::Defs::new(inp.func);
+    let defs = definitions(inp);
     let mut out = Vec::new();
     analyze_loop_as(inp, &defs, l, None, Some(&mut out));
     out

@@ -63,17 +63,35 @@ pub const EVAL_BUDGET: u32 = 20_000;
 pub struct Defs(HashMap<VarId, Vec<InstRef>>);
 
 impl Defs {
-    pub fn new(func: &Function) -> Defs {
+    /// The whole writes of each variable, and the calls that may assign
+    /// it: `may_write(call, v)` for each variable the call is passed by
+    /// reference or address ([`Call::passed_vars`]). A call is a definition
+    /// whose value is unknown.
+    pub fn new(func: &Function, may_write: &dyn Fn(&Call, &Inst, VarId) -> bool) -> Defs {
         let mut defs: HashMap<VarId, Vec<InstRef>> = HashMap::default();
         for (bi, b) in func.blocks.iter().enumerate() {
             for (ii, inst) in b.insts.iter().enumerate() {
-                if let InstKind::Access(a) = &inst.kind {
-                    if let (true, AccessTarget::Var(v)) = (a.write, &a.target) {
-                        defs.entry(*v).or_default().push(InstRef {
-                            block: BlockId(bi as u32),
-                            index: ii as u32,
-                        });
+                let at = InstRef {
+                    block: BlockId(bi as u32),
+                    index: ii as u32,
+                };
+                match &inst.kind {
+                    InstKind::Access(a) => {
+                        if let (true, AccessTarget::Var(v)) = (a.write, &a.target) {
+                            defs.entry(*v).or_default().push(at);
+                        }
                     }
+                    InstKind::Call(c) => {
+                        let mut passed: Vec<VarId> = c.passed_vars().collect();
+                        passed.sort_unstable();
+                        passed.dedup();
+                        for v in passed {
+                            if may_write(c, inst, v) {
+                                defs.entry(v).or_default().push(at);
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
@@ -333,6 +351,10 @@ impl<'a> Values<'a> {
                 break;
             }
             l = self.forest.loops[m.index()].parent;
+        }
+        if matches!(self.func.inst_at(d).map(|i| &i.kind), Some(InstKind::Call(_))) {
+            // a call that may assign it
+            return Err(Why::Clobbered(v));
         }
         match self.access(d).and_then(|a| a.rhs) {
             Some(rhs) => self.eval(rhs),

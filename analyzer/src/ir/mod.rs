@@ -590,6 +590,26 @@ impl Function {
     pub fn source_loop_with_header(&self, header: u32) -> Option<&SourceLoop> {
         self.source_loops.iter().find(|sl| sl.header.0 == header)
     }
+
+    /// Whether the call `c` at `at` is passed `v`, the control variable of
+    /// a counted loop around it, in a way that cannot assign it: a Fortran
+    /// `DO` index (no procedure may change it), or in C a variable given
+    /// by name to a possible macro (`CallArg::Ref` without its address
+    /// taken: a macro assigning the index of the loop around it would make
+    /// the loop something else; taken as not).
+    pub fn passes_loop_index(&self, c: &Call, at: Span, v: VarId) -> bool {
+        let by_name = match self.lang {
+            Lang::Fortran => true,
+            Lang::C => !c.escapes.contains(&v),
+        };
+        by_name
+            && self.source_loops.iter().any(|sl| {
+                (self.lang == Lang::C || sl.kind == LoopKind::FortranDo)
+                    && sl.control.as_ref().is_some_and(|ctl| ctl.var == v)
+                    && sl.span.start <= at.start
+                    && at.end <= sl.span.end
+            })
+    }
 }
 
 impl BuiltinCall {

@@ -212,6 +212,7 @@ pub fn scalar_uses(
                 && !var.ty.is_aggregate
                 && var.kind != VarKind::Constant
                 && !forest.loop_for(b).is_some_and(|m| active_do_index(m, v))
+                && (func.lang != Lang::C || !func.passes_loop_index(c, inst.span, v))
         });
         out
     };

@@ -1466,12 +1466,35 @@ impl<'t> FnLowerer<'_, 't> {
 
     /// Arguments in order; returns the variables whose address escapes.
     fn call_args(&mut self, args: Option<Node<'_>>) -> Vec<VarId> {
-        self.call_args_with_values(args).0
+        self.call_args_with_values(args, false).0
     }
 
     /// Evaluates a call's arguments: the variables whose address escapes
     /// and each argument as a [`CallArg`].
-    fn call_args_with_values(&mut self, args: Option<Node<'_>>) -> (Vec<VarId>, Vec<CallArg>) {
+    /// The variable an argument names when it is a bare name of a scalar
+    /// variable (not an array, a function or a constant).
+    fn named_scalar(&mut self, a: Node<'_>) -> Option<VarId> {
+        let a = strip_parens(a);
+        if a.node_kind() != "identifier" || a.is_missing() {
+            return None;
+        }
+        let Ident::Var(v) = self.resolve_ident(self.text(a), a) else {
+            return None;
+        };
+        let var = self.b.func().var(v);
+        (!var.ty.is_array && !var.ty.is_aggregate && var.kind != VarKind::Constant).then_some(v)
+    }
+
+    /// The escapes and the arguments of a call. `by_name`: the callee may
+    /// be a function-like macro (`library::may_be_macro`), which can assign
+    /// a variable it is given by name: such an argument is passed by
+    /// reference (`CallArg::Ref`, read as well) rather than by value; its
+    /// address is not taken.
+    fn call_args_with_values(
+        &mut self,
+        args: Option<Node<'_>>,
+        by_name: bool,
+    ) -> (Vec<VarId>, Vec<CallArg>) {
         let mut escapes = Vec::new();
         let mut values = Vec::new();
         let Some(args) = args else {
@@ -1482,6 +1505,16 @@ impl<'t> FnLowerer<'_, 't> {
                 continue;
             }
             let mark = self.escape_log.len();
+            if let Some(var) = by_name.then(|| self.named_scalar(a)).flatten() {
+                // (no read here: what the expansion does with it is unknown,
+                // and the call counts as reading and assigning it)
+                values.push(CallArg::Ref {
+                    var,
+                    path: Vec::new(),
+                    keyword: None,
+                });
+                continue;
+            }
             let rv = self.rvalue(a);
             values.push(match &rv.addr_of {
                 Some(Place {
@@ -1593,8 +1626,12 @@ impl<'t> FnLowerer<'_, 't> {
                     .is_some_and(|g| g.const_value.is_none() && !g.ctype.is_func()),
             };
             if !is_var {
-                let ret = self.file.functions.get(&name).cloned().map(|t| t.peel());
-                let (escapes, args) = self.call_args_with_values(args);
+                let declared = self.file.functions.get(&name).cloned();
+                let by_name = declared.is_none()
+                    && !self.local_functions.contains(&name)
+                    && super::library::may_be_macro(&name);
+                let ret = declared.map(|t| t.peel());
+                let (escapes, args) = self.call_args_with_values(args, by_name);
                 // `fmax(x, y)`: the value `Max(x, y)`
                 let extreme = BinOp::of_c_function(&name);
                 let value = match (extreme, args.as_slice()) {

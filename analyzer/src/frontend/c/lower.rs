@@ -89,7 +89,7 @@ pub(crate) struct FnLowerer<'f, 't> {
     scope: Vec<(String, VarId)>,
     scope_marks: Vec<usize>,
     globals_in_fn: HashMap<String, VarId>,
-    local_functions: HashSet<String>,
+    pub(super) local_functions: HashSet<String>,
     jumps: Vec<Jump>,
     switches: Vec<SwitchCtx>,
     labels: HashMap<String, BlockId>,

@@ -31,6 +31,7 @@
 mod consts;
 mod expr;
 mod repair;
+mod library;
 mod lower;
 pub(crate) use lower::defined_name_range;
 mod pragma;

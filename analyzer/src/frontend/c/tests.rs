@@ -1118,7 +1118,6 @@ void f(int n) {
               decl c                         @3:25
               decl s                         @4:12
               decl p                         @5:8
-              read n int                     @6:18
               call use escapes(x,a,s)        @6:3
               write p ptr                    @7:3
               read n int                     @8:10
@@ -1210,7 +1209,6 @@ void f(double *a, int n, void (*cb)(int)) {
               read n int                     @7:23
               -> branch bb2 bb4
             bb2 for.body:
-              read i int                     @7:33
               call g                         @7:31
               -> goto bb3
             bb3 for.inc:
