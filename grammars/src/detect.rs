@@ -258,14 +258,37 @@ pub fn cpp_header(path: &Path, text: &str) -> bool {
             || word("namespace") && t.contains('{')
             || t.starts_with("using namespace ")
             || qualified_name(t)
-            || matches!(t, "public:" | "private:" | "protected:")
+            || access_label(t)
+            || word("virtual")
             || word("class")
-                && (t.ends_with('{') || t.contains(" : public ") || t.contains(" : private "))
+                && (t.ends_with('{')
+                    || t.contains(" : public ")
+                    || t.contains(" : private ")
+                    || class_name_only(t))
         {
             return true;
         }
     }
     false
+}
+
+/// `public:`, `private :`, `protected:` alone on a line: a C++ access
+/// label (a C label of one of these names would be unusual indeed).
+fn access_label(line: &str) -> bool {
+    line.strip_suffix(':')
+        .map(str::trim_end)
+        .is_some_and(|w| matches!(w, "public" | "private" | "protected"))
+}
+
+/// `class Name` or `class Name;` alone on a line (a C++ class whose `{`
+/// follows, or a forward declaration): C has no `class` keyword, and a
+/// type named `class` would need a declarator after the name.
+fn class_name_only(line: &str) -> bool {
+    let rest = line["class".len()..]
+        .trim()
+        .trim_end_matches(';')
+        .trim_end();
+    !rest.is_empty() && rest.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric())
 }
 
 /// Whether a line of code holds a C++ qualified name (`RAJA::View`,
@@ -478,6 +501,9 @@ mod tests {
             "class Grid {\n public:\n  int n;\n};\n",
             "static inline auto f() { return std::max(1, 2); }\n",
             "typedef RAJA::View<double, RAJA::Layout<2>> matrix;\n",
+            "class Solver;\nint f(void);\n",
+            "class Solver\n{\npublic :\n  int n;\n};\n",
+            "struct S {\n  virtual ~S();\n};\n",
         ] {
             assert!(cpp_header(h, cpp), "{cpp}");
         }
@@ -487,6 +513,8 @@ mod tests {
             "/* template <typename T>\n   namespace std::x */\nint class_count;\n",
             "// std::vector in a comment\n#include <stdio.h>\nstruct S { int public_; };\n",
             "[[gnu::const]] int sq(int x);\nconst char *s = \"a::b\";\n",
+            "struct class_info { int virtual_pages; };\nint public_count;\n",
+            "typedef int class;\nclass c1, c2;\n",
         ] {
             assert!(!cpp_header(h, c), "{c}");
         }

@@ -74,6 +74,22 @@
 //!   is such a macro. [`paren_less_conditions`] writes `(` before it and `)`
 //!   after its arguments; the front end sees a call (or a name) it knows
 //!   nothing of, as for any unknown macro.
+//! * A macro heading a block as a loop header does (`hypre_ForBoxI(i,
+//!   boxes) { ... }`, `FOR_EACH(p, list)` then `{` on the next line, the
+//!   arguments possibly over several lines): inside a function, after a
+//!   statement's end, `NAME(expressions)` followed by the block's `{`.
+//!   No C statement has that shape. [`loop_macros`] writes `while (`
+//!   before the name and `)` after the arguments: the front end sees a loop
+//!   whose condition is a call it knows nothing of, which may assign what it
+//!   is given by name (`frontend::c::library`).
+//! * A macro used as a statement after another statement on its line,
+//!   without a `;` (`p = MALLOC(n); CHECK_ERROR`): it gets its `;` as a
+//!   macro alone on its line does.
+//! * A qualifier macro after `static`/`inline`/`extern` (`static inline
+//!   UNUSED_FUNC int f(void)`), also when it ends its line and the type and
+//!   the declarator follow on the next ([`line_end_qualifiers`]): blanked.
+//! * A tagged type as a macro argument (`TAlloc(struct box, n)`): the
+//!   `struct`, `union` or `enum` is blanked, the tag reads as a name.
 //! * A line splice before a CRLF line end (a backslash, then `\r\n`, as
 //!   in files written on Windows, inside a string literal continued on the
 //!   next line). Compilers read CRLF as a line end, so the backslash joins
@@ -187,6 +203,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .chain(bare.iter().map(|b| (b.end, ";".to_string())))
         .chain(prototypes)
         .chain(paren_less_conditions(&lines))
+        .chain(loop_macros(&lines))
         .collect();
     inserts.sort_by_key(|(p, _)| *p);
     let mut rewrites: Vec<(usize, String)> = bare
@@ -194,6 +211,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .filter_map(|b| b.blank.clone())
         .map(|r| (r.start, " ".repeat(r.len())))
         .chain(token_rewrites(&lines, defines))
+        .chain(line_end_qualifiers(&lines))
         .chain(declarations)
         .chain(crlf_splices(text))
         .collect();
@@ -235,6 +253,150 @@ fn paren_less_conditions(lines: &[CodeLine]) -> Vec<(usize, String)> {
             };
             out.push((name.at, "(".to_string()));
             out.push((close, ")".to_string()));
+        }
+    }
+    out
+}
+
+/// Macros that head a block as a loop does (see the module
+/// documentation): `NAME(args)` alone on its line inside a function, after
+/// a statement's end, with the block's `{` at the end of the line or
+/// starting the next one. C has no statement of that shape, so `NAME`
+/// expands to a loop header (`hypre_ForBoxI(i, boxes)`, `FOR_EACH(p,
+/// list)`): `while (` is inserted before it and `)` after its arguments.
+fn loop_macros(lines: &[CodeLine]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let significant = |l: &&CodeLine| !l.directive && !l.code.trim().is_empty();
+    for (k, line) in lines.iter().enumerate() {
+        if line.directive || line.depth == 0 {
+            continue;
+        }
+        let code = line.code.trim_end();
+        let lead = code.len() - code.trim_start().len();
+        let code = &code[lead..];
+        // `NAME(` starting the line
+        let n = code
+            .bytes()
+            .position(|c| !(c == b'_' || c.is_ascii_alphanumeric()))
+            .unwrap_or(code.len());
+        if n == 0
+            || code.as_bytes()[0].is_ascii_digit()
+            || KEYWORDS.contains(&&code[..n])
+            || matches!(&code[..n], "_Pragma" | "__pragma")
+        {
+            continue;
+        }
+        let Some(open) = code[n..].find(|c: char| !c.is_whitespace()).map(|o| n + o) else {
+            continue;
+        };
+        if code.as_bytes()[open] != b'(' {
+            continue;
+        }
+        // the matching `)`, on this line or a later one (the arguments
+        // hold no `;`, `{` or `}`)
+        let mut depth = 0usize;
+        let mut args = String::new();
+        let mut close = None;
+        'lines: for (j, l) in lines[k..].iter().enumerate().take(16) {
+            if l.directive {
+                continue;
+            }
+            let from = if j == 0 { lead + open } else { 0 };
+            for (i, c) in l.code[from..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some((k + j, from + i));
+                            break 'lines;
+                        }
+                    }
+                    ';' | '{' | '}' => break 'lines,
+                    _ => {}
+                }
+                if depth > 0 && !(depth == 1 && c == '(') {
+                    args.push(c);
+                }
+            }
+            args.push(' ');
+        }
+        let Some((cl, ci)) = close else { continue };
+        if args.trim().is_empty() || !expression_list(&args) {
+            continue;
+        }
+        // then the block's `{`: the rest of the line, or the next line
+        let rest = lines[cl].code[ci + 1..].trim();
+        let brace = rest == "{"
+            || rest.is_empty()
+                && lines[cl + 1..]
+                    .iter()
+                    .find(significant)
+                    .is_some_and(|l| l.code.trim_start().starts_with('{'));
+        if !brace {
+            continue;
+        }
+        let prev_ends = lines[..k]
+            .iter()
+            .rev()
+            .find(significant)
+            .is_none_or(|l| l.code.trim_end().ends_with([';', '{', '}', ':']));
+        if !prev_ends {
+            continue;
+        }
+        out.push((line.start + lead, "while (".to_string()));
+        out.push((lines[cl].start + ci + 1, ")".to_string()));
+    }
+    out
+}
+
+/// A qualifier macro ending a line of specifiers whose declaration goes on
+/// on the next line (`static inline UNUSED_FUNC` then `HYPRE_Int f(...)`):
+/// blanked, as [`qualifier_macro`] blanks one inside a line. The next line
+/// must start with a type name and a declarator (`T f(`, `T *f(`, `T x;`).
+fn line_end_qualifiers(lines: &[CodeLine]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        if line.directive {
+            continue;
+        }
+        let toks = line_tokens(line);
+        // the specifiers, then the macro, then maybe the type name
+        let Some(q) = toks.iter().position(|t| !STORAGE_KEYWORDS.contains(&t.text)) else {
+            continue;
+        };
+        let word = |t: &LineTok<'_>| t.is_word() && !grammar_keyword(t.text);
+        let typed = match &toks[q..] {
+            [m] if word(m) => false,
+            [m, t] if word(m) && word(t) => true,
+            _ => continue,
+        };
+        if q == 0 {
+            continue;
+        }
+        let last = toks[q];
+        let Some(next) = lines[k + 1..]
+            .iter()
+            .find(|l| !l.directive && !l.code.trim().is_empty())
+        else {
+            continue;
+        };
+        let nt = line_tokens(next);
+        let name = |j: usize| {
+            nt.get(j)
+                .is_some_and(|t| t.is_word() && !grammar_keyword(t.text))
+        };
+        // the next line: `T f(` (`T *f(`), or `f(` after a type name
+        let mut d = usize::from(!typed);
+        while nt.get(d).is_some_and(|t| t.text == "*") {
+            d += 1;
+        }
+        let declarator = nt
+            .get(d + 1)
+            .is_some_and(|t| matches!(t.text, "(" | ";" | "," | "=" | "["));
+        let type_at_start = name(0) || nt.first().is_some_and(|t| TYPE_KEYWORDS.contains(&t.text));
+        if (typed || type_at_start) && name(d) && declarator {
+            out.push((last.at, " ".repeat(last.text.len())));
         }
     }
     out
@@ -545,10 +707,24 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
             }
             None => {
                 let buffer = buffer.get_or_insert_with(|| code_buffer(lines));
-                let Some((lead, end)) = after_header(code, line.start, buffer) else {
-                    continue;
-                };
-                (lead, &code[lead..], end, true)
+                match after_header(code, line.start, buffer) {
+                    Some((lead, end)) => (lead, &code[lead..], end, true),
+                    // or what follows the line's last statement
+                    // (`p = MALLOC(n); CHECK_ERROR`)
+                    None => {
+                        let Some(semi) = code.rfind(';') else {
+                            continue;
+                        };
+                        let rest = &code[semi + 1..];
+                        let lead = semi + 1 + rest.len() - rest.trim_start().len();
+                        match bare_use(&code[lead..]) {
+                            Some(end) if depth_at(code, semi) == 0 => {
+                                (lead, &code[lead..], end, true)
+                            }
+                            _ => continue,
+                        }
+                    }
+                }
             }
         };
         let at = line.start + lead;
@@ -592,6 +768,16 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
         }
     }
     out
+}
+
+/// How many parentheses are open at byte `at` of a line's code (a `;`
+/// inside a `for (...)` header is no statement's end).
+fn depth_at(code: &str, at: usize) -> usize {
+    code[..at].bytes().fold(0usize, |d, c| match c {
+        b'(' => d + 1,
+        b')' => d.saturating_sub(1),
+        _ => d,
+    })
 }
 
 /// The code of `lines` as one text of the same offsets: comments,
@@ -777,6 +963,13 @@ const SPECIFIER_KEYWORDS: &[&str] = &[
     "register", "auto", "typedef", "_Noreturn", "_Thread_local",
 ];
 
+/// Storage-class and function specifiers: after them, a name before a type
+/// name and a declarator is a qualifier macro (`static inline UNUSED T f(`).
+const STORAGE_KEYWORDS: &[&str] = &[
+    "static", "extern", "inline", "__inline", "__inline__", "register", "_Noreturn",
+    "_Thread_local",
+];
+
 /// Type keywords after which a name and a `*` make the name a qualifier
 /// macro (`double RESTRICT *a`).
 const TYPE_KEYWORDS: &[&str] = &[
@@ -915,6 +1108,8 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
                 out.push((t.at, padded(&spelled, t.text.len())));
             } else if let Some(first) = type_argument_stars(&toks, k) {
                 out.extend(toks[first..=k].iter().map(|s| (s.at, " ".to_string())));
+            } else if type_argument_tag(&toks, k) {
+                out.push((t.at, " ".repeat(t.text.len())));
             } else if let Some(last) = type_argument_keywords(&toks, k) {
                 out.extend(
                     toks[k..last]
@@ -955,7 +1150,8 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
         && prev.is_none_or(|p| {
             matches!(p, ";" | "{" | "}" | "(" | ",") || SPECIFIER_KEYWORDS.contains(&p)
         });
-    let before_type = (k == 0 || matches!(prev, Some(";" | "{" | "}")))
+    let storage = |x: &str| STORAGE_KEYWORDS.contains(&x);
+    let before_type = (k == 0 || matches!(prev, Some(";" | "{" | "}")) || prev.is_some_and(storage))
         && name_at(next)
         && (after_next == Some("*") || name_at(after_next));
     (pointer_qualifier || type_qualifier || specifier || before_type) && !grammar_keyword(t.text)
@@ -1064,6 +1260,25 @@ fn type_argument_keywords(toks: &[LineTok<'_>], k: usize) -> Option<usize> {
     }
     (toks.get(end).is_some_and(|t| matches!(t.text, ")" | ",")) && in_call_arguments(toks, k))
         .then_some(last)
+}
+
+/// Whether token `k` is the `struct`, `union` or `enum` of a macro
+/// argument that is a tagged type (`hypre_TAlloc(struct box, n, where)`,
+/// `NEW(union cell *)`): blanked, the tag reads as a name.
+fn type_argument_tag(toks: &[LineTok<'_>], k: usize) -> bool {
+    if !matches!(toks[k].text, "struct" | "union" | "enum")
+        || !k
+            .checked_sub(1)
+            .is_some_and(|p| matches!(toks[p].text, "(" | ","))
+        || !toks.get(k + 1).is_some_and(|n| n.is_word())
+    {
+        return false;
+    }
+    let mut end = k + 2;
+    while toks.get(end).is_some_and(|t| t.text == "*") {
+        end += 1;
+    }
+    toks.get(end).is_some_and(|t| matches!(t.text, ")" | ",")) && in_call_arguments(toks, k)
 }
 
 /// Whether token `k` is inside the argument list of a call on its line
@@ -1495,6 +1710,26 @@ mod tests {
     }
 
     #[test]
+    fn only_a_macro_heading_a_block_becomes_a_loop() {
+        let text = "void f(int n) {\n\
+                    \x20 FOR_EACH(i, n) {\n  }\n\
+                    \x20 x = g(n)\n  {\n  }\n\
+                    \x20 _Pragma(\"omp section\")\n  {\n  }\n\
+                    \x20 if (n)\n  {\n  }\n\
+                    \x20 h(n);\n  {\n  }\n\
+                    }\n\
+                    FOR_EACH(i, n)\n{\n}\n";
+        let lines = code_lines(text.as_bytes());
+        let at: Vec<(usize, String)> = loop_macros(&lines);
+        let first = text.find("FOR_EACH").unwrap();
+        let close = first + "FOR_EACH(i, n)".len();
+        assert_eq!(
+            at,
+            vec![(first, "while (".to_string()), (close, ")".to_string())]
+        );
+    }
+
+    #[test]
     fn pragma_words_in_macro_arguments_are_blanked() {
         let text = "void f(int n, double *a) {\n\
                     \x20 double s = 0;\n\
@@ -1512,14 +1747,15 @@ mod tests {
                     \x20 }\n\
                     }\n";
         let out = repaired(text, &[]);
-        assert_eq!(out.len(), text.len() + 4);
+        assert_eq!(out.len(), text.len() + 4 + "while ()".len());
         assert!(out.contains("OMP_FOR_REDUCE(     );\n"), "{out}");
         assert!(out.contains("OMP_TARGET(                  );\n"), "{out}");
         // expressions, a `?:` among them, stay
         assert!(out.contains("TRACE(n, a[0] ? 1 : 2);\n"), "{out}");
-        // words before a block: a `;`; a loop macro's arguments: none
+        // words before a block: a `;`; a loop macro with expressions: a
+        // loop header (`loop_macros`)
         assert!(out.contains("OMP_DATA(                 );\n  {"), "{out}");
-        assert!(out.contains("LOOP(i, n)\n  {"), "{out}");
+        assert!(out.contains("while (LOOP(i, n))\n  {"), "{out}");
     }
 
     #[test]
