@@ -278,11 +278,13 @@ pub(crate) fn is_expression_kind(kind: &str) -> bool {
 
 /// A statement whose body slot is a MISSING empty statement.
 fn missing_body(n: Node<'_>) -> bool {
+    // (the body may itself be a statement whose body is missing: `for
+    // (...) if (...)` then the `#pragma` line)
+    let missing = |b: Node<'_>| is_missing_stmt(b) || missing_body(b);
     match n.node_kind() {
-        "for_statement" | "while_statement" => n.field(F::Body).is_some_and(is_missing_stmt),
+        "for_statement" | "while_statement" => n.field(F::Body).is_some_and(missing),
         "if_statement" => {
-            n.field(F::Alternative).is_none()
-                && n.field(F::Consequence).is_some_and(is_missing_stmt)
+            n.field(F::Alternative).is_none() && n.field(F::Consequence).is_some_and(missing)
         }
         _ => false,
     }
@@ -1076,6 +1078,8 @@ impl<'f, 't> FnLowerer<'f, 't> {
             (Some(b), Some(((ps, next), rest))) if is_missing_stmt(b) => {
                 (Some(*next), ps.clone(), rest)
             }
+            // a body whose own body is missing takes the chain along
+            (Some(b), Some(_)) if missing_body(b) => (Some(b), Vec::new(), chain),
             (b, _) => (b, Vec::new(), &[]),
         }
     }

@@ -506,7 +506,9 @@ pub(crate) fn first_error(n: Node<'_>, src: &str) -> Option<Span> {
 }
 
 /// `parent` is a loop/if whose body `child` is a MISSING `;` statement
-/// followed (in the enclosing block) by a `#pragma`.
+/// followed (in the enclosing block) by a `#pragma`, also when `parent` is
+/// itself the body of a loop or `if` that ends there (`for (...) if (...)`
+/// then the pragma line).
 pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str) -> bool {
     if !matches!(
         parent.node_kind(),
@@ -517,14 +519,22 @@ pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str)
     if !is_missing_stmt(child) {
         return false;
     }
-    let anchor = if parent.node_kind() == "else_clause" {
+    let mut anchor = if parent.node_kind() == "else_clause" {
         parent.parent()
     } else {
         Some(parent)
     };
-    anchor
-        .and_then(|a| a.next_named_sibling())
-        .is_some_and(|s| is_pragma(s, src))
+    // the statement the missing body ends: a loop or `if` whose own body
+    // this one is ends there too (`for (...) if (...)` then the pragma)
+    while let Some(a) = anchor {
+        if let Some(s) = a.next_named_sibling() {
+            return is_pragma(s, src);
+        }
+        anchor = a
+            .parent()
+            .filter(|p| p.end_byte() == child.end_byte() && p.kind() != "compound_statement");
+    }
+    false
 }
 
 /// An expression statement that consists only of a MISSING `;`.

@@ -90,6 +90,10 @@
 //!   the declarator follow on the next ([`line_end_qualifiers`]): blanked.
 //! * A tagged type as a macro argument (`TAlloc(struct box, n)`): the
 //!   `struct`, `union` or `enum` is blanked, the tag reads as a name.
+//! * A comment in a directive continued with backslashes (`#pragma omp
+//!   target \` then `map(a) /* why */ \`), where tree-sitter-c ends the
+//!   directive: blanked ([`continued_directive_comments`]; the compiler
+//!   reads it as a space).
 //! * A line splice before a CRLF line end (a backslash, then `\r\n`, as
 //!   in files written on Windows, inside a string literal continued on the
 //!   next line). Compilers read CRLF as a line end, so the backslash joins
@@ -212,6 +216,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .map(|r| (r.start, " ".repeat(r.len())))
         .chain(token_rewrites(&lines, defines))
         .chain(line_end_qualifiers(&lines))
+        .chain(continued_directive_comments(text, &lines))
         .chain(declarations)
         .chain(crlf_splices(text))
         .collect();
@@ -397,6 +402,44 @@ fn line_end_qualifiers(lines: &[CodeLine]) -> Vec<(usize, String)> {
         let type_at_start = name(0) || nt.first().is_some_and(|t| TYPE_KEYWORDS.contains(&t.text));
         if (typed || type_at_start) && name(d) && declarator {
             out.push((last.at, " ".repeat(last.text.len())));
+        }
+    }
+    out
+}
+
+/// Comments inside a preprocessor line that a backslash continues
+/// (`#pragma omp target \` then `map(a) /* why */ \`): tree-sitter-c
+/// ends the directive at such a comment, where the compiler reads it as
+/// a space (translation phase 3). Blanked, each on its own line.
+fn continued_directive_comments(text: &str, lines: &[CodeLine]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        if !line.directive {
+            continue;
+        }
+        let end = lines.get(k + 1).map_or(text.len(), |l| l.start);
+        let Some(raw) = text.get(line.start..end) else {
+            continue;
+        };
+        let body = raw.trim_end();
+        // a continued line, or the last line of a continued directive
+        let continued = body.ends_with('\\')
+            || k.checked_sub(1).is_some_and(|p| {
+                lines[p].directive
+                    && text
+                        .get(lines[p].start..line.start)
+                        .is_some_and(|r| r.trim_end().ends_with('\\'))
+            });
+        if !continued {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(open) = raw[from..].find("/*").map(|o| from + o) {
+            let Some(close) = raw[open + 2..].find("*/").map(|c| open + 2 + c + 2) else {
+                break;
+            };
+            out.push((line.start + open, " ".repeat(close - open)));
+            from = close;
         }
     }
     out
