@@ -404,9 +404,12 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
             || t.starts_with("//")
             || t.contains('{')
             || t.contains('}')
-            || lower.starts_with("typedef")
-            || lower.starts_with("struct")
-            || lower.starts_with("extern")
+            || ["typedef", "struct", "extern"].iter().any(|w| {
+                // whole words: Fortran's `EXTERNAL :: f`, `STRUCTURE /s/`
+                lower.strip_prefix(w).is_some_and(|rest| {
+                    !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+            })
         {
             return None;
         }
@@ -555,6 +558,12 @@ mod tests {
             h("elemental subroutine s(x)\n  use m, only : r\n  x = x / 2;\nend subroutine s\n"),
             Some(SourceKind::FortranFree)
         );
+        // `EXTERNAL` is not C's `extern`
+        assert_eq!(
+            h("INTERFACE g\n  SUBROUTINE s(f)\n    EXTERNAL :: f\n  END SUBROUTINE\nEND INTERFACE\n"),
+            Some(SourceKind::FortranFree)
+        );
+        assert_eq!(h("extern int n;\nstruct s;\n"), Some(SourceKind::C));
         assert_eq!(
             h("module procs\n  implicit none\ncontains\nend module procs\n"),
             Some(SourceKind::FortranFree)
