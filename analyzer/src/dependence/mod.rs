@@ -180,6 +180,12 @@ const PAIR_BUDGET: usize = 4000;
 /// Analyses every asserted loop of a function.
 pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
     let mut out = Vec::new();
+    // (one memo of callee summaries for the definitions and every loop)
+    let sums = summary::Summaries::new(&inp.func.callees, inp.pure_functions);
+    let shared = Shared {
+        sums: &sums,
+        threadprivate: std::cell::OnceCell::new(),
+    };
     let defs: std::cell::OnceCell<values::Defs> = std::cell::OnceCell::new();
     for v in &inp.clie.verdicts {
         if !matches!(v.outcome, Outcome::Parallelized(_)) {
@@ -197,7 +203,8 @@ pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
         }
         out.push(analyze_loop(
             inp,
-            defs.get_or_init(|| definitions(inp)),
+            &shared,
+            defs.get_or_init(|| definitions(inp, &sums)),
             v.loop_id,
             Asserted::Marker(v.marker),
         ));
@@ -209,7 +216,8 @@ pub fn analyze(inp: &DepInput) -> Vec<LoopDeps> {
         };
         out.push(analyze_loop(
             inp,
-            defs.get_or_init(|| definitions(inp)),
+            &shared,
+            defs.get_or_init(|| definitions(inp, &sums)),
             l,
             Asserted::Omp {
                 source_loop: i,
@@ -294,14 +302,13 @@ fn same_lock(a: &Acc, b: &Acc) -> bool {
 /// by reference or address (not a pure or output function, not a
 /// same-file callee whose summary leaves it unwritten, not the index of a
 /// loop around the call: `Function::passes_loop_index`).
-fn definitions(inp: &DepInput) -> values::Defs {
+fn definitions(inp: &DepInput, sums: &summary::Summaries) -> values::Defs {
     let func = inp.func;
-    let sums = summary::Summaries::new(&func.callees, inp.pure_functions);
     values::Defs::new(func, &|c, inst, v| {
         if c.callee
             .as_deref()
             .is_some_and(|n| harmless_call(n, inp.pure_functions, func.lang))
-            || call_reads_only(&sums, func, c, v)
+            || call_reads_only(sums, func, c, v)
         {
             return false;
         }
@@ -312,14 +319,32 @@ fn definitions(inp: &DepInput) -> values::Defs {
 /// The arrays loop `l` writes, with the data sharing an OpenMP loop
 /// without clauses would need for each ([`arrays`]; for the rewrite).
 pub fn array_sharing(inp: &DepInput, l: LoopId) -> Vec<arrays::ArrayUse> {
-    let defs = definitions(inp);
+    let sums = summary::Summaries::new(&inp.func.callees, inp.pure_functions);
+    let defs = definitions(inp, &sums);
+    let shared = Shared {
+        sums: &sums,
+        threadprivate: std::cell::OnceCell::new(),
+    };
     let mut out = Vec::new();
-    analyze_loop_as(inp, &defs, l, None, Some(&mut out));
+    analyze_loop_as(inp, &shared, &defs, l, None, Some(&mut out));
     out
 }
 
-fn analyze_loop(inp: &DepInput, defs: &values::Defs, l: LoopId, asserted: Asserted) -> LoopDeps {
-    let facts = analyze_loop_as(inp, defs, l, Some(&asserted), None);
+/// What the loops of one function share: the callee summaries and the
+/// file's `threadprivate` names (each found on first use).
+struct Shared<'s> {
+    sums: &'s summary::Summaries<'s>,
+    threadprivate: std::cell::OnceCell<Vec<String>>,
+}
+
+fn analyze_loop(
+    inp: &DepInput,
+    shared: &Shared,
+    defs: &values::Defs,
+    l: LoopId,
+    asserted: Asserted,
+) -> LoopDeps {
+    let facts = analyze_loop_as(inp, shared, defs, l, Some(&asserted), None);
     LoopDeps {
         loop_id: l,
         asserted,
@@ -344,6 +369,7 @@ struct LoopFacts {
 /// the iterations share what the loop does not declare).
 fn analyze_loop_as(
     inp: &DepInput,
+    shared: &Shared,
     defs: &values::Defs,
     l: LoopId,
     asserted: Option<&Asserted>,
@@ -353,7 +379,14 @@ fn analyze_loop_as(
     let omp = matches!(asserted, Some(Asserted::Omp { .. })) || arrays.is_some();
     let omp_loop = match asserted {
         Some(Asserted::Omp { directive, .. }) => {
-            openmp::OmpLoop::new(func, inp.forest, inp.src, l, *directive)
+            openmp::OmpLoop::new(
+                func,
+                inp.forest,
+                inp.src,
+                l,
+                *directive,
+                &shared.threadprivate,
+            )
         }
         _ => None,
     };
@@ -365,6 +398,7 @@ fn analyze_loop_as(
             .or_insert_with(|| o.sharing(func, inp.forest, v).is_private()),
         None => false,
     };
+    let sums = shared.sums;
     let lp = &inp.forest.loops[l.index()];
     let mut findings = Vec::new();
     // what calls and pointer stores in the loop may change
@@ -373,7 +407,6 @@ fn analyze_loop_as(
     let latch = lp.latches.first().copied();
     // the types stored through pointers in the loop
     let mut store_types: Vec<ScalarTy> = Vec::new();
-    let sums = summary::Summaries::new(&func.callees, inp.pure_functions);
     // variables that calls with known effects write
     let mut call_writes: Vec<VarId> = Vec::new();
     let vals_clobber = {
@@ -772,7 +805,7 @@ fn analyze_loop_as(
             l,
             own_index,
             &|n: &str| harmless_call(n, inp.pure_functions, func.lang),
-            &|c, v| call_reads_only(&sums, func, c, v),
+            &|c, v| call_reads_only(sums, func, c, v),
         )
     } else {
         Vec::new()

@@ -73,13 +73,16 @@ pub struct OmpLoop {
 }
 
 impl OmpLoop {
-    /// Parses the directive of source loop `sl` (whose loop is `l`).
+    /// Parses the directive of source loop `sl` (whose loop is `l`);
+    /// `threadprivate`: the file's [`threadprivate_names`], found on first
+    /// use (one search of the source per function).
     pub fn new(
         func: &Function,
         forest: &LoopForest,
         src: &str,
         l: LoopId,
         directive_span: Span,
+        threadprivate: &std::cell::OnceCell<Vec<String>>,
     ) -> Option<OmpLoop> {
         let ol = OmpLang::from(func.lang);
         let text = src.get(directive_span.start as usize..directive_span.end as usize)?;
@@ -114,7 +117,9 @@ impl OmpLoop {
             directive,
             region,
             loops,
-            threadprivate: threadprivate_names(src, func.lang),
+            threadprivate: threadprivate
+                .get_or_init(|| threadprivate_names(src, func.lang))
+                .clone(),
         })
     }
 
