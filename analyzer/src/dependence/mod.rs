@@ -285,10 +285,8 @@ enum Sub {
 /// `locks` (distinct locks of `func.omp_sync`) of the sync constructs whose
 /// code holds it.
 fn locks_at(func: &Function, locks: &[&OmpLock], span: Span) -> Vec<u32> {
-    func.omp_sync
-        .iter()
-        .filter(|s| s.body.start <= span.start && span.end <= s.body.end)
-        .filter_map(|s| locks.iter().position(|l| **l == s.lock).map(|i| i as u32))
+    func.locks_at(span)
+        .filter_map(|lock| locks.iter().position(|l| *l == lock).map(|i| i as u32))
         .collect()
 }
 

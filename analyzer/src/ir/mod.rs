@@ -591,6 +591,14 @@ impl Function {
         self.source_loops.iter().find(|sl| sl.header.0 == header)
     }
 
+    /// The OpenMP locks (`omp_sync`) the code at `span` runs under.
+    pub fn locks_at(&self, span: Span) -> impl Iterator<Item = &OmpLock> + '_ {
+        self.omp_sync
+            .iter()
+            .filter(move |s| s.body.start <= span.start && span.end <= s.body.end)
+            .map(|s| &s.lock)
+    }
+
     /// Whether the call `c` at `at` is passed `v`, the control variable of
     /// a counted loop around it, in a way that cannot assign it: a Fortran
     /// `DO` index (no procedure may change it), or in C a variable given

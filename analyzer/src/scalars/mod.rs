@@ -490,16 +490,9 @@ pub fn scalar_uses(
 /// Whether some OpenMP lock (`Function::omp_sync`) holds every one of
 /// `spans` (at least one).
 fn common_lock(func: &Function, spans: impl Iterator<Item = Span>) -> bool {
-    let under = |span: Span| -> Vec<&OmpLock> {
-        func.omp_sync
-            .iter()
-            .filter(|s| s.body.start <= span.start && span.end <= s.body.end)
-            .map(|s| &s.lock)
-            .collect()
-    };
     let mut common: Option<Vec<&OmpLock>> = None;
     for span in spans {
-        let here = under(span);
+        let here: Vec<&OmpLock> = func.locks_at(span).collect();
         common = Some(match common {
             None => here,
             Some(c) => c.into_iter().filter(|l| here.contains(l)).collect(),

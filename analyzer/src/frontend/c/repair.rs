@@ -341,12 +341,7 @@ fn loop_macros(lines: &[CodeLine]) -> Vec<(usize, String)> {
         if !brace {
             continue;
         }
-        let prev_ends = lines[..k]
-            .iter()
-            .rev()
-            .find(significant)
-            .is_none_or(|l| l.code.trim_end().ends_with([';', '{', '}', ':']));
-        if !prev_ends {
+        if !previous_code_line(lines, k).is_none_or(|p| ends_statement(&lines[p])) {
             continue;
         }
         out.push((line.start + lead, "while (".to_string()));
@@ -738,13 +733,8 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
             Some(end) => {
                 // the code line before ends a statement or opens a block
                 // (or is a use found before)
-                let prev = lines[..k]
-                    .iter()
-                    .rposition(|l| !l.directive && !l.code.trim().is_empty());
-                let prev_ends = prev.is_none_or(|p| {
-                    last_use == Some(p)
-                        || lines[p].code.trim_end().ends_with([';', '{', '}', ':'])
-                });
+                let prev_ends = previous_code_line(lines, k)
+                    .is_none_or(|p| last_use == Some(p) || ends_statement(&lines[p]));
                 let lead = code.len() - code.trim_start().len();
                 (lead, code.trim_start(), end, prev_ends)
             }
@@ -811,6 +801,19 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
         }
     }
     out
+}
+
+/// The last line of code before line `k` (not blank, not a directive).
+fn previous_code_line(lines: &[CodeLine], k: usize) -> Option<usize> {
+    lines[..k]
+        .iter()
+        .rposition(|l| !l.directive && !l.code.trim().is_empty())
+}
+
+/// Whether a line of code ends a statement or opens or closes a block (or
+/// ends a label): a statement may start after it.
+fn ends_statement(line: &CodeLine) -> bool {
+    line.code.trim_end().ends_with([';', '{', '}', ':'])
 }
 
 /// How many parentheses are open at byte `at` of a line's code (a `;`
