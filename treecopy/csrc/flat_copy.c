@@ -32,6 +32,7 @@
 #define CSA_ERROR 2
 #define CSA_MISSING 4
 #define CSA_PRUNED 8
+#define CSA_HAS_ERROR 16
 
 // Must match `Data` in flat.rs (`#[repr(C)]`; its size is checked).
 typedef struct {
@@ -48,8 +49,19 @@ typedef struct {
 uint32_t csa_flat_node_size(void) { return (uint32_t)sizeof(CsaFlatNode); }
 
 // Whether to copy the children of the node just copied (`depth`: 0 for the
-// root of the copy).
-typedef bool (*CsaDescend)(void *ctx, TSNode node, uint32_t depth);
+// root of the copy; `index`: the node's in the copy). NULL: always (no
+// node is made for the question).
+typedef bool (*CsaDescend)(void *ctx, TSNode node, uint32_t depth, uint32_t index);
+
+// Whether `descend` is asked about a node of kind `kind`: when `kinds` is
+// NULL, always; else when `kind` is one of its `kind_count` entries.
+static inline bool asked(const uint16_t *kinds, uint32_t kind_count, TSSymbol kind) {
+  if (!kinds) return true;
+  for (uint32_t i = 0; i < kind_count; i++) {
+    if (kinds[i] == kind) return true;
+  }
+  return false;
+}
 
 typedef struct {
   const Subtree *subtree;
@@ -141,14 +153,19 @@ static uint8_t flags_of(const TSLanguage *lang, Subtree t, TSSymbol alias, TSSym
   if (named) flags |= CSA_NAMED;
   if (*kind == ts_builtin_sym_error) flags |= CSA_ERROR;
   if (ts_subtree_missing(t)) flags |= CSA_MISSING;
+  // what ts_node_has_error answers
+  if (ts_subtree_error_cost(t) > 0) flags |= CSA_HAS_ERROR;
   return flags;
 }
 
 // Copies `root` and its visible descendants into `out` (room for
 // `capacity` nodes: `ts_node_descendant_count(root)` is enough), in
-// pre-order, except the descendants of nodes `descend` refuses. Returns the
+// pre-order, except the descendants of nodes `descend` refuses (it is
+// asked about the nodes whose kinds `kinds` lists, or about every node
+// when `kinds` is NULL). Returns the
 // number of nodes copied, or CSA_NONE when memory ran out.
-uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDescend descend, void *ctx) {
+uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDescend descend, void *ctx,
+                       const uint16_t *kinds, uint32_t kind_count) {
   if (capacity == 0 || !root.id) return 0;
   const TSTree *tree = root.tree;
   const TSLanguage *lang = tree->language;
@@ -160,10 +177,10 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
   out[0] = (CsaFlatNode){root_position.bytes, root_position.bytes + size.bytes, CSA_NONE, CSA_NONE, 0, kind, 0, flags};
   uint32_t len = 1;
   if (ts_subtree_child_count(*root_subtree) == 0) {
-    descend(ctx, root, 0);
+    if (descend && asked(kinds, kind_count, kind)) descend(ctx, root, 0, 0);
     return len;
   }
-  if (!descend(ctx, root, 0)) {
+  if (descend && asked(kinds, kind_count, kind) && !descend(ctx, root, 0, 0)) {
     if (root_subtree->ptr->visible_child_count > 0) out[0].flags |= CSA_PRUNED;
     return len;
   }
@@ -225,8 +242,11 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
     Entry *owner_entry = &s.items[top->owner_entry];
     if (owner_entry->last_child != CSA_NONE) out[owner_entry->last_child].next = idx;
     owner_entry->last_child = idx;
-    TSNode node = ts_node_new(tree, child, position, alias);
-    bool down = descend(ctx, node, depth);
+    bool down = true;
+    if (descend && asked(kinds, kind_count, kind)) {
+      TSNode node = ts_node_new(tree, child, position, alias);
+      down = descend(ctx, node, depth, idx);
+    }
     if (children == 0) continue;
     if (!down) {
       if (child->ptr->visible_child_count > 0) out[idx].flags |= CSA_PRUNED;

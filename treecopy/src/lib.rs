@@ -28,6 +28,9 @@ pub const ERROR: u8 = 2;
 pub const MISSING: u8 = 4;
 /// [`RawNode::flags`]: the node has children that were not copied.
 pub const PRUNED: u8 = 8;
+/// [`RawNode::flags`]: the node is or holds an ERROR or MISSING node
+/// (`Node::has_error`), also below a pruned node.
+pub const HAS_ERROR: u8 = 16;
 
 /// One copied node: what `tree_sitter::Node` answers of it, and its
 /// place in the copy. `#[repr(C)]`: the C walker writes these
@@ -49,7 +52,7 @@ pub struct RawNode {
     /// Field id in the parent (`TreeCursor::field_id`); 0: none (always
     /// for the root).
     pub field: u16,
-    /// [`NAMED`], [`ERROR`], [`MISSING`], [`PRUNED`].
+    /// [`NAMED`], [`ERROR`], [`MISSING`], [`PRUNED`], [`HAS_ERROR`].
     pub flags: u8,
 }
 
@@ -66,6 +69,34 @@ pub fn copy(
     out: &mut Vec<RawNode>,
     descend: &mut dyn FnMut(Node<'_>, usize) -> bool,
 ) -> bool {
+    copy_with(root, out, Some(&mut |n, depth, _| descend(n, depth)), None)
+}
+
+/// [`copy`] of every node: no question asked per node (the walker makes
+/// no `Node` for one), so faster.
+pub fn copy_all(root: Node<'_>, out: &mut Vec<RawNode>) -> bool {
+    copy_with(root, out, None, None)
+}
+
+/// [`copy`] asking `descend(node, depth, index)` (`index`: the node's in
+/// the copy) only about the nodes whose `Node::kind_id` is in `kinds`; the
+/// children of the others are copied. The walker makes a `Node` only for
+/// the nodes it asks about, so this costs nearly what [`copy_all`] does.
+pub fn copy_asking(
+    root: Node<'_>,
+    out: &mut Vec<RawNode>,
+    kinds: &[u16],
+    descend: &mut DescendFn<'_>,
+) -> bool {
+    copy_with(root, out, Some(descend), Some(kinds))
+}
+
+fn copy_with(
+    root: Node<'_>,
+    out: &mut Vec<RawNode>,
+    descend: Option<&mut DescendFn<'_>>,
+    kinds: Option<&[u16]>,
+) -> bool {
     out.clear();
     let Ok(capacity) = u32::try_from(root.descendant_count()) else {
         return false;
@@ -74,6 +105,11 @@ pub fn copy(
         return false;
     }
     out.reserve(capacity as usize);
+    let mut always = |_: Node<'_>, _: usize, _: u32| true;
+    let (descend, callback): (&mut DescendFn<'_>, Callback) = match descend {
+        Some(d) => (d, Some(trampoline)),
+        None => (&mut always, None),
+    };
     let mut ctx = Descend {
         descend,
         panic: None,
@@ -83,14 +119,17 @@ pub fn copy(
     // and itself, and the walker copies no other node); `RawNode` is
     // `CsaFlatNode` (field for field, `repr(C)`); `ctx` outlives the call,
     // and `trampoline` reads it as the `Descend` it is; the node belongs
-    // to a tree that outlives the call (`root`'s).
+    // to a tree that outlives the call (`root`'s); `kinds` is NULL or
+    // points at `kind_count` kinds, alive during the call.
     let len = unsafe {
         csa_flat_copy(
             root.into_raw(),
             out.as_mut_ptr(),
             capacity,
-            trampoline,
+            callback,
             (&raw mut ctx).cast(),
+            kinds.map_or(std::ptr::null(), |k| k.as_ptr()),
+            kinds.map_or(0, |k| u32::try_from(k.len()).unwrap_or(u32::MAX)),
         )
     };
     if let Some(payload) = ctx.panic.take() {
@@ -105,10 +144,18 @@ pub fn copy(
     true
 }
 
+/// A caller's question: copy the children of this node (at this depth,
+/// with this index in the copy)?
+pub type DescendFn<'f> = dyn FnMut(Node<'_>, usize, u32) -> bool + 'f;
+
+/// `CsaDescend`, nullable: `None` is C's NULL (copy every node).
+type Callback =
+    Option<extern "C" fn(*mut std::ffi::c_void, tree_sitter::ffi::TSNode, u32, u32) -> bool>;
+
 /// What `csa_flat_copy` calls back with: the caller's `descend`, and the
 /// panic it raised (kept, not unwound through C; [`copy`] resumes it).
 struct Descend<'f> {
-    descend: &'f mut dyn FnMut(Node<'_>, usize) -> bool,
+    descend: &'f mut DescendFn<'f>,
     panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
@@ -117,6 +164,7 @@ extern "C" fn trampoline(
     ctx: *mut std::ffi::c_void,
     node: tree_sitter::ffi::TSNode,
     depth: u32,
+    index: u32,
 ) -> bool {
     // SAFETY: `ctx` is the `Descend` that `copy` passed, alive and not
     // otherwise borrowed while the walker runs.
@@ -129,7 +177,7 @@ extern "C" fn trampoline(
     let node = unsafe { Node::from_raw(node) };
     let descend = &mut ctx.descend;
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        descend(node, depth as usize)
+        descend(node, depth as usize, index)
     })) {
         Ok(down) => down,
         Err(payload) => {
@@ -146,8 +194,10 @@ unsafe extern "C" {
         root: tree_sitter::ffi::TSNode,
         out: *mut RawNode,
         capacity: u32,
-        descend: extern "C" fn(*mut std::ffi::c_void, tree_sitter::ffi::TSNode, u32) -> bool,
+        descend: Callback,
         ctx: *mut std::ffi::c_void,
+        kinds: *const u16,
+        kind_count: u32,
     ) -> u32;
     /// `sizeof(CsaFlatNode)`.
     #[cfg(test)]

@@ -20,7 +20,7 @@
 //! [`super::FrontendOptions::every_body`].
 
 use memchr::memmem;
-use tree_sitter::Node;
+use crate::frontend::flat::FNode as Node;
 
 /// Substrings of a C function's text that make it worth lowering: CSA
 /// builtins (also misspelt ones), `#pragma`/`_Pragma`/`__pragma` and
@@ -195,8 +195,7 @@ fn case_inside_loop(switch: Node<'_>) -> bool {
             | "preproc_elifdef" => (in_switch, loop_in_switch),
             _ => continue,
         };
-        let mut c = n.walk();
-        stack.extend(n.children(&mut c).map(|k| (k, s, l)));
+        stack.extend(n.children().map(|k| (k, s, l)));
     }
     false
 }
@@ -482,7 +481,8 @@ mod tests {
         let mut p = tree_sitter::Parser::new();
         p.set_language(&csa_grammars::c_language()).unwrap();
         let tree = p.parse(src, None).unwrap();
-        let f = tree.root_node().child(0).unwrap();
+        let flat = crate::frontend::flat::FlatTree::new(tree.root_node());
+        let f = flat.root().child(0).unwrap();
         assert_eq!(f.kind(), "function_definition", "{src}");
         c_needs_lowering(f, &src[f.byte_range()], &["PAR"])
     }

@@ -6,7 +6,7 @@
 
 use crate::frontend::fields::{CFields, F};
 use csa_grammars::cint;
-use tree_sitter::Node;
+use crate::frontend::flat::FNode as Node;
 
 /// Nesting bound for both evaluators, counted across macro expansions
 /// (an identifier's macro body continues at its use's depth).

@@ -11,7 +11,7 @@ use crate::frontend::fields::{CFields, F};
 use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
-use tree_sitter::Node;
+use crate::frontend::flat::FNode as Node;
 
 /// An lvalue: what an access reads or writes.
 #[derive(Clone, Debug)]

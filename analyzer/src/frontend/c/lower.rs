@@ -13,7 +13,7 @@ use crate::ir::builder::FunctionBuilder;
 use crate::ir::*;
 use crate::source::Span;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use tree_sitter::Node;
+use crate::frontend::flat::FNode as Node;
 
 /// Nesting bound of the statement/expression lowering (statements,
 /// expressions and conditions together). Deeper subtrees are opaque: an

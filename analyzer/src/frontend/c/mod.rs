@@ -33,7 +33,6 @@ mod expr;
 mod repair;
 mod library;
 mod lower;
-pub(crate) use lower::defined_name_range;
 mod pragma;
 mod types;
 
@@ -42,12 +41,13 @@ mod tests;
 
 use super::{relevance, FrontendOptions, LoweredFile};
 use crate::frontend::fields::{CFields, F};
+use crate::frontend::flat::FlatTree;
 use crate::ir::BinOp;
 use crate::source::Span;
 use consts::{eval_node, eval_tokens, node_text, tokenize, ConstEnv};
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::{Cell, RefCell};
-use tree_sitter::Node;
+use crate::frontend::flat::FNode as Node;
 use types::{Base, CType, Layer, StructDef, StructRef};
 
 /// Lowers every function definition of a C file. `text` is the parser's
@@ -196,7 +196,11 @@ fn lower_parsed(
     cache: &mut SignatureCache,
     inserted: repair::Inserted,
 ) -> LoweredFile {
-    let root = tree.root_node();
+    // the front end reads a flat copy of the tree (`frontend::flat`):
+    // tree-sitter's node API costs an FFI call, and for fields and
+    // children a walk of the parent's children, on every question
+    let flat = FlatTree::new(tree.root_node());
+    let root = flat.root();
     let mut file = FileCtx::new(text);
     file.inserted = inserted;
     if !root.has_error() {
@@ -309,7 +313,7 @@ const MAX_DECLARATOR_CHAIN: usize = 64;
 /// or `[[gnu::const]]`. Clang gives such a function `readnone` (memory:
 /// none), so CLIE's `mayNeedOrdering` does not count its calls. (`pure`
 /// is `readonly`: its calls still read memory.)
-pub fn readnone_attribute(n: Node<'_>, text: &str) -> bool {
+pub(crate) fn readnone_attribute(n: Node<'_>, text: &str) -> bool {
     let is_const = |w: &str| matches!(w.trim(), "const" | "__const__");
     match n.node_kind() {
         "attribute_specifier" => {
@@ -362,8 +366,13 @@ pub fn readnone_attribute(n: Node<'_>, text: &str) -> bool {
 /// enum, struct or union with a body, a typedef, or a nested function
 /// definition. Such facts are not scoped by the scan, so a function that
 /// defines them affects the lowering of every other function.
-pub fn body_defines_file_facts(text: &str, function: Node<'_>) -> bool {
-    let Some(body) = function.child_by_field_name("body") else {
+pub fn body_defines_file_facts(text: &str, function: tree_sitter::Node<'_>) -> bool {
+    body_defines_facts(text, FlatTree::new(function).root())
+}
+
+/// [`body_defines_file_facts`] of a copied function definition.
+fn body_defines_facts(text: &str, function: Node<'_>) -> bool {
+    let Some(body) = function.field(F::Body) else {
         return false;
     };
     // The text usually settles it without a walk.
@@ -381,7 +390,7 @@ pub fn body_defines_file_facts(text: &str, function: Node<'_>) -> bool {
                 true
             }
             "preproc_call" => n
-                .child_by_field_name("directive")
+                .field(F::Directive)
                 .and_then(|d| text.get(d.byte_range()))
                 .is_some_and(|d| {
                     d.chars()
@@ -389,17 +398,26 @@ pub fn body_defines_file_facts(text: &str, function: Node<'_>) -> bool {
                         .eq("#undef".chars())
                 }),
             "enum_specifier" | "struct_specifier" | "union_specifier" => {
-                n.child_by_field_name("body").is_some()
+                n.field(F::Body).is_some()
             }
             _ => false,
         };
         if defines {
             return true;
         }
-        let mut c = n.walk();
-        stack.extend(n.children(&mut c));
+        stack.extend(n.children());
     }
     false
+}
+
+/// Where the name a function definition defines is written (without a
+/// file context).
+pub(crate) fn defined_name_range(function: tree_sitter::Node<'_>) -> Option<std::ops::Range<usize>> {
+    // the definition without its body
+    let flat = FlatTree::pruned(function, |n, depth| {
+        depth == 0 || n.kind() != "compound_statement"
+    });
+    lower::defined_name_range(flat.root())
 }
 
 /// A node's span in the parser's text (the source's unless a type was
@@ -408,25 +426,19 @@ pub(crate) fn span(n: Node<'_>) -> Span {
     Span::new(n.start_byte(), n.end_byte())
 }
 
-/// All children, through a cursor (linear time).
+/// All children.
 pub(crate) fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
-    let mut c = n.walk();
-    n.children(&mut c).collect()
+    n.children().collect()
 }
 
 /// The first named child that is not a comment (no child vector).
 pub(crate) fn first_named_non_comment<'t>(n: Node<'t>) -> Option<Node<'t>> {
-    let mut c = n.walk();
-    let first = n
-        .named_children(&mut c)
-        .find(|k| k.node_kind() != "comment");
-    first
+    n.named_children().find(|k| k.node_kind() != "comment")
 }
 
-/// Named children, through a cursor.
+/// Named children.
 pub(crate) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
-    let mut c = n.walk();
-    n.named_children(&mut c).collect()
+    n.named_children().collect()
 }
 
 /// `#else`/`#elif` branches: never the active (first) branch.
@@ -527,7 +539,12 @@ pub(crate) fn is_pragma_split_body(parent: Node<'_>, child: Node<'_>, src: &str)
     // the statement the missing body ends: a loop or `if` whose own body
     // this one is ends there too (`for (...) if (...)` then the pragma)
     while let Some(a) = anchor {
-        if let Some(s) = a.next_named_sibling() {
+        // (an empty sibling is a MISSING node, not a statement)
+        let mut next = a.next_named_sibling();
+        while let Some(s) = next.filter(|s| s.start_byte() == s.end_byte()) {
+            next = s.next_named_sibling();
+        }
+        if let Some(s) = next {
             return is_pragma(s, src);
         }
         anchor = a
@@ -661,15 +678,14 @@ impl<'t> FileCtx<'t> {
         self.inserted.to_original(offset)
     }
 
-    /// Pass 1: one pre-order walk in document order, through one cursor
-    /// (this walk visits every node of the file).
+    /// Pass 1: one pre-order walk in document order (this walk visits
+    /// every node of the file).
     fn scan(&mut self, root: Node<'_>) {
-        let mut cursor = root.walk();
+        let mut n = root;
         // The current node's ancestors: (node, its children are inside a
         // function body, it is a preprocessor conditional).
         let mut path: Vec<(Node, bool, bool)> = Vec::new();
         loop {
-            let n = cursor.node();
             let (in_fn, skip) = match path.last() {
                 Some(&(p, in_fn, preproc)) => (in_fn, preproc && is_alternative_of(p, n)),
                 None => (false, false),
@@ -677,21 +693,26 @@ impl<'t> FileCtx<'t> {
             let skip = skip || (in_fn && self.defines_nothing(n));
             if !skip {
                 if let Some(kids_in_fn) = self.scan_node(n, in_fn) {
-                    if cursor.goto_first_child() {
+                    if let Some(first) = n.children().next() {
                         path.push((n, kids_in_fn, is_preproc_conditional(n.node_kind())));
+                        n = first;
                         continue;
                     }
                 }
             }
             // The next node: a sibling of this node or of an ancestor.
             loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
+                if n == root {
                     return;
                 }
-                path.pop();
+                if let Some(s) = n.next_sibling() {
+                    n = s;
+                    break;
+                }
+                match (n.parent(), path.pop()) {
+                    (Some(p), Some(_)) => n = p,
+                    _ => return,
+                }
             }
         }
     }

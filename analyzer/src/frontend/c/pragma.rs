@@ -4,7 +4,7 @@ use super::consts::{eval_tokens, tokenize};
 use super::{node_text, FileCtx};
 use crate::frontend::fields::{CFields, F};
 use crate::source::Span;
-use tree_sitter::Node;
+use crate::frontend::flat::FNode as Node;
 
 /// What a `#pragma` line says about the loop that follows it.
 #[derive(Clone, Debug, PartialEq, Eq)]

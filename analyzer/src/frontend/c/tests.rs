@@ -2059,7 +2059,8 @@ fn scan_finds_definitions_inside_function_statements() {
     parser.set_language(&csa_grammars::c_language()).unwrap();
     let tree = parser.parse(src, None).unwrap();
     let mut file = FileCtx::new(src);
-    file.scan(tree.root_node());
+    let flat = crate::frontend::flat::FlatTree::new(tree.root_node());
+    file.scan(flat.root());
     // (`lbl: typedef long t3;` is a declaration in tree-sitter-c's tree.)
     for t in ["t1", "t2", "t4", "t5"] {
         assert!(file.typedefs.contains_key(t), "typedef {t}");
