@@ -82,19 +82,19 @@ pub fn copy_all(root: Node<'_>, out: &mut Vec<RawNode>) -> bool {
 /// the copy) only about the nodes whose `Node::kind_id` is in `kinds`; the
 /// children of the others are copied. The walker makes a `Node` only for
 /// the nodes it asks about, so this costs nearly what [`copy_all`] does.
-pub fn copy_asking(
-    root: Node<'_>,
+pub fn copy_asking<'t>(
+    root: Node<'t>,
     out: &mut Vec<RawNode>,
     kinds: &[u16],
-    descend: &mut DescendFn<'_>,
+    descend: &mut DescendFn<'_, 't>,
 ) -> bool {
     copy_with(root, out, Some(descend), Some(kinds))
 }
 
-fn copy_with(
-    root: Node<'_>,
+fn copy_with<'t>(
+    root: Node<'t>,
     out: &mut Vec<RawNode>,
-    descend: Option<&mut DescendFn<'_>>,
+    descend: Option<&mut DescendFn<'_, 't>>,
     kinds: Option<&[u16]>,
 ) -> bool {
     out.clear();
@@ -105,8 +105,8 @@ fn copy_with(
         return false;
     }
     out.reserve(capacity as usize);
-    let mut always = |_: Node<'_>, _: usize, _: u32| true;
-    let (descend, callback): (&mut DescendFn<'_>, Callback) = match descend {
+    let mut always = |_: Node<'t>, _: usize, _: u32| true;
+    let (descend, callback): (&mut DescendFn<'_, 't>, Callback) = match descend {
         Some(d) => (d, Some(trampoline)),
         None => (&mut always, None),
     };
@@ -144,9 +144,9 @@ fn copy_with(
     true
 }
 
-/// A caller's question: copy the children of this node (at this depth,
-/// with this index in the copy)?
-pub type DescendFn<'f> = dyn FnMut(Node<'_>, usize, u32) -> bool + 'f;
+/// A caller's question: copy the children of this node (of the tree
+/// `'t`, at this depth, with this index in the copy)?
+pub type DescendFn<'f, 't> = dyn FnMut(Node<'t>, usize, u32) -> bool + 'f;
 
 /// `CsaDescend`, nullable: `None` is C's NULL (copy every node).
 type Callback =
@@ -154,8 +154,8 @@ type Callback =
 
 /// What `csa_flat_copy` calls back with: the caller's `descend`, and the
 /// panic it raised (kept, not unwound through C; [`copy`] resumes it).
-struct Descend<'f> {
-    descend: &'f mut DescendFn<'f>,
+struct Descend<'f, 't> {
+    descend: &'f mut DescendFn<'f, 't>,
     panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
@@ -168,7 +168,7 @@ extern "C" fn trampoline(
 ) -> bool {
     // SAFETY: `ctx` is the `Descend` that `copy` passed, alive and not
     // otherwise borrowed while the walker runs.
-    let ctx = unsafe { &mut *ctx.cast::<Descend<'_>>() };
+    let ctx = unsafe { &mut *ctx.cast::<Descend<'_, '_>>() };
     if ctx.panic.is_some() {
         return false;
     }

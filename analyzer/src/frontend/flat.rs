@@ -53,10 +53,10 @@ impl FlatTree {
     /// `kinds`; the children of the others are copied. Nearly as fast as
     /// [`FlatTree::new`] (the native walker makes a `Node` only for the
     /// nodes it asks about).
-    pub(crate) fn pruned_at_kinds(
-        root: Node<'_>,
+    pub(crate) fn pruned_at_kinds<'t>(
+        root: Node<'t>,
         kinds: &[u16],
-        mut descend: impl FnMut(Node<'_>, usize, u32) -> bool,
+        mut descend: impl FnMut(Node<'t>, usize, u32) -> bool,
     ) -> FlatTree {
         let mut nodes: Vec<Data> = SPARE.with(|s| s.take());
         if treecopy::copy_asking(root, &mut nodes, kinds, &mut descend) {
@@ -67,10 +67,10 @@ impl FlatTree {
     }
 
     /// [`FlatTree::pruned_at_kinds`] through the cursor.
-    fn asking_by_cursor(
-        root: Node<'_>,
+    fn asking_by_cursor<'t>(
+        root: Node<'t>,
         kinds: &[u16],
-        mut descend: impl FnMut(Node<'_>, usize, u32) -> bool,
+        mut descend: impl FnMut(Node<'t>, usize, u32) -> bool,
     ) -> FlatTree {
         let mut index = 0u32;
         FlatTree::pruned_by_cursor(root, |n, depth| {
@@ -132,9 +132,9 @@ impl FlatTree {
 
     /// [`FlatTree::pruned`] through tree-sitter's cursor (the public API):
     /// the fallback of the native copy, and what the tests compare it with.
-    fn pruned_by_cursor(
-        root: Node<'_>,
-        mut descend: impl FnMut(Node<'_>, usize) -> bool,
+    fn pruned_by_cursor<'t>(
+        root: Node<'t>,
+        mut descend: impl FnMut(Node<'t>, usize) -> bool,
     ) -> FlatTree {
         // the array of the last copy dropped on this thread: its pages are
         // already the process's (a fresh one is zeroed by the kernel as it
@@ -828,7 +828,6 @@ mod tests {
     fn copy_answers_like_the_tree() {
         use csa_grammars::SourceKind;
         let mut checked = 0;
-        let mut pruned_some = false;
         for (path, text) in fixtures() {
             let Some(kind) = csa_grammars::detect(&path) else {
                 continue;

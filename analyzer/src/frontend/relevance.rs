@@ -30,15 +30,39 @@ const C_MARKS: [&str; 4] = ["builtin_csa", "pragma", "Pragma", "ivdep"];
 /// Whether a C `function_definition` must be lowered. `text` is the
 /// function's text; `csa_macros` are the names of the macros that can
 /// expand to a builtin or a pragma (see [`csa_macro_names`]).
+/// (The front end asks the two parts itself: the text first, then, only
+/// when that does not settle it, the tree.)
+#[cfg(test)]
 pub(crate) fn c_needs_lowering(function: Node<'_>, text: &str, csa_macros: &[&str]) -> bool {
+    c_needs_lowering_by_text(function.has_error(), text, csa_macros)
+        .unwrap_or_else(|| c_case_inside_loop(function, text))
+}
+
+/// What a C function's text (and whether its tree holds an error) settles
+/// of [`c_needs_lowering`]: `None` when only its `switch` statements can
+/// tell ([`c_case_inside_loop`] on its tree).
+pub(crate) fn c_needs_lowering_by_text(
+    has_error: bool,
+    text: &str,
+    csa_macros: &[&str],
+) -> Option<bool> {
     let t = text.as_bytes();
-    function.has_error()
+    if has_error
         || C_MARKS
             .iter()
             .any(|m| memmem::find(t, m.as_bytes()).is_some())
         || contains_word(t, b"goto")
-        || switches(function, t).any(case_inside_loop)
         || csa_macros.iter().any(|m| contains_word(t, m.as_bytes()))
+    {
+        return Some(true);
+    }
+    (!contains_word(t, b"switch")).then_some(false)
+}
+
+/// Whether a C function (with text `text`) has a `case` label inside a
+/// loop inside the label's `switch`.
+pub(crate) fn c_case_inside_loop(function: Node<'_>, text: &str) -> bool {
+    switches(function, text.as_bytes()).any(case_inside_loop)
 }
 
 /// Whether a C function body's text may define file-wide facts (what

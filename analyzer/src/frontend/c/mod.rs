@@ -196,19 +196,56 @@ fn lower_parsed(
     cache: &mut SignatureCache,
     inserted: repair::Inserted,
 ) -> LoweredFile {
-    // the front end reads a flat copy of the tree (`frontend::flat`):
-    // tree-sitter's node API costs an FFI call, and for fields and
-    // children a walk of the parent's children, on every question
-    let flat = FlatTree::new(tree.root_node());
-    let root = flat.root();
     let mut file = FileCtx::new(text);
     file.inserted = inserted;
-    if !root.has_error() {
+    let tree_root = tree.root_node();
+    if !tree_root.has_error() {
         file.skip_bodies = skip_bodies.to_vec();
         file.skip_bodies.sort_by_key(|&(s, _)| s);
         file.skip_plain_bodies = !opts.every_body;
         file.known_signatures = std::mem::take(&mut cache.0);
     }
+    // The front end reads a flat copy of the tree (`frontend::flat`):
+    // tree-sitter's node API costs an FFI call, and for fields and
+    // children a walk of the parent's children, on every question. The
+    // bodies the scan skips (see `FileCtx::scan_node`) are left out of it;
+    // a function among them that is lowered gets a copy of its own
+    // (`whole`).
+    let ids = c_ids();
+    let mut definition_nodes: Vec<(u32, tree_sitter::Node<'_>)> = Vec::new();
+    // the start of the body to leave out, asked about next
+    let mut leave_out: Option<usize> = None;
+    let flat = FlatTree::pruned_at_kinds(
+        tree_root,
+        &[ids.function_definition, ids.compound_statement],
+        |n, _, index| {
+            if n.kind_id() == ids.function_definition {
+                definition_nodes.push((index, n));
+                leave_out = n
+                    .child_by_field_id(ids.body)
+                    .filter(|b| file.scan_skips_body(Span::new(n.start_byte(), n.end_byte()), b.byte_range()))
+                    .map(|b| b.start_byte());
+                return true;
+            }
+            if leave_out == Some(n.start_byte()) {
+                leave_out = None;
+                return false;
+            }
+            true
+        },
+    );
+    let root = flat.root();
+    // A copy of a definition whose body was left out (`None` when it
+    // was copied).
+    let whole = |n: Node<'_>| -> Option<FlatTree> {
+        if !n.field(F::Body).is_some_and(|b| b.is_pruned()) {
+            return None;
+        }
+        let i = definition_nodes
+            .binary_search_by_key(&u32::try_from(n.id()).ok()?, |&(i, _)| i)
+            .ok()?;
+        Some(FlatTree::new(definition_nodes.get(i)?.1))
+    };
     file.scan(root);
     // What this scan met: the cache holds no function that is gone (a
     // function edited on every keystroke has a new text each time).
@@ -222,11 +259,19 @@ fn lower_parsed(
     } else {
         file.csa_macros()
     };
-    let lower_function = |n: Node<'_>| match &csa_macros {
-        Some(macros) if !relevance::c_needs_lowering(n, file.text(n), macros) => {
-            lower::outline_function(&file, n)
+    let lower_function = |n: Node<'_>| {
+        let needs = csa_macros.as_ref().map_or(Some(true), |macros| {
+            relevance::c_needs_lowering_by_text(n.has_error(), file.text(n), macros)
+        });
+        if needs == Some(false) {
+            return lower::outline_function(&file, n);
         }
-        _ => lower::lower_function(&file, n),
+        let copy = whole(n);
+        let n = copy.as_ref().map_or(n, |t| t.root());
+        if needs.is_none() && !relevance::c_case_inside_loop(n, file.text(n)) {
+            return lower::outline_function(&file, n);
+        }
+        lower::lower_function(&file, n)
     };
 
     let mut out = LoweredFile::default();
@@ -291,9 +336,11 @@ fn lower_parsed(
         }
     }
     let mut lower_callee = |i: usize| {
-        definitions
-            .get(i)
-            .map(|n| with_readnone(lower::lower_function(&file, *n)))
+        definitions.get(i).map(|&n| {
+            let copy = whole(n);
+            let n = copy.as_ref().map_or(n, |t| t.root());
+            with_readnone(lower::lower_function(&file, n))
+        })
     };
     if only.is_none() {
         // every definition lowered, in order: those lowered in full are
@@ -408,6 +455,25 @@ fn body_defines_facts(text: &str, function: Node<'_>) -> bool {
         stack.extend(n.children());
     }
     false
+}
+
+/// The kind and field ids [`lower_parsed`]'s copy asks about.
+struct CIds {
+    function_definition: u16,
+    compound_statement: u16,
+    body: u16,
+}
+
+fn c_ids() -> &'static CIds {
+    static IDS: std::sync::OnceLock<CIds> = std::sync::OnceLock::new();
+    IDS.get_or_init(|| {
+        let lang = csa_grammars::c_language();
+        CIds {
+            function_definition: lang.id_for_node_kind("function_definition", true),
+            compound_statement: lang.id_for_node_kind("compound_statement", true),
+            body: lang.field_id_for_name("body").map_or(0, |f| f.get()),
+        }
+    })
 }
 
 /// Where the name a function definition defines is written (without a
@@ -797,21 +863,13 @@ impl<'t> FileCtx<'t> {
                 self.register_specifier_structs(n);
             }
             "function_definition" => {
-                let at = span(n);
-                let skipped = self
-                    .skip_bodies
-                    .binary_search_by_key(&at, |&(s, _)| s)
-                    .ok()
-                    .and_then(|i| self.skip_bodies.get(i))
-                    .map(|&(_, hash)| hash);
+                let skipped = self.skipped_body_hash(span(n));
                 self.scan_function(n, skipped);
                 in_fn_kids = true;
-                if skipped.is_some() {
-                    return None;
-                }
-                let body = n.field(F::Body).map(|b| self.text(b).as_bytes());
-                if self.skip_plain_bodies
-                    && body.is_some_and(|b| !relevance::c_body_may_define_facts(b))
+                if skipped.is_some()
+                    || n
+                        .field(F::Body)
+                        .is_some_and(|b| self.scan_skips_plain_body(b.byte_range()))
                 {
                     return None;
                 }
@@ -819,6 +877,33 @@ impl<'t> FileCtx<'t> {
             _ => {}
         }
         Some(in_fn_kids)
+    }
+
+    /// The hash of the function at `at` when its body is one of the
+    /// skipped ones (`skip_bodies`).
+    fn skipped_body_hash(&self, at: Span) -> Option<u64> {
+        self.skip_bodies
+            .binary_search_by_key(&at, |&(s, _)| s)
+            .ok()
+            .and_then(|i| self.skip_bodies.get(i))
+            .map(|&(_, hash)| hash)
+    }
+
+    /// Whether the scan skips a body at `body` whose text cannot define
+    /// file facts (`skip_plain_bodies`).
+    fn scan_skips_plain_body(&self, body: std::ops::Range<usize>) -> bool {
+        self.skip_plain_bodies
+            && self
+                .src
+                .as_bytes()
+                .get(body)
+                .is_some_and(|b| !relevance::c_body_may_define_facts(b))
+    }
+
+    /// Whether the scan skips the body at `body` of the function
+    /// definition at `at` (see [`FileCtx::scan_node`]).
+    fn scan_skips_body(&self, at: Span, body: std::ops::Range<usize>) -> bool {
+        self.skipped_body_hash(at).is_some() || self.scan_skips_plain_body(body)
     }
 
     fn scan_define(&mut self, n: Node<'_>) {
@@ -1020,7 +1105,7 @@ impl<'t> FileCtx<'t> {
     }
 
     fn register_struct(&mut self, n: Node<'_>, depth: u32) -> Option<usize> {
-        if let Some(&i) = self.struct_by_node.get(&n.id()) {
+        if let Some(&i) = self.struct_by_node.get(&n.start_byte()) {
             return Some(i);
         }
         if depth > MAX_STRUCT_DEPTH {
@@ -1029,7 +1114,7 @@ impl<'t> FileCtx<'t> {
         let body = n.field(F::Body)?;
         let idx = self.structs.len();
         self.structs.push(StructDef::default());
-        self.struct_by_node.insert(n.id(), idx);
+        self.struct_by_node.insert(n.start_byte(), idx);
         if let Some(name) = n.field(F::Name) {
             self.struct_tags.insert(self.text(name).to_string(), idx);
         }
@@ -1095,7 +1180,7 @@ impl<'t> FileCtx<'t> {
                     .unwrap_or_else(CType::unknown)
             }
             "struct_specifier" | "union_specifier" => {
-                if let Some(&i) = self.struct_by_node.get(&spec.id()) {
+                if let Some(&i) = self.struct_by_node.get(&spec.start_byte()) {
                     return CType {
                         base: Base::Struct(StructRef::Id(i)),
                         layers: Vec::new(),
