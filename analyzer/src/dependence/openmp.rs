@@ -243,10 +243,39 @@ impl OmpLoop {
 /// (`#pragma omp threadprivate(a, b)`, `!$omp threadprivate(x, /cb/)`;
 /// Fortran names in lower case).
 pub fn threadprivate_names(src: &str, lang: Lang) -> Vec<String> {
+    let bytes = src.as_bytes();
+    // The word's line holds the directive's `#` (C) or `$` (Fortran):
+    // only those lines are searched (most `t`s of a file are elsewhere).
+    let marker = match lang {
+        Lang::C => b'#',
+        Lang::Fortran => b'$',
+    };
+    let mut lines_done = 0;
+    let candidates = memchr::memchr_iter(marker, bytes).flat_map(|p| {
+        let (ls, le) = if p < lines_done {
+            (p, p)
+        } else {
+            let ls = memchr::memrchr(b'\n', &bytes[..p]).map_or(0, |k| k + 1);
+            let le = memchr::memchr(b'\n', &bytes[p..]).map_or(bytes.len(), |k| p + k);
+            lines_done = le;
+            (ls, le)
+        };
+        memchr::memchr2_iter(b't', b'T', &bytes[ls..le]).map(move |k| ls + k)
+    });
+    threadprivate_names_at(src, lang, candidates)
+}
+
+/// [`threadprivate_names`] of the directives whose word is at one of the
+/// positions `candidates` (increasing).
+fn threadprivate_names_at(
+    src: &str,
+    lang: Lang,
+    candidates: impl Iterator<Item = usize>,
+) -> Vec<String> {
     const WORD: &[u8] = b"threadprivate";
     let bytes = src.as_bytes();
     let mut out = Vec::new();
-    for i in memchr::memchr2_iter(b't', b'T', bytes) {
+    for i in candidates {
         if !bytes
             .get(i..i + WORD.len())
             .is_some_and(|w| w.eq_ignore_ascii_case(WORD))
@@ -328,5 +357,40 @@ mod tests {
                  ! threadprivate(y)\nend module\n";
         assert_eq!(threadprivate_names(f, Lang::Fortran), ["x", "/blk/"]);
         assert!(threadprivate_names("int threadprivate;\n", Lang::C).is_empty());
+    }
+
+    /// Searching the directive lines only finds what searching every
+    /// position does.
+    #[test]
+    fn threadprivate_names_on_directive_lines_are_all_of_them() {
+        let pieces = [
+            "#pragma omp threadprivate(a, b)\n",
+            "# pragma  omp ThreadPrivate (c)\n",
+            "int threadprivate; /* # */\n",
+            "!$omp threadprivate(x)\n",
+            "!$OMP THREADPRIVATE(Y) ! $ \n",
+            "c$omp threadprivate(/cb/)\n",
+            "  t = threadprivate(q) # $\n",
+            "#define T 1 $ threadprivate(r)\n",
+            "\n",
+            "tt",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut checked = 0;
+        for _ in 0..400 {
+            let mut src = String::new();
+            for _ in 0..6 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                src.push_str(pieces[(state % pieces.len() as u64) as usize]);
+            }
+            for lang in [Lang::C, Lang::Fortran] {
+                let every = threadprivate_names_at(&src, lang, 0..src.len());
+                assert_eq!(threadprivate_names(&src, lang), every, "{src:?}");
+                checked += usize::from(!every.is_empty());
+            }
+        }
+        assert!(checked > 100);
     }
 }
