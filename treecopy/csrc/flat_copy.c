@@ -49,9 +49,14 @@ typedef struct {
 uint32_t csa_flat_node_size(void) { return (uint32_t)sizeof(CsaFlatNode); }
 
 // Whether to copy the children of the node just copied (`depth`: 0 for the
-// root of the copy; `index`: the node's in the copy). NULL: always (no
-// node is made for the question).
-typedef bool (*CsaDescend)(void *ctx, TSNode node, uint32_t depth, uint32_t index);
+// root of the copy; `index`: the node's in the copy): CSA_PRUNE,
+// CSA_DESCEND, or CSA_DESCEND_UNASKED (copy the whole subtree without
+// asking about its nodes). NULL: always (no node is made for the
+// question).
+typedef uint8_t (*CsaDescend)(void *ctx, TSNode node, uint32_t depth, uint32_t index);
+#define CSA_PRUNE 0
+#define CSA_DESCEND 1
+#define CSA_DESCEND_UNASKED 2
 
 // Whether `descend` is asked about a node of kind `kind`: when `kinds` is
 // NULL, always; else when `kind` is one of its `kind_count` entries.
@@ -176,14 +181,16 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
   Length size = ts_subtree_size(*root_subtree);
   out[0] = (CsaFlatNode){root_position.bytes, root_position.bytes + size.bytes, CSA_NONE, CSA_NONE, 0, kind, 0, flags};
   uint32_t len = 1;
-  if (ts_subtree_child_count(*root_subtree) == 0) {
-    if (descend && asked(kinds, kind_count, kind)) descend(ctx, root, 0, 0);
-    return len;
-  }
-  if (descend && asked(kinds, kind_count, kind) && !descend(ctx, root, 0, 0)) {
+  uint8_t answer = CSA_DESCEND;
+  if (descend && asked(kinds, kind_count, kind)) answer = descend(ctx, root, 0, 0);
+  if (ts_subtree_child_count(*root_subtree) == 0) return len;
+  if (answer == CSA_PRUNE) {
     if (root_subtree->ptr->visible_child_count > 0) out[0].flags |= CSA_PRUNED;
     return len;
   }
+  // The depth of the node whose subtree is copied unasked (CSA_NONE: none):
+  // no question until the walk is back at that depth.
+  uint32_t unasked = answer == CSA_DESCEND_UNASKED ? 0 : CSA_NONE;
   Stack s = {NULL, 0, 0};
   Entry first = entry_of(lang, root_subtree, root_position, 0, true, false, 0, 0);
   if (!stack_push(&s, first)) return CSA_NONE;
@@ -242,13 +249,15 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
     Entry *owner_entry = &s.items[top->owner_entry];
     if (owner_entry->last_child != CSA_NONE) out[owner_entry->last_child].next = idx;
     owner_entry->last_child = idx;
-    bool down = true;
-    if (descend && asked(kinds, kind_count, kind)) {
+    if (unasked != CSA_NONE && depth <= unasked) unasked = CSA_NONE;
+    answer = CSA_DESCEND;
+    if (descend && unasked == CSA_NONE && asked(kinds, kind_count, kind)) {
       TSNode node = ts_node_new(tree, child, position, alias);
-      down = descend(ctx, node, depth, idx);
+      answer = descend(ctx, node, depth, idx);
+      if (answer == CSA_DESCEND_UNASKED) unasked = depth;
     }
     if (children == 0) continue;
-    if (!down) {
+    if (answer == CSA_PRUNE) {
       if (child->ptr->visible_child_count > 0) out[idx].flags |= CSA_PRUNED;
       continue;
     }

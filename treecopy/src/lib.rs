@@ -69,7 +69,45 @@ pub fn copy(
     out: &mut Vec<RawNode>,
     descend: &mut dyn FnMut(Node<'_>, usize) -> bool,
 ) -> bool {
-    copy_with(root, out, Some(&mut |n, depth, _| descend(n, depth)), None)
+    copy_with(
+        root,
+        out,
+        Some(&mut |n, depth, _| Answer::from(descend(n, depth))),
+        None,
+    )
+}
+
+/// What `descend` answers about a node: whether to copy its children.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Answer {
+    /// Copy the node as a leaf ([`PRUNED`] when it has children).
+    Prune = 0,
+    /// Copy its children, asking about each.
+    Descend = 1,
+    /// Copy its whole subtree without asking about any node in it (the
+    /// walker makes no `Node` for them).
+    DescendUnasked = 2,
+}
+
+impl From<bool> for Answer {
+    fn from(descend: bool) -> Answer {
+        if descend {
+            Answer::Descend
+        } else {
+            Answer::Prune
+        }
+    }
+}
+
+/// [`copy`] with a three-way [`Answer`] (`descend(node, depth, index)`,
+/// `index`: the node's in the copy).
+pub fn copy_planned<'t>(
+    root: Node<'t>,
+    out: &mut Vec<RawNode>,
+    descend: &mut DescendFn<'_, 't>,
+) -> bool {
+    copy_with(root, out, Some(descend), None)
 }
 
 /// [`copy`] of every node: no question asked per node (the walker makes
@@ -105,7 +143,7 @@ fn copy_with<'t>(
         return false;
     }
     out.reserve(capacity as usize);
-    let mut always = |_: Node<'t>, _: usize, _: u32| true;
+    let mut always = |_: Node<'t>, _: usize, _: u32| Answer::Descend;
     let (descend, callback): (&mut DescendFn<'_, 't>, Callback) = match descend {
         Some(d) => (d, Some(trampoline)),
         None => (&mut always, None),
@@ -146,11 +184,11 @@ fn copy_with<'t>(
 
 /// A caller's question: copy the children of this node (of the tree
 /// `'t`, at this depth, with this index in the copy)?
-pub type DescendFn<'f, 't> = dyn FnMut(Node<'t>, usize, u32) -> bool + 'f;
+pub type DescendFn<'f, 't> = dyn FnMut(Node<'t>, usize, u32) -> Answer + 'f;
 
 /// `CsaDescend`, nullable: `None` is C's NULL (copy every node).
 type Callback =
-    Option<extern "C" fn(*mut std::ffi::c_void, tree_sitter::ffi::TSNode, u32, u32) -> bool>;
+    Option<extern "C" fn(*mut std::ffi::c_void, tree_sitter::ffi::TSNode, u32, u32) -> u8>;
 
 /// What `csa_flat_copy` calls back with: the caller's `descend`, and the
 /// panic it raised (kept, not unwound through C; [`copy`] resumes it).
@@ -165,12 +203,12 @@ extern "C" fn trampoline(
     node: tree_sitter::ffi::TSNode,
     depth: u32,
     index: u32,
-) -> bool {
+) -> u8 {
     // SAFETY: `ctx` is the `Descend` that `copy` passed, alive and not
     // otherwise borrowed while the walker runs.
     let ctx = unsafe { &mut *ctx.cast::<Descend<'_, '_>>() };
     if ctx.panic.is_some() {
-        return false;
+        return Answer::Prune as u8;
     }
     // SAFETY: the walker passes nodes of the tree being copied, made by
     // `ts_node_new` as the library's own functions make them.
@@ -179,10 +217,10 @@ extern "C" fn trampoline(
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         descend(node, depth as usize, index)
     })) {
-        Ok(down) => down,
+        Ok(answer) => answer as u8,
         Err(payload) => {
             ctx.panic = Some(payload);
-            false
+            Answer::Prune as u8
         }
     }
 }

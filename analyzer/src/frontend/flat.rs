@@ -25,6 +25,7 @@
 use std::fmt;
 use tree_sitter::Node;
 
+pub(crate) use treecopy::Answer;
 use treecopy::{RawNode as Data, ERROR, HAS_ERROR, MISSING, NAMED, NONE, PRUNED};
 
 /// A subtree of a tree-sitter tree, copied into one array.
@@ -59,7 +60,9 @@ impl FlatTree {
         mut descend: impl FnMut(Node<'t>, usize, u32) -> bool,
     ) -> FlatTree {
         let mut nodes: Vec<Data> = SPARE.with(|s| s.take());
-        if treecopy::copy_asking(root, &mut nodes, kinds, &mut descend) {
+        if treecopy::copy_asking(root, &mut nodes, kinds, &mut |n, depth, i| {
+            Answer::from(descend(n, depth, i))
+        }) {
             return FlatTree::of_nodes(nodes, root.language().to_owned());
         }
         SPARE.with(|s| s.set(nodes));
@@ -130,12 +133,36 @@ impl FlatTree {
         Some(FlatTree::of_nodes(nodes, root.language().to_owned()))
     }
 
+    /// [`FlatTree::pruned`] with a three-way answer: `DescendUnasked`
+    /// copies a node's whole subtree without asking about the nodes in it.
+    pub(crate) fn planned<'t>(
+        root: Node<'t>,
+        mut descend: impl FnMut(Node<'t>, usize) -> Answer,
+    ) -> FlatTree {
+        let mut nodes: Vec<Data> = SPARE.with(|s| s.take());
+        if treecopy::copy_planned(root, &mut nodes, &mut |n, depth, _| descend(n, depth)) {
+            return FlatTree::of_nodes(nodes, root.language().to_owned());
+        }
+        SPARE.with(|s| s.set(nodes));
+        FlatTree::planned_by_cursor(root, descend)
+    }
+
     /// [`FlatTree::pruned`] through tree-sitter's cursor (the public API):
     /// the fallback of the native copy, and what the tests compare it with.
     fn pruned_by_cursor<'t>(
         root: Node<'t>,
         mut descend: impl FnMut(Node<'t>, usize) -> bool,
     ) -> FlatTree {
+        FlatTree::planned_by_cursor(root, |n, depth| Answer::from(descend(n, depth)))
+    }
+
+    /// [`FlatTree::planned`] through tree-sitter's cursor.
+    fn planned_by_cursor<'t>(
+        root: Node<'t>,
+        mut descend: impl FnMut(Node<'t>, usize) -> Answer,
+    ) -> FlatTree {
+        // the depth of the node whose subtree is copied unasked
+        let mut unasked: Option<usize> = None;
         // the array of the last copy dropped on this thread: its pages are
         // already the process's (a fresh one is zeroed by the kernel as it
         // is first written, for every file)
@@ -200,7 +227,18 @@ impl FlatTree {
             }
             last[depth] = idx;
             at_root = false;
-            if descend(n, depth) {
+            if unasked.is_some_and(|u| depth <= u) {
+                unasked = None;
+            }
+            let answer = if unasked.is_some() {
+                Answer::Descend
+            } else {
+                descend(n, depth)
+            };
+            if answer == Answer::DescendUnasked {
+                unasked = Some(depth);
+            }
+            if answer != Answer::Prune {
                 if cursor.goto_first_child() {
                     last.push(NONE);
                     parents.push(idx);
@@ -893,6 +931,7 @@ mod tests {
         use csa_grammars::SourceKind;
         let mut checked = 0;
         let mut pruned_some = false;
+        let mut unasked_some = false;
         for (path, text) in fixtures() {
             let Some(kind) = csa_grammars::detect(&path) else {
                 continue;
@@ -938,6 +977,25 @@ mod tests {
                     "{what}"
                 );
                 pruned_some |= native.nodes.iter().any(|d| d.flags & PRUNED != 0);
+                // three-way answers: some subtrees copied unasked
+                let plan = |n: Node<'_>, depth: usize| match (depth % 3, n.child_count() % 3) {
+                    (1, 0) => Answer::DescendUnasked,
+                    (2, 1) => Answer::Prune,
+                    _ => Answer::Descend,
+                };
+                let (mut asked, mut asked_cursor) = (Vec::new(), Vec::new());
+                let native = FlatTree::planned(root, |n, depth| {
+                    asked.push((n.id(), depth));
+                    plan(n, depth)
+                });
+                let by_cursor = FlatTree::planned_by_cursor(root, |n, depth| {
+                    asked_cursor.push((n.id(), depth));
+                    plan(n, depth)
+                });
+                assert!(native.nodes == by_cursor.nodes, "{what}");
+                assert_eq!(native.errors, by_cursor.errors, "{what}");
+                assert_eq!(asked, asked_cursor, "{what}");
+                unasked_some |= asked.len() < native.nodes.len();
                 // the whole copy, asking nothing
                 let whole = FlatTree::new(root);
                 let by_cursor = FlatTree::pruned_by_cursor(root, |_, _| true);
@@ -966,6 +1024,6 @@ mod tests {
             checked += 1;
         }
         assert!(checked > 100, "{checked} fixtures");
-        assert!(pruned_some);
+        assert!(pruned_some && unasked_some);
     }
 }

@@ -50,7 +50,7 @@ mod tests;
 
 use super::{relevance, FrontendOptions, LoweredFile, PosMap};
 use crate::frontend::fields::{FortranFields, F};
-use crate::frontend::flat::{FNode, FlatTree};
+use crate::frontend::flat::{Answer, FNode, FlatTree};
 use crate::ir::Function;
 use crate::source::Span;
 use rustc_hash::FxHashMap as HashMap;
@@ -821,7 +821,7 @@ fn lower_pruned(
     }
     let calls = relevance::FortranCalls::scan(text);
     let mut plan = CopyPlan::new(text, only, !opts.every_body, &calls);
-    let flat = FlatTree::pruned(root, |n, depth| plan.descend(n, depth));
+    let flat = FlatTree::planned(root, |n, depth| plan.descend(n, depth));
     lower_flat(text, &[flat], map, only, opts, Some(&plan), &calls)
 }
 
@@ -934,14 +934,15 @@ impl<'a> CopyPlan<'a> {
             .is_some_and(|n| self.calls.called_outside(&n, start, end))
     }
 
-    /// Whether the children of `n` (at `depth` below the root) are copied.
-    fn descend(&mut self, n: tree_sitter::Node<'_>, depth: usize) -> bool {
+    /// Whether the children of `n` (at `depth` below the root) are copied:
+    /// everything inside a unit that is copied is, unasked.
+    fn descend(&mut self, n: tree_sitter::Node<'_>, depth: usize) -> Answer {
         self.path.truncate(depth);
         let parent = match depth.checked_sub(1).and_then(|d| self.path.get_mut(d)) {
             Some(p) => p,
             None => {
                 self.path.push(Walk::Units(Host::None));
-                return true;
+                return Answer::Descend;
             }
         };
         let (walk, descend) = match *parent {
@@ -1016,8 +1017,14 @@ impl<'a> CopyPlan<'a> {
                 }
             }
         };
+        let answer = match (walk, descend) {
+            (_, false) => Answer::Prune,
+            // (below an `Inside` node everything is `Inside` and copied)
+            (Walk::Inside, true) => Answer::DescendUnasked,
+            (_, true) => Answer::Descend,
+        };
         self.path.push(walk);
-        descend
+        answer
     }
 
     /// How much of the unit at `start..end` must be lowered (remembered in

@@ -2305,7 +2305,7 @@ fn pruned_copy_lowers_like_the_whole_copy() {
                     }
                 }
                 let mut plan = CopyPlan::new(text, *only, !opts.every_body, &calls);
-                let pruned = FlatTree::pruned(tree.root_node(), |n, d| plan.descend(n, d));
+                let pruned = FlatTree::planned(tree.root_node(), |n, d| plan.descend(n, d));
                 pruned_nodes += FlatTree::new(tree.root_node()).len() - pruned.len();
             }
         }
