@@ -740,33 +740,31 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
             }
             None => {
                 let buffer = buffer.get_or_insert_with(|| code_buffer(lines));
-                match after_header(code, line.start, buffer) {
-                    Some((lead, end)) => (lead, &code[lead..], end, true),
-                    // or what follows the line's last statement
+                if let Some((lead, end)) = after_header(code, line.start, buffer) {
+                    (lead, &code[lead..], end, true)
+                } else if let Some((lead, end)) = after_last_statement(code) {
+                    // what follows the line's last statement
                     // (`p = MALLOC(n); CHECK_ERROR`)
-                    None => {
-                        let Some(semi) = code.rfind(';') else {
-                            continue;
-                        };
-                        let rest = &code[semi + 1..];
-                        let lead = semi + 1 + rest.len() - rest.trim_start().len();
-                        match bare_use(&code[lead..]) {
-                            Some(end) if depth_at(code, semi) == 0 => {
-                                (lead, &code[lead..], end, true)
-                            }
-                            _ => continue,
-                        }
+                    (lead, &code[lead..], end, true)
+                } else if let Some(uses) = braced_uses(code) {
+                    // a block of uses alone (`{SWAP(a, b)}`): its `}` ends
+                    // the last
+                    for (lead, end) in uses {
+                        let (_, blank) = arguments(line.start + lead, &code[lead..lead + end]);
+                        out.push(BareMacro {
+                            end: line.start + lead + end,
+                            blank,
+                        });
                     }
+                    last_use = Some(k);
+                    continue;
+                } else {
+                    continue;
                 }
             }
         };
         let at = line.start + lead;
-        let open = code[..end].find('(');
-        let no_arguments = open.is_none_or(|open| code[open + 1..end - 1].trim().is_empty());
-        // arguments that are not expressions (a pragma's words)
-        let blank = open
-            .filter(|&open| !no_arguments && !expression_list(&code[open + 1..end - 1]))
-            .map(|open| at + open + 1..at + end - 1);
+        let (no_arguments, blank) = arguments(at, &code[..end]);
         // the code line after starts another statement (not an operator,
         // an argument list or a block that the macro would head; a name
         // alone, with no arguments or with a pragma's words heads no
@@ -801,6 +799,58 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
         }
     }
     out
+}
+
+/// A macro use after the last `;` of a line's code (outside parentheses):
+/// where it starts in `code` and its length.
+fn after_last_statement(code: &str) -> Option<(usize, usize)> {
+    let semi = code.rfind(';')?;
+    if depth_at(code, semi) != 0 {
+        return None;
+    }
+    let rest = &code[semi + 1..];
+    let lead = semi + 1 + rest.len() - rest.trim_start().len();
+    Some((lead, bare_use(&code[lead..])?))
+}
+
+/// Of a macro use `code` at source offset `at`: whether it has no
+/// arguments, and its arguments' source range when they are not
+/// expressions (a pragma's words: to blank).
+fn arguments(at: usize, code: &str) -> (bool, Option<std::ops::Range<usize>>) {
+    let end = code.len();
+    let open = code.find('(');
+    let no_arguments = open.is_none_or(|open| code[open + 1..end - 1].trim().is_empty());
+    let blank = open
+        .filter(|&open| !no_arguments && !expression_list(&code[open + 1..end - 1]))
+        .map(|open| at + open + 1..at + end - 1);
+    (no_arguments, blank)
+}
+
+/// Macro uses that are the whole block closed at the end of a line's code
+/// (`{SWAP(a, b)}`, `for (...) { NEXT(p) }`, `{SWAP(a, b) SWAP(c, d)}`):
+/// where each starts in `code` and its length. Several uses each have
+/// arguments.
+fn braced_uses(code: &str) -> Option<Vec<(usize, usize)>> {
+    let close = code.strip_suffix('}')?.len();
+    let open = code[..close].rfind('{')?;
+    if depth_at(code, open) != 0 {
+        return None;
+    }
+    let mut uses = Vec::new();
+    let mut pos = open + 1;
+    loop {
+        let rest = &code[pos..close];
+        let lead = pos + rest.len() - rest.trim_start().len();
+        if lead == close {
+            break;
+        }
+        let len = use_prefix(&code[lead..close])?;
+        uses.push((lead, len));
+        pos = lead + len;
+    }
+    let single = uses.len() == 1;
+    (!uses.is_empty() && (single || uses.iter().all(|&(l, n)| code[l..l + n].ends_with(')'))))
+        .then_some(uses)
 }
 
 /// The last line of code before line `k` (not blank, not a directive).
@@ -915,6 +965,13 @@ fn expression_list(code: &str) -> bool {
 /// The end of `code` when it is only a name, or a name and a balanced
 /// argument list (no `;`, no operator): a macro's use. Keywords are not.
 fn bare_use(code: &str) -> Option<usize> {
+    use_prefix(code).filter(|&end| code[end..].trim().is_empty())
+}
+
+/// The end of the macro use (a name, or a name and a balanced argument
+/// list without `;`, `{` or `}`; not a keyword) that `code` starts with,
+/// when what follows the name is nothing or its argument list.
+fn use_prefix(code: &str) -> Option<usize> {
     let b = code.as_bytes();
     let n = b
         .iter()
@@ -924,11 +981,8 @@ fn bare_use(code: &str) -> Option<usize> {
         return None;
     }
     let rest = code[n..].trim_start();
-    if rest.is_empty() {
-        return Some(n);
-    }
     if !rest.starts_with('(') {
-        return None;
+        return Some(n);
     }
     let mut depth = 0usize;
     for (i, c) in rest.char_indices() {
@@ -937,10 +991,7 @@ fn bare_use(code: &str) -> Option<usize> {
             ')' => {
                 depth -= 1;
                 if depth == 0 {
-                    return rest[i + 1..]
-                        .trim()
-                        .is_empty()
-                        .then_some(code.len() - rest.len() + i + 1);
+                    return Some(code.len() - rest.len() + i + 1);
                 }
             }
             ';' | '{' | '}' => return None,
@@ -1748,6 +1799,33 @@ mod tests {
             })
             .collect();
         assert_eq!(found, ["OMP_FOR()", "OMP_SIMD"]);
+    }
+
+    #[test]
+    fn macros_that_are_a_whole_block_on_their_line() {
+        let text = "void f(int *p, int *q, int n) {\n\
+                    \x20 if (*p > *q)\n\
+                    \x20   {SWAP(*p, *q)}\n\
+                    \x20 for (int i = 0; i < n; i++) { SWAP(p[i], q[i]) }\n\
+                    \x20 if (n) { g(n); }\n\
+                    \x20 if (n) { x = MAX(n, 1) }\n\
+                    \x20 {f(n)} {h(n)}\n\
+                    \x20 {SWAP(p[0], q[0]) SWAP(p[1], q[1])}\n\
+                    \x20 {A B(n)}\n\
+                    }\n";
+        let found: Vec<&str> = bare_macros(text)
+            .iter()
+            .map(|&e| {
+                let s = text[..e].rfind('{').unwrap() + 1;
+                text[s..e].trim_start()
+            })
+            .collect();
+        // (an assignment is no use; only the last block of a line is read)
+        // (several uses each need arguments)
+        assert_eq!(
+            found,
+            ["SWAP(*p, *q)", "SWAP(p[i], q[i])", "h(n)", "SWAP(p[0], q[0])", "SWAP(p[0], q[0]) SWAP(p[1], q[1])"]
+        );
     }
 
     /// The repaired text of `text` (rewrites and insertions).
