@@ -181,6 +181,9 @@ struct Statement {
     keep_end: usize,
     /// Where an `&` goes when the next statement line continues this one.
     amp_at: usize,
+    /// Blanks between two digits outside literals (`1 000 000`): left out,
+    /// since blanks are no separators in fixed form.
+    squeeze: Vec<(usize, usize)>,
 }
 
 const BOM: char = '\u{feff}';
@@ -361,6 +364,12 @@ fn classify(
     let mut comment_start: Option<usize> = None;
     let mut cut = content.len();
     let mut last_code_end: Option<usize> = None;
+    // blanks after a digit outside literals: where they start
+    let mut after_digit: Option<usize> = None;
+    // the digits before are a number's (not the end of a name's)
+    let mut in_number = false;
+    let mut prev = ' ';
+    let mut squeeze = Vec::new();
     for (i, c) in chars.by_ref() {
         col += 1;
         if line_length.is_some_and(|l| col > l) {
@@ -368,6 +377,7 @@ fn classify(
             cut = i;
             break;
         }
+        let was_quoted = q.is_some();
         match (q, c) {
             (Some(open), _) if c as u32 == u32::from(open) => q = None,
             (Some(_), _) => {}
@@ -378,9 +388,29 @@ fn classify(
             }
             _ => {}
         }
-        if !(c == ' ' || c == '\t' || c == '\r' || c == '\u{b}' || c == '\u{c}') {
+        let blank = c == ' ' || c == '\t' || c == '\r' || c == '\u{b}' || c == '\u{c}';
+        if !blank {
             last_code_end = Some(i + c.len_utf8());
         }
+        if was_quoted || q.is_some() {
+            after_digit = None;
+        } else if c.is_ascii_digit() {
+            match after_digit {
+                // blanks inside a number (`1 000 000`; a name keeps them:
+                // the tree's names are the source's)
+                Some(b) if b < i => {
+                    if in_number {
+                        squeeze.push((start + b, start + i));
+                    }
+                }
+                Some(_) => {}
+                None => in_number = !(prev.is_ascii_alphanumeric() || prev == '_' || prev == '$'),
+            }
+            after_digit = Some(i + 1);
+        } else if !blank {
+            after_digit = None;
+        }
+        prev = c;
     }
     if let Some(cs) = comment_start {
         field_end = cs;
@@ -412,6 +442,7 @@ fn classify(
             has_code: false,
             keep_end: start + keep_end,
             amp_at: start + keep_end,
+            squeeze: Vec::new(),
         });
     }
 
@@ -435,6 +466,7 @@ fn classify(
         has_code: true,
         keep_end: start + keep_end,
         amp_at: start + amp_at,
+        squeeze,
     })
 }
 
@@ -508,11 +540,11 @@ fn emit_line(b: &mut Builder<'_>, line: &Line, amp: bool) {
             }
             if amp {
                 let at = s.amp_at.clamp(pos, s.keep_end.max(pos));
-                b.copy(pos, at);
+                b.copy_squeezed(pos, at, &s.squeeze);
                 b.insert(at, "&");
                 pos = at;
             }
-            b.copy(pos, s.keep_end.max(pos));
+            b.copy_squeezed(pos, s.keep_end.max(pos), &s.squeeze);
             b.copy(line.content_end, line.end);
         }
     }
@@ -557,6 +589,19 @@ impl<'a> Builder<'a> {
             self.mark(start);
             self.out.push_str(s);
         }
+    }
+
+    /// Copies original bytes `start..end` but the ranges of `leave_out`
+    /// (increasing, blanks) that lie inside it.
+    fn copy_squeezed(&mut self, start: usize, end: usize, leave_out: &[(usize, usize)]) {
+        let mut pos = start;
+        for &(s, e) in leave_out {
+            if s >= pos && e <= end {
+                self.copy(pos, s);
+                pos = e;
+            }
+        }
+        self.copy(pos, end);
     }
 
     /// Writes `with` in place of the original character at `at`.

@@ -649,3 +649,28 @@ proptest! {
         check_identifiers(&src, &n);
     }
 }
+
+#[test]
+fn blanks_between_digits_are_left_out() {
+    // Blanks are no separators in fixed form: `1 000 000` is one constant.
+    // (Names keep theirs: every name of the tree is the source's.)
+    let src = "      PROGRAM P\n      IVAL = 9 999 999\n      IF (N .LT. 1 000 000) X2 3 = 1\n      DO 10 I = 1, 10\n      S = '1 2' // \"3 4\"\n   10 CONTINUE\n      Y = 1 2 ! 3 4\n      END\n";
+    let n = normalize(src);
+    assert_eq!(
+        n.text,
+        "      PROGRAM P\n      IVAL = 9999999\n      IF (N .LT. 1000000) X2 3 = 1\n      DO 10 I = 1, 10\n      S = '1 2' // \"3 4\"\n   10 CONTINUE\n      Y = 12 ! 3 4\n      END\n"
+    );
+    check_map(src, &n);
+    check_identifiers(src, &n);
+    let fine = normalize(&src.replace("X2 3", "X23"));
+    assert!(parse_errors(&fine.text).is_empty(), "{}", fine.text);
+    // the constant's digits map back to themselves
+    let at = n.text.find("1000000").unwrap();
+    let orig = src.find("1 000 000").unwrap();
+    assert_eq!(n.original_offset(at), orig);
+    assert_eq!(n.original_offset(at + 1), orig + 2);
+    assert_eq!(n.original_offset(at + 7), orig + 9);
+    // a literal continued on the next line keeps its blanks
+    let cont = "      S = 'A 1\n     & 2 B'\n";
+    assert_eq!(norm(cont), "      S = 'A 1&\n     & 2 B'\n");
+}
