@@ -377,7 +377,10 @@ fn preprocess_with(
         }
         let content = &text[line.start..line.content_end];
         let active = stack.last().is_none_or(|o| o.active);
-        let is_directive = !in_comment && !continued && first_non_blank(content) == Some(b'#');
+        let is_directive = !in_comment
+            && !continued
+            && first_non_blank(content) == Some(b'#')
+            && (!fortran || fortran_directive(content));
         if !is_directive {
             if !fortran {
                 if active {
@@ -825,6 +828,25 @@ fn split_lines(text: &str) -> Vec<LineSpan> {
 
 fn is_blank(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r')
+}
+
+/// Whether a Fortran line whose first non-blank byte is `#` is a
+/// directive: the `#` in column 1, or a directive's name after it. A `#`
+/// after blanks before anything else is fixed form's continuation mark
+/// in column 6 (`     #  x, y`): cpp reads directives in traditional mode
+/// for Fortran, where only a `#` in column 1 starts one; an indented one
+/// is kept when a directive's name follows, as other preprocessors
+/// (fpp) read it.
+fn fortran_directive(content: &str) -> bool {
+    const NAMES: [&str; 13] = [
+        "if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include", "line",
+        "error", "warning", "pragma",
+    ];
+    if content.starts_with('#') || content.starts_with("\u{feff}#") {
+        return true;
+    }
+    let name = parse_directive(content).name;
+    NAMES.contains(&name)
 }
 
 fn first_non_blank(s: &str) -> Option<u8> {

@@ -933,3 +933,19 @@ fn blanks_after_a_value_less_define_or_an_include_move_before_it() {
     // an unclosed parameter list: left as it is
     assert_eq!(c("#define G(x  \n").text, "#define G(x  \n");
 }
+
+#[test]
+fn a_fixed_form_continuation_mark_hash_is_no_directive() {
+    // `#` in column 6 continues a fixed-form statement; an indented `#`
+    // followed by a directive's name is still read as one.
+    let src = "      write(6,*) a,\n     #  b, 'c'\n  #ifdef NOPE\n      x = 1\n  #endif\n#  define M 2\n";
+    let p = preprocess(src, &[], true);
+    check_blanking(src, &p);
+    assert_eq!(
+        kept(&p),
+        ["      write(6,*) a,", "     #  b, 'c'", "      x = 1"]
+    );
+    assert_eq!(p.directives().len(), 3);
+    // (C reads any `#` first on its line as a directive)
+    assert_eq!(c("     #  b\nx;\n").directives().len(), 1);
+}
