@@ -1522,12 +1522,15 @@ pub fn call_reads_only(sums: &summary::Summaries, func: &Function, c: &Call, v: 
 }
 
 /// Output statements and functions: they read their items (accesses of
-/// the loop already) and touch no other program memory.
+/// the loop already) and touch no other program memory. (`assert` too:
+/// it reads its condition, and on failure writes to `stderr` and ends
+/// the program.)
 pub fn output_only(name: &str, lang: Lang) -> bool {
     match lang {
         Lang::C => matches!(
             name,
-            "printf"
+            "assert"
+                | "printf"
                 | "fprintf"
                 | "puts"
                 | "fputs"
