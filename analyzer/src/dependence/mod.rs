@@ -140,6 +140,9 @@ pub enum Unproven {
     },
     /// The loop nest is too large to analyse within the budget.
     Budget,
+    /// The object of an OpenMP loop is declared in another file (a module
+    /// this one uses), which may make it `threadprivate`.
+    DeclaredElsewhere,
 }
 
 /// The dependence facts of one asserted loop.
@@ -729,6 +732,24 @@ fn analyze_loop_as(
                         } else {
                             (*a, *b)
                         };
+                        // an OpenMP loop's object declared in another file,
+                        // which may make it `threadprivate`
+                        // (a data-sharing clause naming it says it is not)
+                        let elsewhere = match (&omp_loop, r) {
+                            (Some(o), Root::Var(v)) => {
+                                func.declared_elsewhere.contains(&v)
+                                    && !o.names_in_clause(&func.var(v).name)
+                            }
+                            _ => false,
+                        };
+                        if elsewhere {
+                            result = Some(Finding::Unproven {
+                                object: name.clone(),
+                                at: first.span,
+                                why: Unproven::DeclaredElsewhere,
+                            });
+                            break 'pairs;
+                        }
                         if a.every && b.every {
                             let scalar =
                                 matches!(r, Root::Var(_)) && a.path.is_empty() && b.path.is_empty();

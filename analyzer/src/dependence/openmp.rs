@@ -136,6 +136,17 @@ impl OmpLoop {
             }
     }
 
+    /// Whether a data-sharing clause of the loop's directive or of its
+    /// enclosing `parallel` names `name` (a `threadprivate` object can be
+    /// in none).
+    pub fn names_in_clause(&self, name: &str) -> bool {
+        self.clause_sharing(&self.directive, name).is_some()
+            || self
+                .region
+                .as_ref()
+                .is_some_and(|(d, _)| self.clause_sharing(d, name).is_some())
+    }
+
     /// The sharing of `v` given explicitly by a clause of `d`.
     fn clause_sharing(&self, d: &Directive, name: &str) -> Option<Sharing> {
         let mut first = false;
@@ -221,18 +232,32 @@ impl OmpLoop {
                 "a local variable of the procedure, which each thread running this orphaned worksharing loop has its own copy of",
             );
         }
+        // `private` on the enclosing `parallel`: each thread's copy lives
+        // through the region, whose code before the loop may set it (not
+        // undefined at the loop, as a loop's own `private` copy is)
+        const REGION_PRIVATE: Sharing = Sharing::Implicit(
+            "private to each thread of the enclosing parallel region, whose code before the loop may set it",
+        );
         let region_default = match &self.region {
             Some((d, _)) => {
-                if let Some(s) = self.clause_sharing(d, &var.name) {
-                    // reduction/lastprivate on `parallel`: private per thread
-                    return s;
+                match self.clause_sharing(d, &var.name) {
+                    Some(Sharing::Private) => return REGION_PRIVATE,
+                    // reduction/firstprivate on `parallel`: private per thread
+                    Some(s) => return s,
+                    None => {}
                 }
                 d.default_kind()
             }
             None => None,
         };
-        match self.directive.default_kind().or(region_default) {
-            Some(DefaultKind::Private) => Sharing::Private,
+        match self.directive.default_kind() {
+            Some(DefaultKind::Private) => return Sharing::Private,
+            Some(DefaultKind::Firstprivate) => return Sharing::Firstprivate,
+            Some(_) => return Sharing::Shared { explicit: false },
+            None => {}
+        }
+        match region_default {
+            Some(DefaultKind::Private) => REGION_PRIVATE,
             Some(DefaultKind::Firstprivate) => Sharing::Firstprivate,
             _ => Sharing::Shared { explicit: false },
         }

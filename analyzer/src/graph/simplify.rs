@@ -400,6 +400,7 @@ mod tests {
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),
+            declared_elsewhere: Vec::new(),
             syntax_error: None,
             outline: false,
             skeleton: false,

@@ -30,6 +30,7 @@ impl FunctionBuilder {
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),
+            declared_elsewhere: Vec::new(),
             syntax_error: None,
             outline: false,
             skeleton: false,

@@ -112,6 +112,10 @@ pub struct Function {
     /// GNU `__attribute__((const))`, `[[gnu::const]]`): clang marks their
     /// calls `readnone`, so they touch no memory (sorted, unique).
     pub readnone_callees: Vec<String>,
+    /// Variables the file does not declare (Fortran: names taken to be data
+    /// of a module in another file, with IMPLICIT NONE or a USE in scope).
+    /// What that file says of them (`threadprivate`, a pointer) is unknown.
+    pub declared_elsewhere: Vec<VarId>,
     /// Byte span of the first ERROR/MISSING node inside the function, if any.
     pub syntax_error: Option<Span>,
     /// The body was not lowered: it holds nothing any rule looks at (no CSA
@@ -169,6 +173,7 @@ impl Function {
             params: Vec::new(),
             callees: Vec::new(),
             readnone_callees: Vec::new(),
+            declared_elsewhere: Vec::new(),
             syntax_error: None,
             outline: true,
             skeleton: false,

@@ -159,6 +159,9 @@ fn shared(
     let at = u.first_write?;
     let how = if explicit {
         "is `shared` by the OpenMP directive"
+    } else if cx.func.declared_elsewhere.contains(&u.var) {
+        // (what its module says of it is not seen)
+        "is shared by the OpenMP loop (no clause names it) unless the module that declares it, in another file, makes it `threadprivate`"
     } else {
         "is shared by the OpenMP loop (no clause names it)"
     };

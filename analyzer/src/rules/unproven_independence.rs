@@ -8,7 +8,9 @@
 //! the loop indices, a distance that depends on a variable's value
 //! (`a[i + k]`), pointers that may point to the same memory, a call to a
 //! function whose effects are unknown, inline assembly, an access that
-//! conflicts only on some iterations, or a loop too large to analyse.
+//! conflicts only on some iterations, a conflict on data of an OpenMP loop
+//! that a module in another file declares (and may make `threadprivate`),
+//! or a loop too large to analyse.
 //! Calls to functions defined in the same file are not unknown: their
 //! effects (globals, `static` locals, what the arguments reach) are checked
 //! at the call like the loop's own accesses, unless the callee itself calls
@@ -114,6 +116,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                     format!("two iterations may access the same element{d}, but the accesses run only on some iterations")
                 }
                 Unproven::Budget => "the loop nest is too large for the analysis budget".to_string(),
+                Unproven::DeclaredElsewhere => format!("two iterations access the same element of `{object}`, which is declared in another file: the module there may make it `threadprivate` (each thread's own copy); if it is shared, a `shared({object})` clause says so, and this becomes an error"),
             };
             let subject = match why {
                 Unproven::UnknownCall(_) | Unproven::OpaqueCallee { .. } | Unproven::Asm => {

@@ -810,6 +810,11 @@ impl<'t> Lowerer<'_, 't> {
                 Some(ProcKind::StatementFunction | ProcKind::Constructor) => ParenKind::Pure,
                 Some(ProcKind::Intrinsic) | None => match intrinsic_function(&name) {
                     Some(c) => ParenKind::Intrinsic(c),
+                    // module data from another file that the file shows
+                    // to be an array (assigned to, or given a section)
+                    None if self.assume_external && self.scopes.array_used.contains(&*name) => {
+                        ParenKind::Element(self.resolve(base))
+                    }
                     None => ParenKind::Call,
                 },
             },

@@ -236,7 +236,7 @@ pub(super) struct Lowerer<'a, 't> {
     pub derived: HashMap<VarId, String>,
     implicit: Implicit,
     /// IMPLICIT NONE or USE in scope: undeclared names are module/host data.
-    assume_external: bool,
+    pub(super) assume_external: bool,
     /// The symbolic value of the expression `eval` last evaluated.
     pub last_expr: ExprId,
     /// Set by an `eval_inner` branch that knows its expression.
@@ -562,18 +562,22 @@ impl<'a, 't> Lowerer<'a, 't> {
         let span = self.span(ident);
         let spelled = self.cx.text(ident).trim().to_string();
         let v = if self.assume_external {
-            // IMPLICIT NONE or USE in scope: module (or host) data
-            self.b.add_var(Var {
+            // IMPLICIT NONE or USE in scope: module (or host) data (an
+            // array when the file shows it is one)
+            let v = self.b.add_var(Var {
                 name: spelled,
                 span,
                 kind: VarKind::Saved,
                 ty: VarType {
                     scalar: ScalarTy::Unknown,
+                    is_array: self.scopes.array_used.contains(&*name),
                     ..VarType::default()
                 },
                 address_taken: false,
                 only_passed: false,
-            })
+            });
+            self.b.func_mut().declared_elsewhere.push(v);
+            v
         } else if self.unit_scope().save_all {
             // a bare SAVE statement saves implicitly typed names too
             let d = implicit_entry(&spelled, span);

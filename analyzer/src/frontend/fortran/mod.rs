@@ -572,6 +572,11 @@ fn build_scopes(cx: &Cx, units: &[Unit], outline: &[bool]) -> (Scopes, Vec<usize
         }
         scope_of[i] = Some(idx);
     }
+    scopes.array_used = scopes
+        .scopes
+        .iter()
+        .flat_map(|s| s.array_used.iter().cloned())
+        .collect();
     let scope_of = scope_of.into_iter().map(|s| s.unwrap_or(0)).collect();
     (scopes, scope_of)
 }
@@ -597,6 +602,9 @@ fn prepass(cx: &Cx, items: &[FNode], scope: &mut Scope) {
                     if let Some(f) = n.named_child(0) {
                         if f.node_kind() == "identifier" {
                             let name = cx.lname_ref(f);
+                            if !scope.array_used.contains(&*name) && only_an_array(n) {
+                                scope.array_used.insert(name.to_string());
+                            }
                             if !scope.paren_used.contains(&*name) {
                                 scope.paren_used.insert(name.into_owned());
                             }
@@ -617,6 +625,19 @@ fn prepass(cx: &Cx, items: &[FNode], scope: &mut Scope) {
             }
         }
     }
+}
+
+/// Whether `NAME(...)` (a `call_expression`) can only be an array's
+/// element or section: the target of an assignment (a statement function
+/// is declared before, and found first), or with a section subscript
+/// (`NAME(:, j)`, `NAME(1:n)`), which no function reference has.
+fn only_an_array(n: FNode) -> bool {
+    n.parent().is_some_and(|p| {
+        p.node_kind() == "assignment_statement" && p.field(F::Left) == Some(n)
+    }) || n.named_children().any(|al| {
+        al.node_kind() == "argument_list"
+            && al.named_children().any(|a| a.node_kind() == "extent_specifier")
+    })
 }
 
 /// Every ERROR and MISSING node, in document order.

@@ -259,6 +259,10 @@ pub struct Scope {
     /// executable part.
     pub called: HashSet<String>,
     pub paren_used: HashSet<String>,
+    /// Names whose `NAME(...)` in the executable part can only be an
+    /// array's element or section: the target of an assignment, or with a
+    /// section subscript (`NAME(:, j)`).
+    pub array_used: HashSet<String>,
 }
 
 impl Scope {
@@ -278,6 +282,7 @@ impl Scope {
             result: None,
             called: HashSet::default(),
             paren_used: HashSet::default(),
+            array_used: HashSet::default(),
         }
     }
 
@@ -304,6 +309,9 @@ impl Scope {
 pub struct Scopes {
     pub scopes: Vec<Scope>,
     pub modules: HashMap<String, usize>,
+    /// Every scope's `array_used`: names the file shows to be arrays where
+    /// nothing in it declares them (module data from another file).
+    pub array_used: HashSet<String>,
 }
 
 /// A declaration found outside the current scope.
