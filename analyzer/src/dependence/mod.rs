@@ -704,9 +704,23 @@ fn analyze_loop_as(
             findings.push(f);
             continue;
         }
+        // each access's subscripts in another iteration of every loop (the
+        // second access of a pair's, for the test of `l` alone), made once
+        let primed: Vec<Vec<Option<Poly>>> = mine
+            .iter()
+            .map(|a| {
+                a.path
+                    .iter()
+                    .map(|s| match s {
+                        Sub::Index(Ok(p)) => primed_all(p),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
         let mut result: Option<Finding> = None;
         'pairs: for (i, a) in mine.iter().enumerate() {
-            for b in &mine[i..] {
+            for (j, b) in mine.iter().enumerate().skip(i) {
                 if (!a.write && !b.write) || same_lock(a, b) {
                     continue;
                 }
@@ -719,7 +733,8 @@ fn analyze_loop_as(
                     });
                     break 'pairs;
                 }
-                match test(a, b, l, &collapsed, &bounds, &sym_trips) {
+                let b_primed = primed.get(j).map_or(&[][..], |v| v.as_slice());
+                match test(a, b, b_primed, l, &collapsed, &bounds, &sym_trips) {
                     Ok(PairResult::Independent) => {}
                     Ok(PairResult::Conflict {
                         x,
@@ -1100,9 +1115,22 @@ fn compose_c(base: Vec<Sub>, path: Vec<Sub>, span: Span) -> Vec<Sub> {
 }
 
 /// Tests one pair of accesses to the same root.
+/// `p` with every loop counter renamed to its primed one (another
+/// iteration's); `None` when that fails.
+fn primed_all(p: &Poly) -> Option<Poly> {
+    let mut out = p.clone();
+    for c in p.iters() {
+        out = out.rename_iter(c, prime(c))?;
+    }
+    Some(out)
+}
+
+/// `b_primed`: [`primed_all`] of each of `b`'s subscripts, by path
+/// position (empty: not made).
 fn test(
     a: &Acc,
     b: &Acc,
+    b_primed: &[Option<Poly>],
     l: LoopId,
     collapsed: &[LoopId],
     bounds: &Bounds,
@@ -1120,13 +1148,13 @@ fn test(
     // otherwise, never a proven conflict.
     let mut undecided: Option<(Span, Why)> = None;
     let moving = |p: &Poly| p.has_iter();
-    for (sa, sb) in a.path.iter().zip(b.path.iter()) {
+    for (k, (sa, sb)) in a.path.iter().zip(b.path.iter()).enumerate() {
         match (sa, sb) {
             (Sub::Field(x), Sub::Field(y)) if x != y => return Ok(PairResult::Independent),
             (Sub::Field(_), Sub::Field(_)) => {}
             // every element on one side: no constraint
             (Sub::Any, _) | (_, Sub::Any) => {}
-            (Sub::Index(Ok(pa)), Sub::Index(Ok(pb))) => subs.push((pa, pb)),
+            (Sub::Index(Ok(pa)), Sub::Index(Ok(pb))) => subs.push((pa, pb, k)),
             (Sub::Index(Err(w)) | Sub::Unknown(w), _) => {
                 undecided.get_or_insert_with(|| (a.span, w.clone()));
             }
@@ -1160,7 +1188,7 @@ fn test(
     // subscript is the same function `c + k*x` (k != 0) of `l`'s counter
     // alone on both sides, so both accesses run in the same iteration
     if collapsed.is_empty()
-        && subs.iter().any(|(pa, pb)| {
+        && subs.iter().any(|(pa, pb, _)| {
             pa == pb
                 && pa.terms.iter().all(|(m, _)| match m.as_slice() {
                     [] => true,
@@ -1176,7 +1204,7 @@ fn test(
     // sides with `0 <= j < m` (the inner loop runs `m` times from 0): equal
     // only when the rows are, so in the same iteration of `l`
     if collapsed.is_empty()
-        && subs.iter().any(|(pa, pb)| {
+        && subs.iter().any(|(pa, pb, _)| {
             symbolic_rows(pa, l, sym_trips) && symbolic_rows(pb, l, sym_trips) && pa == pb
         })
     {
@@ -1187,17 +1215,26 @@ fn test(
     let mut same: Vec<LoopId> = Vec::new();
     for &m in std::iter::once(&l).chain(collapsed) {
         let mut diffs = Vec::new();
-        for &(pa, pb) in &subs {
-            let mut pb2 = pb.clone();
-            for c in pb.iters() {
-                if !same.contains(&c) {
-                    pb2 = match pb2.rename_iter(c, prime(c)) {
-                        Some(p) => p,
-                        None => return Err((a.span, Why::NotAffine(a.span))),
-                    };
+        for &(pa, pb, k) in &subs {
+            let made;
+            let pb2 = match b_primed.get(k) {
+                // (no loop the same: every counter primed)
+                Some(Some(p)) if same.is_empty() => p,
+                _ => {
+                    let mut pb2 = pb.clone();
+                    for c in pb.iters() {
+                        if !same.contains(&c) {
+                            pb2 = match pb2.rename_iter(c, prime(c)) {
+                                Some(p) => p,
+                                None => return Err((a.span, Why::NotAffine(a.span))),
+                            };
+                        }
+                    }
+                    made = pb2;
+                    &made
                 }
-            }
-            match pa.sub(&pb2) {
+            };
+            match pa.sub(pb2) {
                 Some(d) => diffs.push(d),
                 None => return Err((a.span, Why::NotAffine(a.span))),
             }
