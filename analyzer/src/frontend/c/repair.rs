@@ -772,7 +772,8 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
         let next = lines[k + 1..]
             .iter()
             .find(|l| !l.directive && !l.code.trim().is_empty());
-        let next_starts = next.is_some_and(|l| {
+        // (or there is none: nothing may follow without a `;`)
+        let next_starts = next.is_none_or(|l| {
             let t = l.code.trim_start();
             t.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
                 || t.starts_with('}')
@@ -782,13 +783,15 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
         // at the top level, `name(args)` followed by a declaration is
         // also how an implicit-int definition with old-style parameters
         // starts: a use there needs arguments and a next line that is no
-        // parameter declaration (a parenthesis before any `;`)
+        // parameter declaration (a parenthesis before any `;`), or none
+        // (`INSERT_GENTFUNC_BASIC( copy )` ending the file)
         let top_level_ok = line.depth > 0
             || code.contains('(')
-                && next.is_some_and(|l| {
+                && next.is_none_or(|l| {
+                    // (a parameter declaration ends with its `;`; a line
+                    // without one starts a declaration continued below)
                     let t = l.code.trim();
-                    let semi = t.find(';').unwrap_or(t.len());
-                    t[..semi].contains('(') && !t.starts_with('{')
+                    !t.starts_with('{') && t.find(';').is_none_or(|semi| t[..semi].contains('('))
                 });
         if prev_ends && next_starts && top_level_ok {
             out.push(BareMacro {
@@ -1226,7 +1229,8 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
 /// a name that is not a keyword of the grammar between a `*` and the
 /// declared name (`* RESTRICT a`), between a type keyword and a `*`
 /// (`double RESTRICT *a`), before a type or storage-class keyword at a
-/// declaration's start (`INLINE void`, `static INLINE double`), or before
+/// declaration's start (`INLINE void`, `static INLINE double`, `INLINE
+/// const void`), or before
 /// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`: a
 /// declaration has one type).
 fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
@@ -1243,7 +1247,15 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
     let name_at = |x: Option<&str>| word_at(x) && x.is_some_and(|x| !grammar_keyword(x));
     let pointer_qualifier = prev == Some("*") && word_at(next) && after_next != Some("(");
     let type_qualifier = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p)) && next == Some("*");
-    let specifier = next.is_some_and(|n| SPECIFIER_KEYWORDS.contains(&n))
+    // (before a qualifier too when a type follows it: `INLINE const void
+    // *f(`, `INLINE const T *f(`; `T const x` is a type name's)
+    let qualified = matches!(next, Some("const" | "volatile"))
+        && (after_next.is_some_and(|n| SPECIFIER_KEYWORDS.contains(&n))
+            || name_at(after_next)
+                && toks
+                    .get(k + 3)
+                    .is_some_and(|t| t.text == "*" || name_at(Some(t.text))));
+    let specifier = (next.is_some_and(|n| SPECIFIER_KEYWORDS.contains(&n)) || qualified)
         && prev.is_none_or(|p| {
             matches!(p, ";" | "{" | "}" | "(" | ",") || SPECIFIER_KEYWORDS.contains(&p)
         });
@@ -1802,6 +1814,24 @@ mod tests {
     }
 
     #[test]
+    fn instantiating_macros_at_the_end_of_a_file() {
+        let text = "#define GENTFUNC(ctype, ch) void ch##copy(ctype *x) { *x = 0; }\n\
+                    INSERT_GENTFUNC_BASIC( copy )\n\
+                    INSERT_GENTFUNC_MIX( copy )\n\
+                    void check\n  (int x);\n\
+                    GENTPROT( swap )\n\
+                    \n#undef GENTFUNC\n";
+        let found: Vec<&str> = bare_macros(text)
+            .iter()
+            .map(|&e| &text[text[..e].rfind('\n').unwrap() + 1..e])
+            .collect();
+        assert_eq!(
+            found,
+            ["INSERT_GENTFUNC_BASIC( copy )", "INSERT_GENTFUNC_MIX( copy )", "GENTPROT( swap )"]
+        );
+    }
+
+    #[test]
     fn macros_that_are_a_whole_block_on_their_line() {
         let text = "void f(int *p, int *q, int n) {\n\
                     \x20 if (*p > *q)\n\
@@ -1961,10 +1991,16 @@ mod tests {
                     FORCE_INLINE static void g(void);\n\
                     void h(int * SHORT p, long RESTRICT *q) {\n\
                     \x20 double * RESTRICT c = 0, * RESTRICT d;\n\
-                    }\n";
+                    }\n\
+                    INLINE const void *k(const T *t) { T const u = *t; return 0; }\n\
+                    INLINE const T *m(void) { return 0; }\n";
         let out = repaired(text, &[]);
         assert_eq!(out.len(), text.len());
         assert!(out.contains("\n       int n;"), "{out}");
+        // before a qualifier and a type keyword; a type name before a
+        // qualifier stays
+        assert!(out.contains("\n       const void *k(const T *t) { T const u"), "{out}");
+        assert!(out.contains("\n       const T *m(void)"), "{out}");
         assert!(
             out.contains("static        double f(double *          a, double * restrict    b)"),
             "{out}"
