@@ -1214,6 +1214,21 @@ fn test(
     // the same iteration of the loops outside it and different ones of it
     let mut same: Vec<LoopId> = Vec::new();
     for &m in std::iter::once(&l).chain(collapsed) {
+        // as above, for this stage: one subscript the same function of
+        // `m`'s counter (`k != 0`) and of loops the same in both on both
+        // sides: `m` is the same in both, so not in this stage's pairs
+        if subs.iter().any(|(pa, pb, _)| {
+            pa == pb
+                && pa.terms.contains_key(&[Atom::Iter(m)])
+                && pa.terms.iter().all(|(mono, _)| match mono.as_slice() {
+                    [] => true,
+                    [Atom::Iter(c)] => *c == m || same.contains(c),
+                    _ => false,
+                })
+        }) {
+            same.push(m);
+            continue;
+        }
         let mut diffs = Vec::new();
         for &(pa, pb, k) in &subs {
             let made;
