@@ -1232,7 +1232,8 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
 /// declaration's start (`INLINE void`, `static INLINE double`, `INLINE
 /// const void`), or before
 /// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`: a
-/// declaration has one type).
+/// declaration has one type), or between a type keyword and a function's
+/// name (`int MPIAPI f(`).
 fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
     let t = toks[k];
     if !t.is_word() {
@@ -1263,7 +1264,13 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
     let before_type = (k == 0 || matches!(prev, Some(";" | "{" | "}")) || prev.is_some_and(storage))
         && name_at(next)
         && (after_next == Some("*") || name_at(after_next));
-    (pointer_qualifier || type_qualifier || specifier || before_type) && !grammar_keyword(t.text)
+    // a calling convention or export macro between a type keyword and a
+    // function's name (`int MPIAPI f(`, `void EXPORT g(`): one declarator
+    let convention = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p))
+        && name_at(next)
+        && after_next == Some("(");
+    (pointer_qualifier || type_qualifier || specifier || before_type || convention)
+        && !grammar_keyword(t.text)
 }
 
 /// Whether token `k` is C99's `_Complex` or `_Imaginary` (or GNU
@@ -1993,7 +2000,9 @@ mod tests {
                     \x20 double * RESTRICT c = 0, * RESTRICT d;\n\
                     }\n\
                     INLINE const void *k(const T *t) { T const u = *t; return 0; }\n\
-                    INLINE const T *m(void) { return 0; }\n";
+                    INLINE const T *m(void) { return 0; }\n\
+                    int MPIAPI send(int n);\n\
+                    void EXPORT_API swap(float *x) { long double y(void); int z, w(int); }\n";
         let out = repaired(text, &[]);
         assert_eq!(out.len(), text.len());
         assert!(out.contains("\n       int n;"), "{out}");
@@ -2001,6 +2010,8 @@ mod tests {
         // qualifier stays
         assert!(out.contains("\n       const void *k(const T *t) { T const u"), "{out}");
         assert!(out.contains("\n       const T *m(void)"), "{out}");
+        assert!(out.contains("\nint        send(int n);"), "{out}");
+        assert!(out.contains("\nvoid            swap(float *x) { long double y(void); int z, w(int); }"), "{out}");
         assert!(
             out.contains("static        double f(double *          a, double * restrict    b)"),
             "{out}"
