@@ -80,6 +80,10 @@ pub(crate) struct MarkerSite<'a> {
     /// The arrays the loop writes and what an OpenMP loop must make of
     /// them (`dependence::arrays`; OpenMP target only).
     pub arrays: Vec<LoopArray>,
+    /// The data the loop accesses that is declared in another file
+    /// (`Function::declared_elsewhere`), by name: its module may make it
+    /// `threadprivate`, which an OpenMP conversion assumes it is not.
+    pub elsewhere: Vec<String>,
 }
 
 /// An array a converted loop writes, as the clause printer needs it.
@@ -253,6 +257,7 @@ pub fn rewrite_markers(fa: &Analysis, target: Target) -> Vec<MarkerRewrite> {
                 (Target::OpenMp, Some(l)) => loop_arrays(fa, f, l),
                 _ => Vec::new(),
             };
+            let elsewhere = ir_loop.map_or_else(Vec::new, |l| accessed_elsewhere(f, l));
             let site = MarkerSite {
                 text: fa.source.text(),
                 fortran,
@@ -262,6 +267,7 @@ pub fn rewrite_markers(fa: &Analysis, target: Target) -> Vec<MarkerRewrite> {
                 removal: marker_removal(fa, b.span),
                 scalars,
                 arrays,
+                elsewhere,
             };
             let pre = &fa.preprocessed.text;
             let r = match target {
@@ -302,6 +308,37 @@ pub fn rewrite_markers(fa: &Analysis, target: Target) -> Vec<MarkerRewrite> {
     }
     out.sort_by_key(|r| r.marker.start);
     out
+}
+
+/// The names of the variables declared in another file that loop `l`
+/// accesses itself (a callee's accesses are not looked at), in the order
+/// the function first names them.
+fn accessed_elsewhere(f: &FunctionAnalysis, l: LoopId) -> Vec<String> {
+    let func = &f.func;
+    if func.declared_elsewhere.is_empty() {
+        return Vec::new();
+    }
+    let mut seen = vec![false; func.declared_elsewhere.len()];
+    for (bi, b) in func.blocks.iter().enumerate() {
+        if !f.forest.contains(l, bi as u32) {
+            continue;
+        }
+        for inst in &b.insts {
+            if let crate::ir::InstKind::Access(a) = &inst.kind {
+                if let crate::ir::AccessTarget::Var(v) = a.target {
+                    if let Some(k) = func.declared_elsewhere.iter().position(|&d| d == v) {
+                        seen[k] = true;
+                    }
+                }
+            }
+        }
+    }
+    func.declared_elsewhere
+        .iter()
+        .zip(seen)
+        .filter(|(_, s)| *s)
+        .map(|(&v, _)| func.var(v).name.clone())
+        .collect()
 }
 
 /// The arrays loop `l` writes, with their data sharing, as the clause

@@ -250,12 +250,26 @@ pub(crate) fn rewrite(site: &MarkerSite, pre: &str) -> MarkerRewrite {
                 edits.extend(crate::fix::insert_directive_before(text, node, &d));
                 d
             };
+            // (a threadprivate object is each thread's own: what the
+            // other threads write does not reach the thread after the
+            // loop, and what they read may not be the values set before)
+            let elsewhere: Vec<String> =
+                site.elsewhere.iter().map(|n| format!("`{n}`")).collect();
+            let assumes = if elsewhere.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; assumes that {} (declared in another file) {} not `threadprivate`",
+                    elsewhere.join(", "),
+                    if elsewhere.len() == 1 { "is" } else { "are" }
+                )
+            };
             MarkerRewrite {
                 marker: b.span,
                 fix: Fix {
                     kind: crate::diag::FixKind::Convert,
                     title: format!(
-                        "Convert the marker to `{directive}` (asserts the iterations are independent)"
+                        "Convert the marker to `{directive}` (asserts the iterations are independent{assumes})"
                     ),
                     applicability: Applicability::Unsafe,
                     edits,

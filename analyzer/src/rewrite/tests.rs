@@ -74,6 +74,23 @@ fn fortran_parallel_do() {
 }
 
 #[test]
+fn module_arrays_of_another_file_are_assumed_not_threadprivate() {
+    let src = "subroutine f(n)\n  use grid, only: area, dxn\n  implicit none\n  integer :: n, i\n  call builtin_csa_parallel_loop()\n  do i = 1, n\n    area(i) = dxn(i)\n  end do\n  dxn(:) = 0\nend subroutine\n";
+    let fa = analyze(SourceKind::FortranFree, src, &AnalysisOptions::default());
+    let rs = rewrite_markers(&fa, Target::OpenMp);
+    assert_eq!(rs.len(), 1);
+    assert!(rs[0].converts(), "{}", rs[0].fix.title);
+    assert!(
+        rs[0]
+            .fix
+            .title
+            .ends_with("(asserts the iterations are independent; assumes that `dxn`, `area` (declared in another file) are not `threadprivate`)"),
+        "{}",
+        rs[0].fix.title
+    );
+}
+
+#[test]
 fn ivdep_styles() {
     let src =
         "void f(int n, int *a) {\n  __builtin_csa_parallel_loop();\n  while (n--) a[n] = 0;\n}\n";
