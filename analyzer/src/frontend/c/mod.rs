@@ -414,6 +414,15 @@ pub(crate) fn readnone_attribute(n: Node<'_>, text: &str) -> bool {
 /// definition. Such facts are not scoped by the scan, so a function that
 /// defines them affects the lowering of every other function.
 pub fn body_defines_file_facts(text: &str, function: tree_sitter::Node<'_>) -> bool {
+    // (the text usually settles it, without a copy)
+    let Some(body) = function.child_by_field_id(c_ids().body) else {
+        return false;
+    };
+    if !function.has_error()
+        && !relevance::c_body_may_define_facts(text.as_bytes().get(body.byte_range()).unwrap_or(&[]))
+    {
+        return false;
+    }
     body_defines_facts(text, FlatTree::new(function).root())
 }
 
