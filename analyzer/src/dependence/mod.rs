@@ -712,12 +712,21 @@ fn analyze_loop_as(
                 a.path
                     .iter()
                     .map(|s| match s {
-                        Sub::Index(Ok(p)) => primed_all(p),
+                        Sub::Index(Ok(p)) => primed(p, &[]),
                         _ => None,
                     })
                     .collect()
             })
             .collect();
+        // an OpenMP loop's object declared in another file, which may
+        // make it `threadprivate` (a data-sharing clause naming it says
+        // it is not): a conflict on it is unproven
+        let elsewhere = match (&omp_loop, r) {
+            (Some(o), Root::Var(v)) => {
+                func.declared_elsewhere.contains(&v) && !o.names_in_clause(&func.var(v).name)
+            }
+            _ => false,
+        };
         let mut result: Option<Finding> = None;
         'pairs: for (i, a) in mine.iter().enumerate() {
             for (j, b) in mine.iter().enumerate().skip(i) {
@@ -746,16 +755,6 @@ fn analyze_loop_as(
                             (*b, *a)
                         } else {
                             (*a, *b)
-                        };
-                        // an OpenMP loop's object declared in another file,
-                        // which may make it `threadprivate`
-                        // (a data-sharing clause naming it says it is not)
-                        let elsewhere = match (&omp_loop, r) {
-                            (Some(o), Root::Var(v)) => {
-                                func.declared_elsewhere.contains(&v)
-                                    && !o.names_in_clause(&func.var(v).name)
-                            }
-                            _ => false,
                         };
                         if elsewhere {
                             result = Some(Finding::Unproven {
@@ -1114,19 +1113,21 @@ fn compose_c(base: Vec<Sub>, path: Vec<Sub>, span: Span) -> Vec<Sub> {
     out
 }
 
-/// Tests one pair of accesses to the same root.
-/// `p` with every loop counter renamed to its primed one (another
-/// iteration's); `None` when that fails.
-fn primed_all(p: &Poly) -> Option<Poly> {
+/// `p` in another iteration: every loop counter but those of `same`
+/// renamed to its primed one; `None` when that fails.
+fn primed(p: &Poly, same: &[LoopId]) -> Option<Poly> {
     let mut out = p.clone();
     for c in p.iters() {
-        out = out.rename_iter(c, prime(c))?;
+        if !same.contains(&c) {
+            out = out.rename_iter(c, prime(c))?;
+        }
     }
     Some(out)
 }
 
-/// `b_primed`: [`primed_all`] of each of `b`'s subscripts, by path
-/// position (empty: not made).
+/// Tests one pair of accesses to the same root. `b_primed`: [`primed`]
+/// (no loop the same) of each of `b`'s subscripts, by path position
+/// (empty: not made).
 fn test(
     a: &Acc,
     b: &Acc,
@@ -1184,22 +1185,6 @@ fn test(
         (PairResult::Independent, _) | (_, None) => Ok(r),
         (_, Some(u)) => Err(u),
     };
-    // the common case, decided without building the primed equations: one
-    // subscript is the same function `c + k*x` (k != 0) of `l`'s counter
-    // alone on both sides, so both accesses run in the same iteration
-    if collapsed.is_empty()
-        && subs.iter().any(|(pa, pb, _)| {
-            pa == pb
-                && pa.terms.iter().all(|(m, _)| match m.as_slice() {
-                    [] => true,
-                    [Atom::Iter(c)] => *c == l,
-                    _ => false,
-                })
-                && pa.terms.contains_key(&[Atom::Iter(l)])
-        })
-    {
-        return Ok(PairResult::Independent);
-    }
     // a row-major subscript with a symbolic row length, `i*m + j` on both
     // sides with `0 <= j < m` (the inner loop runs `m` times from 0): equal
     // only when the rows are, so in the same iteration of `l`
@@ -1214,9 +1199,10 @@ fn test(
     // the same iteration of the loops outside it and different ones of it
     let mut same: Vec<LoopId> = Vec::new();
     for &m in std::iter::once(&l).chain(collapsed) {
-        // as above, for this stage: one subscript the same function of
-        // `m`'s counter (`k != 0`) and of loops the same in both on both
-        // sides: `m` is the same in both, so not in this stage's pairs
+        // the common case, decided without building the primed equations:
+        // one subscript is the same function `c + k*x` (k != 0) of `m`'s
+        // counter (and of loops already the same) on both sides, so both
+        // accesses run in the same iteration of `m`: no pair of this stage
         if subs.iter().any(|(pa, pb, _)| {
             pa == pb
                 && pa.terms.contains_key(&[Atom::Iter(m)])
@@ -1233,21 +1219,14 @@ fn test(
         for &(pa, pb, k) in &subs {
             let made;
             let pb2 = match b_primed.get(k) {
-                // (no loop the same: every counter primed)
                 Some(Some(p)) if same.is_empty() => p,
-                _ => {
-                    let mut pb2 = pb.clone();
-                    for c in pb.iters() {
-                        if !same.contains(&c) {
-                            pb2 = match pb2.rename_iter(c, prime(c)) {
-                                Some(p) => p,
-                                None => return Err((a.span, Why::NotAffine(a.span))),
-                            };
-                        }
+                _ => match primed(pb, &same) {
+                    Some(p) => {
+                        made = p;
+                        &made
                     }
-                    made = pb2;
-                    &made
-                }
+                    None => return Err((a.span, Why::NotAffine(a.span))),
+                },
             };
             match pa.sub(pb2) {
                 Some(d) => diffs.push(d),
