@@ -19,7 +19,7 @@
 //!   from answers (kind, byte range, flags, children, fields), tested over
 //!   every fixture in `tests`. The differences: the copy's root has no
 //!   parent and no field even when the original had them, and a node
-//!   [`FlatTree::pruned`] copied without its children ([`FNode::is_pruned`])
+//!   [`FlatTree::planned`] copied without its children ([`FNode::is_pruned`])
 //!   has none.
 
 use std::fmt;
@@ -41,15 +41,27 @@ pub(crate) struct FlatTree {
 impl FlatTree {
     /// Copies `root` and everything below it.
     pub(crate) fn new(root: Node<'_>) -> FlatTree {
-        let mut nodes: Vec<Data> = SPARE.with(|s| s.take());
-        if treecopy::copy_all(root, &mut nodes) {
-            return FlatTree::of_nodes(nodes, root.language().to_owned());
-        }
-        SPARE.with(|s| s.set(nodes));
-        FlatTree::pruned_by_cursor(root, |_, _| true)
+        FlatTree::natively(root, |nodes| treecopy::copy_all(root, nodes))
+            .unwrap_or_else(|| FlatTree::pruned_by_cursor(root, |_, _| true))
     }
 
-    /// [`FlatTree::pruned`] asking `descend(node, depth, index)` (`index`:
+    /// A copy by `copy` (a [`treecopy`] walk, several times faster than
+    /// the cursor, whose walk was about a tenth of a whole run on NPB)
+    /// into the array of the last copy dropped on this thread (see
+    /// `pruned_by_cursor`). `None` when it could not (memory ran out); its
+    /// `descend` may then have been asked about some nodes, and the
+    /// cursor's fallback asks again from the root (every caller's
+    /// `descend` keeps its state by depth).
+    fn natively(root: Node<'_>, copy: impl FnOnce(&mut Vec<Data>) -> bool) -> Option<FlatTree> {
+        let mut nodes: Vec<Data> = SPARE.with(|s| s.take());
+        if !copy(&mut nodes) {
+            SPARE.with(|s| s.set(nodes));
+            return None;
+        }
+        Some(FlatTree::of_nodes(nodes, root.language().to_owned()))
+    }
+
+    /// [`FlatTree::planned`] asking `descend(node, depth, index)` (`index`:
     /// the node's in the copy) only about the nodes whose kind id is in
     /// `kinds`; the children of the others are copied. Nearly as fast as
     /// [`FlatTree::new`] (the native walker makes a `Node` only for the
@@ -59,14 +71,12 @@ impl FlatTree {
         kinds: &[u16],
         mut descend: impl FnMut(Node<'t>, usize, u32) -> bool,
     ) -> FlatTree {
-        let mut nodes: Vec<Data> = SPARE.with(|s| s.take());
-        if treecopy::copy_asking(root, &mut nodes, kinds, &mut |n, depth, i| {
-            Answer::from(descend(n, depth, i))
-        }) {
-            return FlatTree::of_nodes(nodes, root.language().to_owned());
-        }
-        SPARE.with(|s| s.set(nodes));
-        FlatTree::asking_by_cursor(root, kinds, descend)
+        FlatTree::natively(root, |nodes| {
+            treecopy::copy_asking(root, nodes, kinds, &mut |n, depth, i| {
+                Answer::from(descend(n, depth, i))
+            })
+        })
+        .unwrap_or_else(|| FlatTree::asking_by_cursor(root, kinds, descend))
     }
 
     /// [`FlatTree::pruned_at_kinds`] through the cursor.
@@ -98,57 +108,24 @@ impl FlatTree {
     }
 
     /// Copies `root` and what is below it, except the children of nodes
-    /// for which `descend(node, depth)` is false (the root has depth 0):
-    /// those are copied as leaves ([`FNode::is_pruned`] when they had
+    /// for which `descend(node, depth)` answers `Prune` (the root has depth
+    /// 0): those are copied as leaves ([`FNode::is_pruned`] when they had
     /// children), keeping their own kind, range and flags; the ERROR and
     /// MISSING nodes below them are not in [`FlatTree::errors`]. `descend`
-    /// is asked about every node copied, in pre-order.
-    pub(crate) fn pruned(
-        root: Node<'_>,
-        mut descend: impl FnMut(Node<'_>, usize) -> bool,
-    ) -> FlatTree {
-        match FlatTree::pruned_natively(root, &mut descend) {
-            Some(t) => t,
-            None => FlatTree::pruned_by_cursor(root, descend),
-        }
-    }
-
-    /// [`FlatTree::pruned`] through [`treecopy::copy`], which walks
-    /// tree-sitter's subtrees directly: several times faster than the
-    /// cursor (whose walk was about a tenth of a whole run on NPB). `None`
-    /// when it could not (memory ran out); `descend` may then have been
-    /// asked about some nodes, and the fallback asks again from the root
-    /// (every caller's `descend` keeps its state by depth).
-    fn pruned_natively(
-        root: Node<'_>,
-        descend: &mut dyn FnMut(Node<'_>, usize) -> bool,
-    ) -> Option<FlatTree> {
-        // the array of the last copy dropped on this thread (see
-        // `pruned_by_cursor`)
-        let mut nodes: Vec<Data> = SPARE.with(|s| s.take());
-        if !treecopy::copy(root, &mut nodes, descend) {
-            SPARE.with(|s| s.set(nodes));
-            return None;
-        }
-        Some(FlatTree::of_nodes(nodes, root.language().to_owned()))
-    }
-
-    /// [`FlatTree::pruned`] with a three-way answer: `DescendUnasked`
-    /// copies a node's whole subtree without asking about the nodes in it.
+    /// is asked about every node copied, in pre-order, except those below
+    /// a node it answered `DescendUnasked`, whose whole subtree is copied.
     pub(crate) fn planned<'t>(
         root: Node<'t>,
         mut descend: impl FnMut(Node<'t>, usize) -> Answer,
     ) -> FlatTree {
-        let mut nodes: Vec<Data> = SPARE.with(|s| s.take());
-        if treecopy::copy_planned(root, &mut nodes, &mut |n, depth, _| descend(n, depth)) {
-            return FlatTree::of_nodes(nodes, root.language().to_owned());
-        }
-        SPARE.with(|s| s.set(nodes));
-        FlatTree::planned_by_cursor(root, descend)
+        FlatTree::natively(root, |nodes| {
+            treecopy::copy_planned(root, nodes, &mut |n, depth, _| descend(n, depth))
+        })
+        .unwrap_or_else(|| FlatTree::planned_by_cursor(root, descend))
     }
 
-    /// [`FlatTree::pruned`] through tree-sitter's cursor (the public API):
-    /// the fallback of the native copy, and what the tests compare it with.
+    /// [`FlatTree::planned`] with a yes-or-no answer, through tree-sitter's
+    /// cursor (the public API): what the tests compare the native copy with.
     fn pruned_by_cursor<'t>(
         root: Node<'t>,
         mut descend: impl FnMut(Node<'t>, usize) -> bool,
@@ -409,7 +386,7 @@ impl<'t> FNode<'t> {
     }
 
     /// Whether the node has children in the tree that were not copied
-    /// (see [`FlatTree::pruned`]).
+    /// (see [`FlatTree::planned`]).
     pub(crate) fn is_pruned(&self) -> bool {
         self.data().flags & PRUNED != 0
     }
@@ -897,9 +874,9 @@ mod tests {
                 (depth == 2 && n.is_named()) || n.kind().starts_with("if")
             };
             let mut asked = Vec::new();
-            let flat = FlatTree::pruned(tree.root_node(), |n, depth| {
+            let flat = FlatTree::planned(tree.root_node(), |n, depth| {
                 asked.push(n.byte_range());
-                !prune(n, depth)
+                Answer::from(!prune(n, depth))
             });
             assert_eq!(asked.len(), flat.len(), "{what}");
             let depth_of = |n: Node<'_>| {
@@ -1007,9 +984,11 @@ mod tests {
                     &|n, _| n.kind().ends_with("statement"),
                 ] {
                     let (mut asked, mut asked_cursor) = (Vec::new(), Vec::new());
-                    let native = FlatTree::pruned_natively(root, &mut |n, depth| {
-                        asked.push((n.id(), depth));
-                        !prune(n, depth)
+                    let native = FlatTree::natively(root, |nodes| {
+                        treecopy::copy(root, nodes, &mut |n, depth| {
+                            asked.push((n.id(), depth));
+                            !prune(n, depth)
+                        })
                     })
                     .unwrap();
                     let by_cursor = FlatTree::pruned_by_cursor(root, |n, depth| {

@@ -488,10 +488,8 @@ fn c_ids() -> &'static CIds {
 /// Where the name a function definition defines is written (without a
 /// file context).
 pub(crate) fn defined_name_range(function: tree_sitter::Node<'_>) -> Option<std::ops::Range<usize>> {
-    // the definition without its body
-    let flat = FlatTree::pruned(function, |n, depth| {
-        depth == 0 || n.kind() != "compound_statement"
-    });
+    // the definition without its body (or any block)
+    let flat = FlatTree::pruned_at_kinds(function, &[c_ids().compound_statement], |_, _, _| false);
     lower::defined_name_range(flat.root())
 }
 
