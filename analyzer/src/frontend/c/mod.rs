@@ -873,11 +873,9 @@ impl<'t> FileCtx<'t> {
                 let skipped = self.skipped_body_hash(span(n));
                 self.scan_function(n, skipped);
                 in_fn_kids = true;
-                if skipped.is_some()
-                    || n
-                        .field(F::Body)
-                        .is_some_and(|b| self.scan_skips_plain_body(b.byte_range()))
-                {
+                // (`lower_parsed`'s copy left out the bodies the scan skips:
+                // `scan_skips_body`)
+                if skipped.is_some() || n.field(F::Body).is_some_and(|b| b.is_pruned()) {
                     return None;
                 }
             }
@@ -896,21 +894,18 @@ impl<'t> FileCtx<'t> {
             .map(|&(_, hash)| hash)
     }
 
-    /// Whether the scan skips a body at `body` whose text cannot define
-    /// file facts (`skip_plain_bodies`).
-    fn scan_skips_plain_body(&self, body: std::ops::Range<usize>) -> bool {
-        self.skip_plain_bodies
-            && self
-                .src
-                .as_bytes()
-                .get(body)
-                .is_some_and(|b| !relevance::c_body_may_define_facts(b))
-    }
-
     /// Whether the scan skips the body at `body` of the function
-    /// definition at `at` (see [`FileCtx::scan_node`]).
+    /// definition at `at` (see [`FileCtx::scan_node`]): an unchanged one
+    /// (`skip_bodies`), or one whose text cannot define file facts
+    /// (`skip_plain_bodies`).
     fn scan_skips_body(&self, at: Span, body: std::ops::Range<usize>) -> bool {
-        self.skipped_body_hash(at).is_some() || self.scan_skips_plain_body(body)
+        self.skipped_body_hash(at).is_some()
+            || self.skip_plain_bodies
+                && self
+                    .src
+                    .as_bytes()
+                    .get(body)
+                    .is_some_and(|b| !relevance::c_body_may_define_facts(b))
     }
 
     fn scan_define(&mut self, n: Node<'_>) {
