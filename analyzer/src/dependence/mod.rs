@@ -265,6 +265,7 @@ enum Root {
     Extern(u32),
 }
 
+#[derive(PartialEq)]
 enum Sub {
     Index(Result<Poly, Why>),
     /// A section `lo:hi` with unit step whose bounds are known: the
@@ -677,7 +678,7 @@ fn analyze_loop_as(
         }
     }
     let mut independent: Vec<String> = Vec::new();
-    let mut pairs = 0usize;
+    let mut counts = PairCounts::default();
     // group by root, in order of first access
     let mut roots: Vec<Root> = Vec::new();
     for a in &accs {
@@ -704,20 +705,6 @@ fn analyze_loop_as(
             findings.push(f);
             continue;
         }
-        // each access's subscripts in another iteration of every loop (the
-        // second access of a pair's, for the test of `l` alone), made once
-        let primed: Vec<Vec<Option<Poly>>> = mine
-            .iter()
-            .map(|a| {
-                a.path
-                    .iter()
-                    .map(|s| match s {
-                        Sub::Index(Ok(p)) => primed(p, &[]),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect();
         // an OpenMP loop's object declared in another file, which may
         // make it `threadprivate` (a data-sharing clause naming it says
         // it is not): a conflict on it is unproven
@@ -727,96 +714,16 @@ fn analyze_loop_as(
             }
             _ => false,
         };
-        let mut result: Option<Finding> = None;
-        'pairs: for (i, a) in mine.iter().enumerate() {
-            for (j, b) in mine.iter().enumerate().skip(i) {
-                if (!a.write && !b.write) || same_lock(a, b) {
-                    continue;
-                }
-                pairs += 1;
-                if pairs > PAIR_BUDGET || vals.exhausted() {
-                    result = Some(Finding::Unproven {
-                        object: name.clone(),
-                        at: a.span,
-                        why: Unproven::Budget,
-                    });
-                    break 'pairs;
-                }
-                let b_primed = primed.get(j).map_or(&[][..], |v| v.as_slice());
-                match test(a, b, b_primed, l, &collapsed, &bounds, &sym_trips) {
-                    Ok(PairResult::Independent) => {}
-                    Ok(PairResult::Conflict {
-                        x,
-                        x2,
-                        distance,
-                        needs_trip,
-                    }) => {
-                        let (first, second) = if b.write && !a.write {
-                            (*b, *a)
-                        } else {
-                            (*a, *b)
-                        };
-                        if elsewhere {
-                            result = Some(Finding::Unproven {
-                                object: name.clone(),
-                                at: first.span,
-                                why: Unproven::DeclaredElsewhere,
-                            });
-                            break 'pairs;
-                        }
-                        if a.every && b.every {
-                            let scalar =
-                                matches!(r, Root::Var(_)) && a.path.is_empty() && b.path.is_empty();
-                            result = Some(Finding::Conflict {
-                                scalar,
-                                object: name.clone(),
-                                first: AccessRef {
-                                    span: first.span,
-                                    write: first.write,
-                                },
-                                second: AccessRef {
-                                    span: second.span,
-                                    write: second.write,
-                                },
-                                x,
-                                x2,
-                                distance,
-                                needs_trip,
-                            });
-                            break 'pairs;
-                        }
-                        if result.is_none() {
-                            result = Some(Finding::Unproven {
-                                object: name.clone(),
-                                at: first.span,
-                                why: Unproven::Conditional {
-                                    other: second.span,
-                                    distance,
-                                },
-                            });
-                        }
-                    }
-                    Ok(PairResult::Unproven(reason)) => {
-                        if result.is_none() {
-                            result = Some(Finding::Unproven {
-                                object: name.clone(),
-                                at: a.span,
-                                why: reason_to_unproven(func, reason),
-                            });
-                        }
-                    }
-                    Err((at, why)) => {
-                        if result.is_none() {
-                            result = Some(Finding::Unproven {
-                                object: name.clone(),
-                                at,
-                                why: why_to_unproven(func, why),
-                            });
-                        }
-                    }
-                }
-            }
-        }
+        let cx = PairCx {
+            func,
+            vals: &vals,
+            l,
+            collapsed: &collapsed,
+            bounds: &bounds,
+            sym_trips: &sym_trips,
+            elsewhere,
+        };
+        let result = root_finding(&cx, &mine, &name, &mut counts);
         match result {
             Some(f) => findings.push(f),
             None => independent.push(name),
@@ -874,6 +781,204 @@ fn analyze_loop_as(
         scalars,
         sharing,
     }
+}
+
+/// What the pair tests of one root share (the loop's facts).
+struct PairCx<'a> {
+    func: &'a Function,
+    vals: &'a Values<'a>,
+    l: LoopId,
+    collapsed: &'a [LoopId],
+    bounds: &'a Bounds,
+    sym_trips: &'a [(LoopId, Poly)],
+    /// The root is declared in another file, which may make it
+    /// `threadprivate`: a conflict on it is unproven.
+    elsewhere: bool,
+}
+
+/// The pairs of one loop seen so far (for [`PAIR_BUDGET`]).
+#[derive(Default)]
+struct PairCounts {
+    /// Pairs tested.
+    tested: usize,
+    /// Pairs looked at, tested or not.
+    seen: usize,
+}
+
+/// Accesses of one root given a class for the memo of [`root_finding`]
+/// (the first ones; the others are tested pair by pair): bounds the
+/// classification's comparisons and the memo's size.
+const CLASSED: usize = 256;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: every pair tested, without the memo or the skip of pairs
+    /// that cannot change the result (both are checked against this).
+    static EXHAUSTIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn exhaustive() -> bool {
+    #[cfg(test)]
+    {
+        EXHAUSTIVE.with(|e| e.get())
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
+}
+
+/// The finding of one root's accesses `mine` (`None`: independent): the
+/// first conflict of two accesses in different iterations, else the first
+/// pair that is not proven independent, in the order of the pairs. Every
+/// pair with a write is tested, except under a shared lock, and except
+/// pairs whose answer is already known: accesses alike (the same
+/// subscripts, the same `wraps`: [`test`] is a function of those but for
+/// the spans a finding names) whose classes were found independent, and,
+/// once the result is a "cannot prove", pairs that cannot be a conflict.
+fn root_finding(cx: &PairCx, mine: &[&Acc], name: &str, counts: &mut PairCounts) -> Option<Finding> {
+    let shortcuts = !exhaustive();
+    // each access's class, by its first member (the first `CLASSED`)
+    let mut firsts: Vec<usize> = Vec::new();
+    let class: Vec<usize> = mine
+        .iter()
+        .take(if shortcuts { CLASSED } else { 0 })
+        .enumerate()
+        .map(|(i, a)| {
+            let alike = |&f: &usize| mine[f].wraps == a.wraps && mine[f].path == a.path;
+            firsts.iter().position(alike).unwrap_or_else(|| {
+                firsts.push(i);
+                firsts.len() - 1
+            })
+        })
+        .collect();
+    let classes = firsts.len();
+    let mut independent_classes = vec![false; classes * classes];
+    // each access's subscripts in another iteration of every loop (the
+    // second access of a pair's, for the test of `l` alone), made once
+    let primed: Vec<Vec<Option<Poly>>> = mine
+        .iter()
+        .map(|a| {
+            a.path
+                .iter()
+                .map(|s| match s {
+                    Sub::Index(Ok(p)) => primed(p, &[]),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let budget = |at: Span| {
+        Some(Finding::Unproven {
+            object: name.to_string(),
+            at,
+            why: Unproven::Budget,
+        })
+    };
+    let mut result: Option<Finding> = None;
+    for (i, a) in mine.iter().enumerate() {
+        for (j, b) in mine.iter().enumerate().skip(i) {
+            if (!a.write && !b.write) || same_lock(a, b) {
+                continue;
+            }
+            counts.seen += 1;
+            if counts.seen > PAIR_BUDGET * 16 || cx.vals.exhausted() {
+                return budget(a.span);
+            }
+            let memo = match (class.get(i), class.get(j)) {
+                (Some(ci), Some(cj)) => Some(ci * classes + cj),
+                _ => None,
+            };
+            if memo.is_some_and(|m| independent_classes[m]) {
+                continue;
+            }
+            // once a pair is unproven, only a proven conflict changes the
+            // result (an error instead of a warning)
+            if shortcuts && result.is_some() && never_conflicts(a, b) {
+                continue;
+            }
+            counts.tested += 1;
+            if counts.tested > PAIR_BUDGET {
+                return budget(a.span);
+            }
+            let b_primed = primed.get(j).map_or(&[][..], |v| v.as_slice());
+            match test(a, b, b_primed, cx.l, cx.collapsed, cx.bounds, cx.sym_trips) {
+                Ok(PairResult::Independent) => {
+                    if let Some(m) = memo {
+                        independent_classes[m] = true;
+                    }
+                }
+                Ok(PairResult::Conflict {
+                    x,
+                    x2,
+                    distance,
+                    needs_trip,
+                }) => {
+                    let (first, second) = if b.write && !a.write {
+                        (*b, *a)
+                    } else {
+                        (*a, *b)
+                    };
+                    if cx.elsewhere {
+                        return Some(Finding::Unproven {
+                            object: name.to_string(),
+                            at: first.span,
+                            why: Unproven::DeclaredElsewhere,
+                        });
+                    }
+                    if a.every && b.every {
+                        let scalar =
+                            matches!(a.root, Root::Var(_)) && a.path.is_empty() && b.path.is_empty();
+                        return Some(Finding::Conflict {
+                            scalar,
+                            object: name.to_string(),
+                            first: AccessRef {
+                                span: first.span,
+                                write: first.write,
+                            },
+                            second: AccessRef {
+                                span: second.span,
+                                write: second.write,
+                            },
+                            x,
+                            x2,
+                            distance,
+                            needs_trip,
+                        });
+                    }
+                    if result.is_none() {
+                        result = Some(Finding::Unproven {
+                            object: name.to_string(),
+                            at: first.span,
+                            why: Unproven::Conditional {
+                                other: second.span,
+                                distance,
+                            },
+                        });
+                    }
+                }
+                Ok(PairResult::Unproven(reason)) => {
+                    if result.is_none() {
+                        result = Some(Finding::Unproven {
+                            object: name.to_string(),
+                            at: a.span,
+                            why: reason_to_unproven(cx.func, reason),
+                        });
+                    }
+                }
+                Err((at, why)) => {
+                    if result.is_none() {
+                        result = Some(Finding::Unproven {
+                            object: name.to_string(),
+                            at,
+                            why: why_to_unproven(cx.func, why),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    result
 }
 
 /// The variable of `func` a summary's global names (Fortran: any case;
@@ -1240,6 +1345,18 @@ fn test(
         same.push(m);
     }
     Ok(PairResult::Independent)
+}
+
+/// Whether [`test`] can only find the pair independent or unproven,
+/// never a conflict: an access that leaves its dimension, or a dimension
+/// where one subscript is unknown and the other is not every element.
+fn never_conflicts(a: &Acc, b: &Acc) -> bool {
+    let unknown = |s: &Sub| matches!(s, Sub::Index(Err(_)) | Sub::Unknown(_));
+    a.wraps
+        || b.wraps
+        || a.path.iter().zip(&b.path).any(|(x, y)| {
+            !matches!(x, Sub::Any) && !matches!(y, Sub::Any) && (unknown(x) || unknown(y))
+        })
 }
 
 /// Whether the sections `a` and `b` (`lo..=hi` each) of two different
