@@ -281,76 +281,73 @@ pub(crate) fn fortran_lowering_need(text: &str, has_error: bool) -> FortranNeed 
     }
 }
 
-/// Walks Fortran text (free form, as the parser sees it: fixed form
-/// normalised) byte by byte, telling `on` each byte's offset and whether it
-/// is code (true) or in a `!` comment (false). Character literals are code
-/// (a `!` in one starts no comment); one continued onto the next line (`&`
-/// at the end of the line inside it) goes on there. Returns whether some
-/// comment is a directive: `!` followed by at most five letters and a `$`
-/// (`!$OMP`, `!$` conditional code, `!DIR$`, `!GCC$`), which the analysis
-/// reads; other comments (`! the (i,j) entry`, a `$` in documentation) are
-/// prose.
-fn walk_fortran_code(text: &str, mut on: impl FnMut(usize, u8, bool)) -> bool {
-    let bytes = text.as_bytes();
-    let mut directive = false;
-    let mut quote: Option<u8> = None;
-    let mut comment = false;
-    // the last byte other than a blank on this line
-    let mut last = b'\n';
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'\n' {
-            comment = false;
-            if last != b'&' {
-                quote = None;
-            }
-            last = b'\n';
-            on(i, b, true);
-            continue;
-        }
-        if comment {
-            on(i, b, false);
-            continue;
-        }
-        if !b.is_ascii_whitespace() {
-            last = b;
-        }
-        match quote {
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None if b == b'!' => {
-                comment = true;
-                let letters = bytes[i + 1..]
-                    .iter()
-                    .take(6)
-                    .take_while(|c| c.is_ascii_alphabetic())
-                    .count();
-                if letters <= 5 && bytes.get(i + 1 + letters) == Some(&b'$') {
-                    directive = true;
-                }
-                on(i, b, false);
-                continue;
-            }
-            None if b == b'\'' || b == b'"' => quote = Some(b),
-            None => {}
-        }
-        on(i, b, true);
-    }
-    directive
-}
-
 /// The code of a Fortran unit's text, lower-cased, without blanks, `&` and
-/// comments ([`walk_fortran_code`]): a word in a comment (`the (i,j)
+/// comments ([`fortran_code_blanked`]): a word in a comment (`the (i,j)
 /// entry`, `go to the next column`) is no jump, and most units of a
 /// documented code base have such words. `None` when a comment is a
 /// directive.
 fn fortran_code_squeezed(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 2);
-    let directive = walk_fortran_code(text, |_, b, code| {
-        if code && !b.is_ascii_whitespace() && b != b'&' {
-            out.push(b.to_ascii_lowercase());
+    let (mut code, directive) = fortran_code_blanked(text);
+    if directive {
+        return None;
+    }
+    code.retain(|b| !b.is_ascii_whitespace() && *b != b'&');
+    code.make_ascii_lowercase();
+    Some(code)
+}
+
+/// Fortran text (free form, as the parser sees it: fixed form normalised)
+/// with its `!` comments blanked (each byte a space, line ends kept), and
+/// whether some comment is a directive: `!` followed by at most five letters
+/// and a `$` (`!$OMP`, `!$` conditional code, `!DIR$`, `!GCC$`), which the
+/// analysis reads; other comments (`! the (i,j) entry`, a `$` in
+/// documentation) are prose. Character literals are code (a `!` in one
+/// starts no comment); one continued onto the next line (`&` at the end of
+/// the line inside it) goes on there. Lines without a `!` or a quote, outside a continued
+/// character literal, are all code: only the others are read byte by byte.
+fn fortran_code_blanked(text: &str) -> (Vec<u8>, bool) {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut directive = false;
+    let mut quote: Option<u8> = None;
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |k| start + k);
+        let line = &bytes[start..end];
+        if quote.is_some() || memchr::memchr3(b'!', b'\'', b'"', line).is_some() {
+            // the last byte other than a blank on this line
+            let mut last = b'\n';
+            for i in start..end {
+                let b = bytes[i];
+                if !b.is_ascii_whitespace() {
+                    last = b;
+                }
+                match quote {
+                    Some(q) if b == q => quote = None,
+                    Some(_) => {}
+                    None if b == b'!' => {
+                        let letters = bytes[i + 1..]
+                            .iter()
+                            .take(6)
+                            .take_while(|c| c.is_ascii_alphabetic())
+                            .count();
+                        if letters <= 5 && bytes.get(i + 1 + letters) == Some(&b'$') {
+                            directive = true;
+                        }
+                        out[i..end].fill(b' ');
+                        break;
+                    }
+                    None if b == b'\'' || b == b'"' => quote = Some(b),
+                    None => {}
+                }
+            }
+            if last != b'&' {
+                quote = None;
+            }
         }
-    });
-    (!directive).then_some(out)
+        start = end + 1;
+    }
+    (out, directive)
 }
 
 /// Whether a Fortran program unit must be lowered at all
@@ -380,77 +377,53 @@ impl FortranCalls {
         {
             return FortranCalls::default();
         }
-        // the code, comments blanked (a name in a comment calls nothing)
-        let mut code = raw.to_vec();
-        let directive = walk_fortran_code(text, |i, _, is_code| {
-            if !is_code {
-                code[i] = b' ';
-            }
-        });
-        let builtin = memchr::memchr2_iter(b'b', b'B', &code).any(|i| {
-            code.get(i..i + 11)
-                .is_some_and(|w| w.eq_ignore_ascii_case(b"builtin_csa"))
-        });
-        if !(directive || builtin) {
+        // the code, comments blanked (a name in a comment calls nothing),
+        // lower-cased
+        let (mut code, directive) = fortran_code_blanked(text);
+        code.make_ascii_lowercase();
+        let b = code.as_slice();
+        if !(directive || memmem::find(b, b"builtin_csa").is_some()) {
             return FortranCalls::default();
         }
-        let Ok(text) = std::str::from_utf8(&code) else {
-            return FortranCalls::default();
-        };
-        let b = text.as_bytes();
         let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        // the words of the text, each with its position and whether `call`
-        // or `(` marks it as a call
-        let words = {
-            let mut i = 0;
-            let mut prev_call = false;
-            std::iter::from_fn(move || {
-                while i < b.len() {
-                    if !(b[i].is_ascii_alphabetic()) || (i > 0 && ident(b[i - 1])) {
-                        if !b[i].is_ascii_whitespace() && b[i] != b'&' {
-                            prev_call = false;
-                        }
-                        i += 1;
-                        continue;
-                    }
-                    let start = i;
-                    while i < b.len() && ident(b[i]) {
-                        i += 1;
-                    }
-                    let word = &text[start..i];
-                    let mut j = i;
-                    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
-                        j += 1;
-                    }
-                    let called = prev_call || b.get(j) == Some(&b'(');
-                    prev_call = word.eq_ignore_ascii_case("call");
-                    return Some((start, word, called));
-                }
-                None
-            })
-        };
-        // one pass: the names the file defines its units with, and the
-        // words that may call; then only the defined names are kept
+        // a word: a letter not after a letter, digit or `_`, and what
+        // follows of those
+        let word_at = |i: usize| b[i].is_ascii_alphabetic() && (i == 0 || !ident(b[i - 1]));
+        let word_end = |i: usize| i + b[i..].iter().take_while(|&&c| ident(c)).count();
+        // the names the file defines its units with: the word after each
+        // word `subroutine` or `function`
         let mut out: rustc_hash::FxHashMap<String, Vec<usize>> = Default::default();
-        let mut after_keyword = false;
-        let mut calls: Vec<(usize, usize)> = Vec::new();
-        for (start, word, called) in words {
-            if after_keyword {
-                out.entry(word.to_ascii_lowercase()).or_default();
-            }
-            after_keyword =
-                word.eq_ignore_ascii_case("subroutine") || word.eq_ignore_ascii_case("function");
-            if called {
-                calls.push((start, start + word.len()));
+        for keyword in [&b"subroutine"[..], b"function"] {
+            for k in memmem::find_iter(b, keyword) {
+                if !word_at(k) || word_end(k) != k + keyword.len() {
+                    continue;
+                }
+                let Some(next) = (k + keyword.len()..b.len()).find(|&i| word_at(i)) else {
+                    continue;
+                };
+                let name = &b[next..word_end(next)];
+                if let Ok(name) = std::str::from_utf8(name) {
+                    out.entry(name.to_string()).or_default();
+                }
             }
         }
-        let mut lower = String::new();
-        if !out.is_empty() {
-            for (start, end) in calls {
-                lower.clear();
-                lower.extend(text[start..end].chars().map(|c| c.to_ascii_lowercase()));
-                if let Some(ps) = out.get_mut(lower.as_str()) {
-                    ps.push(start);
+        // where each is called: the word followed by `(` (after blanks),
+        // or after the word `call` (blanks, line ends and `&` between)
+        for (name, at) in out.iter_mut() {
+            let n = name.as_bytes();
+            for p in memmem::find_iter(b, n) {
+                if !word_at(p) || word_end(p) != p + n.len() {
+                    continue;
+                }
+                let after = b[p + n.len()..].iter().find(|&&c| c != b' ' && c != b'\t');
+                let mut q = p;
+                while q > 0 && (b[q - 1].is_ascii_whitespace() || b[q - 1] == b'&') {
+                    q -= 1;
+                }
+                let after_call =
+                    q >= 4 && &b[q - 4..q] == b"call" && (q == 4 || !ident(b[q - 5]));
+                if after == Some(&b'(') || after_call {
+                    at.push(p);
                 }
             }
         }
@@ -500,6 +473,7 @@ fn word_positions<'h>(hay: &'h [u8], word: &'h [u8]) -> impl Iterator<Item = usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn c_function(src: &str) -> bool {
         let mut p = tree_sitter::Parser::new();
@@ -644,5 +618,198 @@ mod tests {
         // a `!` in a literal starts no comment
         let quoted = "subroutine s\n  print *, \"!\"; go to 10\n10 continue\nend\n";
         assert_eq!(fortran_lowering_need(quoted, false), FortranNeed::Control);
+    }
+
+    // The byte-by-byte readings the fast ones replaced (the references of
+    // the property tests below).
+
+    /// Walks Fortran text (free form, as the parser sees it: fixed form
+    /// normalised) byte by byte, telling `on` each byte's offset and whether it
+    /// is code (true) or in a `!` comment (false). Character literals are code
+    /// (a `!` in one starts no comment); one continued onto the next line (`&`
+    /// at the end of the line inside it) goes on there. Returns whether some
+    /// comment is a directive: `!` followed by at most five letters and a `$`
+    /// (`!$OMP`, `!$` conditional code, `!DIR$`, `!GCC$`), which the analysis
+    /// reads; other comments (`! the (i,j) entry`, a `$` in documentation) are
+    /// prose.
+    fn walk_fortran_code(text: &str, mut on: impl FnMut(usize, u8, bool)) -> bool {
+        let bytes = text.as_bytes();
+        let mut directive = false;
+        let mut quote: Option<u8> = None;
+        let mut comment = false;
+        // the last byte other than a blank on this line
+        let mut last = b'\n';
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' {
+                comment = false;
+                if last != b'&' {
+                    quote = None;
+                }
+                last = b'\n';
+                on(i, b, true);
+                continue;
+            }
+            if comment {
+                on(i, b, false);
+                continue;
+            }
+            if !b.is_ascii_whitespace() {
+                last = b;
+            }
+            match quote {
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None if b == b'!' => {
+                    comment = true;
+                    let letters = bytes[i + 1..]
+                        .iter()
+                        .take(6)
+                        .take_while(|c| c.is_ascii_alphabetic())
+                        .count();
+                    if letters <= 5 && bytes.get(i + 1 + letters) == Some(&b'$') {
+                        directive = true;
+                    }
+                    on(i, b, false);
+                    continue;
+                }
+                None if b == b'\'' || b == b'"' => quote = Some(b),
+                None => {}
+            }
+            on(i, b, true);
+        }
+        directive
+    }
+
+    fn scan_reference(text: &str) -> FortranCalls {
+        let raw = text.as_bytes();
+        let has = |m: &str| memmem::find(raw, m.as_bytes()).is_some();
+        if !(has("builtin_csa")
+            || has("BUILTIN_CSA")
+            || has("Builtin_Csa")
+            || memchr::memchr(b'$', raw).is_some())
+        {
+            return FortranCalls::default();
+        }
+        // the code, comments blanked (a name in a comment calls nothing)
+        let mut code = raw.to_vec();
+        let directive = walk_fortran_code(text, |i, _, is_code| {
+            if !is_code {
+                code[i] = b' ';
+            }
+        });
+        let builtin = memchr::memchr2_iter(b'b', b'B', &code).any(|i| {
+            code.get(i..i + 11)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"builtin_csa"))
+        });
+        if !(directive || builtin) {
+            return FortranCalls::default();
+        }
+        let Ok(text) = std::str::from_utf8(&code) else {
+            return FortranCalls::default();
+        };
+        let b = text.as_bytes();
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        // the words of the text, each with its position and whether `call`
+        // or `(` marks it as a call
+        let words = {
+            let mut i = 0;
+            let mut prev_call = false;
+            std::iter::from_fn(move || {
+                while i < b.len() {
+                    if !(b[i].is_ascii_alphabetic()) || (i > 0 && ident(b[i - 1])) {
+                        if !b[i].is_ascii_whitespace() && b[i] != b'&' {
+                            prev_call = false;
+                        }
+                        i += 1;
+                        continue;
+                    }
+                    let start = i;
+                    while i < b.len() && ident(b[i]) {
+                        i += 1;
+                    }
+                    let word = &text[start..i];
+                    let mut j = i;
+                    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                        j += 1;
+                    }
+                    let called = prev_call || b.get(j) == Some(&b'(');
+                    prev_call = word.eq_ignore_ascii_case("call");
+                    return Some((start, word, called));
+                }
+                None
+            })
+        };
+        // one pass: the names the file defines its units with, and the
+        // words that may call; then only the defined names are kept
+        let mut out: rustc_hash::FxHashMap<String, Vec<usize>> = Default::default();
+        let mut after_keyword = false;
+        let mut calls: Vec<(usize, usize)> = Vec::new();
+        for (start, word, called) in words {
+            if after_keyword {
+                out.entry(word.to_ascii_lowercase()).or_default();
+            }
+            after_keyword =
+                word.eq_ignore_ascii_case("subroutine") || word.eq_ignore_ascii_case("function");
+            if called {
+                calls.push((start, start + word.len()));
+            }
+        }
+        let mut lower = String::new();
+        if !out.is_empty() {
+            for (start, end) in calls {
+                lower.clear();
+                lower.extend(text[start..end].chars().map(|c| c.to_ascii_lowercase()));
+                if let Some(ps) = out.get_mut(lower.as_str()) {
+                    ps.push(start);
+                }
+            }
+        }
+        FortranCalls(out)
+    }
+
+    fn fortran_like() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("call ".to_string()),
+            Just("CALL".to_string()),
+            Just("subroutine ".to_string()),
+            Just("Function".to_string()),
+            Just("s".to_string()),
+            Just("t1".to_string()),
+            Just("(".to_string()),
+            Just("!".to_string()),
+            Just("!$omp ".to_string()),
+            Just("!dir$".to_string()),
+            Just("'".to_string()),
+            Just("\"".to_string()),
+            Just("&".to_string()),
+            Just("\n".to_string()),
+            Just("é".to_string()),
+            "[a-z_0-9 \t\r(),=$]{0,4}",
+        ];
+        prop::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn blanking_agrees_with_the_byte_walk(text in fortran_like()) {
+            let mut walked = text.as_bytes().to_vec();
+            let directive = walk_fortran_code(&text, |i, _, code| {
+                if !code {
+                    walked[i] = b' ';
+                }
+            });
+            prop_assert_eq!(fortran_code_blanked(&text), (walked, directive));
+        }
+
+        #[test]
+        fn call_scan_agrees_with_the_word_walk(text in fortran_like()) {
+            let mut fast: Vec<_> = FortranCalls::scan(&text).0.into_iter().collect();
+            let mut slow: Vec<_> = scan_reference(&text).0.into_iter().collect();
+            fast.sort();
+            slow.sort();
+            prop_assert_eq!(fast, slow);
+        }
     }
 }
