@@ -117,7 +117,10 @@ pub(super) fn classify(inp: &ArrayInput) -> Vec<ArrayUse> {
         .iter()
         .filter_map(|f| match f {
             Finding::Unproven {
-                why: Unproven::UnknownCall(n) | Unproven::OpaqueCallee { name: n, .. },
+                why:
+                    Unproven::UnknownCall(n)
+                    | Unproven::UndeclaredReference(n)
+                    | Unproven::OpaqueCallee { name: n, .. },
                 ..
             } => Some(n.as_str()),
             _ => None,

@@ -120,6 +120,11 @@ pub enum Unproven {
     },
     /// A call to a function with unknown effects.
     UnknownCall(String),
+    /// `name(args)` with a name the file does not declare, taken to come
+    /// from a module in another file: an array of it (read, nothing to
+    /// fear) or a function with unknown effects
+    /// (`Function::undeclared_references`).
+    UndeclaredReference(String),
     /// A call to a function defined in the file whose effects cannot be
     /// summarised (`why`: "it calls `rand`").
     OpaqueCallee {
@@ -466,11 +471,17 @@ fn analyze_loop_as(
                                 .callee
                                 .clone()
                                 .unwrap_or_else(|| "a function pointer".into());
-                            if !findings.iter().any(|f| matches!(f, Finding::Unproven { why: Unproven::UnknownCall(n), .. } if *n == name)) {
+                            if !findings.iter().any(|f| matches!(f, Finding::Unproven { why: Unproven::UnknownCall(n) | Unproven::UndeclaredReference(n), .. } if *n == name)) {
+                                let undeclared =
+                                    func.undeclared_references.binary_search(&name).is_ok();
                                 findings.push(Finding::Unproven {
                                     object: name.clone(),
                                     at: c.name_span,
-                                    why: Unproven::UnknownCall(name),
+                                    why: if undeclared {
+                                        Unproven::UndeclaredReference(name)
+                                    } else {
+                                        Unproven::UnknownCall(name)
+                                    },
                                 });
                             }
                         }

@@ -401,6 +401,7 @@ mod tests {
             callees: Vec::new(),
             readnone_callees: Vec::new(),
             declared_elsewhere: Vec::new(),
+            undeclared_references: Vec::new(),
             syntax_error: None,
             outline: false,
             skeleton: false,

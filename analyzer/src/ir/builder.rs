@@ -31,6 +31,7 @@ impl FunctionBuilder {
             callees: Vec::new(),
             readnone_callees: Vec::new(),
             declared_elsewhere: Vec::new(),
+            undeclared_references: Vec::new(),
             syntax_error: None,
             outline: false,
             skeleton: false,

@@ -116,6 +116,11 @@ pub struct Function {
     /// of a module in another file, with IMPLICIT NONE or a USE in scope).
     /// What that file says of them (`threadprivate`, a pointer) is unknown.
     pub declared_elsewhere: Vec<VarId>,
+    /// Names referenced as `name(args)` that the file does not declare,
+    /// where undeclared names are taken to come from a module in another
+    /// file (Fortran: IMPLICIT NONE or a USE in scope): an array of that
+    /// module or a function, lowered as calls (sorted, unique).
+    pub undeclared_references: Vec<String>,
     /// Byte span of the first ERROR/MISSING node inside the function, if any.
     pub syntax_error: Option<Span>,
     /// The body was not lowered: it holds nothing any rule looks at (no CSA
@@ -174,6 +179,7 @@ impl Function {
             callees: Vec::new(),
             readnone_callees: Vec::new(),
             declared_elsewhere: Vec::new(),
+            undeclared_references: Vec::new(),
             syntax_error: None,
             outline: true,
             skeleton: false,

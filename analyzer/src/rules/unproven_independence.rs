@@ -7,7 +7,10 @@
 //! subscript (`a[idx[i]]`), a subscript that is not an affine function of
 //! the loop indices, a distance that depends on a variable's value
 //! (`a[i + k]`), pointers that may point to the same memory, a call to a
-//! function whose effects are unknown, inline assembly, an access that
+//! function whose effects are unknown (in Fortran, `name(args)` with a
+//! name the file does not declare under IMPLICIT NONE or a USE may be an
+//! array of a module in another file as well: the message says both),
+//! inline assembly, an access that
 //! conflicts only on some iterations, a conflict on data of an OpenMP loop
 //! that a module in another file declares (and may make `threadprivate`),
 //! or a loop too large to analyse.
@@ -102,6 +105,7 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                     format!("`{object}` and `{other}` may be the same memory ({hint})")
                 }
                 Unproven::UnknownCall(name) => format!("the call to `{name}` has effects csa-lint cannot see (define it in this file, or list it in `pure-functions` if it has none)"),
+                Unproven::UndeclaredReference(name) => format!("`{name}` is not declared in this file: it may be an array of a module in another file, or a function there whose effects csa-lint cannot see (if it is an array, or a function without effects, list it in `pure-functions`)"),
                 Unproven::OpaqueCallee { name, why } => format!("`{name}` is defined in this file, but its effects cannot be summarised: {why}"),
                 Unproven::Asm => "inline assembly may touch any memory".to_string(),
                 Unproven::LeavesDimension => "one of its subscripts leaves its dimension's bounds on some iteration, so it reaches elements of a neighbouring row and the subscripts cannot be compared one by one".to_string(),
@@ -119,7 +123,10 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 Unproven::DeclaredElsewhere => format!("two iterations access the same element of `{object}`, which is declared in another file: the module there may make it `threadprivate` (each thread's own copy); if it is shared, a `shared({object})` clause says so, and this becomes an error"),
             };
             let subject = match why {
-                Unproven::UnknownCall(_) | Unproven::OpaqueCallee { .. } | Unproven::Asm => {
+                Unproven::UnknownCall(_)
+                | Unproven::UndeclaredReference(_)
+                | Unproven::OpaqueCallee { .. }
+                | Unproven::Asm => {
                     "this loop".to_string()
                 }
                 _ => format!("the access `{}` to `{object}`", text(*at)),

@@ -522,7 +522,7 @@ impl<'t> Lowerer<'_, 't> {
             return self.place_of_expression(n, base, &sels);
         }
         let binding = match sels.first() {
-            Some((Sel::Args(al), call)) => match self.classify_paren(base) {
+            Some((Sel::Args(al), call)) => match self.classify_paren(base, *al) {
                 ParenKind::Element(b) => b,
                 other => return self.place_of_reference(base, *al, *call, other, &sels),
             },
@@ -751,8 +751,22 @@ impl<'t> Lowerer<'_, 't> {
         }
     }
 
-    /// What `name(...)` is, from the declarations.
-    fn classify_paren(&mut self, base: FNode<'t>) -> ParenKind {
+    /// `name(...)` with a name the file does not declare, taken to come
+    /// from a module in another file (`Function::undeclared_references`),
+    /// when it has arguments (`f()` is no array element).
+    fn undeclared_reference(&mut self, name: &str, al: FNode<'t>) {
+        if !al.named_children().any(|a| a.node_kind() != "comment") {
+            return;
+        }
+        let refs = &mut self.b.func_mut().undeclared_references;
+        if let Err(k) = refs.binary_search_by(|n| n.as_str().cmp(name)) {
+            refs.insert(k, name.to_string());
+        }
+    }
+
+    /// What `name(...)` is (`al`: its argument list), from the
+    /// declarations.
+    fn classify_paren(&mut self, base: FNode<'t>, al: FNode<'t>) -> ParenKind {
         let name = self.cx.lname_ref(base);
         if is_builtin_name(&name) {
             return ParenKind::Builtin;
@@ -794,6 +808,9 @@ impl<'t> Lowerer<'_, 't> {
                 } else if intrinsic_function(&name).is_some() && Some(v) != self.result_var {
                     ParenKind::Intrinsic(intrinsic_function(&name).unwrap_or(IntrinsicClass::Value))
                 } else {
+                    if self.b.func().declared_elsewhere.contains(&v) {
+                        self.undeclared_reference(&name, al);
+                    }
                     ParenKind::Call
                 }
             }
@@ -814,6 +831,12 @@ impl<'t> Lowerer<'_, 't> {
                     // to be an array (assigned to, or given a section)
                     None if self.assume_external && self.scopes.array_used.contains(&*name) => {
                         ParenKind::Element(self.resolve(base))
+                    }
+                    // an array of such a module, or a function: a call
+                    // whose findings say both
+                    None if self.assume_external => {
+                        self.undeclared_reference(&name, al);
+                        ParenKind::Call
                     }
                     None => ParenKind::Call,
                 },
