@@ -340,13 +340,18 @@ fn lower_preprocessed(
     } else {
         &pre.text
     };
-    // cpp macros used in free-form code (`.F90`), expanded as the
+    // cpp macros used in Fortran code (`.F90`, `.F`), expanded as the
     // compiler's preprocessor would; positions map back to the uses
     let expanded = match kind {
-        SourceKind::FortranFree => {
-            frontend::fortran::cpp::expand(parsed, text, pre, &opts.headers, &opts.defines)
-        }
-        _ => None,
+        SourceKind::C => None,
+        _ => frontend::fortran::cpp::expand(
+            parsed,
+            text,
+            pre,
+            &opts.headers,
+            &opts.defines,
+            kind == SourceKind::FortranFixed,
+        ),
     };
     let parsed: &str = expanded.as_ref().map_or(parsed, |e| &e.text);
     let identity = Identity;
@@ -380,9 +385,24 @@ fn lower_preprocessed(
             })
         }
         SourceKind::FortranFixed => {
-            let norm = csa_grammars::fixed_form::normalize(parsed);
-            frontend::lower_recovering(&norm.text, &norm, frontend::fortran_unit_end, &|t| {
-                frontend::fortran::lower(t, &norm, &fopts)
+            let norm = match &expanded {
+                None => csa_grammars::fixed_form::normalize(parsed),
+                // (an expansion that runs past column 72 builds only with
+                // longer lines: `-ffixed-line-length-132`)
+                Some(e) => csa_grammars::fixed_form::normalize_with(
+                    parsed,
+                    &csa_grammars::fixed_form::FixedFormOptions {
+                        line_length: Some(if e.past_column(72) {
+                            132
+                        } else {
+                            csa_grammars::fixed_form::DEFAULT_LINE_LENGTH
+                        }),
+                    },
+                ),
+            };
+            let map = frontend::Composed(&norm, free_map);
+            frontend::lower_recovering(&norm.text, &map, frontend::fortran_unit_end, &|t| {
+                frontend::fortran::lower(t, &map, &fopts)
             })
         }
     };

@@ -776,12 +776,11 @@ impl Incremental {
         };
         // (cpp macros are expanded before a whole-file parse)
         if tree.root_node().has_error()
-            || (norm.is_none()
-                && crate::frontend::fortran::cpp::may_expand(
-                    p.source.text(),
-                    &p.pre,
-                    &self.opts.defines,
-                ))
+            || crate::frontend::fortran::cpp::may_expand(
+                p.source.text(),
+                &p.pre,
+                &self.opts.defines,
+            )
         {
             return self.full_of(p);
         }

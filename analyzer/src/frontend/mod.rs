@@ -65,6 +65,16 @@ pub trait PosMap {
     fn to_original(&self, offset: usize) -> usize;
 }
 
+/// Two maps one after the other: `.0` takes an offset to the text `.1`
+/// takes to the original (fixed form normalised after cpp expansion).
+pub struct Composed<'a>(pub &'a dyn PosMap, pub &'a dyn PosMap);
+
+impl PosMap for Composed<'_> {
+    fn to_original(&self, offset: usize) -> usize {
+        self.1.to_original(self.0.to_original(offset))
+    }
+}
+
 /// The identity map.
 pub struct Identity;
 

@@ -1,5 +1,5 @@
-//! C preprocessor macros in free-form Fortran (`.F90` files go through
-//! cpp before the compiler sees them): `#define`d names used in the code,
+//! C preprocessor macros in Fortran (`.F90` and `.F` files go through cpp
+//! before the compiler sees them): `#define`d names used in the code,
 //! in the file itself or in a header it `#include`s (PolyBench/Fortran's
 //! `POLYBENCH_2D_ARRAY_DECL(x, DATA_TYPE, n, n)`, a `DATA_TYPE` in a
 //! declaration). Without expansion such a statement is a syntax error to
@@ -100,10 +100,9 @@ impl Headers {
     }
 
     /// Whether a file of this language and text may include headers whose
-    /// macros [`expand`] uses (a quick look: free-form Fortran that says
-    /// `include`).
+    /// macros [`expand`] uses (a quick look: Fortran that says `include`).
     pub fn wanted(kind: csa_grammars::SourceKind, text: &str) -> bool {
-        kind == csa_grammars::SourceKind::FortranFree && text.contains("include")
+        kind.is_fortran() && text.contains("include")
     }
 
     fn get(&self, name: &str) -> Option<&str> {
@@ -138,6 +137,33 @@ impl PosMap for ExpansionMap {
 pub(crate) struct Expanded {
     pub text: String,
     pub map: ExpansionMap,
+}
+
+impl Expanded {
+    /// Whether an expansion makes a line longer than `column` bytes that
+    /// was not before.
+    pub(crate) fn past_column(&self, column: usize) -> bool {
+        let b = self.text.as_bytes();
+        let mut k = 0;
+        let pieces = &self.map.pieces;
+        while k < pieces.len() {
+            let (es, _, _, _) = pieces[k];
+            let start = memchr::memrchr(b'\n', &b[..es]).map_or(0, |p| p + 1);
+            let end = memchr::memchr(b'\n', &b[es..]).map_or(b.len(), |p| es + p);
+            // every expansion on this line, and how much it grew
+            let mut grown = 0isize;
+            while k < pieces.len() && pieces[k].0 < end {
+                let (es, ee, os, oe) = pieces[k];
+                grown += (ee - es) as isize - (oe - os) as isize;
+                k += 1;
+            }
+            let len = (end - start) as isize;
+            if len > column as isize && len - grown <= column as isize {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// Offsets of an expanded text to the source's: each expansion's place in
@@ -179,15 +205,18 @@ pub(crate) fn may_expand(
         })
 }
 
-/// `text` (the preprocessor pass's output for free-form Fortran:
-/// directives and inactive branches blanked, offsets kept) with the macros
-/// that `source`'s directives define expanded; `None` when nothing is.
+/// `text` (the preprocessor pass's output for Fortran: directives and
+/// inactive branches blanked, offsets kept) with the macros that
+/// `source`'s directives define expanded; `None` when nothing is. In fixed
+/// form (`fixed`) comment lines (`C`, `c`, `*` or `!` in column 1) are left
+/// as they are.
 pub(crate) fn expand(
     text: &str,
     source: &str,
     pre: &csa_grammars::preproc::Preprocessed,
     headers: &Headers,
     defines: &[String],
+    fixed: bool,
 ) -> Option<Expanded> {
     // (no pass over the code of a file that defines nothing)
     if !may_expand(source, pre, defines) {
@@ -217,6 +246,13 @@ pub(crate) fn expand(
             next_event += 1;
         }
         i = name_end;
+        if fixed {
+            let line = memchr::memrchr(b'\n', &b[..start]).map_or(0, |k| k + 1);
+            if matches!(b[line], b'c' | b'C' | b'*' | b'!') {
+                i = line_end(b, start);
+                continue;
+            }
+        }
         let name = &text[start..name_end];
         let Some(m) = table.get(name) else {
             continue;
@@ -692,7 +728,27 @@ mod tests {
                 .map(|(n, t)| (n.to_string(), t.to_string()))
                 .collect(),
         );
-        expand(&pre.text, text, &pre, &headers, &[])
+        expand(&pre.text, text, &pre, &headers, &[], false)
+    }
+
+    #[test]
+    fn fixed_form_comment_lines_stay_and_long_expansions_are_seen() {
+        let text = "#define RL real*8\n\
+                    C     RL in a comment line\n      RL x\n*     RL\n      x = 1\n";
+        let pre = csa_grammars::preproc::preprocess(text, &[], true);
+        let e = expand(&pre.text, text, &pre, &Headers::default(), &[], true).unwrap();
+        let lines: Vec<&str> = e.text.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            ["C     RL in a comment line", "      real*8 x", "*     RL", "      x = 1"]
+        );
+        assert!(!e.past_column(72));
+        // 70 columns before, 74 after: only a longer line length reads it
+        let long = format!("#define RL real*8\n      RL {}\n", "y".repeat(61));
+        let pre = csa_grammars::preproc::preprocess(&long, &[], true);
+        let e = expand(&pre.text, &long, &pre, &Headers::default(), &[], true).unwrap();
+        assert!(e.past_column(72));
+        assert!(!e.past_column(80));
     }
 
     #[test]
