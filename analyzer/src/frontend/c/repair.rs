@@ -792,7 +792,12 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
                     // without one starts a declaration continued below)
                     let t = l.code.trim();
                     !t.starts_with('{') && t.find(';').is_none_or(|semi| t[..semi].contains('('))
-                });
+                })
+            // a name alone (`__BEGIN_DECLS`, an export macro on its own
+            // line) before a declaration that starts with its type; not
+            // a return type on its own line (`size_t` before `f(void)`)
+            // nor a type before its variables (`mytype` before `x = 1;`)
+            || no_arguments && next.is_none_or(|l| starts_declaration(&l.code));
         if prev_ends && next_starts && top_level_ok {
             out.push(BareMacro {
                 end: at + end,
@@ -802,6 +807,26 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
         }
     }
     out
+}
+
+/// Whether a line of code starts a declaration with its type: a keyword
+/// that begins one (`struct`, `typedef`, `static`, `int`, ...) or a name
+/// followed by another name or a `*` (a typedef name: `vec_t *v`), not by
+/// what follows a declarator (`(`, `=`, `,`, `;`, `[`).
+fn starts_declaration(code: &str) -> bool {
+    const STARTS: [&str; 24] = [
+        "struct", "union", "enum", "typedef", "extern", "static", "const", "volatile", "inline",
+        "void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool",
+        "_Complex", "_Noreturn", "_Thread_local", "__inline", "__extension__",
+    ];
+    let toks = tokens(code, 0);
+    let (Some(first), second) = (toks.first(), toks.get(1)) else {
+        return false;
+    };
+    if !first.is_word() || first.text.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    STARTS.contains(&first.text) || second.is_some_and(|s| s.is_word() || s.text == "*")
 }
 
 /// A macro use after the last `;` of a line's code (outside parentheses):
@@ -1232,7 +1257,8 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
 /// declaration's start (`INLINE void`, `static INLINE double`, `INLINE
 /// const void`), or before
 /// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`: a
-/// declaration has one type), or between a type keyword and a function's
+/// declaration has one type), before a parameter's type name and its
+/// name (`f(UNUSED Vec v)`), or between a type keyword and a function's
 /// name (`int MPIAPI f(`).
 fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
     let t = toks[k];
@@ -1261,7 +1287,14 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
             matches!(p, ";" | "{" | "}" | "(" | ",") || SPECIFIER_KEYWORDS.contains(&p)
         });
     let storage = |x: &str| STORAGE_KEYWORDS.contains(&x);
-    let before_type = (k == 0 || matches!(prev, Some(";" | "{" | "}")) || prev.is_some_and(storage))
+    let before_type = (k == 0
+        || matches!(prev, Some(";" | "{" | "}"))
+        || prev.is_some_and(storage)
+        // a parameter's (`f(UNUSED Vec v)`): `(` or `,` before it, a
+        // name and a declarator after (a parameter has one type)
+        || matches!(prev, Some("(" | ","))
+            && (after_next == Some("*")
+                || toks.get(k + 3).is_some_and(|t| matches!(t.text, "," | ")" | "["))))
         && name_at(next)
         && (after_next == Some("*") || name_at(after_next));
     // a calling convention or export macro between a type keyword and a
