@@ -722,11 +722,38 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
     let mut buffer: Option<Vec<u8>> = None;
     // the line of the last use found
     let mut last_use = None;
+    // the last line of a use continued over several lines
+    let mut skip_to = 0;
     for (k, line) in lines.iter().enumerate() {
-        if line.directive {
+        if line.directive || k < skip_to {
             continue;
         }
         let code = line.code.trim_end();
+        // a top-level use whose arguments run onto later lines, before a
+        // declaration (`DEPRECATED_MSG(` / `"text")` / `int f(void);`)
+        if line.depth == 0 {
+            if let Some((last, end)) = continued_use(lines, k) {
+                let next = lines[last + 1..]
+                    .iter()
+                    .find(|l| !l.directive && !l.code.trim().is_empty());
+                let prev_ends = previous_code_line(lines, k)
+                    .is_none_or(|p| last_use == Some(p) || ends_statement(&lines[p]));
+                // (not the parameter declarations of an old-style
+                // definition, `f(a,` / `b)` / `int a, b;`: a prototype
+                // or a declaration continued below follows)
+                let declaration = next.is_some_and(|l| {
+                    let t = l.code.trim();
+                    starts_declaration(t)
+                        && t.find(';').is_none_or(|semi| t[..semi].contains('('))
+                });
+                if prev_ends && declaration {
+                    out.push(BareMacro { end, blank: None });
+                    last_use = Some(last);
+                    skip_to = last + 1;
+                }
+                continue;
+            }
+        }
         // the use: the line's code, or what follows a control statement's
         // header on it (`if (x != 1) ERR_EXIT(x)`, `else LOG(y)`)
         let (lead, code, end, prev_ends) = match bare_use(code.trim_start()) {
@@ -807,6 +834,45 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
         }
     }
     out
+}
+
+/// A macro use that starts line `k` (a name that is no keyword, then `(`)
+/// and whose arguments close on a later line (within 16 lines, no `;`,
+/// `{` or `}` in them, nothing after the `)`): that line and the source
+/// offset after the `)`.
+fn continued_use(lines: &[CodeLine], k: usize) -> Option<(usize, usize)> {
+    let code = lines[k].code.trim();
+    let n = code
+        .find(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+        .unwrap_or(code.len());
+    if n == 0 || code.starts_with(|c: char| c.is_ascii_digit()) || KEYWORDS.contains(&&code[..n]) {
+        return None;
+    }
+    if !code[n..].trim_start().starts_with('(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (j, line) in lines.iter().enumerate().skip(k).take(16) {
+        if line.directive {
+            return None;
+        }
+        for (i, c) in line.code.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        // (on the first line it is no continued use)
+                        let rest_empty = line.code[i + 1..].trim().is_empty();
+                        return (j > k && rest_empty).then_some((j, line.start + i + 1));
+                    }
+                }
+                ';' | '{' | '}' => return None,
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 /// Whether a line of code starts a declaration with its type: a keyword
