@@ -167,6 +167,37 @@ fn fixed_comment_line(line: &str) -> bool {
             .is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_')
 }
 
+/// Whether `line` is a fixed-form comment line whose `C` or `c` in column
+/// 1 starts a word (`CADJ STORE ...`, `CBOP`, `CEH3 ...`: comments that
+/// tools read): no `;`, no `&` at its end, and a first word that is no
+/// Fortran statement's (`COMMON /b/ x` may start a free-form line).
+/// `lower`: the line in lower case.
+fn worded_comment_line(line: &str, lower: &str) -> bool {
+    const STATEMENTS: [&str; 13] = [
+        "call",
+        "case",
+        "character",
+        "class",
+        "close",
+        "codimension",
+        "common",
+        "complex",
+        "contains",
+        "continue",
+        "critical",
+        "cycle",
+        "change",
+    ];
+    let word = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    matches!(line.as_bytes().first(), Some(b'c' | b'C'))
+        && !line.contains(';')
+        && !line.trim_end().ends_with('&')
+        && !STATEMENTS.contains(&word)
+}
+
 /// The fixed-form continuation mark of `line`: columns 1-5 blank and
 /// column 6 neither blank nor `0`.
 fn column6_mark(line: &str) -> Option<u8> {
@@ -391,7 +422,9 @@ fn fortran_header(text: &str) -> Option<SourceKind> {
         }
         let lower = t.to_ascii_lowercase();
         // fixed-form comment lines, not the end of a C comment
-        if fixed_comment_line(line) && !lower.starts_with("*/") {
+        if (fixed_comment_line(line) || worded_comment_line(line, &lower))
+            && !lower.starts_with("*/")
+        {
             fortran = true;
             fixed = true;
             continue;
@@ -542,6 +575,20 @@ mod tests {
             h("c     sizes\n      double precision x(10)\n      common /blk/ x,\n     $       y\n"),
             Some(SourceKind::FortranFixed)
         );
+        // comment lines whose `C` starts a word (directives to tools)
+        assert_eq!(
+            h("CADJ STORE fa = tape, key = k\nCADJ STORE fb = tape, key = k\n"),
+            Some(SourceKind::FortranFixed)
+        );
+        assert_eq!(
+            h("      integer nstep\n      common / stepc / nstep\nCXY9 editor settings\n"),
+            Some(SourceKind::FortranFixed)
+        );
+        // (a free-form statement at column 1 is no comment)
+        assert_eq!(
+            h("COMMON /blk/ a, b  &\n  , c\ninteger :: a, b, c\n"),
+            Some(SourceKind::FortranFree)
+        );
         // a cpp header for Fortran: directives and `!` comments
         assert_eq!(
             h("!/// \\brief sizes\n#define NI_ 10\n!/// halo\n#  define HALO_ 2\n"),
@@ -570,6 +617,7 @@ mod tests {
         );
         // C stays C
         for c in [
+            "CUresult\ncuInit(unsigned flags);\nConfig *cfg;\n",
             "module = 3;\nint use_count(int);\n",
             "int interface;\nfunction(a, b);\n",
             "end = begin + 1;\n",
