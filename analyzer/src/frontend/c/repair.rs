@@ -199,6 +199,7 @@ impl Repairs {
 pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
     let lines = code_lines(text.as_bytes());
     let bare = bare_macros_in(&lines);
+    let statement_args = statement_arguments(&lines);
     let top = top_level_tokens(text);
     let (prototypes, declarations) = old_style_prototypes(text, &top);
     let mut inserts: Vec<(usize, String)> = implicit_int_in(text, &top)
@@ -208,6 +209,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .chain(prototypes)
         .chain(paren_less_conditions(&lines))
         .chain(loop_macros(&lines))
+        .chain(statement_args.1)
         .collect();
     inserts.sort_by_key(|(p, _)| *p);
     let mut rewrites: Vec<(usize, String)> = bare
@@ -215,6 +217,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .filter_map(|b| b.blank.clone())
         .map(|r| (r.start, " ".repeat(r.len())))
         .chain(token_rewrites(&lines, defines))
+        .chain(statement_args.0)
         .chain(line_end_qualifiers(&lines))
         .chain(continued_directive_comments(text, &lines))
         .chain(declarations)
@@ -873,6 +876,74 @@ fn continued_use(lines: &[CodeLine], k: usize) -> Option<(usize, usize)> {
         }
     }
     None
+}
+
+/// Statements given to a macro as arguments (`CHECK(p, return 0);`,
+/// `EVAL(f(x, &r); )`), which no function call can take: the blanks that
+/// make the use a call. In a macro's argument list (a name that is no
+/// keyword, then `(`, closed on the line), an argument that starts with
+/// `return`, `break`, `continue` or `goto` is blanked (with a `,` beside
+/// it: an empty argument is none), and so is a `;` at the list's own
+/// depth that ends it, the use then getting a `;` after it when it is its
+/// line's code;
+/// (offset, blanks) and (offset, `;`).
+fn statement_arguments(lines: &[CodeLine]) -> (Edits, Edits) {
+    const JUMPS: [&str; 4] = ["return", "break", "continue", "goto"];
+    let mut out = Vec::new();
+    let mut semicolons = Vec::new();
+    for line in lines {
+        if line.directive || !(line.code.contains(';') || line.code.contains("return")) {
+            continue;
+        }
+        let toks = line_tokens(line);
+        let mut k = 0;
+        while k + 1 < toks.len() {
+            let t = toks[k];
+            if !(t.is_word() && toks[k + 1].text == "(" && !KEYWORDS.contains(&t.text)) {
+                k += 1;
+                continue;
+            }
+            let Some(close) = matching_close(&toks, k + 1) else {
+                break;
+            };
+            // the arguments at the list's depth, and each `;` there
+            let mut depth = 0usize;
+            let mut arg_start = k + 2;
+            for j in k + 2..=close {
+                match toks[j].text {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" if depth > 0 => depth -= 1,
+                    // (the last of the list only: `m(x; y; z)` may be a
+                    // loop's header, `FOR_EACH(i; ...)`, `cilk_for (...)`)
+                    ";" if depth == 0 && j + 1 == close => {
+                        out.push((toks[j].at, " ".to_string()));
+                        if k == 0 && close + 1 == toks.len() {
+                            semicolons.push((toks[close].at + 1, ";".to_string()));
+                        }
+                    }
+                    _ => {}
+                }
+                if depth == 0 && matches!(toks[j].text, "," | ")" | ";") && j > arg_start {
+                    if JUMPS.contains(&toks[arg_start].text) {
+                        // with a `,` next to it (an empty argument is none)
+                        let from = if arg_start > k + 2 { arg_start - 1 } else { arg_start };
+                        let to = if from == arg_start && toks[j].text == "," { j + 1 } else { j };
+                        out.extend(
+                            toks[from..to]
+                                .iter()
+                                .map(|x| (x.at, " ".repeat(x.text.len()))),
+                        );
+                    }
+                    arg_start = j + 1;
+                } else if depth == 0 && matches!(toks[j].text, "," | ";") {
+                    arg_start = j + 1;
+                }
+            }
+            k = close + 1;
+        }
+    }
+    semicolons.dedup();
+    (out, semicolons)
 }
 
 /// Whether a line of code starts a declaration with its type: a keyword
