@@ -1349,17 +1349,29 @@ fn padded(s: &str, width: usize) -> String {
 fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)> {
     let mut defs: Option<Vec<(&str, &str)>> = None;
     let mut out = Vec::new();
-    for line in lines {
+    for (i, line) in lines.iter().enumerate() {
         if line.directive {
             continue;
         }
         let toks = line_tokens(line);
+        // two names alone on a line, then a function's name and its `(`:
+        // the first is a specifier macro before a return type on its own
+        // line (`static2 Int` / `f(Int n)`)
+        let before_return_type = toks.len() == 2
+            && toks.iter().all(|t| t.is_word() && !grammar_keyword(t.text))
+            && lines[i + 1..]
+                .iter()
+                .find(|l| !l.directive && !l.code.trim().is_empty())
+                .is_some_and(|l| {
+                    let next = line_tokens(l);
+                    next.len() > 1 && next[0].is_word() && next[1].text == "("
+                });
         for (k, t) in toks.iter().enumerate() {
             if let Some(spelled) = cilk_keyword(&toks, k) {
                 out.push((t.at, padded(spelled, t.text.len())));
             } else if complex_specifier(&toks, k) {
                 out.push((t.at, " ".repeat(t.text.len())));
-            } else if qualifier_macro(&toks, k) {
+            } else if qualifier_macro(&toks, k) || before_return_type && k == 0 {
                 let defs = defs.get_or_insert_with(|| object_macros(lines, defines));
                 let spelled = defs
                     .iter()
