@@ -367,14 +367,18 @@ pub(crate) fn fortran_needs_lowering(text: &str, has_error: bool) -> bool {
 pub(crate) struct FortranCalls(rustc_hash::FxHashMap<String, Vec<usize>>);
 
 impl FortranCalls {
-    pub(crate) fn scan(text: &str) -> FortranCalls {
-        let raw = text.as_bytes();
+    /// Whether a file may hold a CSA builtin or a directive at all (a
+    /// quick look before [`FortranCalls::scan`] reads it).
+    fn worth_scanning(raw: &[u8]) -> bool {
         let has = |m: &str| memmem::find(raw, m.as_bytes()).is_some();
-        if !(has("builtin_csa")
+        has("builtin_csa")
             || has("BUILTIN_CSA")
             || has("Builtin_Csa")
-            || memchr::memchr(b'$', raw).is_some())
-        {
+            || memchr::memchr(b'$', raw).is_some()
+    }
+
+    pub(crate) fn scan(text: &str) -> FortranCalls {
+        if !Self::worth_scanning(text.as_bytes()) {
             return FortranCalls::default();
         }
         // the code, comments blanked (a name in a comment calls nothing),
@@ -682,12 +686,7 @@ mod tests {
 
     fn scan_reference(text: &str) -> FortranCalls {
         let raw = text.as_bytes();
-        let has = |m: &str| memmem::find(raw, m.as_bytes()).is_some();
-        if !(has("builtin_csa")
-            || has("BUILTIN_CSA")
-            || has("Builtin_Csa")
-            || memchr::memchr(b'$', raw).is_some())
-        {
+        if !FortranCalls::worth_scanning(raw) {
             return FortranCalls::default();
         }
         // the code, comments blanked (a name in a comment calls nothing)
