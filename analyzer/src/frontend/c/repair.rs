@@ -1405,8 +1405,8 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
 /// (`double RESTRICT *a`), before a type or storage-class keyword at a
 /// declaration's start (`INLINE void`, `static INLINE double`, `INLINE
 /// const void`), or before
-/// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`: a
-/// declaration has one type), before a parameter's type name and its
+/// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`,
+/// `typedef STRUCT T *P;`: a declaration has one type), before a parameter's type name and its
 /// name (`f(UNUSED Vec v)`), or between a type keyword and a function's
 /// name (`int MPIAPI f(`).
 fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
@@ -1437,7 +1437,7 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
         });
     let storage = |x: &str| STORAGE_KEYWORDS.contains(&x);
     let before_type = (k == 0
-        || matches!(prev, Some(";" | "{" | "}"))
+        || matches!(prev, Some(";" | "{" | "}" | "typedef"))
         || prev.is_some_and(storage)
         // a parameter's (`f(UNUSED Vec v)`): `(` or `,` before it, a
         // name and a declarator after (a parameter has one type)
