@@ -296,6 +296,17 @@ fn fortran_code_squeezed(text: &str) -> Option<Vec<u8>> {
     Some(code)
 }
 
+/// Whether the comment whose `!` is at `i` is a directive: at most five
+/// letters, then `$`.
+fn directive_sentinel(bytes: &[u8], i: usize) -> bool {
+    let letters = bytes[i + 1..]
+        .iter()
+        .take(6)
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    letters <= 5 && bytes.get(i + 1 + letters) == Some(&b'$')
+}
+
 /// Fortran text (free form, as the parser sees it: fixed form normalised)
 /// with its `!` comments blanked (each byte a space, line ends kept), and
 /// whether some comment is a directive: `!` followed by at most five letters
@@ -326,14 +337,7 @@ fn fortran_code_blanked(text: &str) -> (Vec<u8>, bool) {
                     Some(q) if b == q => quote = None,
                     Some(_) => {}
                     None if b == b'!' => {
-                        let letters = bytes[i + 1..]
-                            .iter()
-                            .take(6)
-                            .take_while(|c| c.is_ascii_alphabetic())
-                            .count();
-                        if letters <= 5 && bytes.get(i + 1 + letters) == Some(&b'$') {
-                            directive = true;
-                        }
+                        directive |= directive_sentinel(bytes, i);
                         out[i..end].fill(b' ');
                         break;
                     }
@@ -665,14 +669,7 @@ mod tests {
                 Some(_) => {}
                 None if b == b'!' => {
                     comment = true;
-                    let letters = bytes[i + 1..]
-                        .iter()
-                        .take(6)
-                        .take_while(|c| c.is_ascii_alphabetic())
-                        .count();
-                    if letters <= 5 && bytes.get(i + 1 + letters) == Some(&b'$') {
-                        directive = true;
-                    }
+                    directive |= directive_sentinel(bytes, i);
                     on(i, b, false);
                     continue;
                 }
