@@ -355,7 +355,7 @@ fn lower_preprocessed(
     };
     let parsed: &str = expanded.as_ref().map_or(parsed, |e| &e.text);
     let identity = Identity;
-    let free_map: &dyn frontend::PosMap = match &expanded {
+    let cpp_map: &dyn frontend::PosMap = match &expanded {
         Some(e) => &e.map,
         None => &identity,
     };
@@ -380,8 +380,8 @@ fn lower_preprocessed(
             })
         }
         SourceKind::FortranFree => {
-            frontend::lower_recovering(parsed, free_map, frontend::fortran_unit_end, &|t| {
-                frontend::fortran::lower(t, free_map, &fopts)
+            frontend::lower_recovering(parsed, cpp_map, frontend::fortran_unit_end, &|t| {
+                frontend::fortran::lower(t, cpp_map, &fopts)
             })
         }
         SourceKind::FortranFixed => {
@@ -400,7 +400,7 @@ fn lower_preprocessed(
                     },
                 ),
             };
-            let map = frontend::Composed(&norm, free_map);
+            let map = frontend::Composed(&norm, cpp_map);
             frontend::lower_recovering(&norm.text, &map, frontend::fortran_unit_end, &|t| {
                 frontend::fortran::lower(t, &map, &fopts)
             })
@@ -409,8 +409,8 @@ fn lower_preprocessed(
     let mut lowered = lowered;
     lowered.toplevel_errors.extend(long_lines.iter().map(|s| {
         Span::new(
-            free_map.to_original(s.start as usize),
-            free_map.to_original(s.end as usize),
+            cpp_map.to_original(s.start as usize),
+            cpp_map.to_original(s.end as usize),
         )
     }));
     lowered

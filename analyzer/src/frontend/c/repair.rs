@@ -845,12 +845,7 @@ fn bare_macros_in(lines: &[CodeLine]) -> Vec<BareMacro> {
 /// offset after the `)`.
 fn continued_use(lines: &[CodeLine], k: usize) -> Option<(usize, usize)> {
     let code = lines[k].code.trim();
-    let n = code
-        .find(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-        .unwrap_or(code.len());
-    if n == 0 || code.starts_with(|c: char| c.is_ascii_digit()) || KEYWORDS.contains(&&code[..n]) {
-        return None;
-    }
+    let n = macro_name(code)?;
     if !code[n..].trim_start().starts_with('(') {
         return None;
     }
@@ -951,11 +946,6 @@ fn statement_arguments(lines: &[CodeLine]) -> (Edits, Edits) {
 /// followed by another name or a `*` (a typedef name: `vec_t *v`), not by
 /// what follows a declarator (`(`, `=`, `,`, `;`, `[`).
 fn starts_declaration(code: &str) -> bool {
-    const STARTS: [&str; 24] = [
-        "struct", "union", "enum", "typedef", "extern", "static", "const", "volatile", "inline",
-        "void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool",
-        "_Complex", "_Noreturn", "_Thread_local", "__inline", "__extension__",
-    ];
     let toks = tokens(code, 0);
     let (Some(first), second) = (toks.first(), toks.get(1)) else {
         return false;
@@ -963,7 +953,9 @@ fn starts_declaration(code: &str) -> bool {
     if !first.is_word() || first.text.starts_with(|c: char| c.is_ascii_digit()) {
         return false;
     }
-    STARTS.contains(&first.text) || second.is_some_and(|s| s.is_word() || s.text == "*")
+    SPECIFIER_KEYWORDS.contains(&first.text)
+        || matches!(first.text, "const" | "volatile" | "__extension__")
+        || second.is_some_and(|s| s.is_word() || s.text == "*")
 }
 
 /// A macro use after the last `;` of a line's code (outside parentheses):
@@ -1133,18 +1125,22 @@ fn bare_use(code: &str) -> Option<usize> {
     use_prefix(code).filter(|&end| code[end..].trim().is_empty())
 }
 
-/// The end of the macro use (a name, or a name and a balanced argument
-/// list without `;`, `{` or `}`; not a keyword) that `code` starts with,
-/// when what follows the name is nothing or its argument list.
-fn use_prefix(code: &str) -> Option<usize> {
+/// The length of the name `code` starts with, when it may be a macro's (a
+/// name that is no keyword).
+fn macro_name(code: &str) -> Option<usize> {
     let b = code.as_bytes();
     let n = b
         .iter()
         .position(|&c| !(c == b'_' || c.is_ascii_alphanumeric()))
         .unwrap_or(b.len());
-    if n == 0 || b[0].is_ascii_digit() || KEYWORDS.contains(&&code[..n]) {
-        return None;
-    }
+    (n > 0 && !b[0].is_ascii_digit() && !KEYWORDS.contains(&&code[..n])).then_some(n)
+}
+
+/// The end of the macro use (a name, or a name and a balanced argument
+/// list without `;`, `{` or `}`; not a keyword) that `code` starts with,
+/// when what follows the name is nothing or its argument list.
+fn use_prefix(code: &str) -> Option<usize> {
+    let n = macro_name(code)?;
     let rest = code[n..].trim_start();
     if !rest.starts_with('(') {
         return Some(n);
