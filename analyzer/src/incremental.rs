@@ -774,13 +774,19 @@ impl Incremental {
         let Some(tree) = tree else {
             return self.full_of(p);
         };
-        // (cpp macros are expanded before a whole-file parse)
+        // (cpp macros the code uses are expanded before a whole-file
+        // parse; a file whose `#include`s and `#define`s change nothing in
+        // its code stays incremental)
         if tree.root_node().has_error()
-            || crate::frontend::fortran::cpp::may_expand(
+            || crate::frontend::fortran::cpp::expand(
+                &p.pre.text,
                 p.source.text(),
                 &p.pre,
+                &self.opts.headers,
                 &self.opts.defines,
+                fixed,
             )
+            .is_some()
         {
             return self.full_of(p);
         }
@@ -1423,6 +1429,36 @@ mod tests {
             }
         }
         assert!(reused > 20, "results were reused {reused} times");
+    }
+
+    #[test]
+    fn fixed_form_with_cpp_macros_is_incremental_unless_the_code_uses_them() {
+        let unit = |k: usize| {
+            format!(
+                "      SUBROUTINE S{k}(A, N)\n      INTEGER N, I\n      RL A(N)\n      DO 10 I = 1, N\n         A(I) = 0.0\n   10 CONTINUE\n      END\n"
+            )
+        };
+        let body: String = (0..10).map(unit).collect();
+        let opts = AnalysisOptions::default();
+        // a macro is defined but the code reads none: units are reused
+        let unused = format!("#define WIDTH 8\n{}", body.replace("RL A(N)", "REAL A(N)"));
+        let mut inc = Incremental::new(SourceKind::FortranFixed, opts.clone());
+        inc.update(&unused);
+        let edited = unused.replacen("A(I) = 0.0", "A(I) = 1.0", 1);
+        let got = inc.update(&edited);
+        assert!(!inc.stats().full);
+        assert_eq!(inc.stats().analysed, 1);
+        assert!(got.diagnostics == analyze(SourceKind::FortranFixed, &edited, &opts).diagnostics);
+        // a macro the code uses: the whole file, expanded
+        let used = format!("#define RL REAL\n{body}");
+        let mut inc = Incremental::new(SourceKind::FortranFixed, opts.clone());
+        inc.update(&used);
+        let edited = used.replacen("A(I) = 0.0", "A(I) = 1.0", 1);
+        let got = inc.update(&edited);
+        assert!(inc.stats().full);
+        let want = analyze(SourceKind::FortranFixed, &edited, &opts);
+        assert!(want.diagnostics.iter().all(|d| d.code.0 != 1));
+        assert!(got.diagnostics == want.diagnostics);
     }
 
     #[test]
