@@ -817,13 +817,15 @@ fn lower_tree_of(
     opts: &FrontendOptions,
 ) -> LoweredFile {
     let trees = recover_units(parsed, tree);
+    // (one scan, for the pruned copy and for the whole one it may fall
+    // back to)
+    let calls = relevance::FortranCalls::scan(text);
     if let [tree] = trees.as_slice() {
-        if let Some(out) = lower_pruned(text, tree, map, only, opts) {
+        if let Some(out) = lower_pruned(text, tree, map, only, opts, &calls) {
             return out;
         }
     }
     let flats: Vec<FlatTree> = trees.iter().map(|t| FlatTree::new(t.root_node())).collect();
-    let calls = relevance::FortranCalls::scan(text);
     lower_flat(text, &flats, map, only, opts, None, &calls).unwrap_or_default()
 }
 
@@ -835,15 +837,15 @@ fn lower_pruned(
     map: &dyn PosMap,
     only: Option<Span>,
     opts: &FrontendOptions,
+    calls: &relevance::FortranCalls,
 ) -> Option<LoweredFile> {
     let root = tree.root_node();
     if root.has_error() {
         return None;
     }
-    let calls = relevance::FortranCalls::scan(text);
-    let mut plan = CopyPlan::new(text, only, !opts.every_body, &calls);
+    let mut plan = CopyPlan::new(text, only, !opts.every_body, calls);
     let flat = FlatTree::planned(root, |n, depth| plan.descend(n, depth));
-    lower_flat(text, &[flat], map, only, opts, Some(&plan), &calls)
+    lower_flat(text, &[flat], map, only, opts, Some(&plan), calls)
 }
 
 /// Statements that cannot jump, whose children a [`Host::Control`] unit's
