@@ -165,6 +165,12 @@ impl Analysis {
         self.diagnostics
     }
 
+    /// The diagnostics and the analysed text with its line index, taken
+    /// out of the analysis.
+    pub fn into_parts(self) -> (Vec<Diagnostic>, SourceText) {
+        (self.diagnostics, self.source)
+    }
+
     /// The analysed text with its line index.
     pub fn source(&self) -> &SourceText {
         &self.source

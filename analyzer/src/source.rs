@@ -83,12 +83,7 @@ pub struct SourceText {
 
 /// Offsets of the line starts after each `\n` of `text`, plus `base`.
 fn push_line_starts(out: &mut Vec<u32>, text: &str, base: usize) {
-    let mut from = 0;
-    // `str::find` on a char searches with memchr.
-    while let Some(i) = text[from..].find('\n') {
-        from += i + 1;
-        out.push((base + from) as u32);
-    }
+    out.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| (base + i + 1) as u32));
 }
 
 impl SourceText {

@@ -55,13 +55,11 @@ pub fn parse(src: &SourceText, lang: Lang, known: &dyn Fn(Code) -> bool) -> Vec<
     // Visit only the lines that hold the marker: one search over the text.
     let text = src.text();
     let mut lines = Vec::new();
-    let mut from = 0;
-    while let Some(i) = text[from..].find(MARKER) {
-        let line_no = src.line_of(from + i);
+    for i in memchr::memmem::find_iter(text.as_bytes(), MARKER.as_bytes()) {
+        let line_no = src.line_of(i);
         if lines.last() != Some(&line_no) {
             lines.push(line_no);
         }
-        from += i + MARKER.len();
     }
     // where each suppression's comment opens
     let mut openers: Vec<usize> = Vec::new();

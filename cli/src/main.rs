@@ -12,6 +12,7 @@ mod settings;
 
 use analyzer::config::{Overrides, Selector};
 use analyzer::diag::{Diagnostic, Severity};
+use analyzer::source::SourceText;
 use clap::{Parser, ValueEnum};
 use csa_grammars::SourceKind;
 use std::io::Write;
@@ -626,12 +627,12 @@ fn diagnostics_of(
     text: &str,
     opts: &analyzer::AnalysisOptions,
     updates: &mut cache::Updates,
-) -> Result<Vec<Diagnostic>, String> {
+) -> Result<(Vec<Diagnostic>, Option<SourceText>), String> {
     let key = ctx.cache.map(|_| cache::Key::new(kind, opts, text));
     if let (Some(c), Some(k)) = (ctx.cache, key) {
         if let Some((d, used)) = c.get(k) {
             updates.extend(used);
-            return Ok(d);
+            return Ok((d, None));
         }
     }
     let fa = std::panic::catch_unwind(|| analyzer::analyze(kind, text, opts)).map_err(|_| {
@@ -643,7 +644,8 @@ fn diagnostics_of(
     if let Some(k) = key {
         updates.extend(cache::Cache::entry(k, fa.diagnostics()));
     }
-    Ok(fa.into_diagnostics())
+    let (diagnostics, source) = fa.into_parts();
+    Ok((diagnostics, Some(source)))
 }
 
 /// The files a free-form Fortran file at `path` `#include`s (quoted
@@ -726,14 +728,16 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         .resolved
         .relative(&settings::absolute(&job.path))
         .to_path_buf();
-    let mut diagnostics = match diagnostics_of(ctx, display, kind, &text, opts, &mut o.cache) {
-        Ok(d) => d,
-        Err(e) => {
-            o.messages.push(format!("csa-lint: error: {e}"));
-            o.io_error = true;
-            return o;
-        }
-    };
+    // (the analysis's line index of `text`, for the report)
+    let (mut diagnostics, mut source) =
+        match diagnostics_of(ctx, display, kind, &text, opts, &mut o.cache) {
+            Ok(d) => d,
+            Err(e) => {
+                o.messages.push(format!("csa-lint: error: {e}"));
+                o.io_error = true;
+                return o;
+            }
+        };
     settings.filter(&relative, &mut diagnostics);
     let mut text = text;
     if ctx.cli.fix_args.active() && fix::may_change(&ctx.cli.fix_args, &diagnostics) {
@@ -753,9 +757,10 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         if let Some(new) = f.written {
             // report what is left in the file as it now is
             match diagnostics_of(ctx, display, kind, &new, opts, &mut o.cache) {
-                Ok(mut d) => {
+                Ok((mut d, s)) => {
                     settings.filter(&relative, &mut d);
                     diagnostics = d;
+                    source = s;
                     text = new;
                 }
                 Err(e) => {
@@ -769,7 +774,11 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
     render::sort(&mut diagnostics);
     // a file without diagnostics prints nothing in any format: no line index
     if let Some(format) = ctx.format.filter(|_| !diagnostics.is_empty()) {
-        let source = analyzer::source::SourceText::new(text);
+        let source = match source {
+            // (made from `text` itself: see above)
+            Some(s) if s.text().len() == text.len() => s,
+            _ => SourceText::new(text),
+        };
         let view = render::FileView {
             name: display,
             source: &source,

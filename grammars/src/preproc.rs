@@ -345,6 +345,15 @@ fn preprocess_with(
     fortran: bool,
     as_compiled: Option<&[String]>,
 ) -> Preprocessed {
+    if fortran && !text.as_bytes().contains(&b'#') {
+        // no directive line: nothing to blank (most Fortran files)
+        return Preprocessed {
+            text: text.to_string(),
+            conditionals: Vec::new(),
+            guarded: Vec::new(),
+            directives: Vec::new(),
+        };
+    }
     let mut env = Env::new(defines);
     if !fortran {
         // every C compiler defines it (`#if defined __STDC__ && __STDC__`

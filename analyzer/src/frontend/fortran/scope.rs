@@ -535,20 +535,26 @@ impl Scopes {
 // Constant folding
 
 /// Parses an integer literal (`42`, `4_8`, `4_ik`, `z'ff'`, `b'101'`).
+/// (Without an allocation: every number literal a unit lowers comes here,
+/// most of them real, `1.0d0`.)
 pub fn int_literal(text: &str) -> Option<i64> {
     let t = text.trim();
-    let lower = t.to_ascii_lowercase();
-    for (prefix, radix) in [("z", 16), ("x", 16), ("o", 8), ("b", 2)] {
-        if let Some(rest) = lower.strip_prefix(prefix) {
-            let body = rest.trim_matches(|c| c == '\'' || c == '"');
-            if body.len() + 2 == rest.len() && !body.is_empty() {
-                return i64::from_str_radix(body, radix).ok();
-            }
+    let radix = match t.as_bytes().first()?.to_ascii_lowercase() {
+        b'z' | b'x' => Some(16),
+        b'o' => Some(8),
+        b'b' => Some(2),
+        _ => None,
+    };
+    if let Some(radix) = radix {
+        let rest = &t[1..];
+        let body = rest.trim_matches(|c| c == '\'' || c == '"');
+        if body.len() + 2 == rest.len() && !body.is_empty() {
+            return i64::from_str_radix(body, radix).ok();
         }
     }
-    let digits = match lower.find('_') {
-        Some(i) => &lower[..i],
-        None => &lower[..],
+    let digits = match t.find('_') {
+        Some(i) => &t[..i],
+        None => t,
     };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -3013,3 +3013,48 @@ mod text_scans {
         }
     }
 }
+
+/// `scope::int_literal` against its first version (which lower-cased a
+/// copy of every literal).
+mod int_literals {
+    use proptest::prelude::*;
+
+    fn first_version(text: &str) -> Option<i64> {
+        let t = text.trim();
+        let lower = t.to_ascii_lowercase();
+        for (prefix, radix) in [("z", 16), ("x", 16), ("o", 8), ("b", 2)] {
+            if let Some(rest) = lower.strip_prefix(prefix) {
+                let body = rest.trim_matches(|c| c == '\'' || c == '"');
+                if body.len() + 2 == rest.len() && !body.is_empty() {
+                    return i64::from_str_radix(body, radix).ok();
+                }
+            }
+        }
+        let digits = match lower.find('_') {
+            Some(i) => &lower[..i],
+            None => &lower[..],
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse::<i64>().ok()
+    }
+
+    #[test]
+    fn examples() {
+        for t in [
+            "42", " 7 ", "4_8", "4_ik", "z'ff'", "Z\"FF\"", "b'101'", "O'17'", "x'-1'", "1.0d0",
+            "1e5", "", "_", "z''", "z'f", "99999999999999999999", "\u{e9}1", "B'2'",
+        ] {
+            assert_eq!(super::scope::int_literal(t), first_version(t), "{t:?}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn as_the_first_version(t in "[ zZxXoObB'\"_0-9a-fA-F.+\\-dDeE\u{e9}]{0,12}") {
+            prop_assert_eq!(super::scope::int_literal(&t), first_version(&t));
+        }
+    }
+}
