@@ -240,21 +240,32 @@ fn group_continued(text: &str, lines: &[Line]) -> Vec<(usize, usize)> {
 /// loop directive is the region.
 #[cfg(test)]
 fn parallel_regions(text: &str, start: usize, end: usize) -> Vec<Region> {
-    parallel_regions_of(text, end, &omp_directives(text, start, end))
+    let ds = omp_directives(text, start, end);
+    parallel_regions_of(text, end, &ds, &directive_names(text, &ds))
+}
+
+/// The name words of each of `directives` (read once for
+/// [`parallel_regions_of`] and [`sync_regions_of`]).
+pub(super) fn directive_names(text: &str, directives: &[(usize, usize)]) -> Vec<Vec<String>> {
+    directives
+        .iter()
+        .map(|&(d0, d1)| words(text, d0, d1))
+        .collect()
 }
 
 /// [`parallel_regions`] from the [`omp_directives`] of a range ending at
-/// `end`.
+/// `end` and their [`directive_names`].
 pub(super) fn parallel_regions_of(
     text: &str,
     end: usize,
     directives: &[(usize, usize)],
+    names: &[Vec<String>],
 ) -> Vec<Region> {
     let end = end.min(text.len());
     let mut open: Vec<(usize, usize)> = Vec::new();
     let mut out = Vec::new();
-    for &(d0, d1) in directives {
-        match words(text, d0, d1).as_slice() {
+    for (&(d0, d1), name) in directives.iter().zip(names) {
+        match name.as_slice() {
             [p] if p == "parallel" => open.push((d0, d1)),
             [e, p] if e == "end" && p == "parallel" => {
                 if let Some(d) = open.pop() {
@@ -288,16 +299,23 @@ pub(super) struct SyncRegion {
 /// `atomic` directive protects up to its `!$omp end atomic` when that is
 /// the next directive, else the statement after it (its continuation lines
 /// included); a `critical` one up to the matching `!$omp end critical`
-/// (to `end` when there is none).
+/// (to `end` when there is none). `names`: the [`directive_names`] of
+/// `directives`.
 pub(super) fn sync_regions_of(
     text: &str,
     end: usize,
     directives: &[(usize, usize)],
+    names: &[Vec<String>],
 ) -> Vec<SyncRegion> {
     let end = end.min(text.len());
     let mut out = Vec::new();
     let mut open: Vec<((usize, usize), Box<str>)> = Vec::new();
     for (k, &(d0, d1)) in directives.iter().enumerate() {
+        // (the clauses are read for these only)
+        let named = |n: &[&str]| names.get(k).is_some_and(|w| w.iter().eq(n.iter()));
+        if !(named(&["atomic"]) || named(&["critical"]) || named(&["end", "critical"])) {
+            continue;
+        }
         let Some(d) = text
             .get(d0..d1)
             .and_then(|t| omp::parse_directive(t, OmpLang::Fortran))
@@ -313,9 +331,7 @@ pub(super) fn sync_regions_of(
         };
         match d.words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
             ["atomic"] => {
-                let next_is_end = directives.get(k + 1).is_some_and(|&(e0, e1)| {
-                    words(text, e0, e1) == ["end", "atomic"]
-                });
+                let next_is_end = names.get(k + 1).is_some_and(|w| w == &["end", "atomic"]);
                 let body_end = if next_is_end {
                     directives[k + 1].0
                 } else {
@@ -399,7 +415,7 @@ mod tests {
                     !$omp critical (Lock)\n  a = 1\n!$omp critical\n  b = 2\n\
                     !$omp end critical\n!$omp end critical (lock)\n  z = 0\n";
         let ds = omp_directives(text, 0, text.len());
-        let rs = sync_regions_of(text, text.len(), &ds);
+        let rs = sync_regions_of(text, text.len(), &ds, &directive_names(text, &ds));
         let got: Vec<(crate::ir::OmpLock, &str)> = rs
             .iter()
             .map(|r| (r.lock.clone(), snippet(text, r.body).trim()))
@@ -416,7 +432,8 @@ mod tests {
         );
         // a critical construct left open runs to the end
         let text = "!$omp critical\n  a = 1\n";
-        let rs = sync_regions_of(text, text.len(), &omp_directives(text, 0, text.len()));
+        let ds = omp_directives(text, 0, text.len());
+        let rs = sync_regions_of(text, text.len(), &ds, &directive_names(text, &ds));
         assert_eq!(snippet(text, rs[0].body).trim(), "a = 1");
     }
 

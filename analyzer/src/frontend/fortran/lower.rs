@@ -742,7 +742,14 @@ impl<'a, 't> Lowerer<'a, 't> {
                 || h.eq_ignore_ascii_case("c$omp")
                 || h.eq_ignore_ascii_case("*$omp")
         });
-        if !sentinel {
+        // (the directive's words are this line's: one without the word
+        // is none of these, and most are `do`, `parallel do`...)
+        if !sentinel
+            || !t
+                .as_bytes()
+                .windows(7)
+                .any(|w| w.eq_ignore_ascii_case(b"section"))
+        {
             return None;
         }
         let words = crate::omp::directive_words(t, crate::omp::OmpLang::Fortran)?;
@@ -2212,14 +2219,15 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         };
         let directives = super::directives::omp_directives(self.cx.text, start, end);
-        for r in super::directives::parallel_regions_of(self.cx.text, end, &directives) {
+        let names = super::directives::directive_names(self.cx.text, &directives);
+        for r in super::directives::parallel_regions_of(self.cx.text, end, &directives, &names) {
             let region = OmpRegion {
                 directive: self.cx.span_bytes(r.directive.0, r.directive.1),
                 body: self.cx.span_bytes(r.body.0, r.body.1),
             };
             self.b.func_mut().omp_regions.push(region);
         }
-        for r in super::directives::sync_regions_of(self.cx.text, end, &directives) {
+        for r in super::directives::sync_regions_of(self.cx.text, end, &directives, &names) {
             let sync = OmpSync {
                 lock: r.lock,
                 directive: self.cx.span_bytes(r.directive.0, r.directive.1),
