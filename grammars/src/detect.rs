@@ -106,17 +106,25 @@ pub fn detect_with_content(path: &Path, text: &str) -> Option<SourceKind> {
 }
 
 /// Whether the text of a file with a fixed-form extension (`.f`, `.F`) is
-/// free form (built with `-ffree-form`, as many codes are): at least three
-/// lines whose statement starts in columns 1-5 with a letter (`MODULE m`
-/// in column 1, `   USE m` in column 4), which fixed form does not allow
-/// (columns 1-5 hold a label or nothing), and no line only fixed form has:
-/// a comment marked `C`, `c` or `*` in column 1 followed by a blank or a
-/// mark (`C     loop`, `c---`, `*`), or a continuation mark in column 6
-/// that is not a letter (`     $`, `     &` after a line that does not end
-/// with `&`). Lines starting with `c`, `C`, `d`, `D`, `!` or `#` and lines
-/// with a tab in columns 1-6 are evidence of neither.
+/// free form (built with `-ffree-form`, as many codes are), when no line
+/// only fixed form has is in it: a comment marked `C`, `c` or `*` in
+/// column 1 followed by a blank or a mark (`C     loop`, `c---`, `*`), or a
+/// continuation mark in column 6 that is not a letter (`     $`) on a line
+/// that does not follow one ending with `&` (after one, the line continues
+/// a free-form statement whatever its column 6 holds: `     .and. q )`).
+/// Free form is then told by lines whose statement starts in columns 1-5
+/// with a letter (`MODULE m` in column 1, `   USE m` in column 4), which
+/// fixed form does not allow (columns 1-5 hold a label or nothing): at
+/// least three, or more of them than of statements starting in column 7
+/// or later (a small file); or by a line ending with `&` followed by one
+/// with no continuation mark in column 6 (fixed form would read a new
+/// statement there, `+ b*t`). Lines starting with `c`, `C`, `d`, `D`, `!`
+/// or `#` and lines with a tab in columns 1-6 are evidence of neither.
 fn free_form_text(text: &str) -> bool {
     let mut free = 0usize;
+    // statements starting in column 7 or later
+    let mut indented = 0usize;
+    let mut continued_freely = false;
     let mut previous_amp = false;
     for raw in text.lines().take(5000) {
         let line = raw.trim_end();
@@ -139,23 +147,27 @@ fn free_form_text(text: &str) -> bool {
         }
         let code = line.split('!').next().unwrap_or(line).trim_end();
         let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
-        if let Some(mark) = column6_mark(line) {
+        match column6_mark(line) {
             // a continuation mark (a letter may start an indented free-form
             // statement; `!` a comment)
-            let free_too =
-                mark.is_ascii_alphabetic() || mark == b'!' || (mark == b'&' && previous_amp);
-            if !free_too {
-                return false;
+            Some(mark) => {
+                if !(mark.is_ascii_alphabetic() || mark == b'!' || previous_amp) {
+                    return false;
+                }
             }
+            None if previous_amp && !code.is_empty() => continued_freely = true,
+            None => {}
         }
         if start < 5 && bytes.get(start).is_some_and(u8::is_ascii_alphabetic) {
             free += 1;
+        } else if start >= 6 && !previous_amp && !code.is_empty() {
+            indented += 1;
         }
         if !code.is_empty() {
             previous_amp = code.ends_with('&');
         }
     }
-    free >= 3
+    free >= 3 || (free >= 1 && free > indented) || continued_freely
 }
 
 /// Whether `line` is a fixed-form comment line: `c`, `C` or `*` in
@@ -651,8 +663,23 @@ mod tests {
             detect_with_content(Path::new("p.f"), amp),
             Some(SourceKind::FortranFree)
         );
+        // after a line ending with `&`, whatever column 6 holds (`.and.`,
+        // `)`), or a line with no mark there (fixed form would start a
+        // statement `+ b*t`); a small file with more statements in columns
+        // 1-5 than in column 7 on
+        for free in [
+            "module m\ncontains\nlogical function f(p, q)\n  logical :: p, q\n  f = ( p &\n     .and. q )\nend function f\nend module m\n",
+            "\n      subroutine s(y, a, b)\n      real y, a, b\n      y = a                                                             &\n       + b\n      end subroutine s\n",
+            "! built with -ffree-form\nsubroutine nothing\nend subroutine nothing\n",
+        ] {
+            assert_eq!(f(free), Some(SourceKind::FortranFree), "{free}");
+        }
         // fixed form stays fixed form
         for fixed in [
+            // a fixed/free compatible continuation is fixed form's
+            "      program p\n      integer n\n      n = 1 +                                                           &\n     &    2\n      end\n",
+            // one odd line among indented statements
+            "      subroutine s\nx = 1\n      y = 2\n      end\n",
             "c     sizes\n      program p\n      integer n\n      n = 1\n      end\n",
             "      program p\n      integer n\n      n = 1 +\n     $    2\n      end\n",
             "* comment\n      subroutine s\n      end\n",
