@@ -19,6 +19,13 @@
 //!   function, often without a syntax error. [`old_style_prototypes`]
 //!   writes the parameter list with the declarations' types after its `(`
 //!   and blanks the names and the declarations.
+//! * A prototype whose parameter list a macro wraps for compilers without
+//!   prototypes (`double mean PROTO((const double *, int));`, glibc's
+//!   `__P((...))`, zlib's `OF((...))`, HPL's `STDC_ARGS((...))`; the macro
+//!   gives its argument or `()`): [`prototype_wrappers`] blanks the macro's
+//!   name and its own parentheses, leaving the parameter list. At the top
+//!   level only: a type before the name, the macro's parentheses holding
+//!   one parenthesised list and nothing else, then `;` or `,`.
 //! * A macro used as a statement without a `;` (`OMP_FOR()` or `OMP_SIMD`
 //!   alone on a line before a loop, expanding to a `_Pragma` or to
 //!   statements that end in their own `;`): [`bare_macros_in`] finds, inside
@@ -223,9 +230,66 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .chain(declarations)
         .chain(crlf_splices(text))
         .collect();
+    // (a wrapped prototype's name is no qualifier macro before the
+    // "declarator" `MACRO((...))`)
+    let (wrappers, names) = prototype_wrappers(text, &top);
+    rewrites.retain(|(p, _)| !names.iter().any(|n| n.contains(p)));
+    rewrites.extend(wrappers);
     rewrites.sort_by_key(|(p, _)| *p);
     rewrites.dedup_by_key(|(p, _)| *p);
     Repairs { rewrites, inserts }
+}
+
+/// The blanks that unwrap prototypes' parameter lists from a macro (see
+/// the module documentation): `name MACRO((params))` followed by `;` or
+/// `,`, after a type in the same declaration, becomes `name       (params) `.
+/// Also the byte ranges of the names (no other repair may blank them).
+fn prototype_wrappers(text: &str, toks: &[Token]) -> (Edits, Vec<std::ops::Range<usize>>) {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut names = Vec::new();
+    // whether a type (a word or `*`) came before, since the declaration's
+    // start
+    let mut typed = false;
+    for (k, t) in toks.iter().enumerate() {
+        let window = (toks.get(k + 1), toks.get(k + 2), toks.get(k + 3));
+        if let (Some(m), Some(p), Some(after)) = window {
+            let wraps = typed
+                && t.kind == Tok::Word
+                && m.kind == Tok::Word
+                && p.kind == Tok::Parens
+                && !grammar_keyword(&text[t.start..t.end])
+                && !grammar_keyword(&text[m.start..m.end])
+                && (after.kind == Tok::Semi || &text[after.start..after.end] == ",")
+                && single_inner_list(b, p.start, p.end);
+            if wraps {
+                names.push(t.start..t.end);
+                out.push((m.start, " ".repeat(m.end - m.start)));
+                out.push((p.start, " ".to_string()));
+                out.push((p.end - 1, " ".to_string()));
+            }
+        }
+        typed = match t.kind {
+            Tok::Semi | Tok::Body | Tok::Directive => false,
+            Tok::Word => true,
+            _ => typed || &text[t.start..t.end] == "*",
+        };
+    }
+    (out, names)
+}
+
+/// Whether the parentheses `b[open..end]` (`end` past the `)`) hold one
+/// parenthesised list and blanks only: `( (int, char *) )`.
+fn single_inner_list(b: &[u8], open: usize, end: usize) -> bool {
+    if end < open + 2 || b.get(end - 1) != Some(&b')') {
+        return false;
+    }
+    let inner = open + 1 + b[open + 1..end - 1].iter().take_while(|c| c.is_ascii_whitespace()).count();
+    if b.get(inner) != Some(&b'(') {
+        return false;
+    }
+    let inner_end = bracket_end(b, inner);
+    inner_end < end && b[inner_end..end - 1].iter().all(|c| c.is_ascii_whitespace())
 }
 
 /// The parentheses C wants around the condition of an `if` or a `while`
@@ -2046,6 +2110,30 @@ mod tests {
     /// The repaired text of `text` (rewrites and insertions).
     fn repaired(text: &str, defines: &[String]) -> String {
         repairs(text, defines).apply(text).0
+    }
+
+    #[test]
+    fn prototype_parameters_unwrapped_from_a_macro() {
+        let cases = [
+            ("void f P((int a));", "void f   (int a) ;"),
+            (
+                "double mean\nPROTO( ( const double *, int ) );",
+                "double mean\n       ( const double *, int )  ;",
+            ),
+            ("int g P((T *)), h P((void));", "int g   (T *) , h   (void) ;"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(repaired(text, &[]), want, "{text}");
+        }
+        // not a wrapper: no type before, a plain call, two lists, a body
+        for text in [
+            "f P((int a));",
+            "int x = g((1));",
+            "int f P((int), (int));",
+            "int f P((int)) { return 0; }",
+        ] {
+            assert!(prototype_wrappers(text, &top_level_tokens(text)).0.is_empty(), "{text}");
+        }
     }
 
     #[test]
