@@ -150,13 +150,11 @@ fn free_form_text(text: &str) -> bool {
         match column6_mark(line) {
             // a continuation mark (a letter may start an indented free-form
             // statement; `!` a comment)
-            Some(mark) => {
-                if !(mark.is_ascii_alphabetic() || mark == b'!' || previous_amp) {
-                    return false;
-                }
+            Some(mark) if !(mark.is_ascii_alphabetic() || mark == b'!' || previous_amp) => {
+                return false;
             }
             None if previous_amp && !code.is_empty() => continued_freely = true,
-            None => {}
+            _ => {}
         }
         if start < 5 && bytes.get(start).is_some_and(u8::is_ascii_alphabetic) {
             free += 1;
