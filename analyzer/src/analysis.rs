@@ -254,14 +254,14 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
         l.toplevel_errors.len() + l.functions.iter().filter(|f| f.syntax_error.is_some()).count()
     };
     let before = errors(&lowered);
-    if before == 0 || lowered.parse_gave_up || kind != SourceKind::C {
+    if before == 0 || lowered.parse_gave_up {
         return (pre, lowered);
     }
     // (a few rounds: once a branch is passed over, the error of another
     // may show, `#ifdef A` and `#ifdef B` prototypes without their `;`)
     // Each round reads the names found so far as undefined; the reading
     // with the fewest errors is kept, the first on a tie.
-    let mut names = names_in_the_way(&pre, text, &lowered);
+    let mut names = names_in_the_way(&pre, text, &lowered, fortran);
     let mut best = (pre, lowered, before);
     for _ in 0..AS_COMPILED_ROUNDS {
         if names.is_empty() {
@@ -274,7 +274,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
             break;
         }
         let n = errors(&other_lowered);
-        let more: Vec<String> = names_in_the_way(&other, text, &other_lowered)
+        let more: Vec<String> = names_in_the_way(&other, text, &other_lowered, fortran)
             .into_iter()
             .filter(|m| !names.contains(m))
             .collect();
@@ -292,12 +292,25 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
 /// Most readings [`lower`] tries after the first.
 const AS_COMPILED_ROUNDS: usize = 4;
 
-/// The names of the conditions of the active C branches taken because
+/// The names of the conditions of the active branches taken because
 /// their condition is unknown that may be why `lowered` has syntax errors:
-/// one holds the start of an error, or its code opens brackets it does not
-/// close (or closes brackets it did not open).
-fn names_in_the_way(pre: &Preprocessed, text: &str, lowered: &LoweredFile) -> Vec<String> {
-    use csa_grammars::preproc::{bracket_balance, condition_names};
+/// one holds the start of an error, or its code opens brackets (in
+/// Fortran, modules and programs) it does not close (or closes ones it did
+/// not open).
+fn names_in_the_way(
+    pre: &Preprocessed,
+    text: &str,
+    lowered: &LoweredFile,
+    fortran: bool,
+) -> Vec<String> {
+    use csa_grammars::preproc::{bracket_balance, condition_names, fortran_unit_balance};
+    let balance = |body| {
+        if fortran {
+            fortran_unit_balance(text, body)
+        } else {
+            bracket_balance(text, body)
+        }
+    };
     let mut errors: Vec<usize> = lowered
         .toplevel_errors
         .iter()
@@ -317,7 +330,7 @@ fn names_in_the_way(pre: &Preprocessed, text: &str, lowered: &LoweredFile) -> Ve
         }
         let (start, end) = b.body;
         let i = errors.partition_point(|&e| e < start);
-        if errors.get(i).is_some_and(|&e| e < end) || bracket_balance(text, b.body) != 0 {
+        if errors.get(i).is_some_and(|&e| e < end) || balance(b.body) != 0 {
             for n in condition_names(text, b.directive) {
                 if !names.contains(&n) {
                     names.push(n);

@@ -1022,6 +1022,41 @@ pub fn bracket_balance(text: &str, range: (usize, usize)) -> i64 {
     balance
 }
 
+/// The modules and main programs the Fortran code of `text[range]` opens
+/// (`module m`, `submodule (p) s`, `program p`) minus those it ends (`end
+/// module`, `end submodule`, `end program`, each word case-insensitive):
+/// 0 for a branch that holds whole units or none. (A branch opening a unit
+/// that another closes reads as compiled only with one of the two.)
+pub fn fortran_unit_balance(text: &str, range: (usize, usize)) -> i64 {
+    let Some(code) = text.get(range.0..range.1.min(text.len())) else {
+        return 0;
+    };
+    let mut balance = 0i64;
+    let name = |w: &str| {
+        w.starts_with(|c: char| c.is_ascii_alphabetic())
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    for line in code.lines() {
+        let code = line
+            .split('!')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        let words: Vec<&str> = code.split_whitespace().collect();
+        balance += match words.as_slice() {
+            // (`module procedure f` names procedures of an interface)
+            ["module", "procedure", ..] => 0,
+            ["module" | "program", n] if name(n) => 1,
+            [w, ..] if w.starts_with("submodule") && code[9..].trim_start().starts_with('(') => 1,
+            ["end", "module" | "submodule" | "program", rest @ ..] if rest.len() <= 1 => -1,
+            ["endmodule" | "endsubmodule" | "endprogram", rest @ ..] if rest.len() <= 1 => -1,
+            _ => 0,
+        };
+    }
+    balance
+}
+
 /// The identifiers of the condition of the directive `text[range]` (`#if
 /// A && !defined(B)`: `A`, `B`), without the directive's own word and
 /// `defined`.

@@ -949,3 +949,21 @@ fn a_fixed_form_continuation_mark_hash_is_no_directive() {
     // (C reads any `#` first on its line as a directive)
     assert_eq!(c("     #  b\nx;\n").directives().len(), 1);
 }
+
+#[test]
+fn fortran_unit_balance_counts_modules_and_programs() {
+    let all = |t: &str| fortran_unit_balance(t, (0, t.len()));
+    assert_eq!(
+        all("module m\ncontains\nsubroutine s\nend subroutine s\n"),
+        1
+    );
+    assert_eq!(all("MODULE m\nEND MODULE m\n"), 0);
+    assert_eq!(all("  end module m ! done\n"), -1);
+    assert_eq!(all("endmodule\nendprogram p\n"), -2);
+    assert_eq!(all("submodule (p) s\nprogram q\n"), 2);
+    // procedures of an interface, comments, a variable named `module`
+    assert_eq!(
+        all("module procedure f\n! module m\nmodule = 1\nx = module\n"),
+        0
+    );
+}
