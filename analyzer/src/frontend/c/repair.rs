@@ -26,6 +26,11 @@
 //!   name and its own parentheses, leaving the parameter list. At the top
 //!   level only: a type before the name, the macro's parentheses holding
 //!   one parenthesised list and nothing else, then `;` or `,`.
+//! * A function-like macro standing for a type name or a tag at the top
+//!   level (`typedef PICK(double, float) vec_t;`, `struct NAME(s) {`,
+//!   `typedef struct NAME(s) h;`): [`macro_type_names`] blanks its
+//!   arguments, and its name is read as an unknown type name or tag (what
+//!   the macro makes of them is not known).
 //! * A macro used as a statement without a `;` (`OMP_FOR()` or `OMP_SIMD`
 //!   alone on a line before a loop, expanding to a `_Pragma` or to
 //!   statements that end in their own `;`): [`bare_macros_in`] finds, inside
@@ -228,6 +233,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .chain(line_end_qualifiers(&lines))
         .chain(continued_directive_comments(text, &lines))
         .chain(declarations)
+        .chain(macro_type_names(text, &top))
         .chain(crlf_splices(text))
         .collect();
     // (a wrapped prototype's name is no qualifier macro before the
@@ -238,6 +244,41 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
     rewrites.sort_by_key(|(p, _)| *p);
     rewrites.dedup_by_key(|(p, _)| *p);
     Repairs { rewrites, inserts }
+}
+
+/// The blanks over the arguments of function-like macros that stand for a
+/// type name after `typedef`, or for a tag after `struct`, `union` or
+/// `enum` (see the module documentation): the macro's name, then its
+/// parenthesised arguments, then what a type or tag is followed by (a
+/// declared name or `*`; after a tag also a body or `;`).
+fn macro_type_names(text: &str, toks: &[Token]) -> Edits {
+    let word = |t: &Token| &text[t.start..t.end];
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let (Some(m), Some(p), Some(after)) = (toks.get(k + 1), toks.get(k + 2), toks.get(k + 3))
+        else {
+            continue;
+        };
+        let tag = matches!(word(t), "struct" | "union" | "enum");
+        if t.kind != Tok::Word
+            || !(tag || word(t) == "typedef")
+            || m.kind != Tok::Word
+            || grammar_keyword(word(m))
+            || p.kind != Tok::Parens
+        {
+            continue;
+        }
+        let follows = match after.kind {
+            Tok::Word => !grammar_keyword(word(after)) || word(after) == "const",
+            Tok::Other => word(after) == "*",
+            Tok::Body | Tok::Semi => tag,
+            _ => false,
+        };
+        if follows {
+            out.push((p.start, " ".repeat(p.end - p.start)));
+        }
+    }
+    out
 }
 
 /// The blanks that unwrap prototypes' parameter lists from a macro (see
@@ -2110,6 +2151,30 @@ mod tests {
     /// The repaired text of `text` (rewrites and insertions).
     fn repaired(text: &str, defines: &[String]) -> String {
         repairs(text, defines).apply(text).0
+    }
+
+    #[test]
+    fn macros_standing_for_type_names_and_tags() {
+        let cases = [
+            (
+                "typedef PICK(double, float) vec_t;",
+                "typedef PICK                vec_t;",
+            ),
+            ("struct NAME(h) { int id; };", "struct NAME    { int id; };"),
+            ("typedef struct NAME(h) *hp;", "typedef struct NAME    *hp;"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(repaired(text, &[]), want, "{text}");
+        }
+        // a function pointer type, a declared function, a call
+        for text in [
+            "typedef size_t (*hook)(void);",
+            "typedef int (f)(int);",
+            "struct s f(int x);",
+            "int x = PICK(1, 2);",
+        ] {
+            assert!(macro_type_names(text, &top_level_tokens(text)).is_empty(), "{text}");
+        }
     }
 
     #[test]
