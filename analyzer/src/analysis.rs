@@ -294,7 +294,7 @@ const AS_COMPILED_ROUNDS: usize = 4;
 
 /// The names of the conditions of the active branches taken because
 /// their condition is unknown that may be why `lowered` has syntax errors:
-/// one holds the start of an error, or its code opens brackets (in
+/// one overlaps an error, or its code opens brackets (in
 /// Fortran, modules and programs) it does not close (or closes ones it did
 /// not open).
 fn names_in_the_way(
@@ -311,26 +311,23 @@ fn names_in_the_way(
             bracket_balance(text, body)
         }
     };
-    let mut errors: Vec<usize> = lowered
+    // (whole spans: the parser's recovery may start an error a little
+    // before the branch that causes it, after a directive line a rewrite
+    // added)
+    let errors: Vec<(usize, usize)> = lowered
         .toplevel_errors
         .iter()
-        .map(|s| s.start as usize)
-        .chain(
-            lowered
-                .functions
-                .iter()
-                .filter_map(|f| f.syntax_error.map(|s| s.start as usize)),
-        )
+        .chain(lowered.functions.iter().filter_map(|f| f.syntax_error.as_ref()))
+        .map(|s| (s.start as usize, (s.end as usize).max(s.start as usize + 1)))
         .collect();
-    errors.sort_unstable();
     let mut names: Vec<String> = Vec::new();
     for b in pre.conditionals.iter().flat_map(|c| &c.branches) {
         if !(b.unknown && b.active) {
             continue;
         }
         let (start, end) = b.body;
-        let i = errors.partition_point(|&e| e < start);
-        if errors.get(i).is_some_and(|&e| e < end) || balance(b.body) != 0 {
+        let holds_error = errors.iter().any(|&(s, e)| s < end && start < e);
+        if holds_error || balance(b.body) != 0 {
             for n in condition_names(text, b.directive) {
                 if !names.contains(&n) {
                     names.push(n);
