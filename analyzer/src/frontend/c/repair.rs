@@ -209,6 +209,25 @@ impl Repairs {
 /// `NAME=VALUE`, config `defines`) are definitions the file's own
 /// `#define`s override.
 pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
+    // Prototypes unwrapped from their macros first: the other repairs
+    // read the declarations as they then are (`int ZEXPORT f OF((int));`:
+    // the specifier macro before the name `f` followed by its `(`). The
+    // blanks keep every offset.
+    let (wrappers, names) = prototype_wrappers(text, &top_level_tokens(text));
+    let unwrapped;
+    let text = if wrappers.is_empty() {
+        text
+    } else {
+        let mut bytes = text.as_bytes().to_vec();
+        for (at, with) in &wrappers {
+            if let Some(dst) = bytes.get_mut(*at..at + with.len()) {
+                dst.copy_from_slice(with.as_bytes());
+            }
+        }
+        // (ASCII blanks over ASCII bytes: still UTF-8)
+        unwrapped = String::from_utf8(bytes).unwrap_or_else(|_| text.to_string());
+        unwrapped.as_str()
+    };
     let lines = code_lines(text.as_bytes());
     let bare = bare_macros_in(&lines);
     let statement_args = statement_arguments(&lines);
@@ -236,9 +255,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .chain(macro_type_names(text, &top))
         .chain(crlf_splices(text))
         .collect();
-    // (a wrapped prototype's name is no qualifier macro before the
-    // "declarator" `MACRO((...))`)
-    let (wrappers, names) = prototype_wrappers(text, &top);
+    // (an unwrapped prototype's name stays)
     rewrites.retain(|(p, _)| !names.iter().any(|n| n.contains(p)));
     rewrites.extend(wrappers);
     rewrites.sort_by_key(|(p, _)| *p);
@@ -1508,8 +1525,8 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
 /// const void`), or before
 /// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`,
 /// `typedef STRUCT T *P;`: a declaration has one type), before a parameter's type name and its
-/// name (`f(UNUSED Vec v)`), or between a type keyword and a function's
-/// name (`int MPIAPI f(`).
+/// name (`f(UNUSED Vec v)`), or between a type keyword or a `*` and a
+/// function's name (`int MPIAPI f(`, `char * EXPORT f(`).
 fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
     let t = toks[k];
     if !t.is_word() {
@@ -1547,9 +1564,10 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
                 || toks.get(k + 3).is_some_and(|t| matches!(t.text, "," | ")" | "["))))
         && name_at(next)
         && (after_next == Some("*") || name_at(after_next));
-    // a calling convention or export macro between a type keyword and a
-    // function's name (`int MPIAPI f(`, `void EXPORT g(`): one declarator
-    let convention = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p))
+    // a calling convention or export macro between a type keyword (or
+    // the `*` of a pointer returned) and a function's name (`int MPIAPI
+    // f(`, `void EXPORT g(`, `const char * ZEXPORT v(`): one declarator
+    let convention = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p) || p == "*")
         && name_at(next)
         && after_next == Some("(");
     (pointer_qualifier || type_qualifier || specifier || before_type || convention)
