@@ -1519,8 +1519,8 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
 
 /// Whether token `k` is a macro standing for qualifiers or specifiers:
 /// a name that is not a keyword of the grammar between a `*` and the
-/// declared name (`* RESTRICT a`), between a type keyword and a `*`
-/// (`double RESTRICT *a`), before a type or storage-class keyword at a
+/// declared name (`* RESTRICT a`), between a type keyword or a tag and a
+/// `*` (`double RESTRICT *a`, `struct s FAR *p`), before a type or storage-class keyword at a
 /// declaration's start (`INLINE void`, `static INLINE double`, `INLINE
 /// const void`), or before
 /// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`,
@@ -1540,7 +1540,13 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
     };
     let name_at = |x: Option<&str>| word_at(x) && x.is_some_and(|x| !grammar_keyword(x));
     let pointer_qualifier = prev == Some("*") && word_at(next) && after_next != Some("(");
-    let type_qualifier = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p)) && next == Some("*");
+    // (also after a tag, `struct s FAR *p`: nothing but a declarator
+    // follows a tag. After a type name, `T FAR *p` and `STATIC VEC *v`
+    // cannot be told apart)
+    let before_prev = k.checked_sub(2).map(|p| toks[p].text);
+    let typed = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p))
+        || name_at(prev) && matches!(before_prev, Some("struct" | "union" | "enum"));
+    let type_qualifier = typed && next == Some("*");
     // (before a qualifier too when a type follows it: `INLINE const void
     // *f(`, `INLINE const T *f(`; `T const x` is a type name's)
     let qualified = matches!(next, Some("const" | "volatile"))
