@@ -1525,8 +1525,10 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
 /// const void`), or before
 /// a type name and a declarator there (`STATIC VEC *v`, `EXTERN T n;`,
 /// `typedef STRUCT T *P;`: a declaration has one type), before a parameter's type name and its
-/// name (`f(UNUSED Vec v)`), or between a type keyword or a `*` and a
-/// function's name (`int MPIAPI f(`, `char * EXPORT f(`).
+/// name (`f(UNUSED Vec v)`), between a type keyword or a `*` and a
+/// function's name (`int MPIAPI f(`, `char * EXPORT f(`), or before the
+/// `*` of a function pointer's declarator after a type keyword (`void
+/// (CDECL *f)(int)`).
 fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
     let t = toks[k];
     if !t.is_word() {
@@ -1576,7 +1578,15 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
     let convention = prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p) || p == "*")
         && name_at(next)
         && after_next == Some("(");
-    (pointer_qualifier || type_qualifier || specifier || before_type || convention)
+    // a calling convention in a function pointer's declarator after a
+    // type keyword or a `*` (`void (CDECL *f)(int)`, `char *(WINAPI
+    // *g)(void)`: no expression has a type keyword before its `(`)
+    let pointer_convention = prev == Some("(")
+        && before_prev.is_some_and(|p| TYPE_KEYWORDS.contains(&p) || p == "*")
+        && next == Some("*")
+        && name_at(after_next)
+        && toks.get(k + 3).is_some_and(|t| t.text == ")");
+    (pointer_qualifier || type_qualifier || specifier || before_type || convention || pointer_convention)
         && !grammar_keyword(t.text)
 }
 
