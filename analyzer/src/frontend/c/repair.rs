@@ -1595,9 +1595,22 @@ fn qualifier_macro(toks: &[LineTok<'_>], k: usize) -> bool {
 /// `complex`/`imaginary` next to a floating type (`double complex z`,
 /// `complex double *w`). Blanked: the variable reads as its real type,
 /// which changes no subscript, alias or loop the analysis looks at.
+///
+/// Also AltiVec's `vector` (and `__vector`) before a type keyword
+/// (`vector unsigned int`, `vector float`: POWER code built with
+/// `-maltivec`; no variable named so is followed by one), with the `bool`
+/// of `vector bool int`. Blanked: the variable reads as one element.
 fn complex_specifier(toks: &[LineTok<'_>], k: usize) -> bool {
     match toks[k].text {
         "_Complex" | "__complex__" | "_Imaginary" => true,
+        "vector" | "__vector" => toks.get(k + 1).is_some_and(|n| {
+            TYPE_KEYWORDS.contains(&n.text) || matches!(n.text, "bool" | "__bool" | "pixel" | "__pixel")
+        }),
+        // (`vector bool int`: a vector of truth values, read as `int`)
+        "bool" | "__bool" => {
+            k.checked_sub(1).is_some_and(|p| matches!(toks[p].text, "vector" | "__vector"))
+                && toks.get(k + 1).is_some_and(|n| TYPE_KEYWORDS.contains(&n.text))
+        }
         "complex" | "imaginary" => {
             let prev = k.checked_sub(1).map(|p| toks[p].text);
             let next = toks.get(k + 1).map(|n| n.text);
@@ -2351,6 +2364,16 @@ mod tests {
         // a variable named `complex` stays
         assert!(out.contains("double complex;"), "{out}");
         assert!(out.contains("long complex = 1;"), "{out}");
+        // AltiVec vectors; a variable named `vector`
+        let text = "const vector unsigned int m = { 0, 1, 2, 3 };\n\
+                    __vector float v;\n\
+                    vector bool int b;\n\
+                    double vector[4];\nint n = vector[0] + 1;\n";
+        let out = repaired(text, &[]);
+        assert!(out.contains("const        unsigned int m"), "{out}");
+        assert!(out.contains("         float v;"), "{out}");
+        assert!(out.contains("            int b;"), "{out}");
+        assert!(out.contains("double vector[4];\nint n = vector[0] + 1;"), "{out}");
     }
 
     #[test]
