@@ -74,7 +74,9 @@
 //!   `_Imaginary`, GNU `__complex__`, and `<complex.h>`'s `complex` next to
 //!   a floating type (`double complex z`) are blanked ([`complex_specifier`]):
 //!   the variable reads as its real type, which changes no subscript, alias
-//!   or loop the analysis looks at.
+//!   or loop the analysis looks at. So is AltiVec's `vector` before a type
+//!   keyword (`vector unsigned int`, POWER code built with `-maltivec`):
+//!   the variable reads as one element.
 //! * A macro given a type as an argument (`va_arg(ap, VEC **)`,
 //!   `NEW_A(n, unsigned int *)`): the `*`s before the `,` or `)` and the
 //!   type keywords but the last are blanked (in a call's parentheses only:
