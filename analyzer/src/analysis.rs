@@ -67,7 +67,7 @@ pub struct AnalysisOptions {
     /// `-csa-disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
     /// Files `#include`d by the file, read by the caller (cpp macros they
-    /// define are expanded in free-form Fortran code).
+    /// define are expanded in Fortran code, free and fixed form).
     pub headers: crate::frontend::fortran::cpp::Headers,
     /// Lower and analyse every function body, also those that hold nothing
     /// any rule looks at (which are outlines otherwise: only their name,

@@ -648,7 +648,7 @@ fn diagnostics_of(
     Ok((diagnostics, Some(source)))
 }
 
-/// The files a free-form Fortran file at `path` `#include`s (quoted
+/// The files a Fortran file at `path` `#include`s (quoted
 /// names relative to the including file's directory, then to `path`'s,
 /// then in `dirs`; angled names in `dirs`), and those they include; `None`
 /// when it includes none that can be read.
@@ -711,7 +711,7 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         csa_grammars::detect_with_content(&job.path, &text).unwrap_or(job.kind)
     };
     let settings = &job.resolved.settings;
-    // the headers a free-form Fortran file `#include`s: their macros are
+    // the headers a Fortran file `#include`s: their macros are
     // expanded in its code
     let with_headers;
     let opts = match read_headers(kind, &job.path, &text, &settings.include_dirs) {

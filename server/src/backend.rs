@@ -541,7 +541,7 @@ impl Backend {
                 text.push_str(chunk);
             }
             let kind = self.lock().docs.get(uri).map(|d| d.kind);
-            // the headers a free-form Fortran file includes (their macros
+            // the headers a Fortran file includes (their macros
             // are expanded in its code), read beside the file
             let headers = match (kind, snap.path.as_deref()) {
                 (Some(kind), Some(path)) if analyzer::Headers::wanted(kind, &text) => {

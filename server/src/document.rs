@@ -24,7 +24,7 @@ pub struct Analysed {
     pub kind: SourceKind,
     /// The settings it was analysed with.
     pub resolved: Arc<Resolved>,
-    /// The headers read for it (free-form Fortran's `#include`s).
+    /// The headers read for it (Fortran's `#include`s).
     pub headers: analyzer::Headers,
     /// The analysis, or the message of the internal error that stopped it.
     pub result: Result<Analysis, String>,

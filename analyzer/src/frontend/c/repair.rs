@@ -271,7 +271,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
 /// parenthesised arguments, then what a type or tag is followed by (a
 /// declared name or `*`; after a tag also a body or `;`).
 fn macro_type_names(text: &str, toks: &[Token]) -> Edits {
-    let word = |t: &Token| &text[t.start..t.end];
+    let word = |t: &Token| t.in_text(text);
     let mut out = Vec::new();
     for (k, t) in toks.iter().enumerate() {
         let (Some(m), Some(p), Some(after)) = (toks.get(k + 1), toks.get(k + 2), toks.get(k + 3))
@@ -318,9 +318,9 @@ fn prototype_wrappers(text: &str, toks: &[Token]) -> (Edits, Vec<std::ops::Range
                 && t.kind == Tok::Word
                 && m.kind == Tok::Word
                 && p.kind == Tok::Parens
-                && !grammar_keyword(&text[t.start..t.end])
-                && !grammar_keyword(&text[m.start..m.end])
-                && (after.kind == Tok::Semi || &text[after.start..after.end] == ",")
+                && !grammar_keyword(t.in_text(text))
+                && !grammar_keyword(m.in_text(text))
+                && (after.kind == Tok::Semi || after.in_text(text) == ",")
                 && single_inner_list(b, p.start, p.end);
             if wraps {
                 names.push(t.start..t.end);
@@ -332,7 +332,7 @@ fn prototype_wrappers(text: &str, toks: &[Token]) -> (Edits, Vec<std::ops::Range
         typed = match t.kind {
             Tok::Semi | Tok::Body | Tok::Directive => false,
             Tok::Word => true,
-            _ => typed || &text[t.start..t.end] == "*",
+            _ => typed || t.in_text(text) == "*",
         };
     }
     (out, names)
@@ -599,7 +599,7 @@ fn implicit_int(text: &str) -> Vec<usize> {
 /// module documentation), over the text's top-level tokens.
 fn implicit_int_in(text: &str, toks: &[Token]) -> Vec<usize> {
     let mut out = Vec::new();
-    let word = |t: &Token| &text[t.start..t.end];
+    let word = |t: &Token| t.in_text(text);
     let mut i = 0;
     while i < toks.len() {
         // a declaration starts here, after storage classes if any
@@ -659,7 +659,7 @@ fn old_style_prototypes(text: &str, toks: &[Token]) -> (Edits, Edits) {
     if !text.contains('*') {
         return (inserts, blanks);
     }
-    let word = |t: &Token| &text[t.start..t.end];
+    let word = |t: &Token| t.in_text(text);
     let blank = |r: std::ops::Range<usize>| {
         let s: String = text[r.clone()]
             .chars()
@@ -782,7 +782,7 @@ const STORAGE_CLASSES: &[&str] = &["extern", "static", "register", "auto"];
 /// the index after its body.
 fn definition_without_type(text: &str, toks: &[Token], i: usize) -> Option<usize> {
     let name = toks.get(i)?;
-    if name.kind != Tok::Word || KEYWORDS.contains(&&text[name.start..name.end]) {
+    if name.kind != Tok::Word || KEYWORDS.contains(&name.in_text(text)) {
         return None;
     }
     if toks.get(i + 1)?.kind != Tok::Parens {
@@ -1864,6 +1864,13 @@ struct Token {
     kind: Tok,
     start: usize,
     end: usize,
+}
+
+impl Token {
+    /// The token's text in `text`, the text it was read from.
+    fn in_text<'a>(&self, text: &'a str) -> &'a str {
+        text.get(self.start..self.end).unwrap_or("")
+    }
 }
 
 /// The top level of `text` as tokens: comments dropped, string and
