@@ -315,12 +315,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
-    let mut out: Box<dyn Write> = match &cli.output {
+    // Send: with one job, the worker thread writes the report itself
+    let mut out: Box<dyn Write + Send> = match &cli.output {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path)
                 .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))?,
         )),
-        None => Box::new(stdout),
+        None => {
+            drop(stdout);
+            Box::new(std::io::stdout())
+        }
     };
     let diff_only = cli.fix_args.active() && cli.fix_args.diff;
     let mut report = Report {
@@ -355,33 +359,50 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     // Workers take the files in order and send each one's finished report
     // (text, not the analysis) here; the reports are written in the files'
     // order as soon as every earlier one is, so the output is the same for
-    // every --jobs and memory holds only the files in flight.
+    // every --jobs and memory holds only the files in flight. With one
+    // job, the worker writes each report itself as it finishes (no
+    // hand-over to this thread: a wake-up per file).
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Outcome)>();
+    let lint = |i: usize| -> Option<Outcome> {
+        let job = jobs.get(i)?;
+        // a panic outside the analysis (which catches its own) is this
+        // file's internal error; the run goes on
+        Some(
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lint_file(&ctx, job)))
+                .unwrap_or_else(|_| Outcome {
+                    messages: vec![format!(
+                        "csa-lint: error: {}: internal error while linting this file; please report it with the file attached",
+                        render::escape_controls(&job.display)
+                    )],
+                    io_error: true,
+                    ..Outcome::default()
+                }),
+        )
+    };
+    let take = || next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     std::thread::scope(|scope| -> Result<(), String> {
+        let worker = || std::thread::Builder::new().stack_size(WORKER_STACK);
+        if threads == 1 {
+            let (report, out, progress, lint) = (&mut report, &mut out, &progress, &lint);
+            return worker()
+                .spawn_scoped(scope, move || {
+                    while let Some(outcome) = lint(take()) {
+                        progress.inc(1);
+                        progress.suspend(|| report.write(outcome, &mut **out, cli.quiet));
+                    }
+                })
+                .map(drop)
+                .map_err(|e| format!("cannot start a worker thread: {e}"));
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Outcome)>();
         for _ in 0..threads {
-            let tx = tx.clone();
-            let (jobs, next, ctx) = (&jobs, &next, &ctx);
-            std::thread::Builder::new()
-                .stack_size(WORKER_STACK)
+            let (tx, lint, take) = (tx.clone(), &lint, &take);
+            worker()
                 .spawn_scoped(scope, move || loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else {
+                    let i = take();
+                    let Some(outcome) = lint(i) else {
                         break;
                     };
-                    // a panic outside the analysis (which catches its own)
-                    // is this file's internal error; the run goes on
-                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        lint_file(ctx, job)
-                    }))
-                    .unwrap_or_else(|_| Outcome {
-                        messages: vec![format!(
-                            "csa-lint: error: {}: internal error while linting this file; please report it with the file attached",
-                            render::escape_controls(&job.display)
-                        )],
-                        io_error: true,
-                        ..Outcome::default()
-                    });
                     if tx.send((i, outcome)).is_err() {
                         break;
                     }
