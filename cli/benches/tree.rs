@@ -23,7 +23,9 @@
 //!
 //! Each timed figure is the best of `--reps` runs (default 3). `--phases`
 //! prints instead how the in-process analysis splits between the front
-//! end and the rest; `--parse-only` the parse-only figure alone.
+//! end and the rest; `--parse-only` the parse-only figure alone; `--worst
+//! N` the N files whose analysis costs most beyond their parse (where a
+//! cost that grows faster than the file shows first).
 //! `docs/performance.md` reports these figures for Reference-LAPACK, NPB
 //! and DataRaceBench.
 
@@ -41,6 +43,8 @@ struct Args {
     parse_only: bool,
     /// `--phases`: print where the in-process analysis spends its time.
     phases: bool,
+    /// `--worst N`: print the N files costing most beyond their parse.
+    worst: Option<usize>,
 }
 
 fn args() -> Args {
@@ -48,6 +52,7 @@ fn args() -> Args {
     let mut reps = 3;
     let mut parse_only = false;
     let mut phases = false;
+    let mut worst = None;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -56,6 +61,7 @@ fn args() -> Args {
             "--bench" => {}
             "--parse-only" => parse_only = true,
             "--phases" => phases = true,
+            "--worst" => worst = it.next().and_then(|n| n.parse().ok()),
             _ => paths.push(PathBuf::from(a)),
         }
     }
@@ -64,6 +70,7 @@ fn args() -> Args {
         reps: reps.max(1),
         parse_only,
         phases,
+        worst,
     }
 }
 
@@ -179,6 +186,57 @@ fn phases(files: &[(PathBuf, SourceKind)], reps: usize, parse: Duration) {
     );
 }
 
+/// The `n` files whose in-process analysis costs most beyond their
+/// tree-sitter parse (best of `reps` each, one thread), with both times.
+fn worst(files: &[(PathBuf, SourceKind)], reps: usize, n: usize) {
+    let opts = analyzer::AnalysisOptions::default();
+    let mut rows: Vec<(Duration, Duration, usize, &Path)> = Vec::new();
+    for (path, kind) in files {
+        let Ok(raw) = std::fs::read(path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let kind = csa_grammars::detect_with_content(path, &text).unwrap_or(*kind);
+        let normalized;
+        let input: &str = if kind == SourceKind::FortranFixed {
+            normalized = csa_grammars::fixed_form::normalize(&text).text;
+            &normalized
+        } else {
+            &text
+        };
+        let grammar = if kind == SourceKind::C {
+            csa_grammars::Grammar::C
+        } else {
+            csa_grammars::Grammar::Fortran
+        };
+        let (parse, _) = best(reps, || {
+            let t = Instant::now();
+            std::hint::black_box(csa_grammars::parse(grammar, input));
+            (t.elapsed(), ())
+        });
+        let (analysis, _) = best(reps, || {
+            let t = Instant::now();
+            std::hint::black_box(analyzer::analyze(kind, &text, &opts));
+            (t.elapsed(), ())
+        });
+        rows.push((analysis.saturating_sub(parse), parse, raw.len(), path));
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("files costing most beyond their parse (one thread, best of {reps}, ms):");
+    println!("{:>9} {:>9} {:>6} {:>8}  file", "beyond", "parse", "ratio", "bytes");
+    for (beyond, parse, bytes, path) in rows.into_iter().take(n) {
+        println!(
+            "{:>9.2} {:>9.2} {:>5.1}x {:>8}  {}",
+            ms(beyond),
+            ms(parse),
+            (ms(beyond) + ms(parse)) / ms(parse).max(1e-3),
+            bytes,
+            path.display()
+        );
+    }
+}
+
 fn best<T>(reps: usize, mut f: impl FnMut() -> (Duration, T)) -> (Duration, T) {
     let mut best = f();
     for _ in 1..reps {
@@ -291,6 +349,10 @@ fn main() {
     }
     if a.phases {
         phases(&all, a.reps, parse);
+        return;
+    }
+    if let Some(n) = a.worst {
+        worst(&all, a.reps, n);
         return;
     }
     let (inproc, _) = best(a.reps, || analyze_all(&all));
