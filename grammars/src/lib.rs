@@ -50,6 +50,21 @@ thread_local! {
 /// nothing does. Each call starts from a reset parser, whatever an earlier
 /// one left behind.
 pub fn parse(grammar: Grammar, text: &str) -> Option<tree_sitter::Tree> {
+    parse_from(grammar, text, None)
+}
+
+/// [`parse`], reusing what `old` (a tree of an earlier text of the same
+/// grammar, edited with `Tree::edit` to match `text`) holds of unchanged
+/// regions, as tree-sitter's incremental parsing does.
+pub fn reparse(grammar: Grammar, text: &str, old: &tree_sitter::Tree) -> Option<tree_sitter::Tree> {
+    parse_from(grammar, text, Some(old))
+}
+
+fn parse_from(
+    grammar: Grammar,
+    text: &str,
+    old: Option<&tree_sitter::Tree>,
+) -> Option<tree_sitter::Tree> {
     PARSERS.with(|cell| {
         let mut parsers = cell.try_borrow_mut().ok()?;
         let slot = &mut parsers[grammar as usize];
@@ -64,7 +79,7 @@ pub fn parse(grammar: Grammar, text: &str) -> Option<tree_sitter::Tree> {
         }
         let parser = slot.as_mut()?;
         parser.reset();
-        parse_bounded(parser, text, None)
+        parse_bounded(parser, text, old)
     })
 }
 

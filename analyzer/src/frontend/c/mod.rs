@@ -59,7 +59,7 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
     };
     let misread = misreadings(&tree);
     if misread > 0 {
-        if let Some(lowered) = lower_repaired(text, misread, opts) {
+        if let Some(lowered) = lower_repaired(text, &tree, misread, opts) {
             return lowered;
         }
     }
@@ -98,13 +98,37 @@ pub fn may_need_repair(text: &str) -> bool {
 /// macros spelt out or blanked...), when that parse has fewer syntax errors
 /// and top-level blocks than the original's `misread`; positions are the
 /// source's.
-fn lower_repaired(text: &str, misread: usize, opts: &FrontendOptions) -> Option<LoweredFile> {
+///
+/// The repaired text is parsed incrementally from `tree` (the original's
+/// parse) edited with the repairs: only the regions they touch are parsed
+/// again (a repair of one line in a 100 KB file reparsed it whole). A test
+/// holds that tree to a parse from scratch when it has no syntax error
+/// (with an error left, the text is parsed from scratch).
+fn lower_repaired(
+    text: &str,
+    tree: &tree_sitter::Tree,
+    misread: usize,
+    opts: &FrontendOptions,
+) -> Option<LoweredFile> {
     let repairs = repair::repairs(text, &opts.defines);
     if repairs.is_empty() {
         return None;
     }
-    let (typed, inserted) = repairs.apply(text);
-    let typed_tree = csa_grammars::parse(csa_grammars::Grammar::C, &typed)?;
+    let (typed, inserted, edits) = repairs.apply_with_edits(text);
+    let incremental = edits.and_then(|edits| {
+        let mut old = tree.clone();
+        for e in &edits {
+            old.edit(e);
+        }
+        csa_grammars::reparse(csa_grammars::Grammar::C, &typed, &old)
+    });
+    // Only a tree without syntax errors is kept: tree-sitter's recovery
+    // may read an erroneous text otherwise when it reuses tokens lexed in
+    // another context (`]]` for `] ]`); a parse from scratch then decides.
+    let typed_tree = match incremental {
+        Some(t) if misreadings(&t) == 0 => t,
+        _ => csa_grammars::parse(csa_grammars::Grammar::C, &typed)?,
+    };
     if misreadings(&typed_tree) >= misread {
         return None;
     }

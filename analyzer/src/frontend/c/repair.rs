@@ -191,19 +191,114 @@ impl Repairs {
     }
 
     /// The repaired text and where its insertions landed.
+    #[cfg(test)]
     pub(crate) fn apply(&self, text: &str) -> (String, Inserted) {
+        let (typed, inserted, _) = self.apply_with_edits(text);
+        (typed, inserted)
+    }
+
+    /// [`Repairs::apply`], and the edits that made the repaired text from
+    /// `text`, in the order made, for tree-sitter to reparse incrementally
+    /// (`None` when an edit adds or removes a line end: the repairs never
+    /// do, and rows are not recomputed for it).
+    pub(crate) fn apply_with_edits(
+        &self,
+        text: &str,
+    ) -> (String, Inserted, Option<Vec<tree_sitter::InputEdit>>) {
         let mut bytes = text.as_bytes().to_vec();
+        let mut changed: Vec<(usize, usize)> = Vec::new();
         for (at, with) in &self.rewrites {
             if let Some(dst) = bytes.get_mut(*at..at + with.len()) {
+                if dst != with.as_bytes() {
+                    changed.push((*at, with.len()));
+                }
                 dst.copy_from_slice(with.as_bytes());
             }
         }
         // (rewrites replace whole ASCII words or bracket contents with
         // ASCII; a replacement that would split a character is dropped)
-        let rewritten = String::from_utf8(bytes).unwrap_or_else(|_| text.to_string());
+        let (rewritten, rewrote) = match String::from_utf8(bytes) {
+            Ok(r) => (r, true),
+            Err(_) => (text.to_string(), false),
+        };
         let at: Vec<(usize, &str)> = self.inserts.iter().map(|(p, t)| (*p, t.as_str())).collect();
-        insert(&rewritten, &at)
+        let (typed, inserted) = insert(&rewritten, &at);
+        let edits = input_edits(
+            text,
+            if rewrote { &changed } else { &[] },
+            &rewritten,
+            &typed,
+            &inserted,
+        );
+        (typed, inserted, edits)
     }
+}
+
+/// The tree-sitter edits of same-length rewrites `changed` (offset,
+/// length) of `text`, which gave `rewritten`, then of the insertions
+/// `inserted` into `rewritten`, which gave `typed`; `None` when one of
+/// them adds or removes a line end.
+fn input_edits(
+    text: &str,
+    changed: &[(usize, usize)],
+    rewritten: &str,
+    typed: &str,
+    inserted: &Inserted,
+) -> Option<Vec<tree_sitter::InputEdit>> {
+    use tree_sitter::{InputEdit, Point};
+    let has_newline = |s: &str, r: std::ops::Range<usize>| {
+        s.as_bytes()
+            .get(r)
+            .is_none_or(|b| memchr::memchr(b'\n', b).is_some())
+    };
+    // rows and line starts of `text`, which the rewrites keep
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .collect();
+    let point = |offset: usize| {
+        let row = line_starts.partition_point(|&s| s <= offset) - 1;
+        Point::new(row, offset - line_starts[row])
+    };
+    let mut out = Vec::with_capacity(changed.len() + inserted.0.len());
+    for &(at, len) in changed {
+        if has_newline(text, at..at + len) || has_newline(rewritten, at..at + len) {
+            return None;
+        }
+        let start = point(at);
+        let end = Point::new(start.row, start.column + len);
+        out.push(InputEdit {
+            start_byte: at,
+            old_end_byte: at + len,
+            new_end_byte: at + len,
+            start_position: start,
+            old_end_position: end,
+            new_end_position: end,
+        });
+    }
+    // each insertion at its offset in the text as the earlier ones made it
+    // (the repaired text's offset: they are ascending)
+    let mut row_shift = (usize::MAX, 0);
+    for &(at, len, before) in &inserted.0 {
+        let source = at - before;
+        if has_newline(typed, at..at + len) {
+            return None;
+        }
+        let p = point(source);
+        if row_shift.0 != p.row {
+            row_shift = (p.row, 0);
+        }
+        let start = Point::new(p.row, p.column + row_shift.1);
+        out.push(InputEdit {
+            start_byte: at,
+            old_end_byte: at,
+            new_end_byte: at + len,
+            start_position: start,
+            old_end_position: start,
+            new_end_position: Point::new(start.row, start.column + len),
+        });
+        row_shift.1 += len;
+    }
+    Some(out)
 }
 
 /// What to repair in `text` (the parser's input: inactive preprocessor
@@ -2056,6 +2151,98 @@ fn bracket_end(b: &[u8], i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A node as the comparison sees it: kind, byte range, field, whether
+    /// ERROR, whether MISSING.
+    type Seen = (u16, usize, usize, Option<&'static str>, bool, bool);
+
+    /// Every node of a tree, in pre-order.
+    fn nodes(tree: &tree_sitter::Tree) -> Vec<Seen> {
+        let mut out = Vec::new();
+        let mut c = tree.walk();
+        loop {
+            let n = c.node();
+            out.push((
+                n.kind_id(),
+                n.start_byte(),
+                n.end_byte(),
+                c.field_name(),
+                n.is_error(),
+                n.is_missing(),
+            ));
+            if c.goto_first_child() {
+                continue;
+            }
+            while !c.goto_next_sibling() {
+                if !c.goto_parent() {
+                    return out;
+                }
+            }
+        }
+    }
+
+    /// The repaired text of `text` parsed incrementally from its own parse
+    /// edited with the repairs' edits, when it reads without a syntax
+    /// error, is the tree a parse from scratch gives (node for node,
+    /// positions included); false when there is nothing to compare (no
+    /// repair, no edits, or errors left).
+    fn reparse_matches(text: &str, what: &std::path::Path) -> bool {
+        let repairs = repairs(text, &[]);
+        if repairs.is_empty() {
+            return false;
+        }
+        let (typed, _, edits) = repairs.apply_with_edits(text);
+        let Some(edits) = edits else {
+            return false;
+        };
+        let grammar = csa_grammars::Grammar::C;
+        let mut old = csa_grammars::parse(grammar, text).unwrap();
+        for e in &edits {
+            old.edit(e);
+        }
+        let incremental = csa_grammars::reparse(grammar, &typed, &old).unwrap();
+        if super::super::misreadings(&incremental) > 0 {
+            // (the front end parses such a text from scratch)
+            return false;
+        }
+        let fresh = csa_grammars::parse(grammar, &typed).unwrap();
+        assert!(nodes(&incremental) == nodes(&fresh), "{}", what.display());
+        assert_eq!(
+            incremental.root_node().end_position(),
+            fresh.root_node().end_position()
+        );
+        true
+    }
+
+    /// The incremental reparse of `lower_repaired` on every C fixture (and
+    /// on the C files under `CSA_LINT_REPARSE_DIR`, when set: a real tree).
+    #[test]
+    fn incremental_reparse_of_repairs_is_a_fresh_parse() {
+        let mut dirs = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/c")];
+        dirs.extend(std::env::var_os("CSA_LINT_REPARSE_DIR").map(std::path::PathBuf::from));
+        let mut checked = 0;
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                if !matches!(p.extension().and_then(|x| x.to_str()), Some("c" | "h")) {
+                    continue;
+                }
+                let Ok(raw) = std::fs::read(&p) else {
+                    continue;
+                };
+                let text = String::from_utf8_lossy(&raw).into_owned();
+                checked += usize::from(reparse_matches(&text, &p));
+            }
+        }
+        assert!(checked >= 15, "{checked} repaired fixtures");
+    }
 
     #[test]
     fn finds_definitions_without_a_type() {
