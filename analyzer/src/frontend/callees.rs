@@ -19,7 +19,8 @@ pub const MAX_CALLEES: usize = 64;
 /// Fills `callees` of every lowered function of `funcs` that holds a loop.
 /// `defined` maps a name as calls spell it (C: as written; Fortran: lower
 /// case) to the definition's index, `None` when defined more than once;
-/// `lower(i)` lowers definition `i` in full.
+/// `lower(i)` lowers definition `i` in full (it is asked at most once for
+/// each `i`).
 ///
 /// `local(k)`: names only `funcs[k]` sees, which take precedence (Fortran:
 /// its internal procedures).

@@ -1243,15 +1243,16 @@ fn lower_flat(
         .copied()
         .collect();
     if !wanted.is_empty() {
-        let copies: HashMap<usize, Function> = wanted
+        let mut copies: HashMap<usize, Function> = wanted
             .into_iter()
             .map(|fi| (fi, out.functions[fi].clone()))
             .collect();
+        // (`attach` asks for each callee once)
         super::callees::attach(
             &mut out.functions,
             &defined,
             &|k| internal.get(&k).cloned(),
-            &mut |fi| copies.get(&fi).cloned(),
+            &mut |fi| copies.remove(&fi),
         );
     }
 
