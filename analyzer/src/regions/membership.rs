@@ -116,7 +116,12 @@ struct Solution {
 #[derive(Clone, Debug, Default)]
 pub struct MembershipInfo {
     pub regions: Vec<RegionKey>,
+    /// The index of each of `regions`.
+    index: rustc_hash::FxHashMap<RegionKey, usize>,
     solutions: Vec<[Solution; 2]>,
+    /// The blocks holding each region's events, per kind (region,
+    /// section), ascending.
+    event_blocks: Vec<[Vec<u32>; 2]>,
     pub problems: Vec<Problem>,
 }
 
@@ -124,7 +129,27 @@ impl MembershipInfo {
     /// Whether `region` was solved (user-written and OpenMP regions; CLIE's
     /// are well formed by construction).
     pub fn solved(&self, region: RegionKey) -> bool {
-        self.regions.contains(&region)
+        self.index.contains_key(&region)
+    }
+
+    /// The membership of every point of `block` when it is one (no event
+    /// of `region` (or of its sections) in the block); `None` when it may
+    /// change inside the block ([`MembershipInfo::points`] tells).
+    pub fn uniform(&self, region: RegionKey, section: bool, block: BlockId) -> Option<Membership> {
+        let Some(&r) = self.index.get(&region) else {
+            return Some(Membership::Outside);
+        };
+        if self.event_blocks[r][section as usize]
+            .binary_search(&block.0)
+            .is_ok()
+        {
+            return None;
+        }
+        let sol = &self.solutions[r][section as usize];
+        Some(classify(
+            *sol.fwd_in.get(block.index())?,
+            *sol.bwd_out.get(block.index())?,
+        ))
     }
 
     /// Membership at every point of `block`: before each item, then at the
@@ -137,15 +162,14 @@ impl MembershipInfo {
         block: BlockId,
     ) -> Vec<Membership> {
         let items = &cfg.items[block.index()];
-        let Some(r) = self.regions.iter().position(|&k| k == region) else {
+        if let Some(m) = self.uniform(region, section, block) {
+            // Nothing in the block changes the states.
+            return vec![m; items.len() + 1];
+        }
+        let Some(&r) = self.index.get(&region) else {
             return vec![Membership::Outside; items.len() + 1];
         };
         let sol = &self.solutions[r][section as usize];
-        if !items.iter().any(|i| matches!(i, Item::Event(_))) {
-            // Nothing in the block changes the states.
-            let m = classify(sol.fwd_in[block.index()], sol.bwd_out[block.index()]);
-            return vec![m; items.len() + 1];
-        }
         let mut bwd = vec![State::Unreached; items.len() + 1];
         let mut s = sol.bwd_out[block.index()];
         bwd[items.len()] = s;
@@ -233,6 +257,9 @@ pub fn analyze(
     if info.regions.is_empty() {
         return info;
     }
+    for (i, &r) in info.regions.iter().enumerate() {
+        info.index.entry(r).or_insert(i);
+    }
     let order = crate::graph::reverse_post_order(succs, 0);
     // Memory operations do not change membership: the dataflow steps over
     // the events alone.
@@ -244,7 +271,7 @@ pub fn analyze(
         for item in events.of(b) {
             let Item::Event(e) = item else { continue };
             let ev = cfg.event(e);
-            if let Some(r) = info.regions.iter().position(|&k| k == ev.region) {
+            if let Some(&r) = info.index.get(&ev.region) {
                 let list = &mut event_blocks[r][ev.kind.is_section() as usize];
                 if list.last() != Some(&(b as u32)) {
                     list.push(b as u32);
@@ -277,6 +304,7 @@ pub fn analyze(
             info.problems.push(p);
         }
     }
+    info.event_blocks = event_blocks;
     info
 }
 

@@ -68,6 +68,14 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             let block = BlockId(b as u32);
+            // (a block wholly outside the region, or wholly in a section,
+            // has nothing to report: most blocks, for most regions)
+            let uniform = |section| cx.membership.uniform(region, section, block);
+            if uniform(false).is_some_and(|m| m != Membership::Inside)
+                || uniform(true).is_some_and(|m| m != Membership::Outside)
+            {
+                continue;
+            }
             let in_region = cx.membership.points(cx.events, region, false, block);
             let in_section = cx.membership.points(cx.events, region, true, block);
             for (k, &item) in items.iter().enumerate() {
