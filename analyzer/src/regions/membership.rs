@@ -104,13 +104,44 @@ pub struct Problem {
 }
 
 /// Forward and backward states at every block boundary, per region, for
-/// the region itself and for its sections.
+/// the region itself and for its sections: where they differ from a
+/// function-wide default ([`Defaults`]), which only the blocks a region's
+/// events reach do. Sparse, so that a function with many regions costs
+/// each region its own extent, not the function's size.
 #[derive(Clone, Debug)]
 struct Solution {
-    /// State at the start of each block (forward).
+    /// State at the start of each block (forward), by block, ascending.
+    fwd_in: Vec<(u32, State)>,
+    /// State at the end of each block (backward: what comes next), by
+    /// block, ascending.
+    bwd_out: Vec<(u32, State)>,
+}
+
+/// A block's state in one of [`Solution`]'s lists, else `default`.
+fn state_at(list: &[(u32, State)], block: usize, default: &[State]) -> State {
+    match list.binary_search_by_key(&(block as u32), |&(b, _)| b) {
+        Ok(i) => list[i].1,
+        Err(_) => default.get(block).copied().unwrap_or(State::Unreached),
+    }
+}
+
+/// The states of a block no region event reaches: forwards outside where
+/// the entry reaches, backwards outside where a function exit is reachable,
+/// unreached elsewhere (see [`propagate`]).
+#[derive(Clone, Debug, Default)]
+struct Defaults {
     fwd_in: Vec<State>,
-    /// State at the end of each block (backward: what comes next).
     bwd_out: Vec<State>,
+}
+
+impl Solution {
+    fn fwd_in(&self, d: &Defaults, block: usize) -> State {
+        state_at(&self.fwd_in, block, &d.fwd_in)
+    }
+
+    fn bwd_out(&self, d: &Defaults, block: usize) -> State {
+        state_at(&self.bwd_out, block, &d.bwd_out)
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -119,6 +150,7 @@ pub struct MembershipInfo {
     /// The index of each of `regions`.
     index: rustc_hash::FxHashMap<RegionKey, usize>,
     solutions: Vec<[Solution; 2]>,
+    defaults: Defaults,
     /// The blocks holding each region's events, per kind (region,
     /// section), ascending.
     event_blocks: Vec<[Vec<u32>; 2]>,
@@ -146,9 +178,10 @@ impl MembershipInfo {
             return None;
         }
         let sol = &self.solutions[r][section as usize];
+        let d = &self.defaults;
         Some(classify(
-            *sol.fwd_in.get(block.index())?,
-            *sol.bwd_out.get(block.index())?,
+            sol.fwd_in(d, block.index()),
+            sol.bwd_out(d, block.index()),
         ))
     }
 
@@ -171,14 +204,14 @@ impl MembershipInfo {
         };
         let sol = &self.solutions[r][section as usize];
         let mut bwd = vec![State::Unreached; items.len() + 1];
-        let mut s = sol.bwd_out[block.index()];
+        let mut s = sol.bwd_out(&self.defaults, block.index());
         bwd[items.len()] = s;
         for (k, &item) in items.iter().enumerate().rev() {
             s = step(cfg, region, section, item, s, false);
             bwd[k] = s;
         }
         let mut out = Vec::with_capacity(items.len() + 1);
-        let mut f = sol.fwd_in[block.index()];
+        let mut f = sol.fwd_in(&self.defaults, block.index());
         out.push(classify(f, bwd[0]));
         for (k, &item) in items.iter().enumerate() {
             f = step(cfg, region, section, item, f, true);
@@ -261,10 +294,19 @@ pub fn analyze(
         info.index.entry(r).or_insert(i);
     }
     let order = crate::graph::reverse_post_order(succs, 0);
+    // each block's place in `order` (u32::MAX: not in it, unreachable)
+    let mut rank = vec![u32::MAX; n];
+    for (i, &b) in order.iter().enumerate() {
+        if let Some(r) = rank.get_mut(b as usize) {
+            *r = i as u32;
+        }
+    }
     // Memory operations do not change membership: the dataflow steps over
     // the events alone.
     let events = BlockEvents::new(cfg);
     let scratch = Scratch::new(n, succs, preds, reachable);
+    info.defaults = scratch.defaults();
+    let mut work = Work::new(n);
     // The blocks holding each region's events, per kind (region, section).
     let mut event_blocks: Vec<[Vec<u32>; 2]> = vec![Default::default(); info.regions.len()];
     for b in 0..n.min(cfg.items.len()) {
@@ -281,23 +323,35 @@ pub fn analyze(
     }
     for (r, region) in info.regions.clone().into_iter().enumerate() {
         let mut pair: Vec<Solution> = Vec::with_capacity(2);
-        let mut affected: Vec<Vec<bool>> = Vec::with_capacity(2);
+        let mut affected: Vec<Vec<u32>> = Vec::with_capacity(2);
         for section in [false, true] {
-            let (sol, mask) = solve(
+            let (sol, mut blocks) = solve(
                 &scratch,
+                &mut work,
                 &events,
                 region,
                 section,
                 &event_blocks[r][section as usize],
             );
+            // in `order`'s order, the unreachable left out
+            blocks.retain(|&b| rank.get(b as usize).is_some_and(|&r| r != u32::MAX));
+            blocks.sort_unstable_by_key(|&b| rank[b as usize]);
             pair.push(sol);
-            affected.push(mask);
+            affected.push(blocks);
         }
         let sols = [pair.remove(0), pair.remove(0)];
         // Report the first problem per region: the compiler ignores every
         // region of the function after the first one anyway.
         let problem = find_problem(
-            func, succs, preds, reachable, &events, region, &sols, &affected, &order,
+            func,
+            succs,
+            preds,
+            reachable,
+            &events,
+            region,
+            &sols,
+            &info.defaults,
+            [&affected[0], &affected[1]],
         );
         info.solutions.push(sols);
         if let Some(p) = problem {
@@ -357,18 +411,29 @@ impl<'g> Scratch<'g> {
         self.succs.get(b).is_none_or(|s| s.is_empty())
     }
 
+    /// The states of the blocks no event reaches ([`Defaults`]).
+    fn defaults(&self) -> Defaults {
+        let state = |yes: bool| if yes { State::Outside } else { State::Unreached };
+        Defaults {
+            fwd_in: (0..self.n).map(|b| state(self.live(b))).collect(),
+            bwd_out: self.reaches_exit.iter().map(|&r| state(r)).collect(),
+        }
+    }
+
     /// The live blocks that `seeds`' `next` neighbours lead to, following
     /// `next` through blocks that are not in `stop` (the seeds' neighbours
     /// themselves always count): the blocks whose state one direction of a
     /// problem can change, since a block holding an event sets the state it
     /// passes on whatever reaches it.
+    /// They are marked in `inside` (all false before), which the caller
+    /// clears.
     fn spread(
         &self,
         seeds: &[u32],
         stop: &[bool],
         next: &crate::graph::Csr,
-    ) -> (Vec<usize>, Vec<bool>) {
-        let mut inside = vec![false; self.n];
+        inside: &mut [bool],
+    ) -> Vec<usize> {
         let mut list = Vec::new();
         let mut stack: Vec<u32> = Vec::new();
         for &b in seeds {
@@ -385,7 +450,31 @@ impl<'g> Scratch<'g> {
                 stack.extend_from_slice(next.get(t).unwrap_or(&[]));
             }
         }
-        (list, inside)
+        list
+    }
+}
+
+/// Per-block working space of [`solve`] and [`propagate`], made once per
+/// function and handed from region to region: each use sets what it reads
+/// of the blocks it touches and leaves the flags false, so a region costs
+/// its own extent, not the function's size.
+struct Work {
+    has_event: Vec<bool>,
+    solved: Vec<bool>,
+    queued: Vec<bool>,
+    entering: Vec<State>,
+    leaving: Vec<State>,
+}
+
+impl Work {
+    fn new(n: usize) -> Work {
+        Work {
+            has_event: vec![false; n],
+            solved: vec![false; n],
+            queued: vec![false; n],
+            entering: vec![State::Unreached; n],
+            leaving: vec![State::Unreached; n],
+        }
     }
 }
 
@@ -424,18 +513,21 @@ impl<'c> BlockEvents<'c> {
 /// look at).
 fn solve(
     g: &Scratch,
+    work: &mut Work,
     events: &BlockEvents,
     region: RegionKey,
     section: bool,
     event_blocks: &[u32],
-) -> (Solution, Vec<bool>) {
+) -> (Solution, Vec<u32>) {
     let n = g.n;
     let cfg = events.cfg;
-    let mut has_event = vec![false; n];
-    for &b in event_blocks {
-        if (b as usize) < n && g.live(b as usize) {
-            has_event[b as usize] = true;
-        }
+    let live_events: Vec<usize> = event_blocks
+        .iter()
+        .map(|&b| b as usize)
+        .filter(|&b| b < n && g.live(b))
+        .collect();
+    for &b in &live_events {
+        work.has_event[b] = true;
     }
     let forward = |b: usize, s: State| {
         events
@@ -453,27 +545,28 @@ fn solve(
     // event) after an exit; backwards, inside before an exit and outside
     // before an entry, where an exit is reachable at all. Only the blocks
     // that pass on "inside" start a spread.
-    let live_events = || {
-        event_blocks
-            .iter()
-            .map(|&b| b as usize)
-            .filter(|&b| has_event.get(b).copied().unwrap_or(false))
-    };
-    let fwd_seeds: Vec<u32> = live_events()
+    let fwd_seeds: Vec<u32> = live_events
+        .iter()
+        .copied()
         .filter(|&b| forward(b, State::Outside) == State::Inside)
         .map(|b| b as u32)
         .collect();
-    let bwd_seeds: Vec<u32> = live_events()
+    let bwd_seeds: Vec<u32> = live_events
+        .iter()
+        .copied()
         .filter(|&b| g.reaches_exit[b] && backward(b, State::Outside) == State::Inside)
         .map(|b| b as u32)
         .collect();
 
-    let (fwd_in, after) = propagate(g, true, &fwd_seeds, &has_event, forward);
-    let (bwd_out, before) = propagate(g, false, &bwd_seeds, &has_event, backward);
-    let mut affected = has_event;
-    for b in after.into_iter().chain(before) {
-        affected[b] = true;
+    let fwd_in = propagate(g, work, true, &fwd_seeds, forward);
+    let bwd_out = propagate(g, work, false, &bwd_seeds, backward);
+    for &b in &live_events {
+        work.has_event[b] = false;
     }
+    let mut affected: Vec<u32> = live_events.iter().map(|&b| b as u32).collect();
+    affected.extend(fwd_in.iter().chain(&bwd_out).map(|&(b, _)| b));
+    affected.sort_unstable();
+    affected.dedup();
     (Solution { fwd_in, bwd_out }, affected)
 }
 
@@ -489,11 +582,11 @@ fn solve(
 /// function exit: nothing comes next) as outside.
 fn propagate(
     g: &Scratch,
+    work: &mut Work,
     forwards: bool,
     seeds: &[u32],
-    has_event: &[bool],
     through: impl Fn(usize, State) -> State,
-) -> (Vec<State>, Vec<usize>) {
+) -> Vec<(u32, State)> {
     let n = g.n;
     let (ahead, behind) = if forwards {
         (g.succs, g.preds)
@@ -507,35 +600,40 @@ fn propagate(
             State::Unreached
         }
     };
-    let mut entering: Vec<State> = (0..n)
-        .map(|b| {
-            outside_or_unreached(if forwards {
-                g.live(b)
-            } else {
-                g.reaches_exit[b]
-            })
+    // where a block the seeds do not reach is entered from
+    let default = |b: usize| {
+        outside_or_unreached(if forwards {
+            g.live(b)
+        } else {
+            g.reaches_exit[b]
         })
-        .collect();
-    let (spread, solved) = g.spread(seeds, has_event, ahead);
+    };
+    let spread = g.spread(seeds, &work.has_event, ahead, &mut work.solved);
+    let Work {
+        solved,
+        queued,
+        entering,
+        leaving,
+        ..
+    } = work;
     for &t in &spread {
         entering[t] = outside_or_unreached(if forwards { t == 0 } else { g.is_exit(t) });
+        leaving[t] = State::Unreached;
     }
     // What comes in from the blocks the seeds do not reach (final).
     for &t in &spread {
         for &p in behind.get(t).unwrap_or(&[]) {
             let p = p as usize;
             if p < n && g.live(p) && !solved[p] {
-                entering[t] = entering[t].join(through(p, entering[p]));
+                entering[t] = entering[t].join(through(p, default(p)));
             }
         }
     }
-    let mut leaving = vec![State::Unreached; n];
-    let mut queued = vec![false; n];
-    let mut work: Vec<usize> = spread.iter().rev().copied().collect();
-    for &b in &work {
+    let mut queue: Vec<usize> = spread.iter().rev().copied().collect();
+    for &b in &queue {
         queued[b] = true;
     }
-    while let Some(b) = work.pop() {
+    while let Some(b) = queue.pop() {
         queued[b] = false;
         let s = through(b, entering[b]);
         if s == leaving[b] {
@@ -552,12 +650,17 @@ fn propagate(
                 entering[t] = joined;
                 if !queued[t] {
                     queued[t] = true;
-                    work.push(t);
+                    queue.push(t);
                 }
             }
         }
     }
-    (entering, spread)
+    let mut out: Vec<(u32, State)> = spread.iter().map(|&t| (t as u32, entering[t])).collect();
+    for &t in &spread {
+        solved[t] = false;
+    }
+    out.sort_unstable_by_key(|&(b, _)| b);
+    out
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -569,8 +672,8 @@ fn find_problem(
     events: &BlockEvents,
     region: RegionKey,
     sols: &[Solution; 2],
-    affected: &[Vec<bool>],
-    order: &[u32],
+    d: &Defaults,
+    affected: [&[u32]; 2],
 ) -> Option<Problem> {
     let cfg = events.cfg;
     let n = func.blocks.len();
@@ -580,26 +683,16 @@ fn find_problem(
     let mut points: Vec<usize> = Vec::new();
     // Open at a function exit first: it is the cause of the ambiguity it
     // produces everywhere before the exit.
-    // Elsewhere every point is outside (see `solve`).
-    let affected = |section: bool, b: usize| {
-        affected
-            .get(section as usize)
-            .and_then(|a| a.get(b))
-            .copied()
-            .unwrap_or(true)
-    };
+    // Elsewhere every point is outside (see `solve`): only the affected
+    // blocks are looked at, in reverse post-order.
     for section in [false, true] {
         let sol = &sols[section as usize];
-        for &b in order {
+        for &b in affected[section as usize] {
             let b = b as usize;
-            if b >= n
-                || !live(b)
-                || !affected(section, b)
-                || !succs.get(b).is_none_or(|s| s.is_empty())
-            {
+            if b >= n || !live(b) || !succs.get(b).is_none_or(|s| s.is_empty()) {
                 continue;
             }
-            let mut f = sol.fwd_in[b];
+            let mut f = sol.fwd_in(d, b);
             for item in events.of(b) {
                 f = step(cfg, region, section, item, f, true);
             }
@@ -624,9 +717,9 @@ fn find_problem(
     for pass in [Pass::ForwardJoin, Pass::Any] {
         for section in [false, true] {
             let sol = &sols[section as usize];
-            for &b in order {
+            for &b in affected[section as usize] {
                 let b = b as usize;
-                if b >= n || !live(b) || !affected(section, b) {
+                if b >= n || !live(b) {
                     continue;
                 }
                 let items = &cfg.items[b];
@@ -649,7 +742,7 @@ fn find_problem(
                         for &p in preds.get(b).unwrap_or(&[]) {
                             let p = p as usize;
                             if live(p) {
-                                let mut s = sol.fwd_in[p];
+                                let mut s = sol.fwd_in(d, p);
                                 for item in events.of(p) {
                                     s = step(cfg, region, section, item, s, true);
                                 }
@@ -660,7 +753,7 @@ fn find_problem(
                         for &t in succs.get(b).unwrap_or(&[]) {
                             let t = t as usize;
                             if live(t) {
-                                let mut s = sol.bwd_out[t];
+                                let mut s = sol.bwd_out(d, t);
                                 for item in events.of(t).rev() {
                                     s = step(cfg, region, section, item, s, false);
                                 }
@@ -683,7 +776,7 @@ fn find_problem(
                 let at = &events.at[b];
                 if at.is_empty() {
                     // Only the block's start.
-                    if let Some(p) = at_point(0, sol.fwd_in[b], sol.bwd_out[b]) {
+                    if let Some(p) = at_point(0, sol.fwd_in(d, b), sol.bwd_out(d, b)) {
                         return Some(p);
                     }
                     continue;
@@ -692,7 +785,7 @@ fn find_problem(
                 points.push(0);
                 points.extend(at.iter().map(|&e| e as usize + 1));
                 fwd.clear();
-                let mut s = sol.fwd_in[b];
+                let mut s = sol.fwd_in(d, b);
                 fwd.push(s);
                 for &e in at {
                     s = step(cfg, region, section, items[e as usize], s, true);
@@ -700,7 +793,7 @@ fn find_problem(
                 }
                 bwd.clear();
                 bwd.resize(points.len(), State::Unreached);
-                let mut s = sol.bwd_out[b];
+                let mut s = sol.bwd_out(d, b);
                 bwd[at.len()] = s;
                 for (j, &e) in at.iter().enumerate().rev() {
                     s = step(cfg, region, section, items[e as usize], s, false);
@@ -843,7 +936,11 @@ mod tests {
                 bwd_out[b] = w;
             }
             if !changed {
-                return Solution { fwd_in, bwd_out };
+                let all = |v: Vec<State>| v.into_iter().enumerate().map(|(b, s)| (b as u32, s)).collect();
+                return Solution {
+                    fwd_in: all(fwd_in),
+                    bwd_out: all(bwd_out),
+                };
             }
         }
     }
@@ -868,15 +965,18 @@ mod tests {
             let g = Scratch::new(n, &succs, &preds, &reachable);
             let events = BlockEvents::new(&cfg);
             let order = crate::graph::reverse_post_order(&succs, 0);
+            let d = &info.defaults;
             for (r, &region) in info.regions.iter().enumerate() {
                 let dense = [false, true].map(|section| dense_solution(&g, &events, region, section));
                 for section in [0, 1] {
-                    proptest::prop_assert_eq!(&info.solutions[r][section].fwd_in, &dense[section].fwd_in);
-                    proptest::prop_assert_eq!(&info.solutions[r][section].bwd_out, &dense[section].bwd_out);
+                    let sparse = &info.solutions[r][section];
+                    for b in 0..n {
+                        proptest::prop_assert_eq!(sparse.fwd_in(d, b), dense[section].fwd_in(d, b));
+                        proptest::prop_assert_eq!(sparse.bwd_out(d, b), dense[section].bwd_out(d, b));
+                    }
                 }
-                let everywhere = vec![vec![true; n], vec![true; n]];
                 let expected = find_problem(
-                    &func, &succs, &preds, &reachable, &events, region, &dense, &everywhere, &order,
+                    &func, &succs, &preds, &reachable, &events, region, &dense, d, [&order, &order],
                 );
                 let found = info.problems.iter().find(|p| p.region == region).cloned();
                 proptest::prop_assert_eq!(found, expected);
