@@ -185,6 +185,27 @@ impl MembershipInfo {
         ))
     }
 
+    /// The blocks, ascending, where a point may be inside `region` (or its
+    /// sections): those its events are in or reach. Everywhere else every
+    /// point is outside or unreachable.
+    pub fn extent(&self, region: RegionKey, section: bool) -> Vec<BlockId> {
+        let Some(&r) = self.index.get(&region) else {
+            return Vec::new();
+        };
+        let k = section as usize;
+        let sol = &self.solutions[r][k];
+        let mut out: Vec<u32> = sol
+            .fwd_in
+            .iter()
+            .chain(&sol.bwd_out)
+            .map(|&(b, _)| b)
+            .chain(self.event_blocks[r][k].iter().copied())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out.into_iter().map(BlockId).collect()
+    }
+
     /// Membership at every point of `block`: before each item, then at the
     /// end (`items.len() + 1` values), in one pass over the block.
     pub fn points(
@@ -970,9 +991,16 @@ mod tests {
                 let dense = [false, true].map(|section| dense_solution(&g, &events, region, section));
                 for section in [0, 1] {
                     let sparse = &info.solutions[r][section];
+                    let extent = info.extent(region, section == 1);
                     for b in 0..n {
                         proptest::prop_assert_eq!(sparse.fwd_in(d, b), dense[section].fwd_in(d, b));
                         proptest::prop_assert_eq!(sparse.bwd_out(d, b), dense[section].bwd_out(d, b));
+                        // outside the extent, no point is inside
+                        let block = BlockId(b as u32);
+                        if !extent.contains(&block) {
+                            let points = info.points(&cfg, region, section == 1, block);
+                            proptest::prop_assert!(!points.contains(&Membership::Inside));
+                        }
                     }
                 }
                 let expected = find_problem(

@@ -33,7 +33,6 @@
 use super::FunctionContext;
 use crate::diag::{Code, Diagnostic};
 use crate::diag::{Rule, Severity};
-use crate::ir::BlockId;
 use crate::regions::events::{MemopCfg, RegionKey};
 use crate::regions::membership::Membership;
 
@@ -60,16 +59,19 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
         if cx.membership.problems.iter().any(|p| p.region == region) {
             continue; // CSA201 already: membership is not well defined
         }
-        for (b, items) in cx.events.items.iter().enumerate() {
+        // (outside its extent, no point is inside the region)
+        for block in cx.membership.extent(region, false) {
+            let Some(items) = cx.events.items.get(block.index()) else {
+                continue;
+            };
             if !items
                 .iter()
                 .any(|&i| MemopCfg::is_ordering_memop(cx.memory, i).is_some())
             {
                 continue;
             }
-            let block = BlockId(b as u32);
             // (a block wholly outside the region, or wholly in a section,
-            // has nothing to report: most blocks, for most regions)
+            // has nothing to report)
             let uniform = |section| cx.membership.uniform(region, section, block);
             if uniform(false).is_some_and(|m| m != Membership::Inside)
                 || uniform(true).is_some_and(|m| m != Membership::Outside)
