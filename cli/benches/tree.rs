@@ -224,7 +224,10 @@ fn worst(files: &[(PathBuf, SourceKind)], reps: usize, n: usize) {
     rows.sort_by(|a, b| b.0.cmp(&a.0));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!("files costing most beyond their parse (one thread, best of {reps}, ms):");
-    println!("{:>9} {:>9} {:>6} {:>8}  file", "beyond", "parse", "ratio", "bytes");
+    println!(
+        "{:>9} {:>9} {:>6} {:>8}  file",
+        "beyond", "parse", "ratio", "bytes"
+    );
     for (beyond, parse, bytes, path) in rows.into_iter().take(n) {
         println!(
             "{:>9.2} {:>9.2} {:>5.1}x {:>8}  {}",
