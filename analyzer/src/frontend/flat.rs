@@ -795,10 +795,11 @@ mod tests {
     /// inherits through the aliased hidden declarator of tree-sitter-c's
     /// old-style definition (the `parameter_list` inside the
     /// `function_declarator`); the copy records the fields a cursor reports,
-    /// and has none. The copy serves the Fortran front end only (the C
-    /// front end reads tree-sitter's nodes), so no rule sees the difference;
-    /// `copy_answers_like_the_tree` runs on every fixture, and no fixture
-    /// has such a definition.
+    /// and has none. The C front end, which reads the copy too, takes a
+    /// definition's parameters from its `function_declarator` (whose own
+    /// `parameters` field the copy has), never from the definition, so no
+    /// rule sees the difference; `copy_answers_like_the_tree` runs on every
+    /// fixture, and no fixture has such a definition.
     #[test]
     fn fixme_kr_definition_parameters_field() {
         use crate::frontend::fields::{CFields, F};
