@@ -58,7 +58,7 @@ use csa_grammars::{SourceKind, TextEdit};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
+use tree_sitter::{InputEdit, Node, Parser, Tree};
 
 /// The names a function's text calls.
 type CalledNames = Arc<[Box<str>]>;
@@ -199,14 +199,6 @@ fn callee_hashes(names: &[Option<&str>], calls: &[Arc<[Box<str>]>], hashes: &[u6
         .collect()
 }
 
-fn point_in(source: &SourceText, offset: usize) -> Point {
-    let row = source.line_of(offset);
-    Point {
-        row,
-        column: offset.min(source.text().len()) - source.line_start(row),
-    }
-}
-
 /// The tree-sitter edit for `e`, a change of the parser input between the
 /// texts `old` and `new` (whose line ends it shares).
 fn input_edit(e: TextEdit, old: &SourceText, new: &SourceText) -> InputEdit {
@@ -214,9 +206,9 @@ fn input_edit(e: TextEdit, old: &SourceText, new: &SourceText) -> InputEdit {
         start_byte: e.start,
         old_end_byte: e.old_end,
         new_end_byte: e.new_end,
-        start_position: point_in(old, e.start),
-        old_end_position: point_in(old, e.old_end),
-        new_end_position: point_in(new, e.new_end),
+        start_position: old.point(e.start),
+        old_end_position: old.point(e.old_end),
+        new_end_position: new.point(e.new_end),
     }
 }
 
@@ -1377,7 +1369,7 @@ mod tests {
     }
 
     /// Row and byte column by counting, for the test below.
-    fn point_at(text: &str, offset: usize) -> Point {
+    fn point_at(text: &str, offset: usize) -> tree_sitter::Point {
         let before = &text.as_bytes()[..offset];
         let row = before.iter().filter(|&&b| b == b'\n').count();
         let column = offset
@@ -1385,7 +1377,7 @@ mod tests {
                 .iter()
                 .rposition(|&b| b == b'\n')
                 .map_or(0, |i| i + 1);
-        Point { row, column }
+        tree_sitter::Point { row, column }
     }
 
     /// Fixed-form Fortran fixtures (by the extensions `detect` knows).

@@ -141,6 +141,15 @@ impl SourceText {
             .unwrap_or(self.text.len() as u32) as usize
     }
 
+    /// Byte `offset` (clamped) as tree-sitter's row and byte column.
+    pub fn point(&self, offset: usize) -> tree_sitter::Point {
+        let row = self.line_of(offset);
+        tree_sitter::Point {
+            row,
+            column: offset.min(self.text.len()) - self.line_start(row),
+        }
+    }
+
     /// 0-based line that holds byte `offset`.
     pub fn line_of(&self, offset: usize) -> usize {
         let offset = offset.min(self.text.len()) as u32;

@@ -251,14 +251,9 @@ fn input_edits(
             .get(r)
             .is_none_or(|b| memchr::memchr(b'\n', b).is_some())
     };
-    // rows and line starts of `text`, which the rewrites keep
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
-        .collect();
-    let point = |offset: usize| {
-        let row = line_starts.partition_point(|&s| s <= offset) - 1;
-        Point::new(row, offset - line_starts[row])
-    };
+    // rows and columns of `text`, which the rewrites keep
+    let source = crate::source::SourceText::new(text.to_string());
+    let point = |offset: usize| source.point(offset);
     let mut out = Vec::with_capacity(changed.len() + inserted.0.len());
     for &(at, len) in changed {
         if has_newline(text, at..at + len) || has_newline(rewritten, at..at + len) {
