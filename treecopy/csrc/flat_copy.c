@@ -207,6 +207,12 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
       continue;
     }
     const Subtree *child = &ts_subtree_children(parent)[top->child_index];
+    // the walk is bound by the latency of loading each subtree: ask for
+    // the next sibling's while this one is copied
+    if (top->child_index + 1 < count) {
+      Subtree next = child[1];
+      if (!next.data.is_inline) __builtin_prefetch(next.ptr);
+    }
     Length position = top->position;
     bool extra = ts_subtree_extra(*child);
     bool visible = ts_subtree_visible(*child);
