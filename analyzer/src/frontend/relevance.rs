@@ -314,8 +314,8 @@ fn directive_sentinel(bytes: &[u8], i: usize) -> bool {
 /// analysis reads; other comments (`! the (i,j) entry`, a `$` in
 /// documentation) are prose. Character literals are code (a `!` in one
 /// starts no comment); one continued onto the next line (`&` at the end of
-/// the line inside it) goes on there. Lines without a `!` or a quote, outside a continued
-/// character literal, are all code: only the others are read byte by byte.
+/// the line inside it) goes on there. Each line is read from one quote or
+/// `!` to the next (memchr), not byte by byte.
 fn fortran_code_blanked(text: &str) -> (Vec<u8>, bool) {
     let bytes = text.as_bytes();
     let mut out = bytes.to_vec();
@@ -324,30 +324,41 @@ fn fortran_code_blanked(text: &str) -> (Vec<u8>, bool) {
     let mut start = 0;
     while start < bytes.len() {
         let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |k| start + k);
-        let line = &bytes[start..end];
-        if quote.is_some() || memchr::memchr3(b'!', b'\'', b'"', line).is_some() {
-            // the last byte other than a blank on this line
-            let mut last = b'\n';
-            for i in start..end {
-                let b = bytes[i];
-                if !b.is_ascii_whitespace() {
-                    last = b;
-                }
-                match quote {
-                    Some(q) if b == q => quote = None,
-                    Some(_) => {}
-                    None if b == b'!' => {
-                        directive |= directive_sentinel(bytes, i);
-                        out[i..end].fill(b' ');
+        // from one byte that matters to the next: a quote, or a `!`
+        // outside a character literal
+        let mut i = start;
+        loop {
+            match quote {
+                Some(q) => match memchr::memchr(q, &bytes[i..end]) {
+                    Some(k) => {
+                        quote = None;
+                        i += k + 1;
+                    }
+                    None => break,
+                },
+                None => match memchr::memchr3(b'!', b'\'', b'"', &bytes[i..end]) {
+                    Some(k) if bytes[i + k] == b'!' => {
+                        directive |= directive_sentinel(bytes, i + k);
+                        out[i + k..end].fill(b' ');
                         break;
                     }
-                    None if b == b'\'' || b == b'"' => quote = Some(b),
-                    None => {}
-                }
+                    Some(k) => {
+                        quote = Some(bytes[i + k]);
+                        i += k + 1;
+                    }
+                    None => break,
+                },
             }
-            if last != b'&' {
-                quote = None;
-            }
+        }
+        // a literal open at the end of the line goes on only after `&`
+        if quote.is_some()
+            && bytes[start..end]
+                .iter()
+                .rev()
+                .find(|b| !b.is_ascii_whitespace())
+                != Some(&b'&')
+        {
+            quote = None;
         }
         start = end + 1;
     }
