@@ -190,7 +190,8 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
   }
   // The depth of the node whose subtree is copied unasked (CSA_NONE: none):
   // no question until the walk is back at that depth.
-  uint32_t unasked = answer == CSA_DESCEND_UNASKED ? 0 : CSA_NONE;
+  // (with no `descend`, the whole tree)
+  uint32_t unasked = answer == CSA_DESCEND_UNASKED || !descend ? 0 : CSA_NONE;
   Stack s = {NULL, 0, 0};
   Entry first = entry_of(lang, root_subtree, root_position, 0, true, false, 0, 0);
   if (!stack_push(&s, first)) return CSA_NONE;
@@ -225,10 +226,20 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
       }
       top->structural_index++;
     }
-    top->position = length_add(position, ts_subtree_size(*child));
     top->child_index++;
-    if (top->child_index < count) {
-      top->position = length_add(top->position, ts_subtree_padding(ts_subtree_children(parent)[top->child_index]));
+    if (unasked != CSA_NONE && depth > unasked) {
+      // inside a subtree copied unasked: no node is made for a question,
+      // so only byte offsets are kept (a position's row and column are
+      // left as they were)
+      top->position.bytes += ts_subtree_size(*child).bytes;
+      if (top->child_index < count) {
+        top->position.bytes += ts_subtree_padding(ts_subtree_children(parent)[top->child_index]).bytes;
+      }
+    } else {
+      top->position = length_add(position, ts_subtree_size(*child));
+      if (top->child_index < count) {
+        top->position = length_add(top->position, ts_subtree_padding(ts_subtree_children(parent)[top->child_index]));
+      }
     }
     uint32_t children = ts_subtree_child_count(*child);
     if (!visible) {

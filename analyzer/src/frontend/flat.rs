@@ -962,12 +962,15 @@ mod tests {
                     _ => Answer::Descend,
                 };
                 let (mut asked, mut asked_cursor) = (Vec::new(), Vec::new());
+                // (with the positions of the nodes asked about: the walker
+                // keeps rows and columns only outside subtrees copied
+                // unasked)
                 let native = FlatTree::planned(root, |n, depth| {
-                    asked.push((n.id(), depth));
+                    asked.push((n.id(), depth, n.start_position(), n.end_position()));
                     plan(n, depth)
                 });
                 let by_cursor = FlatTree::planned_by_cursor(root, |n, depth| {
-                    asked_cursor.push((n.id(), depth));
+                    asked_cursor.push((n.id(), depth, n.start_position(), n.end_position()));
                     plan(n, depth)
                 });
                 assert!(native.nodes == by_cursor.nodes, "{what}");
