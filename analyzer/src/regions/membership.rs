@@ -326,7 +326,6 @@ pub fn analyze(
     // the events alone.
     let events = BlockEvents::new(cfg);
     let scratch = Scratch::new(n, succs, preds, reachable);
-    info.defaults = scratch.defaults();
     let mut work = Work::new(n);
     // The blocks holding each region's events, per kind (region, section).
     let mut event_blocks: Vec<[Vec<u32>; 2]> = vec![Default::default(); info.regions.len()];
@@ -371,7 +370,7 @@ pub fn analyze(
             &events,
             region,
             &sols,
-            &info.defaults,
+            &scratch.defaults,
             [&affected[0], &affected[1]],
         );
         info.solutions.push(sols);
@@ -380,6 +379,7 @@ pub fn analyze(
         }
     }
     info.event_blocks = event_blocks;
+    info.defaults = scratch.defaults;
     info
 }
 
@@ -392,6 +392,8 @@ struct Scratch<'g> {
     reachable: &'g [bool],
     /// Reachable from the entry, and a function exit reachable from here.
     reaches_exit: Vec<bool>,
+    /// The states of the blocks no event reaches.
+    defaults: Defaults,
 }
 
 impl<'g> Scratch<'g> {
@@ -407,6 +409,7 @@ impl<'g> Scratch<'g> {
             preds,
             reachable,
             reaches_exit: vec![false; n],
+            defaults: Defaults::default(),
         };
         let mut stack: Vec<usize> = (0..n).filter(|&b| s.live(b) && s.is_exit(b)).collect();
         while let Some(b) = stack.pop() {
@@ -421,6 +424,11 @@ impl<'g> Scratch<'g> {
                 }
             }
         }
+        let state = |yes: bool| if yes { State::Outside } else { State::Unreached };
+        s.defaults = Defaults {
+            fwd_in: (0..n).map(|b| state(s.live(b))).collect(),
+            bwd_out: s.reaches_exit.iter().map(|&r| state(r)).collect(),
+        };
         s
     }
 
@@ -430,15 +438,6 @@ impl<'g> Scratch<'g> {
 
     fn is_exit(&self, b: usize) -> bool {
         self.succs.get(b).is_none_or(|s| s.is_empty())
-    }
-
-    /// The states of the blocks no event reaches ([`Defaults`]).
-    fn defaults(&self) -> Defaults {
-        let state = |yes: bool| if yes { State::Outside } else { State::Unreached };
-        Defaults {
-            fwd_in: (0..self.n).map(|b| state(self.live(b))).collect(),
-            bwd_out: self.reaches_exit.iter().map(|&r| state(r)).collect(),
-        }
     }
 
     /// The live blocks that `seeds`' `next` neighbours lead to, following
@@ -622,12 +621,10 @@ fn propagate(
         }
     };
     // where a block the seeds do not reach is entered from
-    let default = |b: usize| {
-        outside_or_unreached(if forwards {
-            g.live(b)
-        } else {
-            g.reaches_exit[b]
-        })
+    let default = if forwards {
+        &g.defaults.fwd_in
+    } else {
+        &g.defaults.bwd_out
     };
     let spread = g.spread(seeds, &work.has_event, ahead, &mut work.solved);
     let Work {
@@ -646,7 +643,7 @@ fn propagate(
         for &p in behind.get(t).unwrap_or(&[]) {
             let p = p as usize;
             if p < n && g.live(p) && !solved[p] {
-                entering[t] = entering[t].join(through(p, default(p)));
+                entering[t] = entering[t].join(through(p, default[p]));
             }
         }
     }

@@ -205,33 +205,32 @@ impl Repairs {
         &self,
         text: &str,
     ) -> (String, Inserted, Option<Vec<tree_sitter::InputEdit>>) {
-        let mut bytes = text.as_bytes().to_vec();
-        let mut changed: Vec<(usize, usize)> = Vec::new();
-        for (at, with) in &self.rewrites {
-            if let Some(dst) = bytes.get_mut(*at..at + with.len()) {
-                if dst != with.as_bytes() {
-                    changed.push((*at, with.len()));
-                }
-                dst.copy_from_slice(with.as_bytes());
-            }
-        }
         // (rewrites replace whole ASCII words or bracket contents with
         // ASCII; a replacement that would split a character is dropped)
-        let (rewritten, rewrote) = match String::from_utf8(bytes) {
-            Ok(r) => (r, true),
-            Err(_) => (text.to_string(), false),
-        };
+        let (rewritten, changed) =
+            overwritten(text, &self.rewrites).unwrap_or_else(|| (text.to_string(), Vec::new()));
         let at: Vec<(usize, &str)> = self.inserts.iter().map(|(p, t)| (*p, t.as_str())).collect();
         let (typed, inserted) = insert(&rewritten, &at);
-        let edits = input_edits(
-            text,
-            if rewrote { &changed } else { &[] },
-            &rewritten,
-            &typed,
-            &inserted,
-        );
+        let edits = input_edits(text, &changed, &rewritten, &typed, &inserted);
         (typed, inserted, edits)
     }
+}
+
+/// `text` with each same-length rewrite `(at, with)` written over it (one
+/// that would run past the end is dropped), and the `(offset, length)` of
+/// those that changed something; `None` when the result is not UTF-8.
+fn overwritten(text: &str, rewrites: &[(usize, String)]) -> Option<(String, Vec<(usize, usize)>)> {
+    let mut bytes = text.as_bytes().to_vec();
+    let mut changed = Vec::new();
+    for (at, with) in rewrites {
+        if let Some(dst) = bytes.get_mut(*at..at + with.len()) {
+            if dst != with.as_bytes() {
+                changed.push((*at, with.len()));
+            }
+            dst.copy_from_slice(with.as_bytes());
+        }
+    }
+    Some((String::from_utf8(bytes).ok()?, changed))
 }
 
 /// The tree-sitter edits of same-length rewrites `changed` (offset,
@@ -306,20 +305,11 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
     // the specifier macro before the name `f` followed by its `(`). The
     // blanks keep every offset.
     let (wrappers, names) = prototype_wrappers(text, &top_level_tokens(text));
-    let unwrapped;
-    let text = if wrappers.is_empty() {
-        text
-    } else {
-        let mut bytes = text.as_bytes().to_vec();
-        for (at, with) in &wrappers {
-            if let Some(dst) = bytes.get_mut(*at..at + with.len()) {
-                dst.copy_from_slice(with.as_bytes());
-            }
-        }
-        // (ASCII blanks over ASCII bytes: still UTF-8)
-        unwrapped = String::from_utf8(bytes).unwrap_or_else(|_| text.to_string());
-        unwrapped.as_str()
-    };
+    // (ASCII blanks over ASCII bytes: still UTF-8)
+    let unwrapped = (!wrappers.is_empty())
+        .then(|| overwritten(text, &wrappers))
+        .flatten();
+    let text = unwrapped.as_ref().map_or(text, |(t, _)| t.as_str());
     let lines = code_lines(text.as_bytes());
     let bare = bare_macros_in(&lines);
     let statement_args = statement_arguments(&lines);
