@@ -1,13 +1,9 @@
 //! Runs every fixture under `tests/fixtures/{c,fortran}` and fails on any
-//! unannotated diagnostic or unmatched annotation. Trees are parsed into
-//! heaps of their own, as the binaries parse them (`treecopy::install`;
-//! the analyzer's own tests read every fixture with plain trees).
+//! unannotated diagnostic or unmatched annotation.
 
 use csa_tests::{check_fixture, fixtures_in, tests_dir};
 
 fn run_dir(sub: &str, minimum: usize) {
-    static HEAPS: std::sync::Once = std::sync::Once::new();
-    HEAPS.call_once(treecopy::install);
     let dir = tests_dir().join("fixtures").join(sub);
     let files = fixtures_in(&dir);
     assert!(

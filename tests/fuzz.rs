@@ -6,8 +6,7 @@
 //! [`HANG_SECS`]) with spans inside the text; applying the fixes twice
 //! gives what applying them once gives; the fixed text of an input
 //! without CSA001 (syntax error) diagnostics has none either (see the
-//! FIXME in `check` for inputs that have some). Trees are parsed into
-//! heaps of their own, as in the binaries (`treecopy::install`).
+//! FIXME in `check` for inputs that have some).
 //!
 //! By default (the CI run) a fixed number of inputs from a fixed seed, so
 //! the run is the same on every machine: `CSA_LINT_FUZZ_CASES` (default
@@ -205,16 +204,8 @@ fn check(kind: SourceKind, text: String) -> Result<(), String> {
     })?
 }
 
-/// Trees parsed into heaps of their own, as the binaries parse them
-/// (`treecopy::install`), before the first parse of a test.
-fn setup() {
-    static HEAPS: std::sync::Once = std::sync::Once::new();
-    HEAPS.call_once(treecopy::install);
-}
-
 #[test]
 fn mutated_fixtures_never_panic_hang_or_break_fixes() {
-    setup();
     if let Ok(path) = std::env::var("CSA_LINT_FUZZ_REPLAY") {
         let bytes = std::fs::read(&path).expect("the replayed file is readable");
         let kind = kind_of(std::path::Path::new(&path)).unwrap_or(SourceKind::C);
@@ -288,7 +279,6 @@ fn mutated_fixtures_never_panic_hang_or_break_fixes() {
 /// the branch was no longer read as compiled).
 #[test]
 fn every_fixture_keeps_the_properties() {
-    setup();
     for (k, (kind, bytes)) in corpus().into_iter().enumerate() {
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if let Err(why) = check(kind, text) {

@@ -22,7 +22,7 @@
 //!    file-wide facts are kept from the previous update when its text lies
 //!    outside the change.
 //! 3. A function that misses is lowered from the shared tree alone
-//!    (`frontend::c::lower_tree_cached` with `only`) and analysed; its diagnostics,
+//!    (`frontend::c::lower_tree` with `only`) and analysed; its diagnostics,
 //!    with file-level ones (unguarded builtins) restricted to it, are cached.
 //! 4. Diagnostics are assembled, sorted, and suppressions applied over the
 //!    whole text, as `analysis::analyze` does.

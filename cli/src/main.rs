@@ -199,9 +199,6 @@ fn parse_language(s: &str) -> Result<SourceKind, String> {
 }
 
 fn main() -> ExitCode {
-    // tree-sitter's trees in heaps released whole (`treecopy::heap`), set
-    // before any thread parses
-    treecopy::install();
     // `--dump cfg FUNCTION FILE`: accept the positional form by rewriting it
     // into `--dump cfg --function FUNCTION FILE`.
     let mut args: Vec<String> = std::env::args().collect();

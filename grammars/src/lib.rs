@@ -118,19 +118,6 @@ pub fn with_stop<R>(
     f()
 }
 
-/// The progress callback of a parse of `len` bytes: true (give up) past
-/// [`parse_budget`], or once the flag of an enclosing [`with_stop`] is
-/// set.
-pub fn progress(len: usize) -> impl FnMut(&tree_sitter::ParseState) -> bool {
-    let deadline = std::time::Instant::now() + parse_budget(len);
-    let stop = STOP.with(|s| s.borrow().clone());
-    move |_: &tree_sitter::ParseState| {
-        stop.as_ref()
-            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-            || std::time::Instant::now() > deadline
-    }
-}
-
 /// `parser.parse(text, old)` that gives up (`None`) when the parse takes
 /// longer than [`parse_budget`] (no input may hang the analysis), or when
 /// the flag of an enclosing [`with_stop`] is set.
@@ -139,7 +126,13 @@ pub fn parse_bounded(
     text: &str,
     old: Option<&tree_sitter::Tree>,
 ) -> Option<tree_sitter::Tree> {
-    let mut past_deadline = progress(text.len());
+    let deadline = std::time::Instant::now() + parse_budget(text.len());
+    let stop = STOP.with(|s| s.borrow().clone());
+    let mut past_deadline = |_: &tree_sitter::ParseState| {
+        stop.as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+            || std::time::Instant::now() > deadline
+    };
     let bytes = text.as_bytes();
     let tree = parser.parse_with_options(
         &mut |i, _| bytes.get(i..).unwrap_or_default(),

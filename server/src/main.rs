@@ -30,9 +30,6 @@ use tower_lsp_server::{LspService, Server};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    // tree-sitter's trees in heaps released whole (`treecopy::heap`), set
-    // before any thread parses
-    treecopy::install();
     // No transparent huge pages: mimalloc asks for them on its arena, and
     // where the kernel compacts memory synchronously for such regions
     // (`defrag` = `madvise`, Debian's default), the first touch of a fresh

@@ -10,19 +10,12 @@
 //! compiled against the internal headers of the tree-sitter library this
 //! crate links; `Cargo.lock` pins its version), several times faster.
 //!
-//! The trees themselves are parsed into heaps released in one step
-//! ([`ParsedTree`], module `heap`): releasing a tree node by node was
-//! another few percent of a run.
-//!
 //! This is the workspace's one crate with unsafe code: the FFI to that
-//! walker, and tree-sitter's allocator. Its API is safe; the analyzer's
-//! tests check the copy against the cursor's on every fixture.
+//! walker. Its API is safe; the analyzer's tests check the copy against
+//! the cursor's on every fixture.
 
 #![allow(unsafe_code)]
 
-mod heap;
-
-pub use heap::{install, ParsedTree};
 use tree_sitter::Node;
 
 /// No node (a parent or a next sibling).

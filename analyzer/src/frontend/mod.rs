@@ -94,25 +94,6 @@ impl PosMap for csa_grammars::fixed_form::Normalized {
 /// one more parse of the whole (mostly blank) text.
 const MAX_RECOVERY_CHUNKS: usize = 64;
 
-/// `text` (or its `ranges`) parsed with `grammar`, from `old` (edited to
-/// match), within [`csa_grammars::parse_budget`] and an enclosing
-/// [`csa_grammars::with_stop`]: `None` when the parse gave up. The tree
-/// lives in a heap of its own, released in one step, when the binary
-/// installed them ([`treecopy::install`]).
-pub(crate) fn parse_tree(
-    grammar: csa_grammars::Grammar,
-    text: &str,
-    old: Option<&treecopy::ParsedTree>,
-    ranges: Option<&[tree_sitter::Range]>,
-) -> Option<treecopy::ParsedTree> {
-    let language = match grammar {
-        csa_grammars::Grammar::C => csa_grammars::c_language(),
-        csa_grammars::Grammar::Fortran => csa_grammars::fortran_language(),
-    };
-    let mut progress = csa_grammars::progress(text.len());
-    treecopy::ParsedTree::parse(&language, text.as_bytes(), old, ranges, &mut progress)
-}
-
 /// Lowers `text` with `lower`, and when a syntax error swallows more than
 /// one function (tree-sitter's recovery can fold the rest of the file into
 /// one ERROR node), lowers again chunk by chunk, split at lines where a new

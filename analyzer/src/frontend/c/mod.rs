@@ -54,18 +54,16 @@ use types::{Base, CType, Layer, StructDef, StructRef};
 /// input (inactive preprocessor branches blanked, same byte offsets as the
 /// original).
 pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
-    let Some(tree) = super::parse_tree(csa_grammars::Grammar::C, text, None, None) else {
+    let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::C, text) else {
         return LoweredFile::gave_up(text);
     };
-    let misread = misreadings(tree.root_node());
+    let misread = misreadings(&tree);
     if misread > 0 {
         if let Some(lowered) = lower_repaired(text, &tree, misread, opts) {
             return lowered;
         }
     }
-    let inserted = repair::Inserted::default();
-    let cache = &mut SignatureCache::default();
-    lower_parsed(text, tree.root_node(), None, &[], opts, cache, inserted)
+    lower_tree(text, &tree, None, &[], opts)
 }
 
 /// The syntax errors and top-level blocks of a parse: code tree-sitter-c
@@ -73,7 +71,8 @@ pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
 /// definition whose declarator it did not take for a function's, see
 /// [`repair`]). Non-zero exactly when the root has an error or a block is
 /// among its children (incremental analysis tests that way).
-fn misreadings(root: tree_sitter::Node<'_>) -> usize {
+fn misreadings(tree: &tree_sitter::Tree) -> usize {
+    let root = tree.root_node();
     let errors = if root.has_error() {
         csa_grammars::syntax_errors(root).len()
     } else {
@@ -107,7 +106,7 @@ pub fn may_need_repair(text: &str) -> bool {
 /// (with an error left, the text is parsed from scratch).
 fn lower_repaired(
     text: &str,
-    tree: &treecopy::ParsedTree,
+    tree: &tree_sitter::Tree,
     misread: usize,
     opts: &FrontendOptions,
 ) -> Option<LoweredFile> {
@@ -117,28 +116,56 @@ fn lower_repaired(
     }
     let (typed, inserted, edits) = repairs.apply_with_edits(text);
     let incremental = edits.and_then(|edits| {
-        let old = tree.edited(&edits);
-        super::parse_tree(csa_grammars::Grammar::C, &typed, Some(&old), None)
+        let mut old = tree.clone();
+        for e in &edits {
+            old.edit(e);
+        }
+        csa_grammars::reparse(csa_grammars::Grammar::C, &typed, &old)
     });
     // Only a tree without syntax errors is kept: tree-sitter's recovery
     // may read an erroneous text otherwise when it reuses tokens lexed in
     // another context (`]]` for `] ]`); a parse from scratch then decides.
     let typed_tree = match incremental {
-        Some(t) if misreadings(t.root_node()) == 0 => t,
-        _ => super::parse_tree(csa_grammars::Grammar::C, &typed, None, None)?,
+        Some(t) if misreadings(&t) == 0 => t,
+        _ => csa_grammars::parse(csa_grammars::Grammar::C, &typed)?,
     };
-    if misreadings(typed_tree.root_node()) >= misread {
+    if misreadings(&typed_tree) >= misread {
         return None;
     }
     Some(lower_parsed(
         &typed,
-        typed_tree.root_node(),
+        &typed_tree,
         None,
         &[],
         opts,
         &mut SignatureCache::default(),
         inserted,
     ))
+}
+
+/// Lowers the function definitions of an already parsed `tree` of `text`:
+/// all of them, or only those that overlap `only` (for incremental
+/// analysis). The bodies of the function definitions spanning exactly one
+/// of `skip_bodies` are not scanned for file-wide facts: the caller knows
+/// they define none (see [`body_defines_file_facts`]); beside each span,
+/// a hash of the definition's text (the key of its signature's facts in
+/// [`SignatureCache`]). With a syntax error anywhere, everything is
+/// scanned, as `lower` does.
+pub fn lower_tree(
+    text: &str,
+    tree: &tree_sitter::Tree,
+    only: Option<Span>,
+    skip_bodies: &[(Span, u64)],
+    opts: &FrontendOptions,
+) -> LoweredFile {
+    lower_tree_cached(
+        text,
+        tree,
+        only,
+        skip_bodies,
+        opts,
+        &mut SignatureCache::default(),
+    )
 }
 
 /// What the signatures of functions in `skip_bodies` declare (name and
@@ -169,35 +196,8 @@ impl SignatureCache {
     }
 }
 
-/// [`lower_tree_cached`] with no signature facts kept.
-pub fn lower_tree(
-    text: &str,
-    tree: &tree_sitter::Tree,
-    only: Option<Span>,
-    skip_bodies: &[(Span, u64)],
-    opts: &FrontendOptions,
-) -> LoweredFile {
-    lower_tree_cached(
-        text,
-        tree,
-        only,
-        skip_bodies,
-        opts,
-        &mut SignatureCache::default(),
-    )
-}
-
-/// Lowers the function definitions of an already parsed `tree` of `text`:
-/// all of them, or only those that overlap `only` (for incremental
-/// analysis). The bodies of the function definitions spanning exactly one
-/// of `skip_bodies` are not scanned for file-wide facts: the caller knows
-/// they define none (see [`body_defines_file_facts`]); beside each span,
-/// a hash of the definition's text (the key of its signature's facts in
-/// [`SignatureCache`]). With a syntax error anywhere, everything is
-/// scanned, as `lower` does.
-///
-/// The signature facts of skipped bodies come from `cache` (and the new
-/// ones are added to it).
+/// [`lower_tree`] with the signature facts of skipped bodies from `cache`
+/// (and the new ones added to it).
 pub fn lower_tree_cached(
     text: &str,
     tree: &tree_sitter::Tree,
@@ -207,13 +207,13 @@ pub fn lower_tree_cached(
     cache: &mut SignatureCache,
 ) -> LoweredFile {
     let inserted = repair::Inserted::default();
-    lower_parsed(text, tree.root_node(), only, skip_bodies, opts, cache, inserted)
+    lower_parsed(text, tree, only, skip_bodies, opts, cache, inserted)
 }
 
 /// [`lower_tree_cached`] of a text with `inserted` types.
 fn lower_parsed(
     text: &str,
-    tree_root: tree_sitter::Node<'_>,
+    tree: &tree_sitter::Tree,
     only: Option<Span>,
     skip_bodies: &[(Span, u64)],
     opts: &FrontendOptions,
@@ -222,6 +222,7 @@ fn lower_parsed(
 ) -> LoweredFile {
     let mut file = FileCtx::new(text);
     file.inserted = inserted;
+    let tree_root = tree.root_node();
     if !tree_root.has_error() {
         file.skip_bodies = skip_bodies.to_vec();
         file.skip_bodies.sort_by_key(|&(s, _)| s);

@@ -55,7 +55,6 @@ use crate::ir::Function;
 use crate::source::Span;
 use rustc_hash::FxHashMap as HashMap;
 use scope::{Collector, Scope, ScopeKind, Scopes};
-use treecopy::ParsedTree;
 
 /// The text the parser saw and the map back to the original.
 pub(crate) struct Cx<'a> {
@@ -654,7 +653,7 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
     // another name of the same length, and read back from `text`.
     let masked = mask_keyword_variables(text);
     let parsed = masked.as_deref().unwrap_or(text);
-    let Some(tree) = super::parse_tree(csa_grammars::Grammar::Fortran, parsed, None, None) else {
+    let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::Fortran, parsed) else {
         return LoweredFile::gave_up(text);
     };
     lower_tree_of(text, parsed, tree, map, None, opts)
@@ -803,7 +802,7 @@ pub fn lower_tree(
     only: Option<Span>,
     opts: &FrontendOptions,
 ) -> LoweredFile {
-    lower_tree_of(text, text, ParsedTree::from_tree(tree), map, only, opts)
+    lower_tree_of(text, text, tree, map, only, opts)
 }
 
 /// [`lower_tree`] of a `tree` parsed from `parsed`, a text of the same
@@ -812,7 +811,7 @@ pub fn lower_tree(
 fn lower_tree_of(
     text: &str,
     parsed: &str,
-    tree: ParsedTree,
+    tree: tree_sitter::Tree,
     map: &dyn PosMap,
     only: Option<Span>,
     opts: &FrontendOptions,
@@ -822,7 +821,7 @@ fn lower_tree_of(
     // back to)
     let calls = relevance::FortranCalls::scan(text);
     if let [tree] = trees.as_slice() {
-        if let Some(out) = lower_pruned(text, tree.root_node(), map, only, opts, &calls) {
+        if let Some(out) = lower_pruned(text, tree, map, only, opts, &calls) {
             return out;
         }
     }
@@ -834,12 +833,13 @@ fn lower_tree_of(
 /// syntax error or the copy lacks something to lower.
 fn lower_pruned(
     text: &str,
-    root: tree_sitter::Node<'_>,
+    tree: &tree_sitter::Tree,
     map: &dyn PosMap,
     only: Option<Span>,
     opts: &FrontendOptions,
     calls: &relevance::FortranCalls,
 ) -> Option<LoweredFile> {
+    let root = tree.root_node();
     if root.has_error() {
         return None;
     }
@@ -1306,7 +1306,7 @@ fn lower_flat(
 /// When the parse has errors, parses every top-level unit on its own (with
 /// included ranges, so offsets stay those of `text`): tree-sitter's error
 /// recovery can otherwise swallow the units after a broken one.
-fn recover_units(text: &str, tree: ParsedTree) -> Vec<ParsedTree> {
+fn recover_units(text: &str, tree: tree_sitter::Tree) -> Vec<tree_sitter::Tree> {
     if !tree.root_node().has_error() {
         return vec![tree];
     }
@@ -1330,13 +1330,23 @@ fn recover_units(text: &str, tree: ParsedTree) -> Vec<ParsedTree> {
     };
     let mut trees = Vec::new();
     for (a, b) in regions {
+        let mut parser = tree_sitter::Parser::new();
+        if parser
+            .set_language(&csa_grammars::fortran_language())
+            .is_err()
+        {
+            return vec![tree];
+        }
         let range = tree_sitter::Range {
             start_byte: a,
             end_byte: b,
             start_point: point(a),
             end_point: point(b),
         };
-        match super::parse_tree(csa_grammars::Grammar::Fortran, text, None, Some(&[range])) {
+        if parser.set_included_ranges(&[range]).is_err() {
+            return vec![tree];
+        }
+        match csa_grammars::parse_bounded(&mut parser, text, None) {
             Some(t) => trees.push(t),
             None => return vec![tree],
         }
