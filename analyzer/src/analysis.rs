@@ -66,8 +66,9 @@ pub struct AnalysisOptions {
     /// Turn off CSA301 (config `disable-loop-storage-check`, the compiler's
     /// `-csa-disable-loop-storage-check`).
     pub disable_loop_storage_check: bool,
-    /// Files `#include`d by the file, read by the caller (cpp macros they
-    /// define are expanded in Fortran code, free and fixed form).
+    /// Files `#include`d by the file, read by the caller: the cpp macros
+    /// they define are expanded in Fortran code (free and fixed form); a C
+    /// file's conditions and repairs read their object-like macros.
     pub headers: crate::frontend::fortran::cpp::Headers,
     /// Lower and analyse every function body, also those that hold nothing
     /// any rule looks at (which are outlines otherwise: only their name,
@@ -241,6 +242,14 @@ impl Analysis {
 /// end's output).
 pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preprocessed, LoweredFile) {
     let fortran = kind != SourceKind::C;
+    let with_macros;
+    let opts = match header_macros(kind, opts) {
+        Some(o) => {
+            with_macros = o;
+            &with_macros
+        }
+        None => opts,
+    };
     let pre = csa_grammars::preproc::preprocess(text, &opts.defines, fortran);
     let lowered = lower_preprocessed(kind, text, opts, &pre);
     // A conditional whose condition is unknown takes its first branch; when
@@ -288,6 +297,89 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
     }
     (best.0, best.1)
 }
+
+/// For a C file that includes headers (`opts.headers`, read by the
+/// caller): `opts` with the object-like macros they define added to its
+/// `defines`, as `NAME=BODY` (a macro the user defines keeps the user's
+/// definition). Each header is read as a compiler given no `-D` but those
+/// reads it, in the order they were found, each seeing what the ones
+/// before defined (`csa_grammars::preproc::header_macros`). So the file's
+/// conditions on them are decided (`#if MIN_MATCH != 3` with `MIN_MATCH`
+/// defined as 3 in a header), and the C repair knows the qualifier macros
+/// they define (`FAR`, `ZEXPORT`, `local`: see `frontend::c::repair`).
+/// `None` when there is nothing to add.
+pub(crate) fn header_macros(kind: SourceKind, opts: &AnalysisOptions) -> Option<AnalysisOptions> {
+    if kind != SourceKind::C || opts.headers.0.is_empty() {
+        return None;
+    }
+    let name_of = |d: &str| d.split_once('=').map_or(d, |(n, _)| n).trim().to_string();
+    let user: rustc_hash::FxHashSet<String> = opts.defines.iter().map(|d| name_of(d)).collect();
+    let mut defines = opts.defines.clone();
+    // where each header macro's definition is in `defines`
+    let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
+    for (_, text) in &opts.headers.0 {
+        for (name, body) in header_macros_memo(text, &defines).iter() {
+            if user.contains(name) {
+                continue;
+            }
+            let d = format!("{name}={body}");
+            match at.get(name) {
+                Some(&i) => defines[i] = d,
+                None => {
+                    at.insert(name.clone(), defines.len());
+                    defines.push(d);
+                }
+            }
+        }
+    }
+    (!at.is_empty()).then(|| AnalysisOptions {
+        defines,
+        pure_functions: opts.pure_functions.clone(),
+        disable_loop_storage_check: opts.disable_loop_storage_check,
+        headers: Default::default(),
+        every_body: opts.every_body,
+    })
+}
+
+/// `csa_grammars::preproc::header_macros(text, defines)`, remembered:
+/// the files of a tree include the same headers in the same order, so a
+/// run reads each header once per set of definitions before it instead of
+/// once per file including it (a tenth of a run over LLNL AMG). At most
+/// [`HEADER_MEMO`] results are kept (all are dropped when it is full).
+fn header_macros_memo(text: &str, defines: &[String]) -> std::sync::Arc<Vec<(String, String)>> {
+    use std::hash::{Hash, Hasher};
+    type Memo = rustc_hash::FxHashMap<(u64, u64, usize), std::sync::Arc<Vec<(String, String)>>>;
+    static MEMO: std::sync::Mutex<Option<Memo>> = std::sync::Mutex::new(None);
+    let hash = |f: &dyn Fn(&mut rustc_hash::FxHasher)| {
+        let mut h = rustc_hash::FxHasher::default();
+        f(&mut h);
+        h.finish()
+    };
+    let key = (
+        hash(&|h| text.hash(h)),
+        hash(&|h| defines.hash(h)),
+        text.len(),
+    );
+    if let Some(found) = MEMO
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned()))
+    {
+        return found;
+    }
+    let macros = std::sync::Arc::new(csa_grammars::preproc::header_macros(text, defines));
+    if let Ok(mut memo) = MEMO.lock() {
+        let memo = memo.get_or_insert_with(Default::default);
+        if memo.len() >= HEADER_MEMO {
+            memo.clear();
+        }
+        memo.insert(key, macros.clone());
+    }
+    macros
+}
+
+/// The most results [`header_macros_memo`] keeps.
+const HEADER_MEMO: usize = 1024;
 
 /// Most readings [`lower`] tries after the first.
 const AS_COMPILED_ROUNDS: usize = 4;

@@ -415,6 +415,9 @@ impl std::fmt::Debug for Incremental {
 
 impl Incremental {
     pub fn new(kind: SourceKind, opts: AnalysisOptions) -> Incremental {
+        // a C file's header macros read once, as `analysis::lower` reads
+        // them for each analysis
+        let opts = analysis::header_macros(kind, &opts).unwrap_or(opts);
         Incremental {
             kind,
             opts,
@@ -1298,6 +1301,44 @@ mod tests {
             }
         }
         assert!(reused > 100, "results were reused {reused} times");
+    }
+
+    #[test]
+    fn a_c_file_s_header_macros_are_read_as_the_full_analysis_reads_them() {
+        // (no syntax error: the incremental path analyses it itself)
+        let header = "#ifndef CONF_H\n#define CONF_H\n#define WIDTH 3\n#endif\n";
+        let text = "#include \"conf.h\"\n\
+                    void f(int *a, int n) {\n\
+                    #if WIDTH != 3\n\
+                    \x20 __builtin_csa_parallel_loop();\n\
+                    #endif\n\
+                    \x20 for (int i = 0; i < n; i++) { a[i] = a[i + 1]; }\n}\n\
+                    void g(int *a, int n) {\n\
+                    \x20 __builtin_csa_parallel_loop();\n\
+                    \x20 for (int i = 0; i < n; i++) { a[i] = a[i + 1]; }\n}\n";
+        let opts = AnalysisOptions {
+            headers: crate::frontend::fortran::cpp::Headers(vec![(
+                "conf.h".to_string(),
+                header.to_string(),
+            )]),
+            ..Default::default()
+        };
+        let full = analyze(SourceKind::C, text, &opts);
+        let g = text.find("void g").unwrap();
+        // the marker in `f` is compiled out: only `g`'s loop is reported
+        assert!(!full.diagnostics.is_empty());
+        assert!(
+            full.diagnostics.iter().all(|d| d.span.start as usize > g),
+            "{:?}",
+            full.diagnostics
+        );
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let mut inc = Incremental::new(SourceKind::C, opts.clone());
+        let mut current = text.to_string();
+        for step in 0..20 {
+            check_update(&mut inc, SourceKind::C, &opts, &current, &format!("step {step}"));
+            current = edit(&current, &mut rng);
+        }
     }
 
     #[test]

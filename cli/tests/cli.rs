@@ -774,6 +774,44 @@ fn fortran_macros_from_included_headers_are_expanded() {
 }
 
 #[test]
+fn c_macros_from_included_headers_decide_conditions_and_qualifiers() {
+    let dir = temp_dir("c-headers");
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    // zlib's way: qualifier macros defined empty or as a storage class by
+    // a header, a condition on a header's constant
+    std::fs::write(
+        dir.join("inc/conf.h"),
+        "#ifndef CONF_H\n#define CONF_H\n#ifdef MSDOS\n#  define FAR _far\n#else\n#  define FAR\n#endif\n\
+         #define EXPORT\n#define local static\n#define WIDTH 3\n#endif\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("inc/api.h"),
+        "#include \"conf.h\"\ntypedef int FAR *intp;\n",
+    )
+    .unwrap();
+    let f = dir.join("k.c");
+    std::fs::write(
+        &f,
+        "#include \"inc/api.h\"\n\
+         typedef struct node { int v; } FAR node_t;\n\
+         local int FAR * FAR *table;\n\
+         void EXPORT scale(int FAR *a, int n) {\n\
+         #if WIDTH != 3\n  this is not code\n#endif\n\
+         \x20 __builtin_csa_parallel_loop();\n\
+         \x20 for (int i = 0; i < n; i++) { a[i] = *(const int FAR *)(a + i) * 2; }\n}\n",
+    )
+    .unwrap();
+    let o = run(&["--no-cache", "--format", "concise", f.to_str().unwrap()]);
+    let out = diag_out(&o);
+    assert!(!out.contains("CSA001"), "{out}");
+    // without the headers, the macros are not known
+    std::fs::remove_file(dir.join("inc/conf.h")).unwrap();
+    let o = run(&["--no-cache", "--format", "concise", f.to_str().unwrap()]);
+    assert!(diag_out(&o).contains("CSA001"), "{}", diag_out(&o));
+}
+
+#[test]
 fn headers_are_searched_in_include_dirs() {
     let dir = temp_dir("include-dirs");
     std::fs::create_dir_all(dir.join("src")).unwrap();

@@ -339,11 +339,58 @@ pub fn preprocess_as_compiled(
     preprocess_with(text, defines, fortran, Some(undefined))
 }
 
+/// [`header_macros`]: the object-like macros `text` (a C header) defines
+/// where a compiler given no `-D` but `defines` reads it: every
+/// conditional's unknown name is undefined (`#ifndef FAR` then `#define
+/// FAR` defines it; `#ifdef MSDOS` is inactive), and `#undef` removes a
+/// macro. `(name, body)` in the order of their last definition, the body
+/// on one line (continuations joined, comments dropped).
+pub fn header_macros(text: &str, defines: &[String]) -> Vec<(String, String)> {
+    let pre = preprocess_inner(text, defines, false, None, true);
+    let mut out: Vec<(String, String)> = Vec::new();
+    for &(start, end) in &pre.directives {
+        // an inactive directive is blank in the output
+        let kept = &pre.text[start..end];
+        if kept.trim().is_empty() {
+            continue;
+        }
+        let logical = strip_comments(&text[start..end].replace("\\\n", " ").replace("\\\r\n", " "));
+        let directive = parse_directive(&logical);
+        let rest = directive.rest;
+        match directive.name {
+            "define" if rest.starts_with([' ', '\t']) => {
+                let (name, body) = take_ident(rest.trim_start());
+                if name.is_empty() || body.starts_with('(') {
+                    continue;
+                }
+                out.retain(|(n, _)| n != name);
+                out.push((name.to_string(), body.trim().to_string()));
+            }
+            "undef" => {
+                let (name, _) = take_ident(rest.trim_start());
+                out.retain(|(n, _)| n != name);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 fn preprocess_with(
     text: &str,
     defines: &[String],
     fortran: bool,
     as_compiled: Option<&[String]>,
+) -> Preprocessed {
+    preprocess_inner(text, defines, fortran, as_compiled, false)
+}
+
+fn preprocess_inner(
+    text: &str,
+    defines: &[String],
+    fortran: bool,
+    as_compiled: Option<&[String]>,
+    all_undefined: bool,
 ) -> Preprocessed {
     if fortran && !text.as_bytes().contains(&b'#') {
         // no directive line: nothing to blank (most Fortran files)
@@ -355,6 +402,7 @@ fn preprocess_with(
         };
     }
     let mut env = Env::new(defines);
+    env.all_undefined = all_undefined;
     if !fortran {
         // every C compiler defines it (`#if defined __STDC__ && __STDC__`
         // guards ANSI prototypes in code that also served K&R compilers)
@@ -508,6 +556,17 @@ fn preprocess_with(
                 }
             }
             (None, name) => {
+                if env.all_undefined && active {
+                    // a header read for its macros: what it defines counts
+                    // in its own later conditions
+                    let (macro_name, body) = take_ident(directive.rest.trim_start());
+                    if name == "define" && !macro_name.is_empty() && !body.starts_with('(') {
+                        let value = cint::literal_i64(body.trim()).unwrap_or(1);
+                        env.names.insert(macro_name.to_string(), value);
+                    } else if name == "undef" {
+                        env.names.remove(macro_name);
+                    }
+                }
                 if !active || fortran {
                     blank(&mut out, range.0, range.1);
                 } else if name == "include" && nest.in_expression() {
@@ -1236,6 +1295,8 @@ struct Env {
     names: HashMap<String, i64>,
     /// [`preprocess_as_compiled`]: names read as undefined.
     undefined: std::collections::HashSet<String>,
+    /// [`header_macros`]: every name not in `names` read as undefined.
+    all_undefined: bool,
 }
 
 /// What a condition evaluates to and what it says about `__CSA__`.
@@ -1261,12 +1322,13 @@ impl Env {
         Env {
             names,
             undefined: std::collections::HashSet::new(),
+            all_undefined: false,
         }
     }
 
     /// Undefined as the text is compiled ([`preprocess_as_compiled`]).
     fn undefined_as_compiled(&self, name: &str) -> bool {
-        self.undefined.contains(name) && !self.names.contains_key(name)
+        (self.all_undefined || self.undefined.contains(name)) && !self.names.contains_key(name)
     }
 
     /// Defined for this analysis: `__CSA__` and the user's defines.

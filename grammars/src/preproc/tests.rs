@@ -967,3 +967,26 @@ fn fortran_unit_balance_counts_modules_and_programs() {
         0
     );
 }
+
+#[test]
+fn a_header_s_macros_are_read_as_a_compiler_given_no_defines_reads_them() {
+    let h = "#ifndef H_H\n#define H_H\n#ifdef MSDOS\n#  define FAR _far\n#else\n#  define FAR\n#endif\n#ifndef FAR\n#  define FAR never\n#endif\n#define N 3 /* three */\n#define SQ(x) ((x)*(x))\n#define TWO_LINES a \\\n  b\n#define GONE 1\n#undef GONE\n#if N != 3\n#define WRONG\n#endif\n#ifdef FAR\n#define SEEN_FAR\n#endif\n#endif\n";
+    let got = header_macros(h, &[]);
+    let want: Vec<(String, String)> = [
+        ("H_H", ""),
+        ("FAR", ""),
+        ("N", "3"),
+        ("TWO_LINES", "a    b"),
+        ("SEEN_FAR", ""),
+    ]
+    .iter()
+    .map(|(n, b)| (n.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(got, want);
+    // a define from outside picks the other branch
+    let msdos = header_macros(h, &["MSDOS".to_string()]);
+    assert!(
+        msdos.contains(&("FAR".to_string(), "_far".to_string())),
+        "{msdos:?}"
+    );
+}

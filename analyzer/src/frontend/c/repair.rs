@@ -62,6 +62,17 @@
 //!   compiler that does not know the macro either. A name before a type
 //!   name and a declarator at a declaration's start (`STATIC VEC *v`,
 //!   `EXTERN T n;`: a declaration has one type) is blanked the same way.
+//! * A macro the file or its headers define as qualifiers and specifiers
+//!   only (`#define FAR`, `#define ZEXTERN extern`, `#define local
+//!   static` in zlib's headers; the headers' macros come in `defines`,
+//!   see `analysis::header_macros`): every use in code is rewritten
+//!   ([`known_qualifier_macros`]), wherever it stands (`code FAR * FAR
+//!   *t`, `} FAR ct_data;`, `(const code FAR *)p`), before the rules
+//!   above read the line as the preprocessor leaves it. A storage class
+//!   longer than the name (`static` for `local`) is inserted before the
+//!   blanked name, as an implicit `int` is (positions map back): a `local`
+//!   variable in a function stays static. Qualifiers longer than the name
+//!   are blanked, as for an unknown macro (`restrict` is not assumed).
 //! * A GNU attribute after a variable's declarator (`float t[64]
 //!   __attribute__((aligned(64)));`), which tree-sitter-c reads only
 //!   before a declaration: blanked (alignment and `unused` mean nothing to
@@ -315,9 +326,11 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
     let statement_args = statement_arguments(&lines);
     let top = top_level_tokens(text);
     let (prototypes, declarations) = old_style_prototypes(text, &top);
+    let (token_rewritten, token_inserts) = token_rewrites(&lines, defines);
     let mut inserts: Vec<(usize, String)> = implicit_int_in(text, &top)
         .into_iter()
         .map(|p| (p, "int ".to_string()))
+        .chain(token_inserts)
         .chain(bare.iter().map(|b| (b.end, ";".to_string())))
         .chain(prototypes)
         .chain(paren_less_conditions(&lines))
@@ -329,7 +342,7 @@ pub(crate) fn repairs(text: &str, defines: &[String]) -> Repairs {
         .iter()
         .filter_map(|b| b.blank.clone())
         .map(|r| (r.start, " ".repeat(r.len())))
-        .chain(token_rewrites(&lines, defines))
+        .chain(token_rewritten)
         .chain(statement_args.0)
         .chain(line_end_qualifiers(&lines))
         .chain(continued_directive_comments(text, &lines))
@@ -1492,8 +1505,9 @@ fn qualifier_spelling(body: &str) -> Option<String> {
     Some(words.join(" "))
 }
 
-/// The object-like macros `lines` define (their first line), then
-/// `defines`.
+/// The object-like macros `lines` define (their first line: a body
+/// continued on the next line keeps its `\`, so it reads as no
+/// qualifier list), then `defines`.
 fn object_macros<'a>(lines: &'a [CodeLine], defines: &'a [String]) -> Vec<(&'a str, &'a str)> {
     let mut out = Vec::new();
     let mut continued = false;
@@ -1523,13 +1537,38 @@ fn object_macros<'a>(lines: &'a [CodeLine], defines: &'a [String]) -> Vec<(&'a s
         if n == 0 || rest[n..].starts_with('(') {
             continue;
         }
-        out.push((&rest[..n], rest[n..].trim_end_matches('\\').trim()));
+        out.push((&rest[..n], rest[n..].trim()));
     }
     // after the file's own: `-D` comes first, a `#define` overrides it
     out.extend(defines.iter().map(|d| {
         let (name, value) = d.split_once('=').unwrap_or((d, "1"));
         (name.trim(), value.trim())
     }));
+    out
+}
+
+/// The macros the file (its active `#define`s) or `defines` (config
+/// `defines`, and the object-like macros of the headers it includes, see
+/// `analysis::header_macros`) define as qualifiers and specifiers only,
+/// with their standard spelling ([`qualifier_spelling`]; empty for an
+/// empty body): `FAR`, `ZEXPORT`, `local` defined as `static`. Every use
+/// in code is one the compiler's preprocessor replaces, wherever it
+/// stands (`code FAR * FAR *t`, `} FAR ct_data;`, `(const code FAR *)p`),
+/// so [`token_rewrites`] writes the spelling over each use (or, when it is
+/// longer than the name, blanks the use, and inserts a storage class). The file's definition of a name wins over the others.
+fn known_qualifier_macros(
+    lines: &[CodeLine],
+    defines: &[String],
+) -> rustc_hash::FxHashMap<String, String> {
+    let mut out: rustc_hash::FxHashMap<String, String> = Default::default();
+    for (name, body) in object_macros(lines, defines) {
+        if out.contains_key(name) || grammar_keyword(name) {
+            continue;
+        }
+        if let Some(spelled) = qualifier_spelling(body) {
+            out.insert(name.to_string(), spelled);
+        }
+    }
     out
 }
 
@@ -1544,16 +1583,55 @@ fn padded(s: &str, width: usize) -> String {
 
 /// The same-length rewrites read from each line's tokens (see the module
 /// documentation): qualifier and specifier macros, Cilk keywords, the
-/// `*`s ending a macro's type argument; (offset, replacement). Each line is
-/// tokenized once.
-fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)> {
+/// `*`s ending a macro's type argument; (offset, replacement), and the
+/// insertions (offset, text) of known macros spelt longer than their
+/// names. Each line is tokenized once.
+fn token_rewrites(
+    lines: &[CodeLine],
+    defines: &[String],
+) -> (Edits, Edits) {
     let mut defs: Option<Vec<(&str, &str)>> = None;
+    let known = known_qualifier_macros(lines, defines);
     let mut out = Vec::new();
+    let mut inserts = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         if line.directive {
             continue;
         }
-        let toks = line_tokens(line);
+        // the uses of known qualifier macros are rewritten first, and the
+        // other rules read the line as the preprocessor leaves it (`T FAR
+        // *p` with `FAR` empty: `T` is a type name, not a macro)
+        let mut toks = Vec::new();
+        for t in line_tokens(line) {
+            let Some(spelled) = known.get(t.text) else {
+                toks.push(t);
+                continue;
+            };
+            let storage = spelled
+                .split(' ')
+                .any(|w| matches!(w, "static" | "extern" | "register"));
+            if spelled.len() <= t.text.len() {
+                out.push((t.at, padded(spelled, t.text.len())));
+            } else if storage {
+                // a storage class longer than the name (`static` for
+                // `local`): the name blanked and the spelling inserted
+                // before it (positions map back, as for an implicit
+                // `int`), so a static variable stays static
+                out.push((t.at, " ".repeat(t.text.len())));
+                inserts.push((t.at, format!("{spelled} ")));
+            } else {
+                // qualifiers that do not fit are not assumed, as for an
+                // unknown macro (a blanked `restrict`: pointers may alias)
+                out.push((t.at, " ".repeat(t.text.len())));
+                continue;
+            }
+            if !spelled.is_empty() {
+                toks.push(LineTok {
+                    at: t.at,
+                    text: spelled,
+                });
+            }
+        }
         // two names alone on a line, then a function's name and its `(`:
         // the first is a specifier macro before a return type on its own
         // line (`static2 Int` / `f(Int n)`)
@@ -1596,7 +1674,7 @@ fn token_rewrites(lines: &[CodeLine], defines: &[String]) -> Vec<(usize, String)
             }
         }
     }
-    out
+    (out, inserts)
 }
 
 /// Whether token `k` is a macro standing for qualifiers or specifiers:
@@ -2555,6 +2633,36 @@ mod tests {
         assert!(out.contains("         float v;"), "{out}");
         assert!(out.contains("            int b;"), "{out}");
         assert!(out.contains("double vector[4];\nint n = vector[0] + 1;"), "{out}");
+    }
+
+    #[test]
+    fn known_qualifier_macros_are_rewritten_wherever_they_stand() {
+        // defined by the file, or (as `analysis::header_macros` passes
+        // them) by the headers it includes
+        let text = "#define FAR\n\
+                    #define RATEMAX \\\n  0.9\n\
+                    typedef struct ct { int f; } FAR ct_data;\n\
+                    local int FAR * FAR *table;\n\
+                    EXTERN int ZEXPORT get(code FAR * FAR *t, double r) {\n\
+                    \x20 local int calls;\n\
+                    \x20 const code FAR *p = (const code FAR *)(t[0]);\n\
+                    \x20 return r > RATEMAX ? 1 : p != 0;\n\
+                    }\n";
+        let defines = [
+            "local=static".to_string(),
+            "ZEXPORT=".to_string(),
+            "EXTERN=extern".to_string(),
+        ];
+        let out = repaired(text, &defines);
+        assert_eq!(out.len(), text.len() + 2 * "static ".len());
+        assert!(out.contains("}     ct_data;"), "{out}");
+        // `static` does not fit in `local`: inserted before it
+        assert!(out.contains("\nstatic       int     *     *table;"), "{out}");
+        assert!(out.contains("\n  static       int calls;"), "{out}");
+        assert!(out.contains("extern int         get(code     *     *t, double r)"), "{out}");
+        assert!(out.contains("(const code     *)(t[0])"), "{out}");
+        // a body continued on the next line is no qualifier list
+        assert!(out.contains("r > RATEMAX ?"), "{out}");
     }
 
     #[test]

@@ -100,9 +100,11 @@ impl Headers {
     }
 
     /// Whether a file of this language and text may include headers whose
-    /// macros [`expand`] uses (a quick look: Fortran that says `include`).
-    pub fn wanted(kind: csa_grammars::SourceKind, text: &str) -> bool {
-        kind.is_fortran() && text.contains("include")
+    /// macros the analysis uses (a quick look: a file that says `include`;
+    /// Fortran code expands them ([`expand`]), C code reads their
+    /// object-like macros, `analysis::header_macros`).
+    pub fn wanted(_kind: csa_grammars::SourceKind, text: &str) -> bool {
+        text.contains("include")
     }
 
     fn get(&self, name: &str) -> Option<&str> {
