@@ -302,8 +302,8 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
 /// caller): `opts` with the object-like macros they define added to its
 /// `defines`, as `NAME=BODY` (a macro the user defines keeps the user's
 /// definition). Each header is read as a compiler given no `-D` but those
-/// reads it, in the order they were found, each seeing what the ones
-/// before defined (`csa_grammars::preproc::header_macros`). So the file's
+/// and `_OPENMP` reads it, in the order they were found, each seeing what
+/// the ones before defined (`csa_grammars::preproc::header_macros`). So the file's
 /// conditions on them are decided (`#if MIN_MATCH != 3` with `MIN_MATCH`
 /// defined as 3 in a header), and the C repair knows the qualifier macros
 /// they define (`FAR`, `ZEXPORT`, `local`: see `frontend::c::repair`).
@@ -315,6 +315,15 @@ pub(crate) fn header_macros(kind: SourceKind, opts: &AnalysisOptions) -> Option<
     let name_of = |d: &str| d.split_once('=').map_or(d, |(n, _)| n).trim().to_string();
     let user: rustc_hash::FxHashSet<String> = opts.defines.iter().map(|d| name_of(d)).collect();
     let mut defines = opts.defines.clone();
+    // The headers are read with OpenMP on, as csa-lint reads the code's
+    // OpenMP directives (`#ifndef _OPENMP` / `#define omp_off` in a header
+    // would otherwise hide the file's `#ifndef omp_off` OpenMP code); the
+    // file itself is read as before (an unknown `_OPENMP` takes its first
+    // branch). Taken out of the result below.
+    let openmp = !user.contains("_OPENMP");
+    if openmp {
+        defines.insert(0, "_OPENMP=201511".to_string());
+    }
     // where each header macro's definition is in `defines`
     let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
     for (_, text) in &opts.headers.0 {
@@ -331,6 +340,9 @@ pub(crate) fn header_macros(kind: SourceKind, opts: &AnalysisOptions) -> Option<
                 }
             }
         }
+    }
+    if openmp {
+        defines.remove(0);
     }
     (!at.is_empty()).then(|| AnalysisOptions {
         defines,
@@ -974,5 +986,43 @@ impl FunctionAnalysis {
         }
         out.push_str(&self.tokens.dump(&self.func, src));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_macros_are_read_with_openmp_on_and_the_user_s_definitions_win() {
+        let header = "#ifndef _OPENMP\n#define NO_OMP\n#endif\n#define W 3\n#define USER 1\n";
+        let opts = AnalysisOptions {
+            defines: vec!["USER=2".to_string()],
+            headers: crate::frontend::fortran::cpp::Headers(vec![(
+                "h.h".to_string(),
+                header.to_string(),
+            )]),
+            ..Default::default()
+        };
+        let with = header_macros(SourceKind::C, &opts).expect("a header macro");
+        assert_eq!(with.defines, vec!["USER=2".to_string(), "W=3".to_string()]);
+        assert!(with.headers.0.is_empty());
+        // told that OpenMP is off, the header defines NO_OMP
+        let off = AnalysisOptions {
+            defines: vec!["_OPENMP=0".to_string()],
+            ..opts.clone()
+        };
+        let header_off = "#if !_OPENMP\n#define NO_OMP\n#endif\n";
+        let off = AnalysisOptions {
+            headers: crate::frontend::fortran::cpp::Headers(vec![(
+                "h.h".to_string(),
+                header_off.to_string(),
+            )]),
+            ..off
+        };
+        let with = header_macros(SourceKind::C, &off).expect("a header macro");
+        assert!(with.defines.contains(&"NO_OMP=".to_string()), "{:?}", with.defines);
+        // nothing for Fortran (its headers are expanded by `cpp`)
+        assert!(header_macros(SourceKind::FortranFree, &opts).is_none());
     }
 }
