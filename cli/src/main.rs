@@ -669,17 +669,12 @@ fn diagnostics_of(
     Ok((diagnostics, Some(source)))
 }
 
-/// The files a Fortran file at `path` `#include`s (quoted
+/// The files a file at `path` `#include`s (quoted
 /// names relative to the including file's directory, then to `path`'s,
 /// then in `dirs`; angled names in `dirs`), and those they include; `None`
 /// when it includes none that can be read.
-fn read_headers(
-    kind: SourceKind,
-    path: &Path,
-    text: &str,
-    dirs: &[PathBuf],
-) -> Option<analyzer::Headers> {
-    if !analyzer::Headers::wanted(kind, text) {
+fn read_headers(path: &Path, text: &str, dirs: &[PathBuf]) -> Option<analyzer::Headers> {
+    if !analyzer::Headers::wanted(text) {
         return None;
     }
     let headers =
@@ -732,10 +727,10 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
         csa_grammars::detect_with_content(&job.path, &text).unwrap_or(job.kind)
     };
     let settings = &job.resolved.settings;
-    // the headers a Fortran file `#include`s: their macros are
-    // expanded in its code
+    // the headers it `#include`s: their macros are expanded in Fortran
+    // code and decide C code's conditions
     let with_headers;
-    let opts = match read_headers(kind, &job.path, &text, &settings.include_dirs) {
+    let opts = match read_headers(&job.path, &text, &settings.include_dirs) {
         Some(headers) => {
             with_headers = analyzer::AnalysisOptions {
                 headers,

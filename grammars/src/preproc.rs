@@ -346,33 +346,8 @@ pub fn preprocess_as_compiled(
 /// macro. `(name, body)` in the order of their last definition, the body
 /// on one line (continuations joined, comments dropped).
 pub fn header_macros(text: &str, defines: &[String]) -> Vec<(String, String)> {
-    let pre = preprocess_inner(text, defines, false, None, true);
-    let mut out: Vec<(String, String)> = Vec::new();
-    for &(start, end) in &pre.directives {
-        // an inactive directive is blank in the output
-        let kept = &pre.text[start..end];
-        if kept.trim().is_empty() {
-            continue;
-        }
-        let logical = strip_comments(&text[start..end].replace("\\\n", " ").replace("\\\r\n", " "));
-        let directive = parse_directive(&logical);
-        let rest = directive.rest;
-        match directive.name {
-            "define" if rest.starts_with([' ', '\t']) => {
-                let (name, body) = take_ident(rest.trim_start());
-                if name.is_empty() || body.starts_with('(') {
-                    continue;
-                }
-                out.retain(|(n, _)| n != name);
-                out.push((name.to_string(), body.trim().to_string()));
-            }
-            "undef" => {
-                let (name, _) = take_ident(rest.trim_start());
-                out.retain(|(n, _)| n != name);
-            }
-            _ => {}
-        }
-    }
+    let mut out = Vec::new();
+    preprocess_inner(text, defines, false, None, Some(&mut out));
     out
 }
 
@@ -382,7 +357,7 @@ fn preprocess_with(
     fortran: bool,
     as_compiled: Option<&[String]>,
 ) -> Preprocessed {
-    preprocess_inner(text, defines, fortran, as_compiled, false)
+    preprocess_inner(text, defines, fortran, as_compiled, None)
 }
 
 fn preprocess_inner(
@@ -390,7 +365,9 @@ fn preprocess_inner(
     defines: &[String],
     fortran: bool,
     as_compiled: Option<&[String]>,
-    all_undefined: bool,
+    // [`header_macros`]: every unknown name undefined, and the active
+    // object-like `#define`s collected here
+    mut macros: Option<&mut Vec<(String, String)>>,
 ) -> Preprocessed {
     if fortran && !text.as_bytes().contains(&b'#') {
         // no directive line: nothing to blank (most Fortran files)
@@ -402,7 +379,7 @@ fn preprocess_inner(
         };
     }
     let mut env = Env::new(defines);
-    env.all_undefined = all_undefined;
+    env.all_undefined = macros.is_some();
     if !fortran {
         // every C compiler defines it (`#if defined __STDC__ && __STDC__`
         // guards ANSI prototypes in code that also served K&R compilers)
@@ -556,15 +533,21 @@ fn preprocess_inner(
                 }
             }
             (None, name) => {
-                if env.all_undefined && active {
+                if let Some(macros) = macros.as_deref_mut().filter(|_| active) {
                     // a header read for its macros: what it defines counts
                     // in its own later conditions
                     let (macro_name, body) = take_ident(directive.rest.trim_start());
-                    if name == "define" && !macro_name.is_empty() && !body.starts_with('(') {
-                        let value = cint::literal_i64(body.trim()).unwrap_or(1);
-                        env.names.insert(macro_name.to_string(), value);
-                    } else if name == "undef" {
+                    let object_like = name == "define"
+                        && directive.rest.starts_with([' ', '\t'])
+                        && !macro_name.is_empty()
+                        && !body.starts_with('(');
+                    if object_like || name == "undef" {
+                        macros.retain(|(n, _)| n != macro_name);
                         env.names.remove(macro_name);
+                    }
+                    if object_like {
+                        env.define(macro_name, body);
+                        macros.push((macro_name.to_string(), body.trim().to_string()));
                     }
                 }
                 if !active || fortran {
@@ -1310,19 +1293,25 @@ impl Env {
     fn new(defines: &[String]) -> Self {
         let mut names = HashMap::new();
         names.insert("__CSA__".to_string(), 1);
-        for d in defines {
-            let (name, value) = match d.split_once('=') {
-                Some((n, v)) => (n.trim(), cint::literal_i64(v.trim()).unwrap_or(1)),
-                None => (d.trim(), 1),
-            };
-            if is_ident(name) {
-                names.insert(name.to_string(), value);
-            }
-        }
-        Env {
+        let mut env = Env {
             names,
             undefined: std::collections::HashSet::new(),
             all_undefined: false,
+        };
+        for d in defines {
+            let (name, value) = d.split_once('=').unwrap_or((d, "1"));
+            env.define(name.trim(), value);
+        }
+        env
+    }
+
+    /// `name` defined as `value` (its number, else 1).
+    fn define(&mut self, name: &str, value: &str) {
+        if is_ident(name) {
+            self.names.insert(
+                name.to_string(),
+                cint::literal_i64(value.trim()).unwrap_or(1),
+            );
         }
     }
 

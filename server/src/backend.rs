@@ -541,10 +541,10 @@ impl Backend {
                 text.push_str(chunk);
             }
             let kind = self.lock().docs.get(uri).map(|d| d.kind);
-            // the headers a Fortran file includes (their macros
-            // are expanded in its code), read beside the file
+            // the headers a file includes (their macros are expanded in
+            // Fortran code, decide C code's conditions), read beside it
             let headers = match (kind, snap.path.as_deref()) {
-                (Some(kind), Some(path)) if analyzer::Headers::wanted(kind, &text) => {
+                (Some(_), Some(path)) if analyzer::Headers::wanted(&text) => {
                     analyzer::Headers::read_beside(
                         path,
                         &text,

@@ -976,7 +976,7 @@ fn a_header_s_macros_are_read_as_a_compiler_given_no_defines_reads_them() {
         ("H_H", ""),
         ("FAR", ""),
         ("N", "3"),
-        ("TWO_LINES", "a    b"),
+        ("TWO_LINES", "a   b"),
         ("SEEN_FAR", ""),
     ]
     .iter()

@@ -1555,21 +1555,24 @@ fn object_macros<'a>(lines: &'a [CodeLine], defines: &'a [String]) -> Vec<(&'a s
 /// in code is one the compiler's preprocessor replaces, wherever it
 /// stands (`code FAR * FAR *t`, `} FAR ct_data;`, `(const code FAR *)p`),
 /// so [`token_rewrites`] writes the spelling over each use (or, when it is
-/// longer than the name, blanks the use, and inserts a storage class). The file's definition of a name wins over the others.
+/// longer than the name, blanks the use, and inserts a storage class). The
+/// file's last definition of a name wins over the others.
 fn known_qualifier_macros(
     lines: &[CodeLine],
     defines: &[String],
 ) -> rustc_hash::FxHashMap<String, String> {
-    let mut out: rustc_hash::FxHashMap<String, String> = Default::default();
-    for (name, body) in object_macros(lines, defines) {
-        if out.contains_key(name) || grammar_keyword(name) {
-            continue;
-        }
-        if let Some(spelled) = qualifier_spelling(body) {
-            out.insert(name.to_string(), spelled);
-        }
+    // the file's last definition of a name, as at the end of the file;
+    // else the first of `defines`
+    let mut body_of: rustc_hash::FxHashMap<&str, &str> = Default::default();
+    body_of.extend(object_macros(lines, &[]));
+    for (name, body) in object_macros(&[], defines) {
+        body_of.entry(name).or_insert(body);
     }
-    out
+    body_of
+        .into_iter()
+        .filter(|(name, _)| !grammar_keyword(name))
+        .filter_map(|(name, body)| Some((name.to_string(), qualifier_spelling(body)?)))
+        .collect()
 }
 
 /// `s` followed by blanks to `width` bytes (`format!` takes no width
@@ -1590,7 +1593,6 @@ fn token_rewrites(
     lines: &[CodeLine],
     defines: &[String],
 ) -> (Edits, Edits) {
-    let mut defs: Option<Vec<(&str, &str)>> = None;
     let known = known_qualifier_macros(lines, defines);
     let mut out = Vec::new();
     let mut inserts = Vec::new();
@@ -1650,14 +1652,9 @@ fn token_rewrites(
             } else if complex_specifier(&toks, k) {
                 out.push((t.at, " ".repeat(t.text.len())));
             } else if qualifier_macro(&toks, k) || before_return_type && k == 0 {
-                let defs = defs.get_or_insert_with(|| object_macros(lines, defines));
-                let spelled = defs
-                    .iter()
-                    .find(|(name, _)| *name == t.text)
-                    .and_then(|(_, body)| qualifier_spelling(body))
-                    .filter(|s| s.len() <= t.text.len())
-                    .unwrap_or_default();
-                out.push((t.at, padded(&spelled, t.text.len())));
+                // a macro with no qualifier definition (those are `known`,
+                // rewritten above): read as nothing
+                out.push((t.at, " ".repeat(t.text.len())));
             } else if let Some(first) = type_argument_stars(&toks, k) {
                 out.extend(toks[first..=k].iter().map(|s| (s.at, " ".to_string())));
             } else if type_argument_tag(&toks, k) {

@@ -99,11 +99,11 @@ impl Headers {
         })
     }
 
-    /// Whether a file of this language and text may include headers whose
-    /// macros the analysis uses (a quick look: a file that says `include`;
-    /// Fortran code expands them ([`expand`]), C code reads their
-    /// object-like macros, `analysis::header_macros`).
-    pub fn wanted(_kind: csa_grammars::SourceKind, text: &str) -> bool {
+    /// Whether a file's text may include headers whose macros the
+    /// analysis uses (a quick look: a file that says `include`; Fortran
+    /// code expands them ([`expand`]), C code reads their object-like
+    /// macros, `analysis::header_macros`).
+    pub fn wanted(text: &str) -> bool {
         text.contains("include")
     }
 
