@@ -743,7 +743,7 @@ impl Incremental {
         let parser_input = norm
             .as_ref()
             .map_or(p.pre.text.as_str(), |n| n.text.as_str());
-        if crate::frontend::fortran::mask_keyword_variables(parser_input).is_some()
+        if crate::frontend::fortran::repair_for_parser(parser_input).is_some()
             || (!fixed && !crate::frontend::fortran::overlong_lines(parser_input).is_empty())
         {
             // parsed masked (`frontend::fortran::lower`) or with long lines

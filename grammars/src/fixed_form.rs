@@ -368,6 +368,18 @@ fn classify(
     let mut after_digit: Option<usize> = None;
     // the digits before are a number's (not the end of a name's)
     let mut in_number = false;
+    // a real constant's exponent written apart from its mantissa (`1. D 0`,
+    // `2.5 e - 3`; cpp leaves MITgcm's `1. _d 0` so, `_d` defined as `D`):
+    // where the mantissa ends, whether it has its point (an integer is no
+    // mantissa: `DO 10 D0 = 1, 2` is a loop over `D0`), and the exponent
+    // letter and sign seen since
+    let mut mantissa_end: Option<usize> = None;
+    let mut mantissa_point = false;
+    let mut exponent_ok = false;
+    // the character before `prev`, and the last non-blank one before `c`
+    let mut prev2 = ' ';
+    let mut last_code = ' ';
+    let mut exponent: Option<(usize, Option<usize>)> = None;
     let mut prev = ' ';
     let mut squeeze = Vec::new();
     for (i, c) in chars.by_ref() {
@@ -394,6 +406,24 @@ fn classify(
         }
         if was_quoted || q.is_some() {
             after_digit = None;
+            mantissa_end = None;
+            exponent = None;
+        } else if let (true, Some((letter, sign)), Some(m)) =
+            (c.is_ascii_digit(), exponent, mantissa_end)
+        {
+            // the exponent's first digit: the blanks around its letter and
+            // sign are no separators
+            let mut from = m;
+            for at in [Some(letter), sign, Some(i)].into_iter().flatten() {
+                if from < at {
+                    squeeze.push((start + from, start + at));
+                }
+                from = at + 1;
+            }
+            exponent = None;
+            mantissa_end = None;
+            in_number = true;
+            after_digit = Some(i + 1);
         } else if c.is_ascii_digit() {
             match after_digit {
                 // blanks inside a number (`1 000 000`; a name keeps them:
@@ -407,10 +437,40 @@ fn classify(
                 None => in_number = !(prev.is_ascii_alphanumeric() || prev == '_' || prev == '$'),
             }
             after_digit = Some(i + 1);
+            exponent = None;
+            if mantissa_end.is_none() {
+                // a number that may take an exponent: `.9`, or an integer
+                // that starts a value (`x = 0 _d 0`; not `real*8 d0`)
+                mantissa_point = prev == '.' && !(prev2.is_ascii_alphanumeric() || prev2 == '.');
+                exponent_ok = mantissa_point || last_code == '=';
+            }
+            mantissa_end = in_number.then_some(i + 1);
         } else if !blank {
             after_digit = None;
+            match (c, exponent) {
+                // `1.`: the mantissa goes on
+                ('.', None) if mantissa_end == Some(i) && !mantissa_point => {
+                    mantissa_end = Some(i + 1);
+                    mantissa_point = true;
+                    exponent_ok = true;
+                }
+                ('e' | 'E' | 'd' | 'D' | 'q' | 'Q', None)
+                    if mantissa_end.is_some() && exponent_ok =>
+                {
+                    exponent = Some((i, None));
+                }
+                ('+' | '-', Some((letter, None))) => exponent = Some((letter, Some(i))),
+                _ => {
+                    mantissa_end = None;
+                    exponent = None;
+                }
+            }
         }
+        prev2 = prev;
         prev = c;
+        if !blank {
+            last_code = c;
+        }
     }
     if let Some(cs) = comment_start {
         field_end = cs;

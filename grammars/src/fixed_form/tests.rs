@@ -112,7 +112,15 @@ fn check_identifiers(original: &str, n: &Normalized) {
     let mut i = 0;
     while i < t.len() {
         let c = t[i];
-        if c.is_ascii_alphabetic() || c == b'_' {
+        // (the exponent of a constant, `1.D0` written `1. D 0`, is no name)
+        let exponent = i > 0
+            && (t[i - 1].is_ascii_digit()
+                || (t[i - 1] == b'.' && i > 1 && t[i - 2].is_ascii_digit()));
+        if (c.is_ascii_alphabetic() || c == b'_') && exponent {
+            while i < t.len() && (t[i].is_ascii_alphanumeric() || t[i] == b'_') {
+                i += 1;
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
             while i < t.len() && (t[i].is_ascii_alphanumeric() || t[i] == b'_') {
                 i += 1;
@@ -413,6 +421,49 @@ fn labels_are_kept() {
     let src = "      PROGRAM P\n      DO 10 I = 1, 3\n         IF (I.GT.1) GO TO 20\n   10 CONTINUE\n   20 CONTINUE\n      END\n";
     assert_eq!(norm(src), src);
     assert!(parse_errors(src).is_empty());
+}
+
+#[test]
+fn exponent_apart_from_its_mantissa_is_one_constant() {
+    // blanks around the exponent letter and sign are left out
+    assert_eq!(norm("      X = 1. D 0\n"), "      X = 1.D0\n");
+    assert_eq!(norm("      X = 2.5 e - 3 + Y\n"), "      X = 2.5e-3 + Y\n");
+    assert_eq!(norm("      X = 3. E 2\n"), "      X = 3.E2\n");
+    assert_eq!(norm("      X = .9 D 0\n"), "      X = .9D0\n");
+    assert_eq!(norm("      X = 0 D 0\n"), "      X = 0D0\n");
+    // comparisons, names, literals and labels are no constants
+    for same in [
+        "      IF (X .EQ. 1. .AND. Y) Z = 1\n",
+        "      IF (1.EQ.N) Z = 1\n",
+        "      IF (1 .EQ. N) Z = 1\n",
+        "      X = A1 D 0\n",
+        "      X = '1. D 0'\n",
+        "   10 D = 2\n",
+        "      DO 10 E = 1, 2\n",
+        "      DO 10 D0 = 1, 2\n",
+        "      X = Y + 3 E 2\n",
+        "      REAL*8 D0\n",
+        "      CHARACTER*10 E1\n",
+        "      IF (N .EQ. 0) D0 = 1\n",
+        "      IF (N.EQ.0) D0 = 1\n",
+        "      X = 1. D\n",
+    ] {
+        assert_eq!(norm(same), same);
+    }
+    let src =
+        "      SUBROUTINE S(X)\n      REAL*8 X\n      X = 1. D 0 - 2.5 E - 3 * X\n      END\n";
+    let n = normalize(src);
+    check_map(src, &n);
+    assert!(
+        parse_errors(&n.text).is_empty(),
+        "{:?}",
+        parse_errors(&n.text)
+    );
+    // `2.5E-3` maps back to where each byte was written
+    let at = n.text.find("2.5E-3").unwrap();
+    let written = src.find("2.5 E - 3").unwrap();
+    assert_eq!(n.original_offset(at), written);
+    assert_eq!(n.original_offset(at + 5), written + 8);
 }
 
 #[test]

@@ -157,7 +157,7 @@ pub fn free_form_parser_input(text: &str) -> std::borrow::Cow<'_, str> {
     if let Some((blanked, _)) = blank_overlong_lines(&input) {
         input = Cow::Owned(blanked);
     }
-    if let Some(masked) = mask_keyword_variables(&input) {
+    if let Some(masked) = repair_for_parser(&input) {
         input = Cow::Owned(masked);
     }
     input
@@ -651,12 +651,146 @@ fn collect_errors<'t>(tree: &'t FlatTree) -> impl Iterator<Item = FNode<'t>> + '
 pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFile {
     // Keywords tree-sitter-fortran cannot take as variables are parsed as
     // another name of the same length, and read back from `text`.
-    let masked = mask_keyword_variables(text);
+    let masked = repair_for_parser(text);
     let parsed = masked.as_deref().unwrap_or(text);
     let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::Fortran, parsed) else {
         return LoweredFile::gave_up(text);
     };
     lower_tree_of(text, parsed, tree, map, None, opts)
+}
+
+/// `text` as tree-sitter-fortran is given it: the same length, every
+/// position where it was, with what the grammar cannot parse but Fortran
+/// allows rewritten in place (keyword-named variables,
+/// [`mask_keyword_variables`]; `name*(len)` in a CHARACTER declaration,
+/// [`mask_char_lengths`]); `None` when nothing is. The front end reads
+/// names from `text`.
+pub fn repair_for_parser(text: &str) -> Option<String> {
+    let masked = mask_keyword_variables(text);
+    let input = masked.as_deref().unwrap_or(text);
+    mask_char_lengths(input).or(masked)
+}
+
+/// `text` with the length of each entity of a CHARACTER declaration
+/// written `name*(len)` (`character s*(n), t(5)*(n+1)`: Fortran 77's
+/// length of one entity, which tree-sitter-fortran does not parse; it
+/// takes `name*10` and `name*(*)`) written `name*(*)` and blanks, so that
+/// every position stays; `None` when there is none. The length of a
+/// character entity is nothing the front end reads. The declaration's own
+/// type length (`character*(n) s`) and its initialisers are left alone;
+/// a declaration continued with `&` is followed onto its next lines.
+pub fn mask_char_lengths(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut line_start = 0;
+    // inside a CHARACTER declaration continued from the line before
+    let mut continued = false;
+    while line_start < bytes.len() {
+        let line_end =
+            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |k| line_start + k);
+        let line = &bytes[line_start..line_end];
+        let start = if continued {
+            let k = skip_blanks(line, 0);
+            if line.get(k) == Some(&b'&') {
+                k + 1
+            } else {
+                k
+            }
+        } else {
+            // a statement starting with the word `character` (after a label)
+            let mut k = skip_blanks(line, 0);
+            let digits = line[k..].iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits > 0 {
+                k = skip_blanks(line, k + digits);
+            }
+            let word_end = k + line[k..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            if !line[k..word_end].eq_ignore_ascii_case(b"character") {
+                line_start = line_end + 1;
+                continue;
+            }
+            word_end
+        };
+        continued = false;
+        let mut depth = 0usize;
+        let mut in_init = false;
+        let mut k = start;
+        while k < line.len() {
+            let b = line[k];
+            match b {
+                b'!' => break,
+                b'\'' | b'"' => {
+                    k = match line[k + 1..].iter().position(|&c| c == b) {
+                        Some(q) => k + 2 + q,
+                        None => line.len(),
+                    };
+                    continue;
+                }
+                b'(' => depth += 1,
+                b')' => depth = depth.saturating_sub(1),
+                b';' if depth == 0 => break,
+                b',' if depth == 0 => in_init = false,
+                b'=' if depth == 0 && !matches!(line.get(k + 1), Some(b'=' | b'>')) => {
+                    in_init = true
+                }
+                b'&' if depth == 0 => {
+                    // continued when only blanks or a comment follow
+                    let rest = skip_blanks(line, k + 1);
+                    if rest == line.len() || line[rest] == b'!' {
+                        continued = true;
+                        break;
+                    }
+                }
+                _ if depth == 0 && !in_init && (b.is_ascii_alphabetic() || b == b'_') => {
+                    let mut j = k + line[k..]
+                        .iter()
+                        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                        .count();
+                    let after_name = j;
+                    // an array spec, then `*(len)`
+                    let mut p = skip_blanks(line, j);
+                    if line.get(p) == Some(&b'(') {
+                        p = skip_blanks(line, after_balanced(line, p, &b'(', &b')'));
+                    }
+                    if line.get(p) == Some(&b'*') {
+                        let open = skip_blanks(line, p + 1);
+                        if line.get(open) == Some(&b'(') {
+                            let close = after_balanced(line, open, &b'(', &b')');
+                            let closed = close - open >= 3 && line.get(close - 1) == Some(&b')');
+                            if closed && line[open + 1..close - 1].trim_ascii() != b"*" {
+                                let o = out.get_or_insert_with(|| bytes.to_vec());
+                                let at = line_start + open;
+                                o[at..line_start + close].fill(b' ');
+                                o[at..at + 3].copy_from_slice(b"(*)");
+                            }
+                            j = close;
+                        } else {
+                            j = p + 1;
+                        }
+                    } else {
+                        j = after_name;
+                    }
+                    k = j;
+                    continue;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        line_start = line_end + 1;
+    }
+    out.and_then(|o| String::from_utf8(o).ok())
+}
+
+/// The index of the first byte at or after `k` that is not a blank or a
+/// tab (`line.len()` when none is).
+fn skip_blanks(line: &[u8], mut k: usize) -> usize {
+    while k < line.len() && matches!(line[k], b' ' | b'\t') {
+        k += 1;
+    }
+    k
 }
 
 /// Statement keywords that tree-sitter-fortran cannot take as the name
@@ -806,7 +940,7 @@ pub fn lower_tree(
 }
 
 /// [`lower_tree`] of a `tree` parsed from `parsed`, a text of the same
-/// length as `text` ([`mask_keyword_variables`]); names are read from
+/// length as `text` ([`repair_for_parser`]); names are read from
 /// `text`.
 fn lower_tree_of(
     text: &str,

@@ -2871,6 +2871,26 @@ end
 }
 
 #[test]
+fn character_entity_lengths_are_masked_in_place() {
+    use super::{mask_char_lengths, repair_for_parser};
+    let t = "      character s*(n), t(5)*(n + 1), u*(*), w*10\n      CHARACTER*(N) v, x*(2*n) &\n     &  , y*(n) ! z*(n)\n  character :: c*(k) = 'a*(b)', d*(k)\n  x = a*(b+c)\n  character*(n) plain\n";
+    let m = mask_char_lengths(t).expect("masked");
+    assert_eq!(m.len(), t.len());
+    assert_eq!(
+        m,
+        "      character s*(*), t(5)*(*)    , u*(*), w*10\n      CHARACTER*(N) v, x*(*)   &\n     &  , y*(*) ! z*(n)\n  character :: c*(*) = 'a*(b)', d*(*)\n  x = a*(b+c)\n  character*(n) plain\n"
+    );
+    assert_eq!(mask_char_lengths("x = s*(n)\ncharacter*(n) a\n"), None);
+    // an unclosed length is left alone; nothing panics on odd text
+    for odd in ["character a*(", "character a*", "character a*(n", "character 'x", "character a(1*(2"] {
+        assert_eq!(mask_char_lengths(odd), None, "{odd}");
+    }
+    // both repairs at once
+    let r = repair_for_parser("      class = 1\n      character s*(n)\n").expect("repaired");
+    assert_eq!(r, "      qqqqq = 1\n      character s*(*)\n");
+}
+
+#[test]
 fn keyword_variables_are_masked_in_place() {
     use super::{is_include_fragment, mask_keyword_variables};
     let t = "      class = 'U'\n  x = 1; CLASS(2) = 3 ! class = 4\n  if (a == b) c = 1\n  integer :: k = 2\n  class default\n  use = 1\n  goto = 2\n  common == 3\n";
