@@ -179,7 +179,9 @@ fn fixed_comment_line(line: &str) -> bool {
 
 /// Whether `line` is a fixed-form comment line whose `C` or `c` in column
 /// 1 starts a word (`CADJ STORE ...`, `CBOP`, `CEH3 ...`: comments that
-/// tools read): no `;`, no `&` at its end, and a first word that is no
+/// tools read, and editor settings: `CEH3 ;;; mode:fortran ***`): no `;`
+/// at its end, no `;` followed by a C comment, no `&` at its end, and a
+/// first word that is no
 /// Fortran statement's (`COMMON /b/ x` may start a free-form line).
 /// `lower`: the line in lower case.
 fn worded_comment_line(line: &str, lower: &str) -> bool {
@@ -203,7 +205,10 @@ fn worded_comment_line(line: &str, lower: &str) -> bool {
         .next()
         .unwrap_or("");
     matches!(line.as_bytes().first(), Some(b'c' | b'C'))
-        && !line.contains(';')
+        && !line.trim_end().ends_with(';')
+        && !line
+            .split_once(';')
+            .is_some_and(|(_, after)| after.contains("/*") || after.contains("//"))
         && !line.trim_end().ends_with('&')
         && !STATEMENTS.contains(&word)
 }
@@ -594,6 +599,13 @@ mod tests {
             h("      integer nstep\n      common / stepc / nstep\nCXY9 editor settings\n"),
             Some(SourceKind::FortranFixed)
         );
+        // an editor's settings in column-1 comments, after the code
+        assert_eq!(
+            h("      INTEGER NMAX\n      PARAMETER( NMAX = 10 )\n\nCEH3 ;;; Local Variables: ***\nCEH3 ;;; mode:fortran ***\n"),
+            Some(SourceKind::FortranFixed)
+        );
+        // C statements starting with a C word stay C
+        assert_eq!(h("Count(a);\nClear(); /* reset */\n"), Some(SourceKind::C));
         // (a free-form statement at column 1 is no comment)
         assert_eq!(
             h("COMMON /blk/ a, b  &\n  , c\ninteger :: a, b, c\n"),
