@@ -604,8 +604,10 @@ mod tests {
             h("      INTEGER NMAX\n      PARAMETER( NMAX = 10 )\n\nCEH3 ;;; Local Variables: ***\nCEH3 ;;; mode:fortran ***\n"),
             Some(SourceKind::FortranFixed)
         );
-        // C statements starting with a C word stay C
+        // C statements starting with a C word stay C (the second with
+        // nothing but a `;` before its comment to tell)
         assert_eq!(h("Count(a);\nClear(); /* reset */\n"), Some(SourceKind::C));
+        assert_eq!(h("Clear(); /* reset */\n"), Some(SourceKind::C));
         // (a free-form statement at column 1 is no comment)
         assert_eq!(
             h("COMMON /blk/ a, b  &\n  , c\ninteger :: a, b, c\n"),

@@ -112,24 +112,35 @@ fn check_identifiers(original: &str, n: &Normalized) {
     let mut i = 0;
     while i < t.len() {
         let c = t[i];
-        // (the exponent of a constant, `1.D0` written `1. D 0`, is no name)
-        let exponent = i > 0
-            && (t[i - 1].is_ascii_digit()
-                || (t[i - 1] == b'.' && i > 1 && t[i - 2].is_ascii_digit()));
-        if (c.is_ascii_alphabetic() || c == b'_') && exponent {
-            while i < t.len() && (t[i].is_ascii_alphanumeric() || t[i] == b'_') {
-                i += 1;
-            }
-        } else if c.is_ascii_alphabetic() || c == b'_' {
+        if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
             while i < t.len() && (t[i].is_ascii_alphanumeric() || t[i] == b'_') {
                 i += 1;
             }
             let word = &n.text[start..i];
             let o = n.original_offset(start);
+            // the exponent of a constant (`1.D0`, written `1. D 0`) is the
+            // original with its blanks left out; a name is the original
+            let exponent = start > 0
+                && (t[start - 1].is_ascii_digit()
+                    || (t[start - 1] == b'.' && start > 1 && t[start - 2].is_ascii_digit()));
+            let written: String = if exponent {
+                original
+                    .get(o..)
+                    .unwrap_or_default()
+                    .chars()
+                    .filter(|c| !matches!(c, ' ' | '\t'))
+                    .take(word.chars().count())
+                    .collect()
+            } else {
+                original
+                    .get(o..o + word.len())
+                    .unwrap_or_default()
+                    .to_string()
+            };
             assert_eq!(
-                original.get(o..o + word.len()),
-                Some(word),
+                written.as_str(),
+                word,
                 "identifier {word:?} at normalised {start} maps to original {o}\n--- original\n{original}\n--- normalised\n{}",
                 n.text
             );

@@ -744,35 +744,18 @@ pub fn mask_char_lengths(text: &str) -> Option<String> {
                     }
                 }
                 _ if depth == 0 && !in_init && (b.is_ascii_alphabetic() || b == b'_') => {
-                    let mut j = k + line[k..]
+                    let name_end = k + line[k..]
                         .iter()
                         .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
                         .count();
-                    let after_name = j;
-                    // an array spec, then `*(len)`
-                    let mut p = skip_blanks(line, j);
-                    if line.get(p) == Some(&b'(') {
-                        p = skip_blanks(line, after_balanced(line, p, &b'(', &b')'));
+                    let (next, length) = entity_length(line, name_end);
+                    if let Some((open, close)) = length {
+                        let o = out.get_or_insert_with(|| bytes.to_vec());
+                        let at = line_start + open;
+                        o[at..line_start + close].fill(b' ');
+                        o[at..at + 3].copy_from_slice(b"(*)");
                     }
-                    if line.get(p) == Some(&b'*') {
-                        let open = skip_blanks(line, p + 1);
-                        if line.get(open) == Some(&b'(') {
-                            let close = after_balanced(line, open, &b'(', &b')');
-                            let closed = close - open >= 3 && line.get(close - 1) == Some(&b')');
-                            if closed && line[open + 1..close - 1].trim_ascii() != b"*" {
-                                let o = out.get_or_insert_with(|| bytes.to_vec());
-                                let at = line_start + open;
-                                o[at..line_start + close].fill(b' ');
-                                o[at..at + 3].copy_from_slice(b"(*)");
-                            }
-                            j = close;
-                        } else {
-                            j = p + 1;
-                        }
-                    } else {
-                        j = after_name;
-                    }
-                    k = j;
+                    k = next;
                     continue;
                 }
                 _ => {}
@@ -782,6 +765,28 @@ pub fn mask_char_lengths(text: &str) -> Option<String> {
         line_start = line_end + 1;
     }
     out.and_then(|o| String::from_utf8(o).ok())
+}
+
+/// After an entity's name (ending at `name_end`) in a CHARACTER
+/// declaration's `line`: where the scan goes on, and the span of its
+/// length `(len)` when it is written `*(len)`, after an optional array
+/// spec, closed on the line and not `(*)`.
+fn entity_length(line: &[u8], name_end: usize) -> (usize, Option<(usize, usize)>) {
+    let mut p = skip_blanks(line, name_end);
+    if line.get(p) == Some(&b'(') {
+        p = skip_blanks(line, after_balanced(line, p, &b'(', &b')'));
+    }
+    if line.get(p) != Some(&b'*') {
+        return (name_end, None);
+    }
+    let open = skip_blanks(line, p + 1);
+    if line.get(open) != Some(&b'(') {
+        return (p + 1, None);
+    }
+    let close = after_balanced(line, open, &b'(', &b')');
+    let closed = close - open >= 3 && line.get(close - 1) == Some(&b')');
+    let length = (closed && line[open + 1..close - 1].trim_ascii() != b"*").then_some((open, close));
+    (close, length)
 }
 
 /// The index of the first byte at or after `k` that is not a blank or a
