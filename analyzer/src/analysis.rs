@@ -70,6 +70,14 @@ pub struct AnalysisOptions {
     /// they define are expanded in Fortran code (free and fixed form); a C
     /// file's conditions and repairs read their object-like macros.
     pub headers: crate::frontend::fortran::cpp::Headers,
+    /// Text the preprocessor reads before the file, as cpp's `-include`
+    /// does: for a file another one `#include`s, that includer's text
+    /// before the `#include` line (the caller finds it). Its directives
+    /// take effect first (its conditionals evaluated as a header's; the
+    /// files it `#include`s must be in `headers`): the macros a header uses
+    /// but leaves to its includer to define (MITgcm's `_RL`, zlib's `FAR`
+    /// in `inftrees.h`) are known. Empty: none.
+    pub prelude: String,
     /// Lower and analyse every function body, also those that hold nothing
     /// any rule looks at (which are outlines otherwise: only their name,
     /// spans and calls are kept): the diagnostics are the same, the IR is
@@ -299,7 +307,8 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
 }
 
 /// For a C file that includes headers (`opts.headers`, read by the
-/// caller): `opts` with the object-like macros they define added to its
+/// caller) or has a prelude (`opts.prelude`, read after the headers):
+/// `opts` with the object-like macros they define added to its
 /// `defines`, as `NAME=BODY` (a macro the user defines keeps the user's
 /// definition). Each header is read as a compiler given no `-D` but those
 /// and `_OPENMP` reads it, in the order they were found, each seeing what
@@ -309,7 +318,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
 /// they define (`FAR`, `ZEXPORT`, `local`: see `frontend::c::repair`).
 /// `None` when there is nothing to add.
 pub(crate) fn header_macros(kind: SourceKind, opts: &AnalysisOptions) -> Option<AnalysisOptions> {
-    if kind != SourceKind::C || opts.headers.0.is_empty() {
+    if kind != SourceKind::C || (opts.headers.0.is_empty() && opts.prelude.is_empty()) {
         return None;
     }
     let name_of = |d: &str| d.split_once('=').map_or(d, |(n, _)| n).trim().to_string();
@@ -326,7 +335,10 @@ pub(crate) fn header_macros(kind: SourceKind, opts: &AnalysisOptions) -> Option<
     }
     // where each header macro's definition is in `defines`
     let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
-    for (_, text) in &opts.headers.0 {
+    // (the prelude after the headers: those it includes come first, and
+    // those of the file itself seldom define what it does)
+    let prelude = (!opts.prelude.is_empty()).then_some(opts.prelude.as_str());
+    for text in opts.headers.0.iter().map(|(_, t)| t.as_str()).chain(prelude) {
         for (name, body) in header_macros_memo(text, &defines).iter() {
             if user.contains(name) {
                 continue;
@@ -349,6 +361,7 @@ pub(crate) fn header_macros(kind: SourceKind, opts: &AnalysisOptions) -> Option<
         pure_functions: opts.pure_functions.clone(),
         disable_loop_storage_check: opts.disable_loop_storage_check,
         headers: Default::default(),
+        prelude: String::new(),
         every_body: opts.every_body,
     })
 }
@@ -469,6 +482,7 @@ fn lower_preprocessed(
             text,
             pre,
             &opts.headers,
+            &opts.prelude,
             &opts.defines,
             kind == SourceKind::FortranFixed,
         ),

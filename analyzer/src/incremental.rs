@@ -778,6 +778,7 @@ impl Incremental {
                 p.source.text(),
                 &p.pre,
                 &self.opts.headers,
+                &self.opts.prelude,
                 &self.opts.defines,
                 fixed,
             )

@@ -68,7 +68,7 @@ pub use analysis::{analyze, analyze_cancellable, Analysis, AnalysisOptions, Canc
 pub use config::IvdepStyle;
 pub use csa_grammars::SourceKind;
 pub use fix::{bulk_fix, compatible_fixes};
-pub use frontend::fortran::cpp::Headers;
+pub use frontend::fortran::cpp::{Headers, IncludeLine};
 pub use ide::{HintSide, Hover, PlacementHint, Symbol, SymbolKind};
 pub use incremental::{Incremental, Stats as IncrementalStats};
 pub use ir::Lang;

@@ -6,6 +6,7 @@
 
 mod cache;
 mod fix;
+mod includers;
 mod render;
 
 mod settings;
@@ -347,6 +348,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let ctx = Context {
         cli: &cli,
         cache: cache.as_ref(),
+        includers: includers::Includers::new(&jobs),
         format: report.format,
         color,
     };
@@ -517,6 +519,9 @@ fn open_cache(
 struct Context<'a> {
     cli: &'a Cli,
     cache: Option<&'a cache::Cache>,
+    /// Who includes the files of the run (a file with syntax errors alone
+    /// is read again in its includer's context).
+    includers: includers::Includers<'a>,
     /// How diagnostics are printed; `None`: not per file (`--statistics`,
     /// `--diff`).
     format: Option<Format>,
@@ -669,6 +674,11 @@ fn diagnostics_of(
     Ok((diagnostics, Some(source)))
 }
 
+/// The number of syntax errors (CSA001) among `diagnostics`.
+fn syntax_errors(diagnostics: &[Diagnostic]) -> usize {
+    diagnostics.iter().filter(|d| d.code.0 == 1).count()
+}
+
 /// The files a file at `path` `#include`s (quoted
 /// names relative to the including file's directory, then to `path`'s,
 /// then in `dirs`; angled names in `dirs`), and those they include; `None`
@@ -754,6 +764,33 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
                 return o;
             }
         };
+    // a file another one includes, with syntax errors alone: read as its
+    // includer gives it (see `includers`), when that has fewer
+    let in_context;
+    let (kind, opts) = match syntax_errors(&diagnostics)
+        .checked_sub(1)
+        .and_then(|_| ctx.includers.context(job, &text, opts))
+    {
+        Some(c) => {
+            in_context = c;
+            match diagnostics_of(
+                ctx,
+                display,
+                in_context.kind,
+                &text,
+                &in_context.options,
+                &mut o.cache,
+            ) {
+                Ok((d, s)) if syntax_errors(&d) < syntax_errors(&diagnostics) => {
+                    diagnostics = d;
+                    source = s;
+                    (in_context.kind, &in_context.options)
+                }
+                _ => (kind, opts),
+            }
+        }
+        None => (kind, opts),
+    };
     settings.filter(&relative, &mut diagnostics);
     let mut text = text;
     if ctx.cli.fix_args.active() && fix::may_change(&ctx.cli.fix_args, &diagnostics) {

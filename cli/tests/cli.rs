@@ -812,6 +812,95 @@ fn c_macros_from_included_headers_decide_conditions_and_qualifiers() {
 }
 
 #[test]
+fn a_header_is_read_with_its_includers_macros() {
+    // MITgcm's way: a fixed-form header declares with `_RL`, a macro of
+    // an options header its includers include first
+    let dir = temp_dir("includer-context");
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::write(
+        dir.join("inc/OPTIONS.h"),
+        "#ifndef REAL4_IS_FAST\n#define _RL Real*8\n#endif\n",
+    )
+    .unwrap();
+    let vars = dir.join("VARS.h");
+    std::fs::write(
+        &vars,
+        "C     VARS.h: the fields\n      COMMON /VARS_R/ u, v\n      _RL u(10), v(10)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("step.F"),
+        "#include \"inc/OPTIONS.h\"\n      SUBROUTINE STEP(n)\n      INTEGER n, i\n\
+         #include \"VARS.h\"\n      DO i = 1, n\n        u(i) = v(i)\n      END DO\n      END\n",
+    )
+    .unwrap();
+    // zlib's way: a C header uses a qualifier macro of a header its
+    // includer includes first
+    std::fs::write(dir.join("conf.h"), "#ifndef FAR\n#  define FAR\n#endif\n").unwrap();
+    let tree = dir.join("tree.h");
+    std::fs::write(
+        &tree,
+        "typedef struct { int v; } code;\nint build(code FAR * FAR *table, unsigned FAR *bits);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tree.c"),
+        "#include \"conf.h\"\n#include \"tree.h\"\nint build(code FAR * FAR *t, unsigned FAR *b) { return 0; }\n",
+    )
+    .unwrap();
+    // alone, neither header parses
+    for h in [&vars, &tree] {
+        let o = run(&[
+            "--no-cache",
+            "--no-config",
+            "--format",
+            "concise",
+            h.to_str().unwrap(),
+        ]);
+        assert!(diag_out(&o).contains("CSA001"), "{}", diag_out(&o));
+    }
+    // linted with their includers, both do (and so do the includers)
+    let o = run(&[
+        "--no-cache",
+        "--no-config",
+        "--format",
+        "concise",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!diag_out(&o).contains("CSA001"), "{}", diag_out(&o));
+    // the same from the cache
+    let cache = dir.join("cache");
+    for _ in 0..2 {
+        let o = run(&[
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--no-config",
+            "--format",
+            "concise",
+            vars.to_str().unwrap(),
+            dir.join("step.F").to_str().unwrap(),
+        ]);
+        assert!(!diag_out(&o).contains("CSA001"), "{}", diag_out(&o));
+    }
+    // a change of what the includer includes is not hidden by the cache
+    std::fs::write(dir.join("inc/OPTIONS.h"), "#define REAL4_IS_FAST\n").unwrap();
+    let o = run(&[
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--no-config",
+        "--format",
+        "concise",
+        vars.to_str().unwrap(),
+        dir.join("step.F").to_str().unwrap(),
+    ]);
+    assert!(
+        diag_out(&o).contains("VARS.h:3:7: info[CSA001]"),
+        "{}",
+        diag_out(&o)
+    );
+}
+
+#[test]
 fn headers_are_searched_in_include_dirs() {
     let dir = temp_dir("include-dirs");
     std::fs::create_dir_all(dir.join("src")).unwrap();

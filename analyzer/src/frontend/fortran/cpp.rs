@@ -30,6 +30,19 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Headers(pub Vec<(String, String)>);
 
+/// A line that includes another file ([`Headers::include_lines`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IncludeLine {
+    /// Where the line starts.
+    pub offset: usize,
+    /// The name as written.
+    pub name: String,
+    /// Written `<name>` (searched in the include directories only).
+    pub angled: bool,
+    /// A cpp `#include` (else a Fortran `INCLUDE` statement).
+    pub cpp: bool,
+}
+
 /// What [`Headers::read`] reads a header with: `(name, includer, angled)`.
 pub type ReadHeader<'a> = dyn FnMut(&str, Option<&str>, bool) -> Option<String> + 'a;
 
@@ -105,6 +118,63 @@ impl Headers {
     /// macros, `analysis::header_macros`).
     pub fn wanted(text: &str) -> bool {
         text.contains("include")
+    }
+
+    /// The lines of `text` that include another file, in order: cpp's
+    /// `#include "name"` and `#include <name>` (`cpp`), and Fortran's
+    /// `INCLUDE 'name'` statement (any case, either quote; its file is
+    /// read by the compiler after cpp has run, so no macro reaches it).
+    /// The caller resolves the names (a file linted on its own is read in
+    /// the context of one that includes it).
+    pub fn include_lines(text: &str) -> Vec<IncludeLine> {
+        let mut out = Vec::new();
+        let mut offset = 0;
+        for line in text.split_inclusive('\n') {
+            let start = offset;
+            offset += line.len();
+            let t = line.trim_start();
+            if let Some(rest) = t.strip_prefix('#') {
+                let (name, rest) = directive_name(rest);
+                if name != "include" {
+                    continue;
+                }
+                let rest = rest.trim();
+                let quoted = rest
+                    .strip_prefix('"')
+                    .and_then(|r| r.split_once('"'))
+                    .map(|(n, _)| (n, false));
+                let angled = || {
+                    rest.strip_prefix('<')
+                        .and_then(|r| r.split_once('>'))
+                        .map(|(n, _)| (n, true))
+                };
+                if let Some((n, angled)) = quoted.or_else(angled).filter(|(n, _)| !n.is_empty()) {
+                    out.push(IncludeLine {
+                        offset: start,
+                        name: n.to_string(),
+                        angled,
+                        cpp: true,
+                    });
+                }
+                continue;
+            }
+            let Some(head) = t.get(..7).filter(|h| h.eq_ignore_ascii_case("include")) else {
+                continue;
+            };
+            let rest = t[head.len()..].trim_start();
+            let Some(q) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
+                continue;
+            };
+            if let Some((n, _)) = rest[1..].split_once(q).filter(|(n, _)| !n.trim().is_empty()) {
+                out.push(IncludeLine {
+                    offset: start,
+                    name: n.trim().to_string(),
+                    angled: false,
+                    cpp: false,
+                });
+            }
+        }
+        out
     }
 
     fn get(&self, name: &str) -> Option<&str> {
@@ -192,13 +262,16 @@ impl ExpansionMap {
 }
 
 /// Whether [`expand`] may change anything: some macro is defined (on the
-/// command line, by a `#define` or by an `#include`d file).
+/// command line, by a `#define` or by an `#include`d file, in the file or
+/// in its `prelude`).
 pub(crate) fn may_expand(
     source: &str,
     pre: &csa_grammars::preproc::Preprocessed,
+    prelude: &str,
     defines: &[String],
 ) -> bool {
-    defines.iter().any(|d| {
+    prelude.contains('#')
+        || defines.iter().any(|d| {
         let name = d.split_once('=').map_or(d.as_str(), |(n, _)| n).trim();
         !name.is_empty() && source.contains(name)
     }) || pre.directives().iter().any(|&(s, e)| {
@@ -209,22 +282,29 @@ pub(crate) fn may_expand(
 
 /// `text` (the preprocessor pass's output for Fortran: directives and
 /// inactive branches blanked, offsets kept) with the macros that
-/// `source`'s directives define expanded; `None` when nothing is. In fixed
-/// form (`fixed`) comment lines (`C`, `c`, `*` or `!` in column 1) are left
-/// as they are.
+/// `source`'s directives define expanded; `None` when nothing is. The
+/// directives of `prelude` (text cpp reads before the file, as with
+/// `-include`: an includer's text before its `#include` of this file, see
+/// `AnalysisOptions::prelude`) take effect first, its conditionals
+/// evaluated as a header's. In fixed form (`fixed`) comment lines (`C`,
+/// `c`, `*` or `!` in column 1) are left as they are.
 pub(crate) fn expand(
     text: &str,
     source: &str,
     pre: &csa_grammars::preproc::Preprocessed,
     headers: &Headers,
+    prelude: &str,
     defines: &[String],
     fixed: bool,
 ) -> Option<Expanded> {
     // (no pass over the code of a file that defines nothing)
-    if !may_expand(source, pre, defines) {
+    if !may_expand(source, pre, prelude, defines) {
         return None;
     }
     let mut table = Table::new(defines);
+    if !prelude.is_empty() {
+        table.header(prelude, headers, 0);
+    }
     // the file's own directives, in order, where they take effect
     let mut events: Vec<(usize, String)> = Vec::new();
     for &(s, e) in pre.directives() {
@@ -730,7 +810,29 @@ mod tests {
                 .map(|(n, t)| (n.to_string(), t.to_string()))
                 .collect(),
         );
-        expand(&pre.text, text, &pre, &headers, &[], false)
+        expand(&pre.text, text, &pre, &headers, "", &[], false)
+    }
+
+    #[test]
+    fn include_lines_are_cpp_and_fortran_includes_with_their_offsets() {
+        let text = "#include \"a.h\"\n  # include <sys/b.h>\n      INCLUDE 'SIZE.h'\n\
+                    C     include 'not.h'\n  include \"c.inc\" ! why\n#include MACRO\n\
+                    #include \"\"\nincludes = 'x'\n";
+        let lines = Headers::include_lines(text);
+        let got: Vec<(usize, &str, bool, bool)> = lines
+            .iter()
+            .map(|l| (l.offset, l.name.as_str(), l.angled, l.cpp))
+            .collect();
+        let at = |s: &str| text.find(s).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (0, "a.h", false, true),
+                (at("  # include"), "sys/b.h", true, true),
+                (at("      INCLUDE"), "SIZE.h", false, false),
+                (at("  include \""), "c.inc", false, false),
+            ]
+        );
     }
 
     #[test]
@@ -738,7 +840,7 @@ mod tests {
         let text = "#define RL real*8\n\
                     C     RL in a comment line\n      RL x\n*     RL\n      x = 1\n";
         let pre = csa_grammars::preproc::preprocess(text, &[], true);
-        let e = expand(&pre.text, text, &pre, &Headers::default(), &[], true).unwrap();
+        let e = expand(&pre.text, text, &pre, &Headers::default(), "", &[], true).unwrap();
         let lines: Vec<&str> = e.text.lines().skip(1).collect();
         assert_eq!(
             lines,
@@ -748,7 +850,7 @@ mod tests {
         // 70 columns before, 74 after: only a longer line length reads it
         let long = format!("#define RL real*8\n      RL {}\n", "y".repeat(61));
         let pre = csa_grammars::preproc::preprocess(&long, &[], true);
-        let e = expand(&pre.text, &long, &pre, &Headers::default(), &[], true).unwrap();
+        let e = expand(&pre.text, &long, &pre, &Headers::default(), "", &[], true).unwrap();
         assert!(e.past_column(72));
         assert!(!e.past_column(80));
     }
