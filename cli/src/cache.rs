@@ -66,7 +66,7 @@ pub struct Updates {
 }
 
 /// A cache key: the hash of everything the analysis result depends on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Key(u128);
 
 impl Key {
@@ -75,11 +75,38 @@ impl Key {
         h.update(BUILD_ID.as_bytes());
         h.update(&FORMAT.to_le_bytes());
         h.update(kind.name().as_bytes());
-        // `AnalysisOptions` holds vectors and booleans only: its Debug text
-        // is a faithful, stable image of it
-        h.update(format!("{options:?}").as_bytes());
-        h.update(&(text.len() as u64).to_le_bytes());
-        h.update(text.as_bytes());
+        // every field (a new one does not compile until it is here), each
+        // string after its length; not the Debug text, whose escaping of
+        // every header's text was most of a warm re-run of MITgcm
+        let AnalysisOptions {
+            defines,
+            pure_functions,
+            disable_loop_storage_check,
+            headers,
+            prelude,
+            every_body,
+        } = options;
+        let mut put = |s: &str| {
+            h.update(&(s.len() as u64).to_le_bytes());
+            h.update(s.as_bytes());
+        };
+        for list in [defines, pure_functions] {
+            put(&list.len().to_string());
+            list.iter().for_each(|d| put(d));
+        }
+        put(&headers.0.len().to_string());
+        for (name, body) in &headers.0 {
+            put(name);
+            put(body);
+        }
+        put(prelude);
+        put(if *disable_loop_storage_check {
+            "1"
+        } else {
+            "0"
+        });
+        put(if *every_body { "1" } else { "0" });
+        put(text);
         Key(h.digest128())
     }
 }
@@ -444,6 +471,49 @@ mod tests {
             ..AnalysisOptions::default()
         };
         assert_ne!(k, Key::new(SourceKind::C, &defined, "x"));
+        // each option counts, and no two differ only in where a string
+        // ends or which list holds it
+        let base = AnalysisOptions::default;
+        let options = [
+            AnalysisOptions {
+                defines: vec!["A".into(), "B".into()],
+                ..base()
+            },
+            AnalysisOptions {
+                defines: vec!["AB".into()],
+                ..base()
+            },
+            AnalysisOptions {
+                pure_functions: vec!["A".into(), "B".into()],
+                ..base()
+            },
+            AnalysisOptions {
+                disable_loop_storage_check: true,
+                ..base()
+            },
+            AnalysisOptions {
+                headers: analyzer::Headers(vec![("h".into(), "#define A".into())]),
+                ..base()
+            },
+            AnalysisOptions {
+                headers: analyzer::Headers(vec![("h#".into(), "define A".into())]),
+                ..base()
+            },
+            AnalysisOptions {
+                prelude: "#define A".into(),
+                ..base()
+            },
+            AnalysisOptions {
+                every_body: true,
+                ..base()
+            },
+            base(),
+        ];
+        let keys: std::collections::HashSet<Key> = options
+            .iter()
+            .map(|o| Key::new(SourceKind::C, o, "x"))
+            .collect();
+        assert_eq!(keys.len(), options.len());
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //! only); paths are compared after making them absolute and removing `.`
 //! and `..` (symbolic links are not followed).
 
-use crate::{read_headers, Job};
+use crate::{read_headers, HeaderFiles, Job};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
@@ -40,6 +40,7 @@ struct Includer {
 /// The run's files and, built on first need, who includes each.
 pub(crate) struct Includers<'a> {
     jobs: &'a [Job],
+    header_files: &'a HeaderFiles,
     index: OnceLock<HashMap<PathBuf, Includer>>,
 }
 
@@ -50,9 +51,10 @@ pub(crate) struct Context {
 }
 
 impl<'a> Includers<'a> {
-    pub(crate) fn new(jobs: &'a [Job]) -> Self {
+    pub(crate) fn new(jobs: &'a [Job], header_files: &'a HeaderFiles) -> Self {
         Includers {
             jobs,
+            header_files,
             index: OnceLock::new(),
         }
     }
@@ -81,8 +83,10 @@ impl<'a> Includers<'a> {
         if at.cpp {
             let prelude = itext.get(..at.offset).unwrap_or_default();
             let dirs = &job.resolved.settings.include_dirs;
-            let mut headers = read_headers(&includer.path, prelude, dirs).unwrap_or_default();
-            let own = read_headers(&job.path, text, dirs).unwrap_or_default();
+            let files = self.header_files;
+            let mut headers =
+                read_headers(files, &includer.path, prelude, dirs).unwrap_or_default();
+            let own = read_headers(files, &job.path, text, dirs).unwrap_or_default();
             for (name, body) in own.0 {
                 if !headers.0.iter().any(|(n, _)| *n == name) {
                     headers.0.push((name, body));

@@ -711,11 +711,23 @@ fn include_names(text: &str) -> Vec<(String, bool)> {
     if !text.contains("include") {
         return out;
     }
-    for line in text.lines() {
-        let t = line.trim_start();
-        if !t.starts_with('#') {
+    let b = text.as_bytes();
+    // (only the lines that start with `#`, found by their `#`: headers are
+    // mostly comments and declarations, and a run reads each one for every
+    // file that includes it)
+    let mut line_end = 0;
+    for hash in memchr::memchr_iter(b'#', b) {
+        if hash < line_end {
+            // not the first `#` of its line
             continue;
         }
+        let start = memchr::memrchr(b'\n', &b[..hash]).map_or(0, |p| p + 1);
+        let end = memchr::memchr(b'\n', &b[hash..]).map_or(b.len(), |p| hash + p);
+        line_end = end;
+        if !b[start..hash].iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let t = text.get(hash..end).unwrap_or("").trim_end_matches('\r');
         let (name, rest) = directive_name(t);
         if name != "include" {
             continue;
