@@ -787,7 +787,7 @@ fn lint_file(ctx: &Context, job: &Job) -> Outcome {
     // the headers it `#include`s: their macros are expanded in Fortran
     // code and decide C code's conditions
     let with_headers;
-    let opts = match read_headers(&ctx.header_files, &job.path, &text, &settings.include_dirs) {
+    let opts = match read_headers(ctx.header_files, &job.path, &text, &settings.include_dirs) {
         Some(headers) => {
             with_headers = analyzer::AnalysisOptions {
                 headers,
