@@ -31,6 +31,7 @@
 
 pub mod config;
 pub mod diag;
+pub mod includers;
 pub mod source;
 
 /// Modules public only with the `internals` feature (tests, benchmarks).
