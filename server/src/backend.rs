@@ -305,6 +305,35 @@ fn run_analysis(
     }
 }
 
+/// The number of syntax errors (CSA001) an analysis reports.
+fn syntax_errors(fa: &Analysis) -> usize {
+    fa.diagnostics().iter().filter(|d| d.code.0 == 1).count()
+}
+
+/// The analysis of the document at `path` (text `text`, analysed alone
+/// with `base`, `errors` syntax errors) in the context of the file near it
+/// that includes it, when there is one and that reading has fewer syntax
+/// errors (`None` otherwise), with what it was read with.
+fn in_includer(
+    path: &Path,
+    text: &str,
+    resolved: &Resolved,
+    base: &analyzer::AnalysisOptions,
+    errors: usize,
+    cancel: &Cancel,
+) -> Option<(crate::includers::Found, Analysis, analyzer::AnalysisOptions)> {
+    let dirs = &resolved.settings.include_dirs;
+    let found = crate::includers::find(path, dirs)?;
+    let options = crate::includers::options(&found, path, text, base, dirs)?;
+    let mut fa = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        analyzer::analyze_cancellable(found.kind, text, &options, cancel)
+    }))
+    .ok()?
+    .ok()?;
+    fa.select(&resolved.settings, resolved.relative(path));
+    (syntax_errors(&fa) < errors).then_some((found, fa, options))
+}
+
 /// `textDocument/publishDiagnostics`, written around the diagnostics
 /// already serialised.
 fn publish_body(
@@ -540,7 +569,10 @@ impl Backend {
             for chunk in snap.rope.chunks() {
                 text.push_str(chunk);
             }
-            let kind = self.lock().docs.get(uri).map(|d| d.kind);
+            let (kind, context) = match self.lock().docs.get(uri) {
+                Some(d) => (Some(d.kind), d.context.clone()),
+                None => (None, None),
+            };
             // the headers a file includes (their macros are expanded in
             // Fortran code, decide C code's conditions), read beside it
             let headers = match (kind, snap.path.as_deref()) {
@@ -564,20 +596,74 @@ impl Backend {
                 };
                 &with_headers
             };
-            let (engine, kind) = {
+            // read in the context of the file near it that includes it,
+            // once that was found to parse better (see `includers`)
+            let in_context = match (&context, snap.path.as_deref()) {
+                (Some(Some(found)), Some(path)) => {
+                    let dirs = &resolved.settings.include_dirs;
+                    crate::includers::options(found, path, &text, options, dirs)
+                        .map(|o| (found.kind, o))
+                }
+                _ => None,
+            };
+            let (options, mut headers) = match &in_context {
+                Some((_, o)) => (o, o.headers.clone()),
+                None => (options, headers),
+            };
+            let (engine, mut kind) = {
                 let mut st = self.lock();
                 let Some(doc) = st.docs.get_mut(uri).filter(|d| d.open_id == snap.open_id) else {
                     return;
                 };
-                (doc.engine(options), doc.kind)
+                let kind = in_context.as_ref().map_or(doc.kind, |c| c.0);
+                (doc.engine(kind, options), kind)
             };
             let path = snap.path.clone();
             let cancel = snap.cancel.clone();
             let res = resolved.clone();
+            // (not asked yet: the text again, for a reading in context)
+            let again = (context.is_none() && path.is_some()).then(|| text.clone());
+            let base = options.clone();
             let outcome = self
                 .analyser
-                .run(move || run_analysis(&engine, text, &res, path.as_deref(), &cancel))
+                .run(move || {
+                    let first = run_analysis(&engine, text, &res, path.as_deref(), &cancel);
+                    let tried = match (&first, again, path.as_deref()) {
+                        (Some(Ok(fa)), Some(text), Some(path)) if syntax_errors(fa) > 0 => Some(
+                            in_includer(path, &text, &res, &base, syntax_errors(fa), &cancel),
+                        ),
+                        _ => None,
+                    };
+                    (first, tried)
+                })
                 .await;
+            let outcome = outcome.map(|(first, tried)| match tried {
+                Some(Some((found, fa, options))) => {
+                    kind = found.kind;
+                    headers = options.headers;
+                    if let Some(doc) = self
+                        .lock()
+                        .docs
+                        .get_mut(uri)
+                        .filter(|d| d.open_id == snap.open_id)
+                    {
+                        doc.context = Some(Some(found));
+                    }
+                    Some(Ok(fa))
+                }
+                Some(None) => {
+                    if let Some(doc) = self
+                        .lock()
+                        .docs
+                        .get_mut(uri)
+                        .filter(|d| d.open_id == snap.open_id)
+                    {
+                        doc.context = Some(None);
+                    }
+                    first
+                }
+                None => first,
+            });
             // The analysis thread is gone (a panic outside the analysis's
             // own guard): every later analysis of every document says so
             // rather than never arriving.
@@ -733,6 +819,7 @@ impl Backend {
             st.last_config_error = None;
             for doc in st.docs.values_mut() {
                 doc.latest = None;
+                doc.context = None;
                 if let Some(c) = &doc.cancel {
                     c.cancel();
                 }

@@ -74,6 +74,10 @@ pub struct Document {
     /// published again).
     pub published: Option<u64>,
     pub engine: Option<Engine>,
+    /// The file near it that includes it, whose context it is read in
+    /// (`includers`): `None` until an analysis with syntax errors asked,
+    /// `Some(None)` when none gives fewer.
+    pub context: Option<Option<crate::includers::Found>>,
 }
 
 /// The language of a document: by file extension when it has a known one
@@ -113,6 +117,7 @@ impl Document {
             cancel: None,
             published: None,
             engine: None,
+            context: None,
         }
     }
 
@@ -148,13 +153,13 @@ impl Document {
         notes
     }
 
-    /// The incremental analyser for these options and the document's
-    /// language (a new one when either changed).
-    pub fn engine(&mut self, opts: &AnalysisOptions) -> Engine {
+    /// The incremental analyser for these options and language (a new one
+    /// when either changed).
+    pub fn engine(&mut self, kind: SourceKind, opts: &AnalysisOptions) -> Engine {
         if let Some(e) = &self.engine {
             let same = e
                 .lock()
-                .map(|g| g.0 == *opts && g.1.kind() == self.kind)
+                .map(|g| g.0 == *opts && g.1.kind() == kind)
                 .unwrap_or(false);
             if same {
                 return e.clone();
@@ -162,7 +167,7 @@ impl Document {
         }
         let e = Arc::new(Mutex::new((
             opts.clone(),
-            Incremental::new(self.kind, opts.clone()),
+            Incremental::new(kind, opts.clone()),
         )));
         self.engine = Some(e.clone());
         e

@@ -17,6 +17,7 @@
 mod backend;
 mod convert;
 mod document;
+mod includers;
 mod position;
 mod transport;
 

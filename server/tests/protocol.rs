@@ -945,3 +945,46 @@ fn fortran_headers_are_read_beside_the_document() {
     c.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A header opened on its own that does not parse alone is read as a file
+/// near it that includes it gives it (MITgcm's `_RL`, defined in an options
+/// header its includers include first), as `csa-lint` reads it in a run.
+#[test]
+fn a_header_is_read_with_its_includers_macros() {
+    let dir = std::env::temp_dir().join(format!("csa-lsp-includer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("csa-lint.toml"), "include-dirs = [\"inc\"]\n").unwrap();
+    std::fs::write(dir.join("inc/OPTIONS.h"), "#define _RL Real*8\n").unwrap();
+    let text = "C     VARS.h: the fields\n      COMMON /VARS_R/ u, v\n      _RL u(10), v(10)\n";
+    std::fs::write(dir.join("inc/VARS.h"), text).unwrap();
+    std::fs::write(dir.join("inc/LONE.h"), text).unwrap();
+    std::fs::write(
+        dir.join("src/step.F"),
+        "#include \"OPTIONS.h\"\n      SUBROUTINE STEP(n)\n      INTEGER n, i\n\
+         #include \"VARS.h\"\n      DO i = 1, n\n        u(i) = v(i)\n      END DO\n      END\n",
+    )
+    .unwrap();
+    let mut c = Client::start(&[]);
+    c.initialize(json!({}), json!(null));
+    // no file includes it: alone, it does not parse
+    let lone = format!("file://{}/inc/LONE.h", dir.display());
+    c.open(&lone, "fortran", text);
+    let d = c.diagnostics(&lone, 1);
+    assert_eq!(codes(&d), ["CSA001"], "{d:#?}");
+    let uri = format!("file://{}/inc/VARS.h", dir.display());
+    c.open(&uri, "fortran", text);
+    let d = c.diagnostics(&uri, 1);
+    assert_eq!(codes(&d), Vec::<String>::new(), "{d:#?}");
+    // and so it stays as it is edited: a syntax error of its own shows,
+    // and goes when it is mended
+    c.change(&uri, 2, [3, 0, 3, 0], "      _RL w(\n");
+    let d = c.diagnostics(&uri, 2);
+    assert_eq!(codes(&d), ["CSA001"], "{d:#?}");
+    c.change(&uri, 3, [3, 11, 3, 12], "");
+    let d = c.diagnostics(&uri, 3);
+    assert_eq!(codes(&d), Vec::<String>::new(), "{d:#?}");
+    c.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
