@@ -154,12 +154,26 @@ fn csa001(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> usize {
 fn check(kind: SourceKind, text: String) -> Result<(), String> {
     let t = text.clone();
     let spans_ok = guarded(move || {
-        let fa = analyze(kind, &t, &AnalysisOptions::default());
-        fa.diagnostics().iter().all(|d| {
-            d.span.start <= d.span.end
-                && d.span.end as usize <= t.len()
-                && d.related.iter().all(|r| r.span.end as usize <= t.len())
-        })
+        // alone, and with the first half of the input read before it as
+        // an includer's prelude (its directives, whatever they are)
+        let mut half = t.len() / 2;
+        while !t.is_char_boundary(half) {
+            half -= 1;
+        }
+        let with_prelude = AnalysisOptions {
+            prelude: t[..half].to_string(),
+            ..AnalysisOptions::default()
+        };
+        [AnalysisOptions::default(), with_prelude]
+            .iter()
+            .all(|opts| {
+                let fa = analyze(kind, &t, opts);
+                fa.diagnostics().iter().all(|d| {
+                    d.span.start <= d.span.end
+                        && d.span.end as usize <= t.len()
+                        && d.related.iter().all(|r| r.span.end as usize <= t.len())
+                })
+            })
     })?;
     if !spans_ok {
         return Err("a diagnostic points past the text".to_string());

@@ -138,17 +138,7 @@ impl Headers {
                 if name != "include" {
                     continue;
                 }
-                let rest = rest.trim();
-                let quoted = rest
-                    .strip_prefix('"')
-                    .and_then(|r| r.split_once('"'))
-                    .map(|(n, _)| (n, false));
-                let angled = || {
-                    rest.strip_prefix('<')
-                        .and_then(|r| r.split_once('>'))
-                        .map(|(n, _)| (n, true))
-                };
-                if let Some((n, angled)) = quoted.or_else(angled).filter(|(n, _)| !n.is_empty()) {
+                if let Some((n, angled)) = include_target(rest) {
                     out.push(IncludeLine {
                         offset: start,
                         name: n.to_string(),
@@ -438,12 +428,7 @@ impl Table {
                 self.macros.remove(&rest[..n]);
             }
             "include" => {
-                let rest = rest.trim();
-                let Some(name) = rest
-                    .strip_prefix('"')
-                    .and_then(|r| r.split('"').next())
-                    .or_else(|| rest.strip_prefix('<').and_then(|r| r.split('>').next()))
-                else {
+                let Some((name, _)) = include_target(rest) else {
                     return;
                 };
                 if depth >= MAX_DEPTH {
@@ -732,23 +717,30 @@ fn include_names(text: &str) -> Vec<(String, bool)> {
         if name != "include" {
             continue;
         }
-        let rest = rest.trim();
-        let quoted = rest
-            .strip_prefix('"')
-            .and_then(|r| r.split('"').next())
-            .map(|n| (n, false));
-        let angled = || {
-            rest.strip_prefix('<')
-                .and_then(|r| r.split('>').next())
-                .map(|n| (n, true))
-        };
-        if let Some((n, angled)) = quoted.or_else(angled) {
-            if !n.is_empty() && !out.iter().any(|(x, _)| x == n) {
+        if let Some((n, angled)) = include_target(rest) {
+            if !out.iter().any(|(x, _)| x == n) {
                 out.push((n.to_string(), angled));
             }
         }
     }
     out
+}
+
+/// What an `#include` names (`rest`: the line after `include`): the name
+/// and whether it is written `<name>`; `None` when it is neither a quoted
+/// nor an angled name (`#include MACRO`) or is empty.
+fn include_target(rest: &str) -> Option<(&str, bool)> {
+    let rest = rest.trim();
+    let quoted = rest
+        .strip_prefix('"')
+        .and_then(|r| r.split('"').next())
+        .map(|n| (n, false));
+    let angled = || {
+        rest.strip_prefix('<')
+            .and_then(|r| r.split('>').next())
+            .map(|n| (n, true))
+    };
+    quoted.or_else(angled).filter(|(n, _)| !n.is_empty())
 }
 
 /// A directive's name and the rest of its line.
