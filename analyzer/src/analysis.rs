@@ -618,6 +618,7 @@ pub fn analyze_cancellable(
             lang,
             &source,
             &preprocessed,
+            opts,
             &all,
             &lowered.toplevel_errors,
             lowered.parse_gave_up,
@@ -666,16 +667,19 @@ pub(crate) fn function_diagnostics(
         disable_loop_storage_check: opts.disable_loop_storage_check,
         fixed_form: kind == SourceKind::FortranFixed,
         pre,
+        options: opts,
     };
     rules::check_function(&cx, out);
 }
 
 /// File-level diagnostics (syntax errors outside functions, unguarded
 /// builtins) of some functions.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn file_diagnostics(
     lang: Lang,
     source: &SourceText,
     preprocessed: &Preprocessed,
+    opts: &AnalysisOptions,
     functions: &[&Function],
     toplevel_errors: &[Span],
     parse_gave_up: bool,
@@ -689,6 +693,7 @@ pub(crate) fn file_diagnostics(
         toplevel_errors,
         parse_gave_up,
         csa_guarded: &guarded,
+        options: opts,
     };
     rules::check_file(&cx, out);
 }

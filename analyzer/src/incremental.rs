@@ -579,7 +579,7 @@ impl Incremental {
             }
             {
                 let funcs: Vec<&crate::ir::Function> = analyses.iter().map(|a| &a.func).collect();
-                analysis::file_diagnostics(lang, source, pre, &funcs, &[], false, &mut own);
+                analysis::file_diagnostics(lang, source, pre, &self.opts, &funcs, &[], false, &mut own);
             }
             let outside = own.iter().any(|d| points_outside(d, start, end));
             diagnostics.extend(own.iter().cloned());

@@ -154,6 +154,8 @@ pub struct FunctionContext<'a> {
     /// The preprocessor's conditionals (for fixes that remove an
     /// `#ifdef __CSA__` wrapper).
     pub pre: &'a csa_grammars::preproc::Preprocessed,
+    /// What the analysis was told (defines, headers, prelude).
+    pub options: &'a crate::analysis::AnalysisOptions,
 }
 
 impl FunctionContext<'_> {
@@ -246,6 +248,8 @@ pub struct FileContext<'a> {
     pub parse_gave_up: bool,
     /// True at offsets guarded by `#ifdef __CSA__` (C only).
     pub csa_guarded: &'a dyn Fn(usize) -> bool,
+    /// What the analysis was told (defines, headers, prelude).
+    pub options: &'a crate::analysis::AnalysisOptions,
 }
 
 /// Runs every per-function rule.

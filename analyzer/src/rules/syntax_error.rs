@@ -10,10 +10,13 @@
 //! Verdicts about loops in a function with a syntax error rest on a guess of
 //! what the code means. Code that the preprocessor would change can also
 //! look like a syntax error: csa-lint blanks inactive `#if` branches and,
-//! in free-form Fortran (`.F90`), expands the macros the file and the
-//! headers it `#include`s define, but it does not expand macros in fixed
-//! form, follow `#include`s it cannot read, or join `#if` branches that
-//! only balance together.
+//! in Fortran that goes through cpp (`.F90`, `.F`), expands the macros the
+//! file and the headers it `#include`s define (a header is read as the
+//! file of the run that includes it gives it), but it does not follow
+//! `#include`s it cannot find, or join `#if` branches that only balance
+//! together. When the code holds a word that starts with `_`, which no
+//! Fortran name does (MITgcm's `_RL`, `_d`), the diagnostic says it is a
+//! macro csa-lint has no definition of, and how to give it one.
 //!
 //! ## Example
 //! ```c
@@ -31,7 +34,9 @@
 //!
 //! ## How to fix
 //! Fix the syntax, or keep preprocessor conditionals around whole
-//! statements.
+//! statements. For a macro from a header csa-lint did not find, give the
+//! header's directory (`--include-dir`, `include-dirs`) or define the
+//! macro (`--define NAME=VALUE`, `defines`).
 //!
 //! ## Fix safety
 //! No fix.
@@ -39,6 +44,8 @@
 use super::{FileContext, FunctionContext};
 use crate::diag::{Code, Diagnostic};
 use crate::diag::{Rule, Severity};
+use crate::analysis::AnalysisOptions;
+use crate::ir::Lang;
 
 /// The rule; its documentation is this file's `//!` text.
 pub(super) static RULE: Rule = Rule {
@@ -52,15 +59,109 @@ pub(super) static RULE: Rule = Rule {
 
 pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
     if let Some(span) = cx.func.syntax_error {
-        out.push(Diagnostic::new(
+        let d = Diagnostic::new(
             &RULE,
             span,
             format!(
                 "syntax error: the code here could not be parsed; the analysis of `{}` may be partial",
                 cx.func.name
             ),
-        ));
+        );
+        out.push(with_macro_help(d, cx.func.lang, cx.src.text(), cx.options));
     }
+}
+
+/// `d` with advice when its code holds a Fortran word that starts with
+/// `_` and that no definition csa-lint was given names: a cpp macro it
+/// cannot expand.
+fn with_macro_help(d: Diagnostic, lang: Lang, text: &str, opts: &AnalysisOptions) -> Diagnostic {
+    let span = d.span;
+    let Some(name) = (lang == Lang::Fortran)
+        .then(|| text.get(span.start as usize..span.end as usize))
+        .flatten()
+        .and_then(underscore_word)
+        .filter(|name| !defined(name, text, opts))
+    else {
+        return d;
+    };
+    let help = format!(
+        "`{name}` is a cpp macro (no Fortran name starts with `_`) that csa-lint has no definition of: give the directory of the header that defines it (`--include-dir`, `include-dirs`), or define it (`--define {name}=...`)"
+    );
+    d.with_help(help)
+}
+
+/// Whether `name` is given a definition: by `opts.defines`, or by a
+/// `#define` line in `text`, the prelude or a header (wherever it stands:
+/// a definition in a branch cpp leaves out still silences the advice).
+fn defined(name: &str, text: &str, opts: &AnalysisOptions) -> bool {
+    let given = opts
+        .defines
+        .iter()
+        .any(|d| d.split_once('=').map_or(d.as_str(), |(n, _)| n).trim() == name);
+    given
+        || std::iter::once(text)
+            .chain(std::iter::once(opts.prelude.as_str()))
+            .chain(opts.headers.0.iter().map(|(_, t)| t.as_str()))
+            .any(|t| defines(t, name))
+}
+
+/// Whether a line of `text` is `#define name` (spaces allowed around `#`).
+fn defines(text: &str, name: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memmem::find_iter(b, name.as_bytes()).any(|at| {
+        let end = at + name.len();
+        let after_ok = b.get(end).is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+        let line = memchr::memrchr(b'\n', &b[..at]).map_or(0, |k| k + 1);
+        // `#`, `define`, then only blanks before the name
+        let directive = text
+            .get(line..at)
+            .and_then(|h| h.trim_start().strip_prefix('#'))
+            .and_then(|r| r.trim_start().strip_prefix("define"))
+            .is_some_and(|r| !r.is_empty() && r.trim().is_empty());
+        after_ok && directive
+    })
+}
+
+/// The first word that starts with `_` in the code of `text` (Fortran;
+/// comment lines, `!` comments and strings left out), among its first
+/// lines.
+fn underscore_word(text: &str) -> Option<&str> {
+    const LINES: usize = 64;
+    for line in text.lines().take(LINES) {
+        let t = line.trim_start();
+        // a fixed-form comment line, a free-form one, a directive
+        if matches!(line.as_bytes().first(), Some(b'c' | b'C' | b'*'))
+            || t.starts_with('!')
+            || t.starts_with('#')
+        {
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut quote: Option<u8> = None;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == b'\'' || c == b'"' => quote = Some(c),
+                None if c == b'!' => break,
+                None if c == b'_'
+                    && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+                    && b.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic()) =>
+                {
+                    let end = b[i..]
+                        .iter()
+                        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                        .map_or(b.len(), |k| i + k);
+                    return line.get(i..end);
+                }
+                None => {}
+            }
+            i += 1;
+        }
+    }
+    None
 }
 
 pub(super) fn check_toplevel(cx: &FileContext, out: &mut Vec<Diagnostic>) {
@@ -77,10 +178,69 @@ pub(super) fn check_toplevel(cx: &FileContext, out: &mut Vec<Diagnostic>) {
         return;
     }
     if let Some(&span) = cx.toplevel_errors.first() {
-        out.push(Diagnostic::new(
+        let d = Diagnostic::new(
             &RULE,
             span,
             "syntax error: the code here could not be parsed; it is skipped",
-        ));
+        );
+        out.push(with_macro_help(d, cx.lang, cx.src.text(), cx.options));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{analyze, AnalysisOptions, SourceKind};
+
+    /// The help of the first CSA001 of `text` (fixed form) with `opts`.
+    fn help(text: &str, opts: &AnalysisOptions) -> Option<Option<String>> {
+        analyze(SourceKind::FortranFixed, text, opts)
+            .diagnostics()
+            .iter()
+            .find(|d| d.code.0 == 1)
+            .map(|d| d.help.as_ref().map(|h| h.render_with(|o| o)))
+    }
+
+    const DECL: &str = "      SUBROUTINE S(n)\n      INTEGER n\nC     _XX in a comment\n      _RL w(n)\n      _RS v(n)\n      END\n";
+
+    #[test]
+    fn a_word_starting_with_underscore_is_named_as_an_unknown_macro() {
+        let h = help(DECL, &AnalysisOptions::default()).flatten().unwrap();
+        assert!(h.starts_with("`_RL` is a cpp macro"), "{h}");
+        assert!(h.contains("--define _RL=..."), "{h}");
+        // defined on the command line: no syntax error left there, and
+        // the next word is named
+        let opts = AnalysisOptions {
+            defines: vec!["_RL=REAL*8".to_string()],
+            ..AnalysisOptions::default()
+        };
+        let h = help(DECL, &opts).flatten().unwrap();
+        assert!(h.starts_with("`_RS` is a cpp macro"), "{h}");
+    }
+
+    #[test]
+    fn a_macro_with_a_definition_is_not_named() {
+        // a `#define` in the file, the prelude or a header counts, even
+        // one cpp leaves out
+        for opts in [
+            AnalysisOptions {
+                prelude: "#  define _RL\n".to_string(),
+                ..AnalysisOptions::default()
+            },
+            AnalysisOptions {
+                headers: crate::Headers(vec![(
+                    "h".to_string(),
+                    "#ifdef NEVER\n#define _RL Real*8\n#endif\n".to_string(),
+                )]),
+                ..AnalysisOptions::default()
+            },
+        ] {
+            let d = analyze(SourceKind::FortranFixed, "      SUBROUTINE S\n      _RL w(\n      END\n", &opts);
+            let e = d.diagnostics().iter().find(|d| d.code.0 == 1).cloned();
+            assert!(e.as_ref().is_some_and(|e| e.help.is_none()), "{e:?}");
+        }
+        // `_Bool` in C is C's
+        let c = analyze(SourceKind::C, "void f(void) { _Bool b = ; }\n", &AnalysisOptions::default());
+        let e = c.diagnostics().iter().find(|d| d.code.0 == 1).cloned();
+        assert!(e.as_ref().is_some_and(|e| e.help.is_none()), "{e:?}");
     }
 }
