@@ -667,7 +667,7 @@ pub(crate) fn function_diagnostics(
         disable_loop_storage_check: opts.disable_loop_storage_check,
         fixed_form: kind == SourceKind::FortranFixed,
         pre,
-        options: opts,
+        macro_defined: &|name| macro_defined(name, source.text(), opts),
     };
     rules::check_function(&cx, out);
 }
@@ -693,9 +693,42 @@ pub(crate) fn file_diagnostics(
         toplevel_errors,
         parse_gave_up,
         csa_guarded: &guarded,
-        options: opts,
+        macro_defined: &|name| macro_defined(name, source.text(), opts),
     };
     rules::check_file(&cx, out);
+}
+
+/// Whether cpp macro `name` is given a definition (for CSA001's advice):
+/// by `opts.defines`, or by a `#define` line in `text`, the prelude or a
+/// header (wherever it stands: a definition in a branch cpp leaves out
+/// still silences the advice).
+pub(crate) fn macro_defined(name: &str, text: &str, opts: &AnalysisOptions) -> bool {
+    let given = opts
+        .defines
+        .iter()
+        .any(|d| d.split_once('=').map_or(d.as_str(), |(n, _)| n).trim() == name);
+    given
+        || std::iter::once(text)
+            .chain(std::iter::once(opts.prelude.as_str()))
+            .chain(opts.headers.0.iter().map(|(_, t)| t.as_str()))
+            .any(|t| defines_macro(t, name))
+}
+
+/// Whether a line of `text` is `#define name` (spaces allowed around `#`).
+fn defines_macro(text: &str, name: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memmem::find_iter(b, name.as_bytes()).any(|at| {
+        let end = at + name.len();
+        let after_ok = b.get(end).is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+        let line = memchr::memrchr(b'\n', &b[..at]).map_or(0, |k| k + 1);
+        // `#`, `define`, then only blanks before the name
+        let directive = text
+            .get(line..at)
+            .and_then(|h| h.trim_start().strip_prefix('#'))
+            .and_then(|r| r.trim_start().strip_prefix("define"))
+            .is_some_and(|r| !r.is_empty() && r.trim().is_empty());
+        after_ok && directive
+    })
 }
 
 /// Sorts, deduplicates and applies suppression comments.

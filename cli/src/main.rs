@@ -704,9 +704,11 @@ fn read_headers(
 /// the files of a tree include the same headers, each found after trying
 /// the same places (MITgcm: 46,000 reads of a few hundred headers and
 /// 87,000 failed opens in a run of 2,276 files, most of a warm re-run's
-/// time). Kept while their texts total at most [`HeaderFiles::MAX_BYTES`]
-/// (then read each time); a header that changes during the run may be
-/// seen as it was.
+/// time). Kept while their texts and paths total at most
+/// [`HeaderFiles::MAX_BYTES`], the first ones met (a tree's common
+/// headers; the others are read each time, so that memory stays bounded
+/// whatever the tree: hypre's headers alone are 12 MB); a header that
+/// changes during the run may be seen as it was.
 #[derive(Default)]
 struct HeaderFiles {
     map: std::sync::Mutex<HeaderMap>,
@@ -719,7 +721,7 @@ struct HeaderMap {
 }
 
 impl HeaderFiles {
-    const MAX_BYTES: usize = 64 << 20;
+    const MAX_BYTES: usize = 4 << 20;
 
     /// The text of the file at `p`; `None` when it cannot be read.
     fn read(&self, p: &Path) -> Option<String> {

@@ -154,8 +154,9 @@ pub struct FunctionContext<'a> {
     /// The preprocessor's conditionals (for fixes that remove an
     /// `#ifdef __CSA__` wrapper).
     pub pre: &'a csa_grammars::preproc::Preprocessed,
-    /// What the analysis was told (defines, headers, prelude).
-    pub options: &'a crate::analysis::AnalysisOptions,
+    /// Whether a cpp macro has a definition the analysis was given (a
+    /// define, or a `#define` in the file, its prelude or a header).
+    pub macro_defined: &'a dyn Fn(&str) -> bool,
 }
 
 impl FunctionContext<'_> {
@@ -248,8 +249,9 @@ pub struct FileContext<'a> {
     pub parse_gave_up: bool,
     /// True at offsets guarded by `#ifdef __CSA__` (C only).
     pub csa_guarded: &'a dyn Fn(usize) -> bool,
-    /// What the analysis was told (defines, headers, prelude).
-    pub options: &'a crate::analysis::AnalysisOptions,
+    /// Whether a cpp macro has a definition the analysis was given (a
+    /// define, or a `#define` in the file, its prelude or a header).
+    pub macro_defined: &'a dyn Fn(&str) -> bool,
 }
 
 /// Runs every per-function rule.

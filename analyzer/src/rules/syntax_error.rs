@@ -44,7 +44,6 @@
 use super::{FileContext, FunctionContext};
 use crate::diag::{Code, Diagnostic};
 use crate::diag::{Rule, Severity};
-use crate::analysis::AnalysisOptions;
 use crate::ir::Lang;
 
 /// The rule; its documentation is this file's `//!` text.
@@ -67,20 +66,25 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
                 cx.func.name
             ),
         );
-        out.push(with_macro_help(d, cx.func.lang, cx.src.text(), cx.options));
+        out.push(with_macro_help(d, cx.func.lang, cx.src.text(), cx.macro_defined));
     }
 }
 
 /// `d` with advice when its code holds a Fortran word that starts with
 /// `_` and that no definition csa-lint was given names: a cpp macro it
 /// cannot expand.
-fn with_macro_help(d: Diagnostic, lang: Lang, text: &str, opts: &AnalysisOptions) -> Diagnostic {
+fn with_macro_help(
+    d: Diagnostic,
+    lang: Lang,
+    text: &str,
+    defined: &dyn Fn(&str) -> bool,
+) -> Diagnostic {
     let span = d.span;
     let Some(name) = (lang == Lang::Fortran)
         .then(|| text.get(span.start as usize..span.end as usize))
         .flatten()
         .and_then(underscore_word)
-        .filter(|name| !defined(name, text, opts))
+        .filter(|name| !defined(name))
     else {
         return d;
     };
@@ -88,38 +92,6 @@ fn with_macro_help(d: Diagnostic, lang: Lang, text: &str, opts: &AnalysisOptions
         "`{name}` is a cpp macro (no Fortran name starts with `_`) that csa-lint has no definition of: give the directory of the header that defines it (`--include-dir`, `include-dirs`), or define it (`--define {name}=...`)"
     );
     d.with_help(help)
-}
-
-/// Whether `name` is given a definition: by `opts.defines`, or by a
-/// `#define` line in `text`, the prelude or a header (wherever it stands:
-/// a definition in a branch cpp leaves out still silences the advice).
-fn defined(name: &str, text: &str, opts: &AnalysisOptions) -> bool {
-    let given = opts
-        .defines
-        .iter()
-        .any(|d| d.split_once('=').map_or(d.as_str(), |(n, _)| n).trim() == name);
-    given
-        || std::iter::once(text)
-            .chain(std::iter::once(opts.prelude.as_str()))
-            .chain(opts.headers.0.iter().map(|(_, t)| t.as_str()))
-            .any(|t| defines(t, name))
-}
-
-/// Whether a line of `text` is `#define name` (spaces allowed around `#`).
-fn defines(text: &str, name: &str) -> bool {
-    let b = text.as_bytes();
-    memchr::memmem::find_iter(b, name.as_bytes()).any(|at| {
-        let end = at + name.len();
-        let after_ok = b.get(end).is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
-        let line = memchr::memrchr(b'\n', &b[..at]).map_or(0, |k| k + 1);
-        // `#`, `define`, then only blanks before the name
-        let directive = text
-            .get(line..at)
-            .and_then(|h| h.trim_start().strip_prefix('#'))
-            .and_then(|r| r.trim_start().strip_prefix("define"))
-            .is_some_and(|r| !r.is_empty() && r.trim().is_empty());
-        after_ok && directive
-    })
 }
 
 /// The first word that starts with `_` in the code of `text` (Fortran;
@@ -183,7 +155,7 @@ pub(super) fn check_toplevel(cx: &FileContext, out: &mut Vec<Diagnostic>) {
             span,
             "syntax error: the code here could not be parsed; it is skipped",
         );
-        out.push(with_macro_help(d, cx.lang, cx.src.text(), cx.options));
+        out.push(with_macro_help(d, cx.lang, cx.src.text(), cx.macro_defined));
     }
 }
 
