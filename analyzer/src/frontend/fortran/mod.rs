@@ -663,12 +663,83 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
 /// position where it was, with what the grammar cannot parse but Fortran
 /// allows rewritten in place (keyword-named variables,
 /// [`mask_keyword_variables`]; `name*(len)` in a CHARACTER declaration,
-/// [`mask_char_lengths`]); `None` when nothing is. The front end reads
-/// names from `text`.
+/// [`mask_char_lengths`]; a legacy comma before a `READ` or `WRITE`
+/// item list, [`mask_io_list_commas`]); `None` when nothing is. The
+/// front end reads names from `text`.
 pub fn repair_for_parser(text: &str) -> Option<String> {
     let masked = mask_keyword_variables(text);
     let input = masked.as_deref().unwrap_or(text);
-    mask_char_lengths(input).or(masked)
+    let masked = mask_char_lengths(input).or(masked);
+    let input = masked.as_deref().unwrap_or(text);
+    mask_io_list_commas(input).or(masked)
+}
+
+/// `text` with the comma that legacy code writes between a `READ` or
+/// `WRITE` statement's control list and its item list (`READ(u, REC=1),
+/// x`, `WRITE(6,*), a`: an extension gfortran and ifort accept, which
+/// tree-sitter-fortran does not parse) made a blank; `None` when there is
+/// none. Only a statement that starts its line (after a label) is looked
+/// at, and only a comma right after the control list's closing
+/// parenthesis (on the same line): no valid statement has one there (an
+/// element of an array named `read` is assigned with `=`).
+pub fn mask_io_list_commas(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut line_start = 0;
+    while line_start < bytes.len() {
+        let line_end =
+            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |k| line_start + k);
+        let line = &bytes[line_start..line_end];
+        let mut k = skip_blanks(line, 0);
+        let digits = line[k..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits > 0 {
+            k = skip_blanks(line, k + digits);
+        }
+        let word_end = k + line[k..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count();
+        let word = &line[k..word_end];
+        let open = skip_blanks(line, word_end);
+        if (word.eq_ignore_ascii_case(b"read") || word.eq_ignore_ascii_case(b"write"))
+            && line.get(open) == Some(&b'(')
+        {
+            if let Some(close) = closing_paren(line, open) {
+                let comma = skip_blanks(line, close + 1);
+                if line.get(comma) == Some(&b',') {
+                    out.get_or_insert_with(|| bytes.to_vec())[line_start + comma] = b' ';
+                }
+            }
+        }
+        line_start = line_end + 1;
+    }
+    out.and_then(|b| String::from_utf8(b).ok())
+}
+
+/// The `)` that closes the `(` at `open` in `line` (strings skipped);
+/// `None` when the line ends first.
+fn closing_paren(line: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    for (i, &c) in line.iter().enumerate().skip(open) {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'(' => depth += 1,
+                b')' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                b'!' => return None,
+                _ => {}
+            },
+        }
+    }
+    None
 }
 
 /// `text` with the length of each entity of a CHARACTER declaration

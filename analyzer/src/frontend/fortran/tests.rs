@@ -3078,3 +3078,22 @@ mod int_literals {
         }
     }
 }
+
+#[test]
+fn legacy_io_list_commas_are_blanked_in_place() {
+    use super::{mask_io_list_commas, repair_for_parser};
+    let t = "      READ(u, REC=1), x\n 10   write (6, '(a,\")\")') , y\n      read(i) = 1\n\
+             x = f(1), 2\n      WRITE(6,*) a, b\n      IF (c) READ(5,*), z\n      read(5,*)\n";
+    let m = mask_io_list_commas(t).expect("masked");
+    assert_eq!(m.len(), t.len());
+    assert!(m.starts_with("      READ(u, REC=1)  x\n"), "{m}");
+    assert!(m.contains("write (6, '(a,\")\")')   y"), "{m}");
+    // not a comma after the control list, or not a statement's start
+    for kept in ["read(i) = 1", "x = f(1), 2", "WRITE(6,*) a, b", "IF (c) READ(5,*), z"] {
+        assert!(m.contains(kept), "{kept}: {m}");
+    }
+    assert_eq!(mask_io_list_commas("      write(6,*) a\n      read(5,*\n"), None);
+    // with the other repairs
+    let r = repair_for_parser("      character s*(n)\n      write(6,*), s\n").expect("repaired");
+    assert_eq!(r, "      character s*(*)\n      write(6,*)  s\n");
+}
