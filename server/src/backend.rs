@@ -606,9 +606,9 @@ impl Backend {
                 }
                 _ => None,
             };
-            let (options, mut headers) = match &in_context {
-                Some((_, o)) => (o, o.headers.clone()),
-                None => (options, headers),
+            let (options, mut headers, mut prelude) = match &in_context {
+                Some((_, o)) => (o, o.headers.clone(), o.prelude.clone()),
+                None => (options, headers, String::new()),
             };
             let (engine, mut kind) = {
                 let mut st = self.lock();
@@ -634,13 +634,15 @@ impl Backend {
                         ),
                         _ => None,
                     };
-                    (first, tried)
+                    // (a trial a newer version cancelled decides nothing)
+                    (first, tried.filter(|_| !cancel.is_cancelled()))
                 })
                 .await;
             let outcome = outcome.map(|(first, tried)| match tried {
                 Some(Some((found, fa, options))) => {
                     kind = found.kind;
                     headers = options.headers;
+                    prelude = options.prelude;
                     if let Some(doc) = self
                         .lock()
                         .docs
@@ -690,6 +692,7 @@ impl Backend {
                 kind,
                 resolved,
                 headers,
+                prelude,
                 result,
                 rewrites: Default::default(),
             });
@@ -860,6 +863,7 @@ impl Backend {
                 let settings = &snapshot.resolved.settings;
                 let options = analyzer::AnalysisOptions {
                     headers: snapshot.headers.clone(),
+                    prelude: snapshot.prelude.clone(),
                     ..settings.options.clone()
                 };
                 let fa = analyzer::analyze(snapshot.kind, &text, &options);

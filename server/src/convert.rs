@@ -508,6 +508,7 @@ mod tests {
                     resolved: analyzer::config::Resolver::discovering(Default::default())
                         .defaults(),
                     headers: Default::default(),
+                    prelude: String::new(),
                     result: Ok(analyze(kind, text, &AnalysisOptions::default())),
                     rewrites: Default::default(),
                 };

@@ -26,6 +26,9 @@ pub struct Analysed {
     pub resolved: Arc<Resolved>,
     /// The headers read for it (Fortran's `#include`s).
     pub headers: analyzer::Headers,
+    /// Its includer's text before the `#include`, when it was read in
+    /// that context (`includers`); else empty.
+    pub prelude: String,
     /// The analysis, or the message of the internal error that stopped it.
     pub result: Result<Analysis, String>,
     /// The marker rewrites of this version, computed the first time a code
