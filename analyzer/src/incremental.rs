@@ -1032,7 +1032,20 @@ impl Incremental {
         // better is analysed whole: a repaired text is parsed again, its
         // positions those of a different text (`frontend::c::repair`).
         let misread = tree.root_node().has_error() || top.blocks > 0;
-        if top.needs_recovery || (misread && crate::frontend::c::may_need_repair(pre_text)) {
+        // A syntax error with a branch taken because its condition is
+        // unknown: the whole-file analysis may read those conditions as a
+        // compiler given no `-D` would (`analysis::lower`), and keep that
+        // reading. So is this one.
+        let unknown_branch = || {
+            pre.conditionals
+                .iter()
+                .flat_map(|c| &c.branches)
+                .any(|b| b.unknown && b.active)
+        };
+        if top.needs_recovery
+            || (misread && crate::frontend::c::may_need_repair(pre_text))
+            || (tree.root_node().has_error() && unknown_branch())
+        {
             self.fn_facts = facts;
             return self.full(source.text());
         }
@@ -1302,6 +1315,24 @@ mod tests {
             }
         }
         assert!(reused > 100, "results were reused {reused} times");
+    }
+
+    #[test]
+    fn a_syntax_error_with_an_unknown_branch_is_read_as_the_full_analysis_reads_it() {
+        // The first reading (`NOT_DEFINED_HERE` unknown: its first branch)
+        // leaves `pick` without its `}`; the whole-file analysis reads the
+        // name as undefined, as a compiler given no `-D` would, and that
+        // reading parses. The incremental analyser read the first.
+        let text = "#ifdef __CSA__\nvoid pick(int *a, int n) {\n\
+                    \x20 __builtin_csa_parallel_loop();\n\
+                    \x20 for (int i = 0; i < n; i++) a[i] = 0;\n\
+                    #ifdef NOT_DEFINED_HERE\n  __builtin_csa_parallel_loop();\n#else\n\
+                    void never_seen(void) {\n}\n}\n#endif\n#endif\n";
+        let opts = AnalysisOptions::default();
+        let want = analyze(SourceKind::C, text, &opts);
+        assert!(want.diagnostics.iter().all(|d| d.code.0 != 1), "{:?}", want.diagnostics);
+        let got = Incremental::new(SourceKind::C, opts).update(text);
+        assert_eq!(got.diagnostics, want.diagnostics);
     }
 
     #[test]
