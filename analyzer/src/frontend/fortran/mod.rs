@@ -690,15 +690,7 @@ pub fn mask_io_list_commas(text: &str) -> Option<String> {
         let line_end =
             memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |k| line_start + k);
         let line = &bytes[line_start..line_end];
-        let mut k = skip_blanks(line, 0);
-        let digits = line[k..].iter().take_while(|b| b.is_ascii_digit()).count();
-        if digits > 0 {
-            k = skip_blanks(line, k + digits);
-        }
-        let word_end = k + line[k..]
-            .iter()
-            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-            .count();
+        let (k, word_end) = first_word(line);
         let word = &line[k..word_end];
         let open = skip_blanks(line, word_end);
         if (word.eq_ignore_ascii_case(b"read") || word.eq_ignore_ascii_case(b"write"))
@@ -769,15 +761,7 @@ pub fn mask_char_lengths(text: &str) -> Option<String> {
             }
         } else {
             // a statement starting with the word `character` (after a label)
-            let mut k = skip_blanks(line, 0);
-            let digits = line[k..].iter().take_while(|b| b.is_ascii_digit()).count();
-            if digits > 0 {
-                k = skip_blanks(line, k + digits);
-            }
-            let word_end = k + line[k..]
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count();
+            let (k, word_end) = first_word(line);
             if !line[k..word_end].eq_ignore_ascii_case(b"character") {
                 line_start = line_end + 1;
                 continue;
@@ -862,6 +846,21 @@ fn entity_length(line: &[u8], name_end: usize) -> (usize, Option<(usize, usize)>
 
 /// The index of the first byte at or after `k` that is not a blank or a
 /// tab (`line.len()` when none is).
+/// Where the first word of a statement line starts and ends, after its
+/// blanks and its label (empty when the line starts otherwise).
+fn first_word(line: &[u8]) -> (usize, usize) {
+    let mut k = skip_blanks(line, 0);
+    let digits = line[k..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits > 0 {
+        k = skip_blanks(line, k + digits);
+    }
+    let end = k + line[k..]
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    (k, end)
+}
+
 fn skip_blanks(line: &[u8], mut k: usize) -> usize {
     while k < line.len() && matches!(line[k], b' ' | b'\t') {
         k += 1;
