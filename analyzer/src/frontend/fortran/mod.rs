@@ -708,8 +708,9 @@ pub fn mask_io_list_commas(text: &str) -> Option<String> {
     out.and_then(|b| String::from_utf8(b).ok())
 }
 
-/// The `)` that closes the `(` at `open` in `line` (strings skipped);
-/// `None` when the line ends first.
+/// The `)` that closes the `(` at `open` in `line`; `None` when the line
+/// ends first. Unlike [`after_balanced`], quoted strings are skipped (a
+/// control list's format holds parentheses: `'(a, ")")'`).
 fn closing_paren(line: &[u8], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut quote: Option<u8> = None;
@@ -844,8 +845,6 @@ fn entity_length(line: &[u8], name_end: usize) -> (usize, Option<(usize, usize)>
     (close, length)
 }
 
-/// The index of the first byte at or after `k` that is not a blank or a
-/// tab (`line.len()` when none is).
 /// Where the first word of a statement line starts and ends, after its
 /// blanks and its label (empty when the line starts otherwise).
 fn first_word(line: &[u8]) -> (usize, usize) {
@@ -861,6 +860,8 @@ fn first_word(line: &[u8]) -> (usize, usize) {
     (k, end)
 }
 
+/// The index of the first byte at or after `k` that is not a blank or a
+/// tab (`line.len()` when none is).
 fn skip_blanks(line: &[u8], mut k: usize) -> usize {
     while k < line.len() && matches!(line[k], b' ' | b'\t') {
         k += 1;
