@@ -540,6 +540,11 @@ impl Incremental {
                 });
             }
             let span = Span::new(start as usize, end as usize);
+            // A unit holds the functions that start in it. Units can touch
+            // (a node may end with the newline the next one follows), and
+            // a function at the end of one is the next unit's (a unit
+            // outside the span that others call is lowered too).
+            let owns = |f: u32| f == start || (start <= f && f < end);
             let mut analyses = Vec::new();
             let mut own = Vec::new();
             let funcs = match &mut lowered_all {
@@ -548,7 +553,7 @@ impl Incremental {
                         all.pop_front();
                     }
                     let mut inside = Vec::new();
-                    while all.front().is_some_and(|f| f.span.start <= end) {
+                    while all.front().is_some_and(|f| owns(f.span.start)) {
                         inside.extend(all.pop_front());
                     }
                     inside
@@ -556,7 +561,7 @@ impl Incremental {
                 None => lower(Some(span)),
             };
             for func in funcs {
-                if func.span.start < start || func.span.start > end {
+                if !owns(func.span.start) {
                     continue;
                 }
                 // A function the front end gave up on (too deep) counts as a
@@ -1252,6 +1257,18 @@ mod tests {
     /// A small deterministic generator.
     struct Rng(u64);
     impl Rng {
+        /// The generator of one fixture's edits: from the test's seed and
+        /// the fixture's name, so that adding a fixture leaves every other
+        /// fixture's edits as they were.
+        fn for_fixture(seed: u64, name: &str) -> Rng {
+            let h = name
+                .bytes()
+                .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
+            // (xorshift must not start at zero)
+            Rng((seed ^ h) | 1)
+        }
         fn next(&mut self) -> u64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
@@ -1297,9 +1314,9 @@ mod tests {
 
     #[test]
     fn incremental_equals_full_analysis_over_edits() {
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let mut reused = 0;
         for (name, text) in fixtures() {
+            let mut rng = Rng::for_fixture(0x2545_f491_4f6c_dd1d, &name);
             let opts = options(&text);
             let mut inc = Incremental::new(SourceKind::C, opts.clone());
             let mut current = text.clone();
@@ -1375,9 +1392,9 @@ mod tests {
 
     #[test]
     fn incremental_equals_full_analysis_over_edits_in_fortran() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut reused = 0;
         for (name, text) in fixtures_in("fortran", "f90") {
+            let mut rng = Rng::for_fixture(0x9e37_79b9_7f4a_7c15, &name);
             let opts = options(&text);
             let mut inc = Incremental::new(SourceKind::FortranFree, opts.clone());
             let mut current = text.clone();
@@ -1395,13 +1412,42 @@ mod tests {
         assert!(reused > 50, "results were reused {reused} times");
     }
 
+    #[test]
+    fn a_called_unit_right_after_another_is_lowered_once() {
+        // `first` ends with the newline `second` starts after, and `run`
+        // calls `second`: lowering `first`'s span alone lowers `second`
+        // too (for its callers' summaries). It belongs to its own unit.
+        let text = "module m\n  integer :: g\nend module\n\n\
+                    subroutine first(i)\n  use m\n  g = g + i\n  integer :: i\nend subroutine\n\
+                    subroutine second(i)\n  use m\n  integer :: i\n  g = g + i\nend subroutine\n\n\
+                    subroutine run(n)\n  integer :: n, i\n!$omp parallel do\n  do i = 1, n\n\
+                    \x20   call second(i)\n  end do\nend subroutine\n";
+        let opts = AnalysisOptions::default();
+        let mut inc = Incremental::new(SourceKind::FortranFree, opts.clone());
+        let mut current = text.to_string();
+        for step in 0..3 {
+            let got = inc.update(&current);
+            let want = analyze(SourceKind::FortranFree, &current, &opts);
+            let names = |a: &Analysis| {
+                a.functions
+                    .iter()
+                    .map(|f| f.func.name.clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(names(&got), names(&want), "step {step}");
+            assert_eq!(got.diagnostics, want.diagnostics, "step {step}");
+            // an edit in `second` alone: the other units are reused
+            current = current.replacen("  g = g + i\nend", "  g = g + i\n  ! typed\nend", 1);
+        }
+        assert!(inc.stats().reused > 0, "{:?}", inc.stats());
+    }
+
     /// Every other update is cancelled before it starts (an open, which is
     /// a whole-file analysis, and edits, which go through the per-unit
     /// assembly): each is `Err`, and the updates after it equal the full
     /// analysis.
     #[test]
     fn cancelled_updates_leave_the_analyser_consistent() {
-        let mut rng = Rng(0x51f1_5eed_0bad_cafe);
         let cancelled = crate::analysis::Cancel::new();
         cancelled.cancel();
         let cases = fixtures()
@@ -1417,6 +1463,7 @@ mod tests {
             }));
         let mut stopped = 0;
         for ((name, text), kind, comment, decl) in cases {
+            let mut rng = Rng::for_fixture(0x51f1_5eed_0bad_cafe, &name);
             let opts = options(&text);
             let mut inc = Incremental::new(kind, opts.clone());
             let mut current = text.clone();
@@ -1462,7 +1509,6 @@ mod tests {
 
     #[test]
     fn incremental_equals_full_analysis_over_edits_in_fixed_form() {
-        let mut rng = Rng(0x853c_49e6_748f_ea9b);
         let mut reused = 0;
         let fixtures = fixed_form_fixtures();
         assert!(
@@ -1471,6 +1517,7 @@ mod tests {
             fixtures.len()
         );
         for (name, text) in fixtures {
+            let mut rng = Rng::for_fixture(0x853c_49e6_748f_ea9b, &name);
             let opts = options(&text);
             let mut inc = Incremental::new(SourceKind::FortranFixed, opts.clone());
             let mut current = text.clone();
