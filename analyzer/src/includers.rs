@@ -119,6 +119,7 @@ impl Index {
 /// What a file is read with in its includer's context: the prelude
 /// (`AnalysisOptions::prelude`) and the headers (those the prelude
 /// includes, then the file's own).
+#[derive(Clone, Debug, Default)]
 pub struct Context {
     pub prelude: String,
     pub headers: Headers,
@@ -139,22 +140,41 @@ impl Context {
         read: &mut dyn FnMut(&Path) -> Option<String>,
     ) -> Context {
         if !includer.cpp {
-            return Context {
-                prelude: String::new(),
-                headers: Headers::default(),
-            };
+            return Context::default();
+        }
+        Context::of_includer(includer, ipath, itext, dirs, read)
+            .with_own(Headers::read_beside(path, text, dirs, read))
+    }
+
+    /// The part of [`Context::new`] that the includer alone decides (the
+    /// prelude and its headers), which a language server keeps while the
+    /// file is edited.
+    pub fn of_includer(
+        includer: Includer,
+        ipath: &Path,
+        itext: &str,
+        dirs: &[PathBuf],
+        read: &mut dyn FnMut(&Path) -> Option<String>,
+    ) -> Context {
+        if !includer.cpp {
+            return Context::default();
         }
         let prelude = itext.get(..includer.offset).unwrap_or_default();
-        let mut headers = Headers::read_beside(ipath, prelude, dirs, read);
-        for (name, body) in Headers::read_beside(path, text, dirs, read).0 {
-            if !headers.0.iter().any(|(n, _)| *n == name) {
-                headers.0.push((name, body));
-            }
-        }
         Context {
             prelude: prelude.to_string(),
-            headers,
+            headers: Headers::read_beside(ipath, prelude, dirs, read),
         }
+    }
+
+    /// This context with the file's own headers (`own`) after the
+    /// prelude's, a name the prelude's headers hold being theirs.
+    pub fn with_own(mut self, own: Headers) -> Context {
+        for (name, body) in own.0 {
+            if !self.headers.0.iter().any(|(n, _)| *n == name) {
+                self.headers.0.push((name, body));
+            }
+        }
+        self
     }
 }
 

@@ -324,7 +324,7 @@ fn in_includer(
 ) -> Option<(crate::includers::Found, Analysis, analyzer::AnalysisOptions)> {
     let dirs = &resolved.settings.include_dirs;
     let found = crate::includers::find(path, dirs)?;
-    let options = crate::includers::options(&found, path, text, base, dirs)?;
+    let options = crate::includers::options(&found, base);
     let mut fa = std::panic::catch_unwind(AssertUnwindSafe(|| {
         analyzer::analyze_cancellable(found.kind, text, &options, cancel)
     }))
@@ -599,10 +599,8 @@ impl Backend {
             // read in the context of the file near it that includes it,
             // once that was found to parse better (see `includers`)
             let in_context = match (&context, snap.path.as_deref()) {
-                (Some(Some(found)), Some(path)) => {
-                    let dirs = &resolved.settings.include_dirs;
-                    crate::includers::options(found, path, &text, options, dirs)
-                        .map(|o| (found.kind, o))
+                (Some(Some(found)), Some(_)) => {
+                    Some((found.kind, crate::includers::options(found, options)))
                 }
                 _ => None,
             };
@@ -638,8 +636,10 @@ impl Backend {
                     (first, tried.filter(|_| !cancel.is_cancelled()))
                 })
                 .await;
+            let mut adopted = None;
             let outcome = outcome.map(|(first, tried)| match tried {
                 Some(Some((found, fa, options))) => {
+                    adopted = Some(found.path.clone());
                     kind = found.kind;
                     headers = options.headers;
                     prelude = options.prelude;
@@ -671,6 +671,18 @@ impl Backend {
             // rather than never arriving.
             let outcome =
                 outcome.unwrap_or_else(|| Some(Err("the analysis thread has stopped".to_string())));
+            if let Some(includer) = adopted {
+                self.log(
+                    MessageType::INFO,
+                    format!(
+                        "csa-lint: {} has syntax errors read alone; it is read as {} gives it, \
+                         which includes it",
+                        uri.as_str(),
+                        includer.display()
+                    ),
+                )
+                .await;
+            }
             // Cancelled: a newer version waits.
             let Some(result) = outcome else {
                 continue;

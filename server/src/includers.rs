@@ -5,11 +5,14 @@
 //! parent, walked a few levels down, in name order), and that reading is
 //! kept for the document when it has fewer syntax errors. The search reads
 //! files, so it runs on the analysis thread, once per opening of the
-//! document (again after a configuration or watched-file change).
+//! document (again after a configuration or watched-file change); what the
+//! includer gives is kept with it ([`Found::context`]), so an edit of the
+//! document reads neither the includer nor its headers again.
 
 use analyzer::includers::{Context, Includer, Includes, Index};
 use csa_grammars::SourceKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The includer that gives a document its context.
 #[derive(Clone, Debug)]
@@ -18,6 +21,10 @@ pub struct Found {
     pub kind: SourceKind,
     pub path: PathBuf,
     pub at: Includer,
+    /// What the includer gives (its text before the line, the headers
+    /// that text includes), read once: the search is made again after a
+    /// configuration or watched-file change, not on every edit.
+    pub context: Arc<Context>,
 }
 
 /// How far the search goes: levels below the directory searched, and
@@ -34,46 +41,34 @@ pub fn find(path: &Path, dirs: &[PathBuf]) -> Option<Found> {
     let mut files = Vec::new();
     walk(root, 0, &mut files);
     let set: Vec<Includes<'_>> = files.iter().map(|p| Includes { path: p, dirs }).collect();
-    let index = Index::build(
-        &set,
-        &mut |p| {
-            std::fs::read(p)
-                .ok()
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-        },
-        &|p| p.is_file(),
-    );
+    let index = Index::build(&set, &mut |p| read(p), &|p| p.is_file());
     let at = index.includer(&path)?;
     let ipath = files.get(at.file)?.clone();
     let itext = read(&ipath)?;
     let kind = csa_grammars::detect_with_content(&ipath, &itext)?;
+    let context = Context::of_includer(at, &ipath, &itext, dirs, &mut |p| {
+        std::fs::read_to_string(p).ok()
+    });
     Some(Found {
         kind,
         path: ipath,
         at,
+        context: Arc::new(context),
     })
 }
 
-/// The options a document at `path` (text `text`) is analysed with in
-/// `found`'s context: `base` with its prelude and headers.
-pub fn options(
-    found: &Found,
-    path: &Path,
-    text: &str,
-    base: &analyzer::AnalysisOptions,
-    dirs: &[PathBuf],
-) -> Option<analyzer::AnalysisOptions> {
-    let itext = read(&found.path)?;
-    let Context { prelude, headers } =
-        Context::new(found.at, &found.path, &itext, path, text, dirs, &mut |p| {
-            std::fs::read_to_string(p).ok()
-        });
+/// The options a document is analysed with in `found`'s context: `base`
+/// (which holds the document's own headers) with the includer's prelude,
+/// the prelude's headers before the document's.
+pub fn options(found: &Found, base: &analyzer::AnalysisOptions) -> analyzer::AnalysisOptions {
     let mut options = base.clone();
     if found.at.cpp {
+        let Context { prelude, headers } =
+            Context::clone(&found.context).with_own(base.headers.clone());
         options.prelude = prelude;
         options.headers = headers;
     }
-    Some(options)
+    options
 }
 
 fn read(p: &Path) -> Option<String> {

@@ -977,6 +977,14 @@ fn a_header_is_read_with_its_includers_macros() {
     c.open(&uri, "fortran", text);
     let d = c.diagnostics(&uri, 1);
     assert_eq!(codes(&d), Vec::<String>::new(), "{d:#?}");
+    // the log says why, naming the includer
+    let log = c.wait("the log line of the context", |v| {
+        v["method"] == "window/logMessage"
+            && v["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("VARS.h") && m.contains("step.F"))
+    });
+    assert_eq!(log["params"]["type"], 3);
     // and so it stays as it is edited: a syntax error of its own shows,
     // and goes when it is mended
     c.change(&uri, 2, [3, 0, 3, 0], "      _RL w(\n");
