@@ -662,50 +662,85 @@ pub fn lower(text: &str, map: &dyn PosMap, opts: &FrontendOptions) -> LoweredFil
 /// `text` as tree-sitter-fortran is given it: the same length, every
 /// position where it was, with what the grammar cannot parse but Fortran
 /// allows rewritten in place (keyword-named variables,
-/// [`mask_keyword_variables`]; `name*(len)` in a CHARACTER declaration,
-/// [`mask_char_lengths`]; a legacy comma before a `READ` or `WRITE`
-/// item list, [`mask_io_list_commas`]); `None` when nothing is. The
+/// [`mask_keyword_line`]; `name*(len)` in a CHARACTER declaration,
+/// [`mask_char_length_line`]; a legacy comma before a `READ` or `WRITE`
+/// item list, [`mask_io_comma_line`]); `None` when nothing is. The
 /// front end reads names from `text`.
+///
+/// The three are made in one pass over the lines, each reading the text
+/// as it was: they touch different statements (an assignment's first
+/// word, a CHARACTER declaration's lengths, a `READ`/`WRITE` statement's
+/// comma), so the order they are made in changes nothing (a property test
+/// checks this against the three made one after another).
 pub fn repair_for_parser(text: &str) -> Option<String> {
-    let masked = mask_keyword_variables(text);
-    let input = masked.as_deref().unwrap_or(text);
-    let masked = mask_char_lengths(input).or(masked);
-    let input = masked.as_deref().unwrap_or(text);
-    mask_io_list_commas(input).or(masked)
+    let mut continued = false;
+    masked_lines(text, |m, line, at| {
+        mask_keyword_line(m, line, at);
+        mask_char_length_line(m, line, at, &mut continued);
+        mask_io_comma_line(m, line, at);
+    })
 }
 
-/// `text` with the comma that legacy code writes between a `READ` or
-/// `WRITE` statement's control list and its item list (`READ(u, REC=1),
-/// x`, `WRITE(6,*), a`: an extension gfortran and ifort accept, which
-/// tree-sitter-fortran does not parse) made a blank; `None` when there is
-/// none. Only a statement that starts its line (after a label) is looked
-/// at, and only a comma right after the control list's closing
-/// parenthesis (on the same line): no valid statement has one there (an
-/// element of an array named `read` is assigned with `=`).
-pub fn mask_io_list_commas(text: &str) -> Option<String> {
+/// The copy of a text's bytes that maskings write into, made at the
+/// first change.
+struct Masked<'a> {
+    bytes: &'a [u8],
+    out: Option<Vec<u8>>,
+}
+
+impl Masked<'_> {
+    /// The bytes to write into (a copy of the text's).
+    fn out(&mut self) -> &mut [u8] {
+        self.out.get_or_insert_with(|| self.bytes.to_vec())
+    }
+}
+
+/// `text` with `mask` applied to each of its lines (the line without its
+/// `\n`, and its offset); `None` when nothing was changed. A masking
+/// changes ASCII bytes into ASCII bytes only.
+fn masked_lines(text: &str, mut mask: impl FnMut(&mut Masked<'_>, &[u8], usize)) -> Option<String> {
     let bytes = text.as_bytes();
-    let mut out: Option<Vec<u8>> = None;
+    let mut m = Masked { bytes, out: None };
     let mut line_start = 0;
     while line_start < bytes.len() {
         let line_end =
             memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |k| line_start + k);
-        let line = &bytes[line_start..line_end];
-        let (k, word_end) = first_word(line);
-        let word = &line[k..word_end];
-        let open = skip_blanks(line, word_end);
-        if (word.eq_ignore_ascii_case(b"read") || word.eq_ignore_ascii_case(b"write"))
-            && line.get(open) == Some(&b'(')
-        {
-            if let Some(close) = closing_paren(line, open) {
-                let comma = skip_blanks(line, close + 1);
-                if line.get(comma) == Some(&b',') {
-                    out.get_or_insert_with(|| bytes.to_vec())[line_start + comma] = b' ';
-                }
-            }
-        }
+        mask(&mut m, &bytes[line_start..line_end], line_start);
         line_start = line_end + 1;
     }
-    out.and_then(|b| String::from_utf8(b).ok())
+    m.out.and_then(|o| String::from_utf8(o).ok())
+}
+
+/// The text-wide form of [`mask_io_comma_line`] (for tests).
+#[cfg(test)]
+pub fn mask_io_list_commas(text: &str) -> Option<String> {
+    masked_lines(text, mask_io_comma_line)
+}
+
+/// Makes a blank of the comma that legacy code writes between a `READ` or
+/// `WRITE` statement's control list and its item list (`READ(u, REC=1),
+/// x`, `WRITE(6,*), a`: an extension gfortran and ifort accept, which
+/// tree-sitter-fortran does not parse) in `line` (at offset `at` in the
+/// text). Only a statement that starts its line (after a label) is looked
+/// at, and only a comma right after the control list's closing
+/// parenthesis (on the same line): no valid statement has one there (an
+/// element of an array named `read` is assigned with `=`).
+///
+/// Applied to every line by [`repair_for_parser`].
+fn mask_io_comma_line(m: &mut Masked<'_>, line: &[u8], at: usize) {
+    let (k, word_end) = first_word(line);
+    let word = &line[k..word_end];
+    let open = skip_blanks(line, word_end);
+    if (word.eq_ignore_ascii_case(b"read") || word.eq_ignore_ascii_case(b"write"))
+        && line.get(open) == Some(&b'(')
+    {
+        if let Some(close) = closing_paren(line, open) {
+            let comma = skip_blanks(line, close + 1);
+            if line.get(comma) == Some(&b',') {
+                m.out()[at + comma] = b' ';
+            }
+        }
+    }
 }
 
 /// The `)` that closes the `(` at `open` in `line`; `None` when the line
@@ -735,92 +770,89 @@ fn closing_paren(line: &[u8], open: usize) -> Option<usize> {
     None
 }
 
-/// `text` with the length of each entity of a CHARACTER declaration
-/// written `name*(len)` (`character s*(n), t(5)*(n+1)`: Fortran 77's
-/// length of one entity, which tree-sitter-fortran does not parse; it
-/// takes `name*10` and `name*(*)`) written `name*(*)` and blanks, so that
-/// every position stays; `None` when there is none. The length of a
-/// character entity is nothing the front end reads. The declaration's own
-/// type length (`character*(n) s`) and its initialisers are left alone;
-/// a declaration continued with `&` is followed onto its next lines.
+/// The text-wide form of [`mask_char_length_line`] (for tests).
+#[cfg(test)]
 pub fn mask_char_lengths(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out: Option<Vec<u8>> = None;
-    let mut line_start = 0;
     // inside a CHARACTER declaration continued from the line before
     let mut continued = false;
-    while line_start < bytes.len() {
-        let line_end =
-            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |k| line_start + k);
-        let line = &bytes[line_start..line_end];
-        let start = if continued {
-            let k = skip_blanks(line, 0);
-            if line.get(k) == Some(&b'&') {
-                k + 1
-            } else {
-                k
-            }
+    masked_lines(text, |m, line, at| {
+        mask_char_length_line(m, line, at, &mut continued)
+    })
+}
+
+/// Writes the length of each entity of a CHARACTER declaration in `line`
+/// (at offset `at` in the text) written `name*(len)` (`character s*(n),
+/// t(5)*(n+1)`: Fortran 77's length of one entity, which
+/// tree-sitter-fortran does not parse; it takes `name*10` and `name*(*)`)
+/// as `name*(*)` and blanks, so that every position stays. The length of a
+/// character entity is nothing the front end reads. The declaration's own
+/// type length (`character*(n) s`) and its initialisers are left alone;
+/// a declaration continued with `&` is followed onto its next lines
+/// (`continued`: the line before ended one with `&`; set for the next).
+///
+/// Applied to every line by [`repair_for_parser`].
+fn mask_char_length_line(m: &mut Masked<'_>, line: &[u8], at: usize, continued: &mut bool) {
+    let start = if *continued {
+        let k = skip_blanks(line, 0);
+        if line.get(k) == Some(&b'&') {
+            k + 1
         } else {
-            // a statement starting with the word `character` (after a label)
-            let (k, word_end) = first_word(line);
-            if !line[k..word_end].eq_ignore_ascii_case(b"character") {
-                line_start = line_end + 1;
+            k
+        }
+    } else {
+        // a statement starting with the word `character` (after a label)
+        let (k, word_end) = first_word(line);
+        if !line[k..word_end].eq_ignore_ascii_case(b"character") {
+            return;
+        }
+        word_end
+    };
+    *continued = false;
+    let mut depth = 0usize;
+    let mut in_init = false;
+    let mut k = start;
+    while k < line.len() {
+        let b = line[k];
+        match b {
+            b'!' => break,
+            b'\'' | b'"' => {
+                k = match line[k + 1..].iter().position(|&c| c == b) {
+                    Some(q) => k + 2 + q,
+                    None => line.len(),
+                };
                 continue;
             }
-            word_end
-        };
-        continued = false;
-        let mut depth = 0usize;
-        let mut in_init = false;
-        let mut k = start;
-        while k < line.len() {
-            let b = line[k];
-            match b {
-                b'!' => break,
-                b'\'' | b'"' => {
-                    k = match line[k + 1..].iter().position(|&c| c == b) {
-                        Some(q) => k + 2 + q,
-                        None => line.len(),
-                    };
-                    continue;
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            b';' if depth == 0 => break,
+            b',' if depth == 0 => in_init = false,
+            b'=' if depth == 0 && !matches!(line.get(k + 1), Some(b'=' | b'>')) => in_init = true,
+            b'&' if depth == 0 => {
+                // continued when only blanks or a comment follow
+                let rest = skip_blanks(line, k + 1);
+                if rest == line.len() || line[rest] == b'!' {
+                    *continued = true;
+                    break;
                 }
-                b'(' => depth += 1,
-                b')' => depth = depth.saturating_sub(1),
-                b';' if depth == 0 => break,
-                b',' if depth == 0 => in_init = false,
-                b'=' if depth == 0 && !matches!(line.get(k + 1), Some(b'=' | b'>')) => {
-                    in_init = true
-                }
-                b'&' if depth == 0 => {
-                    // continued when only blanks or a comment follow
-                    let rest = skip_blanks(line, k + 1);
-                    if rest == line.len() || line[rest] == b'!' {
-                        continued = true;
-                        break;
-                    }
-                }
-                _ if depth == 0 && !in_init && (b.is_ascii_alphabetic() || b == b'_') => {
-                    let name_end = k + line[k..]
-                        .iter()
-                        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
-                        .count();
-                    let (next, length) = entity_length(line, name_end);
-                    if let Some((open, close)) = length {
-                        let o = out.get_or_insert_with(|| bytes.to_vec());
-                        let at = line_start + open;
-                        o[at..line_start + close].fill(b' ');
-                        o[at..at + 3].copy_from_slice(b"(*)");
-                    }
-                    k = next;
-                    continue;
-                }
-                _ => {}
             }
-            k += 1;
+            _ if depth == 0 && !in_init && (b.is_ascii_alphabetic() || b == b'_') => {
+                let name_end = k + line[k..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                    .count();
+                let (next, length) = entity_length(line, name_end);
+                if let Some((open, close)) = length {
+                    let o = m.out();
+                    o[at + open..at + close].fill(b' ');
+                    o[at + open..at + open + 3].copy_from_slice(b"(*)");
+                }
+                k = next;
+                continue;
+            }
+            _ => {}
         }
-        line_start = line_end + 1;
+        k += 1;
     }
-    out.and_then(|o| String::from_utf8(o).ok())
 }
 
 /// After an entity's name (ending at `name_end`) in a CHARACTER
@@ -882,77 +914,74 @@ const KEYWORD_VARIABLES: &[&str] = &[
     "goto",
 ];
 
-/// `text` with every statement that assigns to a variable named like a
-/// statement keyword ([`KEYWORD_VARIABLES`]: `class = 1`, `class(2) = 1`)
-/// given another name of the same length for the parser (`q` letters), so
-/// that every position stays; `None` when there is none. The front end
-/// reads names from the unmasked text.
+/// The text-wide form of [`mask_keyword_line`] (for tests).
+#[cfg(test)]
 pub fn mask_keyword_variables(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out: Option<Vec<u8>> = None;
-    let mut line_start = 0;
-    while line_start < bytes.len() {
-        let line_end =
-            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |k| line_start + k);
-        // statement starts: the line's first word and each word after `;`
-        let mut k = line_start;
-        let mut at_start = true;
-        while k < line_end {
-            if !at_start {
-                // inside a statement only a `;` starts another; a comment
-                // or a string ends the scan
-                if memchr::memchr(b';', &bytes[k..line_end]).is_none() {
-                    break;
+    masked_lines(text, mask_keyword_line)
+}
+
+/// Gives every statement of `line` (at offset `at` in the text) that
+/// assigns to a variable named like a statement keyword
+/// ([`KEYWORD_VARIABLES`]: `class = 1`, `class(2) = 1`) another name of the
+/// same length for the parser (`q` letters), so that every position
+/// stays. The front end
+/// reads names from the unmasked text.
+///
+/// Applied to every line by [`repair_for_parser`].
+fn mask_keyword_line(m: &mut Masked<'_>, line: &[u8], at: usize) {
+    // statement starts: the line's first word and each word after `;`
+    let mut k = 0;
+    let mut at_start = true;
+    while k < line.len() {
+        if !at_start {
+            // inside a statement only a `;` starts another; a comment
+            // or a string ends the scan
+            if memchr::memchr(b';', &line[k..]).is_none() {
+                break;
+            }
+            match line[k..]
+                .iter()
+                .position(|&b| matches!(b, b'!' | b'\'' | b'"' | b';'))
+            {
+                Some(p) if line[k + p] == b';' => {
+                    at_start = true;
+                    k += p + 1;
+                    continue;
                 }
-                match bytes[k..line_end]
-                    .iter()
-                    .position(|&b| matches!(b, b'!' | b'\'' | b'"' | b';'))
-                {
-                    Some(p) if bytes[k + p] == b';' => {
-                        at_start = true;
-                        k += p + 1;
-                        continue;
-                    }
-                    _ => break,
-                }
+                _ => break,
             }
-            let b = bytes[k];
-            if b == b'!' || b == b'\'' || b == b'"' {
-                break; // a comment or a string: nothing more on this line
-            }
-            if b == b';' {
-                at_start = true;
-                k += 1;
-                continue;
-            }
-            if b.is_ascii_alphabetic() && at_start {
-                let w_end = bytes[k..line_end]
-                    .iter()
-                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-                    .map_or(line_end, |e| k + e);
-                let word = &text[k..w_end];
-                if KEYWORD_VARIABLES
-                    .iter()
-                    .any(|kw| kw.eq_ignore_ascii_case(word))
-                    && assigns(&bytes[w_end..line_end])
-                {
-                    let o = out.get_or_insert_with(|| bytes.to_vec());
-                    for c in &mut o[k..w_end] {
-                        *c = b'q';
-                    }
-                }
-                at_start = false;
-                k = w_end;
-                continue;
-            }
-            if !b.is_ascii_whitespace() && !b.is_ascii_digit() {
-                at_start = false;
-            }
-            k += 1;
         }
-        line_start = line_end + 1;
+        let b = line[k];
+        if b == b'!' || b == b'\'' || b == b'"' {
+            break; // a comment or a string: nothing more on this line
+        }
+        if b == b';' {
+            at_start = true;
+            k += 1;
+            continue;
+        }
+        if b.is_ascii_alphabetic() && at_start {
+            let w_end = line[k..]
+                .iter()
+                .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                .map_or(line.len(), |e| k + e);
+            let word = &line[k..w_end];
+            if KEYWORD_VARIABLES
+                .iter()
+                .any(|kw| kw.as_bytes().eq_ignore_ascii_case(word))
+                && assigns(&line[w_end..])
+            {
+                m.out()[at + k..at + w_end].fill(b'q');
+            }
+            at_start = false;
+            k = w_end;
+            continue;
+        }
+        if !b.is_ascii_whitespace() && !b.is_ascii_digit() {
+            at_start = false;
+        }
+        k += 1;
     }
-    out.and_then(|o| String::from_utf8(o).ok())
 }
 
 /// The index after the parenthesis that closes the one at `items[i]`

@@ -3031,6 +3031,51 @@ mod text_scans {
             prop_assert_eq!(overlong_lines(&text), overlong_reference(&text));
             prop_assert_eq!(super::super::mask_keyword_variables(&text), mask_reference(&text));
         }
+
+        /// The one pass of `repair_for_parser` gives what its three
+        /// maskings give made one after another, each on the text the
+        /// one before made.
+        #[test]
+        fn repairs_in_one_pass_are_the_three_in_turn(text in repair_soup()) {
+            use super::super::{mask_char_lengths, mask_io_list_commas, repair_for_parser};
+            let one = mask_keyword_variables_or(&text);
+            let two = mask_char_lengths(&one).unwrap_or(one);
+            let three = mask_io_list_commas(&two).unwrap_or(two);
+            let want = (three != text).then_some(three);
+            prop_assert_eq!(repair_for_parser(&text), want);
+        }
+    }
+
+    fn mask_keyword_variables_or(text: &str) -> String {
+        super::super::mask_keyword_variables(text).unwrap_or_else(|| text.to_string())
+    }
+
+    /// Lines of the statements the three maskings look at, mixed.
+    fn repair_soup() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("class".to_string()),
+            Just("use".to_string()),
+            Just("character".to_string()),
+            Just("CHARACTER".to_string()),
+            Just("read".to_string()),
+            Just("WRITE".to_string()),
+            Just(" s*(n)".to_string()),
+            Just("*(*)".to_string()),
+            Just("(5,*)".to_string()),
+            Just("(u, '(a, \")\")')".to_string()),
+            Just(", ".to_string()),
+            Just(" = ".to_string()),
+            Just("(2)".to_string()),
+            Just(";".to_string()),
+            Just(" &".to_string()),
+            Just("!".to_string()),
+            Just("'".to_string()),
+            Just("\n".to_string()),
+            Just("10 ".to_string()),
+            Just("é".to_string()),
+            "[a-z0-9 (),;=!&*'\"\n_]{0,8}",
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
     }
 }
 
