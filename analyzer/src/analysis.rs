@@ -251,6 +251,12 @@ impl Analysis {
 pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preprocessed, LoweredFile) {
     let fortran = kind != SourceKind::C;
     let with_macros;
+    // (the headers and the prelude, which the header macros replace, for
+    // the expansion of function-like macros)
+    let cpp = Cpp {
+        headers: &opts.headers,
+        prelude: &opts.prelude,
+    };
     let opts = match header_macros(kind, opts) {
         Some(o) => {
             with_macros = o;
@@ -259,7 +265,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
         None => opts,
     };
     let pre = csa_grammars::preproc::preprocess(text, &opts.defines, fortran);
-    let lowered = lower_preprocessed(kind, text, opts, &pre);
+    let lowered = lower_preprocessed(kind, text, opts, cpp, &pre);
     // A conditional whose condition is unknown takes its first branch; when
     // that reading does not parse because of such a branch (C++ in a
     // `#ifdef DEBUG` block, a `#if X` opening a brace that a `#if !X`
@@ -267,9 +273,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
     // compiler given no `-D` reads them (undefined), and that reading is
     // kept if it has fewer syntax errors. Other unknown names keep their
     // first branch (a `#ifdef USE_CSA` block stays analysed).
-    let errors = |l: &LoweredFile| {
-        l.toplevel_errors.len() + l.functions.iter().filter(|f| f.syntax_error.is_some()).count()
-    };
+    let errors = syntax_errors;
     let before = errors(&lowered);
     if before == 0 || lowered.parse_gave_up {
         return (pre, lowered);
@@ -286,7 +290,7 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
         }
         let other =
             csa_grammars::preproc::preprocess_as_compiled(text, &opts.defines, fortran, &names);
-        let other_lowered = lower_preprocessed(kind, text, opts, &other);
+        let other_lowered = lower_preprocessed(kind, text, opts, cpp, &other);
         if other_lowered.parse_gave_up {
             break;
         }
@@ -304,6 +308,12 @@ pub fn lower(kind: SourceKind, text: &str, opts: &AnalysisOptions) -> (Preproces
         names.extend(more);
     }
     (best.0, best.1)
+}
+
+/// The syntax errors of a lowered file: those outside functions, and the
+/// functions that hold one.
+fn syntax_errors(l: &LoweredFile) -> usize {
+    l.toplevel_errors.len() + l.functions.iter().filter(|f| f.syntax_error.is_some()).count()
 }
 
 /// For a C file that includes headers (`opts.headers`, read by the
@@ -456,10 +466,19 @@ fn names_in_the_way(
 }
 
 /// [`lower`] of the text `pre` made of `text`.
+/// The headers a file includes and its prelude, as the caller gave them
+/// (`header_macros` turns them into definitions for C).
+#[derive(Clone, Copy)]
+struct Cpp<'a> {
+    headers: &'a crate::Headers,
+    prelude: &'a str,
+}
+
 fn lower_preprocessed(
     kind: SourceKind,
     text: &str,
     opts: &AnalysisOptions,
+    cpp: Cpp<'_>,
     pre: &Preprocessed,
 ) -> LoweredFile {
     let fortran = kind != SourceKind::C;
@@ -481,8 +500,8 @@ fn lower_preprocessed(
             parsed,
             text,
             pre,
-            &opts.headers,
-            &opts.prelude,
+            cpp.headers,
+            cpp.prelude,
             &opts.defines,
             kind == SourceKind::FortranFixed,
         ),
@@ -509,9 +528,33 @@ fn lower_preprocessed(
     let fopts = opts.frontend();
     let lowered = match kind {
         SourceKind::C => {
-            frontend::lower_recovering(parsed, &Identity, frontend::c_unit_end, &|t| {
+            let plain = frontend::lower_recovering(parsed, &Identity, frontend::c_unit_end, &|t| {
                 frontend::c::lower(t, &fopts)
-            })
+            });
+            // A file with syntax errors is read again with its function-like
+            // macros expanded (`fortran::cpp::expand_c`: a template's
+            // `FUNCTION(vec, set)(...)`), and that reading kept when it has
+            // fewer.
+            let errors = syntax_errors(&plain);
+            let expanded = (errors > 0 && !plain.parse_gave_up)
+                .then(|| {
+                    frontend::fortran::cpp::expand_c(
+                        parsed,
+                        text,
+                        pre,
+                        cpp.headers,
+                        cpp.prelude,
+                        &opts.defines,
+                    )
+                })
+                .flatten()
+                .map(|e| {
+                    frontend::lower_recovering(&e.text, &e.map, frontend::c_unit_end, &|t| {
+                        frontend::c::lower_expanded(t, &e.map, &fopts)
+                    })
+                })
+                .filter(|l| !l.parse_gave_up && syntax_errors(l) < errors);
+            expanded.unwrap_or(plain)
         }
         SourceKind::FortranFree => {
             frontend::lower_recovering(parsed, cpp_map, frontend::fortran_unit_end, &|t| {
@@ -1044,6 +1087,32 @@ impl FunctionAnalysis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_template_reads_the_pasting_macros_of_its_includer_s_headers() {
+        // GSL's `*_source.c`: included after `#define BASE_FLOAT` and a
+        // header of pasting macros, which decide what its names are
+        let header = "#if defined(BASE_FLOAT)\n#define SHORT float\n#endif\n\
+                      #define CAT3x(a, b, c) a ## _ ## b ## _ ## c\n\
+                      #define CAT3(a, b, c) CAT3x(a, b, c)\n\
+                      #define FUNCTION(a, c) CAT3(a, SHORT, c)\n#define NAME(x) #x\n";
+        let text = "void\nFUNCTION (test, func) (int *a, int n)\n{\n\
+                    \x20 for (int i = 0; i < n; i++) a[i] = 0;\n\
+                    \x20 check (n == 0, NAME (vec) \"_alloc\");\n}\n";
+        let alone = analyze(SourceKind::C, text, &AnalysisOptions::default());
+        assert_eq!(alone.syntax_error_count(), 1, "{:?}", alone.diagnostics());
+        let opts = AnalysisOptions {
+            prelude: "#include <stdio.h>\n#define BASE_FLOAT\n#include \"on.h\"\n".to_string(),
+            headers: crate::Headers(vec![("on.h".to_string(), header.to_string())]),
+            ..Default::default()
+        };
+        let fa = analyze(SourceKind::C, text, &opts);
+        assert_eq!(fa.syntax_error_count(), 0, "{:?}", fa.diagnostics());
+        assert_eq!(fa.function_names().collect::<Vec<_>>(), ["test_float_func"]);
+        // its span is the source's: from `void` to the last `}`
+        let f = &fa.functions()[0].func;
+        assert_eq!((f.span.start as usize, f.span.end as usize), (0, text.len() - 1));
+    }
 
     #[test]
     fn header_macros_are_read_with_openmp_on_and_the_user_s_definitions_win() {

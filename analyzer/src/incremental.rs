@@ -22,7 +22,7 @@
 //!    file-wide facts are kept from the previous update when its text lies
 //!    outside the change.
 //! 3. A function that misses is lowered from the shared tree alone
-//!    (`frontend::c::lower_tree` with `only`) and analysed; its diagnostics,
+//!    (`frontend::c::lower_tree_cached` with `only`) and analysed; its diagnostics,
 //!    with file-level ones (unguarded builtins) restricted to it, are cached.
 //! 4. Diagnostics are assembled, sorted, and suppressions applied over the
 //!    whole text, as `analysis::analyze` does.
@@ -1047,9 +1047,23 @@ impl Incremental {
                 .flat_map(|c| &c.branches)
                 .any(|b| b.unknown && b.active)
         };
+        // A syntax error with function-like macros the file can use: the
+        // whole-file analysis reads it again with them expanded
+        // (`analysis::lower`), and may keep that reading.
+        let expandable = || {
+            crate::frontend::fortran::cpp::expand_c(
+                pre_text,
+                source.text(),
+                &pre,
+                &self.opts.headers,
+                &self.opts.prelude,
+                &self.opts.defines,
+            )
+            .is_some()
+        };
         if top.needs_recovery
             || (misread && crate::frontend::c::may_need_repair(pre_text))
-            || (tree.root_node().has_error() && unknown_branch())
+            || (tree.root_node().has_error() && (unknown_branch() || expandable()))
         {
             self.fn_facts = facts;
             return self.full(source.text());

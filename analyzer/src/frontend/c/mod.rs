@@ -39,6 +39,7 @@ mod types;
 #[cfg(test)]
 mod tests;
 
+use crate::frontend::fortran::cpp::ExpansionMap;
 use super::{relevance, FrontendOptions, LoweredFile};
 use crate::frontend::fields::{CFields, F};
 use crate::frontend::flat::FlatTree;
@@ -54,16 +55,35 @@ use types::{Base, CType, Layer, StructDef, StructRef};
 /// input (inactive preprocessor branches blanked, same byte offsets as the
 /// original).
 pub fn lower(text: &str, opts: &FrontendOptions) -> LoweredFile {
+    lower_mapped(text, None, opts)
+}
+
+/// [`lower`] of a text whose function-like macros were expanded
+/// (`fortran::cpp::expand_c`): `expansion` takes its offsets back to the
+/// source's.
+pub(crate) fn lower_expanded(
+    text: &str,
+    expansion: &ExpansionMap,
+    opts: &FrontendOptions,
+) -> LoweredFile {
+    lower_mapped(text, Some(expansion), opts)
+}
+
+fn lower_mapped(text: &str, outer: Option<&ExpansionMap>, opts: &FrontendOptions) -> LoweredFile {
     let Some(tree) = csa_grammars::parse(csa_grammars::Grammar::C, text) else {
         return LoweredFile::gave_up(text);
     };
     let misread = misreadings(&tree);
     if misread > 0 {
-        if let Some(lowered) = lower_repaired(text, &tree, misread, opts) {
+        if let Some(lowered) = lower_repaired(text, &tree, misread, opts, outer) {
             return lowered;
         }
     }
-    lower_tree(text, &tree, None, &[], opts)
+    let parts = FileParts {
+        outer: outer.cloned(),
+        ..FileParts::default()
+    };
+    lower_parsed(text, &tree, None, &[], opts, &mut SignatureCache::default(), parts)
 }
 
 /// The syntax errors and top-level blocks of a parse: code tree-sitter-c
@@ -109,6 +129,7 @@ fn lower_repaired(
     tree: &tree_sitter::Tree,
     misread: usize,
     opts: &FrontendOptions,
+    outer: Option<&ExpansionMap>,
 ) -> Option<LoweredFile> {
     let repairs = repair::repairs(text, &opts.defines);
     if repairs.is_empty() {
@@ -139,18 +160,24 @@ fn lower_repaired(
         &[],
         opts,
         &mut SignatureCache::default(),
-        inserted,
+        FileParts {
+            inserted,
+            outer: outer.cloned(),
+        },
     ))
 }
 
-/// Lowers the function definitions of an already parsed `tree` of `text`:
-/// all of them, or only those that overlap `only` (for incremental
-/// analysis). The bodies of the function definitions spanning exactly one
-/// of `skip_bodies` are not scanned for file-wide facts: the caller knows
-/// they define none (see [`body_defines_file_facts`]); beside each span,
-/// a hash of the definition's text (the key of its signature's facts in
-/// [`SignatureCache`]). With a syntax error anywhere, everything is
-/// scanned, as `lower` does.
+/// How the parser's offsets go back to the source's (see
+/// [`FileCtx::pos`]): the repair's insertions, then the expansion of
+/// function-like macros the text was made with.
+#[derive(Default)]
+struct FileParts {
+    inserted: repair::Inserted,
+    outer: Option<ExpansionMap>,
+}
+
+/// [`lower_tree_cached`] with a cache of its own (the benchmarks').
+#[cfg(any(test, feature = "internals"))]
 pub fn lower_tree(
     text: &str,
     tree: &tree_sitter::Tree,
@@ -196,8 +223,17 @@ impl SignatureCache {
     }
 }
 
-/// [`lower_tree`] with the signature facts of skipped bodies from `cache`
-/// (and the new ones added to it).
+/// Lowers the function definitions of an already parsed `tree` of `text`:
+/// all of them, or only those that overlap `only` (for incremental
+/// analysis). The bodies of the function definitions spanning exactly one
+/// of `skip_bodies` are not scanned for file-wide facts: the caller knows
+/// they define none (see [`body_defines_file_facts`]); beside each span,
+/// a hash of the definition's text (the key of its signature's facts in
+/// [`SignatureCache`]). With a syntax error anywhere, everything is
+/// scanned, as `lower` does.
+///
+/// The signature facts of skipped bodies come from `cache` (and the new
+/// ones are added to it).
 pub fn lower_tree_cached(
     text: &str,
     tree: &tree_sitter::Tree,
@@ -206,11 +242,11 @@ pub fn lower_tree_cached(
     opts: &FrontendOptions,
     cache: &mut SignatureCache,
 ) -> LoweredFile {
-    let inserted = repair::Inserted::default();
-    lower_parsed(text, tree, only, skip_bodies, opts, cache, inserted)
+    lower_parsed(text, tree, only, skip_bodies, opts, cache, FileParts::default())
 }
 
-/// [`lower_tree_cached`] of a text with `inserted` types.
+/// [`lower_tree_cached`] of a text with `parts` (repair insertions, an
+/// expansion).
 fn lower_parsed(
     text: &str,
     tree: &tree_sitter::Tree,
@@ -218,10 +254,11 @@ fn lower_parsed(
     skip_bodies: &[(Span, u64)],
     opts: &FrontendOptions,
     cache: &mut SignatureCache,
-    inserted: repair::Inserted,
+    parts: FileParts,
 ) -> LoweredFile {
     let mut file = FileCtx::new(text);
-    file.inserted = inserted;
+    file.inserted = parts.inserted;
+    file.outer = parts.outer;
     let tree_root = tree.root_node();
     if !tree_root.has_error() {
         file.skip_bodies = skip_bodies.to_vec();
@@ -734,6 +771,9 @@ pub(crate) struct FileCtx<'t> {
     /// (see [`repair`]: implicit `int`, `;` after a macro): parser offsets are mapped
     /// back to the source's by [`FileCtx::span`] and [`FileCtx::pos`].
     inserted: repair::Inserted,
+    /// Where the text the repairs read has function-like macros expanded
+    /// (`fortran::cpp::expand_c`): mapped back after `inserted`.
+    outer: Option<ExpansionMap>,
 }
 
 impl<'t> FileCtx<'t> {
@@ -758,6 +798,7 @@ impl<'t> FileCtx<'t> {
             macro_budget: Cell::new(MACRO_BUDGET),
             macro_limited: Cell::new(false),
             inserted: repair::Inserted::default(),
+            outer: None,
         }
     }
 
@@ -772,7 +813,8 @@ impl<'t> FileCtx<'t> {
 
     /// A parser offset as a source offset.
     pub fn pos(&self, offset: usize) -> usize {
-        self.inserted.to_original(offset)
+        let typed = self.inserted.to_original(offset);
+        self.outer.as_ref().map_or(typed, |m| m.to_original(typed))
     }
 
     /// Pass 1: one pre-order walk in document order (this walk visits

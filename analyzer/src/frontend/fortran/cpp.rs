@@ -21,6 +21,11 @@
 //! the macro use it came from. A use whose arguments run onto a later line
 //! is left as written, and so are `#` and `##` in bodies (stringizing and
 //! pasting, which Fortran code hardly uses).
+//!
+//! C files use the same table of macros in [`expand_c`], with C's
+//! literals and comments, `#` and `##`, variadic macros and uses over
+//! several lines: the analysis reads a C file whose text as written has
+//! syntax errors again with its function-like macros expanded.
 
 use crate::frontend::PosMap;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -189,6 +194,10 @@ const MAX_DEPTH: usize = 32;
 /// more) before expansion is abandoned (a macro bomb).
 const MAX_GROWTH: usize = 4;
 
+/// The longest expansion of one use (and of every text rescanned while it
+/// is made) before it is abandoned: `#define A(x) x x` nested 32 deep.
+const MAX_USE_EXPANSION: usize = 1 << 20;
+
 impl PosMap for ExpansionMap {
     fn to_original(&self, offset: usize) -> usize {
         ExpansionMap::to_original(self, offset)
@@ -291,7 +300,7 @@ pub(crate) fn expand(
     if !may_expand(source, pre, prelude, defines) {
         return None;
     }
-    let mut table = Table::new(defines);
+    let mut table = Table::new(defines, false);
     if !prelude.is_empty() {
         table.header(prelude, headers, 0);
     }
@@ -333,9 +342,8 @@ pub(crate) fn expand(
             continue;
         };
         let mut off = HashSet::default();
-        off.insert(name.to_string());
         // (a macro bomb: nothing expanded rather than a guess)
-        let replacement = table.substitute(m, &args, &mut off, 0)?;
+        let replacement = table.substitute(name, m, &args, &mut off, 0)?;
         out.push_str(&text[copied..start]);
         let es = out.len();
         out.push_str(&replacement);
@@ -357,13 +365,17 @@ pub(crate) fn expand(
 /// The macro table while the file is read.
 struct Table {
     macros: HashMap<String, Macro>,
+    /// C code: C's literals and comments, `#` and `##` in bodies,
+    /// variadic macros, uses whose arguments run over lines.
+    c: bool,
 }
 
 impl Table {
     /// The names the command line (config `defines`) defines.
-    fn new(defines: &[String]) -> Self {
+    fn new(defines: &[String], c: bool) -> Self {
         let mut t = Table {
             macros: HashMap::default(),
+            c,
         };
         // the CSA compiler defines it (and so does the preprocessor pass)
         t.macros.insert(
@@ -510,8 +522,12 @@ impl Table {
 
     /// The expansion of a use of `m` with `args`, rescanned with the
     /// names in `off` switched off.
+    /// (`name` is switched off while the result is rescanned; in C, not
+    /// while the arguments are expanded, which cpp expands as if they stood
+    /// outside the use.)
     fn substitute(
         &self,
+        name: &str,
         m: &Macro,
         args: &[String],
         off: &mut HashSet<String>,
@@ -521,17 +537,26 @@ impl Table {
             return None;
         }
         let body = match &m.params {
-            None => m.body.clone(),
-            Some(params) => {
+            Some(params) if self.c => Some(self.substitute_c(&m.body, params, args, off, depth)?),
+            _ => None,
+        };
+        let fresh = off.insert(name.to_string());
+        let body = match (body, &m.params) {
+            (Some(b), _) => Some(b),
+            (None, None) => Some(m.body.clone()),
+            (None, Some(params)) => {
                 // arguments are expanded first
-                let expanded: Vec<String> = args
-                    .iter()
+                args.iter()
                     .map(|a| self.rescan(a.trim(), off, depth + 1))
-                    .collect::<Option<_>>()?;
-                replace_params(&m.body, params, &expanded)
+                    .collect::<Option<Vec<String>>>()
+                    .map(|expanded| replace_params(&m.body, params, &expanded))
             }
         };
-        self.rescan(&body, off, depth + 1)
+        let out = body.and_then(|b| self.rescan(&b, off, depth + 1));
+        if fresh {
+            off.remove(name);
+        }
+        out
     }
 
     /// `text` with the macros in it expanded (not those in `off`).
@@ -543,27 +568,515 @@ impl Table {
         let mut out = String::with_capacity(text.len());
         let mut copied = 0;
         let mut i = 0;
-        while let Some((start, name_end)) = next_ident(b, i, false) {
+        loop {
+            let next = if self.c {
+                next_c_ident(b, i)
+            } else {
+                next_ident(b, i, false)
+            };
+            let Some((start, name_end)) = next else { break };
             i = name_end;
             let name = &text[start..name_end];
             if off.contains(name) {
                 continue;
             }
             let Some(m) = self.get(name) else { continue };
-            let Some((end, args)) = invocation(text, name_end, m) else {
+            let use_ = if self.c {
+                c_invocation(text, name_end, m)
+            } else {
+                invocation(text, name_end, m)
+            };
+            let Some((end, args)) = use_ else {
                 continue;
             };
-            off.insert(name.to_string());
-            let r = self.substitute(m, &args, off, depth + 1);
-            off.remove(name);
+            let r = self.substitute(name, m, &args, off, depth + 1);
             out.push_str(&text[copied..start]);
             out.push_str(&r?);
             copied = end;
             i = end;
+            if out.len() > MAX_USE_EXPANSION {
+                // (a macro bomb within one use)
+                return None;
+            }
         }
         out.push_str(&text[copied..]);
         Some(out)
     }
+}
+
+impl Table {
+    /// The body of a C function-like macro with `args` put in, as cpp puts
+    /// them: a parameter after `#` becomes a string literal of its argument
+    /// as written, one beside `##` its argument as written, pasted to the
+    /// token on the other side; any other its argument macro-expanded.
+    /// `...` (or GNU's `name...`) takes the arguments left, with their
+    /// commas, as `__VA_ARGS__` (or `name`); GNU's `, ## __VA_ARGS__` drops
+    /// the comma when there are none. The caller rescans the result.
+    fn substitute_c(
+        &self,
+        body: &str,
+        params: &[String],
+        args: &[String],
+        off: &mut HashSet<String>,
+        depth: usize,
+    ) -> Option<String> {
+        // the parameters' names, and the argument each takes
+        let mut names: Vec<&str> = params.iter().map(String::as_str).collect();
+        let variadic = names.last().is_some_and(|p| p.ends_with("..."));
+        if let Some(last) = names.last_mut().filter(|_| variadic) {
+            let named = last.trim_end_matches("...").trim();
+            *last = if named.is_empty() { "__VA_ARGS__" } else { named };
+        }
+        let mut given: Vec<String> = args.iter().map(|a| a.trim().to_string()).collect();
+        if variadic {
+            let fixed = names.len() - 1;
+            if given.len() > fixed {
+                // (as written between them: `1, 2`)
+                given.truncate(fixed);
+                given.push(args[fixed..].join(",").trim().to_string());
+            }
+        }
+        let arg = |k: usize| given.get(k).map_or("", String::as_str);
+        let tokens = c_tokens(body);
+        let param = |t: &CToken<'_>| match t {
+            CToken::Ident(n) => names.iter().position(|p| p == n),
+            _ => None,
+        };
+        // the tokens that are not blanks, by index
+        let solid: Vec<usize> = (0..tokens.len())
+            .filter(|&k| tokens[k] != CToken::Blank)
+            .collect();
+        let at = |k: usize| solid.iter().position(|&j| j == k);
+        let prev = |k: usize| {
+            at(k)
+                .and_then(|p| p.checked_sub(1))
+                .map(|p| tokens[solid[p]])
+        };
+        let next = |k: usize| at(k).and_then(|p| solid.get(p + 1)).map(|&j| tokens[j]);
+        // pieces of the result; a paste joins the next one to the last
+        let mut out: Vec<String> = Vec::new();
+        let mut paste = false;
+        let mut k = 0;
+        while k < tokens.len() {
+            let t = tokens[k];
+            let piece: String = match t {
+                CToken::Blank => {
+                    if !paste {
+                        out.push(" ".to_string());
+                    }
+                    k += 1;
+                    continue;
+                }
+                CToken::PastePaste => {
+                    // (the blanks before it go)
+                    while out.last().is_some_and(|p| p == " ") {
+                        out.pop();
+                    }
+                    // GNU: `, ## __VA_ARGS__` with no variadic argument
+                    let empty_va = variadic
+                        && next(k).and_then(|t| param(&t)) == Some(names.len() - 1)
+                        && arg(names.len() - 1).is_empty();
+                    if empty_va && out.last().is_some_and(|p| p == ",") {
+                        out.pop();
+                    }
+                    paste = true;
+                    k += 1;
+                    continue;
+                }
+                CToken::Hash => {
+                    let operand = at(k)
+                        .and_then(|p| solid.get(p + 1))
+                        .and_then(|&j| param(&tokens[j]).map(|p| (j, p)));
+                    match operand {
+                        Some((j, p)) => {
+                            k = j;
+                            stringized(arg(p))
+                        }
+                        None => "#".to_string(),
+                    }
+                }
+                CToken::Ident(_) => match param(&t) {
+                    Some(p) => {
+                        let beside_paste = matches!(prev(k), Some(CToken::PastePaste))
+                            || matches!(next(k), Some(CToken::PastePaste));
+                        if beside_paste {
+                            arg(p).to_string()
+                        } else {
+                            self.rescan(arg(p), off, depth + 1)?
+                        }
+                    }
+                    None => t.text().to_string(),
+                },
+                CToken::Other(text) => text.to_string(),
+            };
+            k += 1;
+            match out.last_mut() {
+                Some(last) if paste => last.push_str(&piece),
+                _ => out.push(piece),
+            }
+            paste = false;
+        }
+        Some(out.concat())
+    }
+}
+
+/// A token of a C macro body ([`c_tokens`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CToken<'a> {
+    Ident(&'a str),
+    /// `#`.
+    Hash,
+    /// `##`.
+    PastePaste,
+    /// Blanks (spaces, tabs).
+    Blank,
+    /// A literal, a number, a punctuator.
+    Other(&'a str),
+}
+
+impl<'a> CToken<'a> {
+    fn text(&self) -> &'a str {
+        match self {
+            CToken::Ident(t) | CToken::Other(t) => t,
+            CToken::Hash => "#",
+            CToken::PastePaste => "##",
+            CToken::Blank => " ",
+        }
+    }
+}
+
+/// The tokens of a C macro body.
+fn c_tokens(body: &str) -> Vec<CToken<'_>> {
+    let b = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        if c.is_ascii_whitespace() {
+            while i < b.len() && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            out.push(CToken::Blank);
+        } else if c == b'#' {
+            if b.get(i + 1) == Some(&b'#') {
+                out.push(CToken::PastePaste);
+                i += 2;
+            } else {
+                out.push(CToken::Hash);
+                i += 1;
+            }
+        } else if c == b'_' || c.is_ascii_alphabetic() {
+            i = ident_end(b, i);
+            out.push(CToken::Ident(&body[start..i]));
+        } else if c == b'"' || c == b'\'' {
+            i = c_literal_end(b, i);
+            out.push(CToken::Other(&body[start..i]));
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            i += 1;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+                i += 1;
+            }
+            out.push(CToken::Other(&body[start..i]));
+        } else {
+            // one character (a multi-byte one whole)
+            i += body[i..].chars().next().map_or(1, char::len_utf8);
+            out.push(CToken::Other(&body[start..i]));
+        }
+    }
+    out
+}
+
+/// `#arg`: a string literal of the argument as written, its blanks
+/// folded, `"` and `\` escaped inside its literals.
+fn stringized(arg: &str) -> String {
+    let mut out = String::with_capacity(arg.len() + 2);
+    out.push('"');
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut blank = false;
+    for ch in arg.trim().chars() {
+        if quote.is_none() && ch.is_whitespace() {
+            blank = true;
+            continue;
+        }
+        if blank {
+            out.push(' ');
+            blank = false;
+        }
+        match quote {
+            Some(q) => {
+                if ch == '"' || ch == '\\' {
+                    out.push('\\');
+                }
+                out.push(ch);
+                if escaped {
+                    escaped = false;
+                } else if ch == '\\' {
+                    escaped = true;
+                } else if ch == q {
+                    quote = None;
+                }
+            }
+            None => {
+                if ch == '"' || ch == '\'' {
+                    quote = Some(ch);
+                    if ch == '"' {
+                        out.push('\\');
+                    }
+                }
+                out.push(ch);
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The end of the C string or character literal at `i` (escapes skipped;
+/// unterminated: the line's end).
+fn c_literal_end(b: &[u8], i: usize) -> usize {
+    let q = b[i];
+    let mut j = i + 1;
+    while j < b.len() && b[j] != b'\n' {
+        if b[j] == b'\\' {
+            j += 2;
+            continue;
+        }
+        if b[j] == q {
+            return j + 1;
+        }
+        j += 1;
+    }
+    j.min(b.len())
+}
+
+/// The end of the C comment starting at `i` (`/*` or `//`), or `None`
+/// when none starts there.
+fn c_comment_end(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'/') {
+        return None;
+    }
+    match b.get(i + 1) {
+        Some(b'*') => Some(memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |e| i + 2 + e + 2)),
+        Some(b'/') => Some(line_end(b, i)),
+        _ => None,
+    }
+}
+
+/// The next identifier of C code at or after `i`, skipping literals,
+/// numbers and comments.
+fn next_c_ident(b: &[u8], mut i: usize) -> Option<(usize, usize)> {
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => i = c_literal_end(b, i),
+            b'/' => i = c_comment_end(b, i).unwrap_or(i + 1),
+            b'0'..=b'9' => {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                {
+                    i += 1;
+                }
+            }
+            c if c == b'_' || c.is_ascii_alphabetic() => return Some((i, ident_end(b, i))),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// [`invocation`] in C code: the arguments may run over lines and hold
+/// comments (each read as a blank) and C literals; a directive line among
+/// them ends the search (not a use).
+fn c_invocation(text: &str, at: usize, m: &Macro) -> Option<(usize, Vec<String>)> {
+    if m.params.is_none() {
+        return Some((at, Vec::new()));
+    }
+    let b = text.as_bytes();
+    let mut i = at;
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        match c_comment_end(b, i) {
+            Some(e) => i = e,
+            None => break,
+        }
+    }
+    if b.get(i) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut args = Vec::new();
+    let mut arg = String::new();
+    let mut from = i + 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => {
+                i = c_literal_end(b, i);
+                continue;
+            }
+            b'/' => {
+                if let Some(e) = c_comment_end(b, i) {
+                    arg.push_str(&text[from..i]);
+                    arg.push(' ');
+                    i = e;
+                    from = e;
+                    continue;
+                }
+            }
+            b'\n' if text[i + 1..].trim_start_matches([' ', '\t']).starts_with('#') => {
+                return None
+            }
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    arg.push_str(&text[from..i]);
+                    if !(args.is_empty() && arg.trim().is_empty()) {
+                        args.push(std::mem::take(&mut arg));
+                    }
+                    return Some((i + 1, args));
+                }
+            }
+            b',' if depth == 1 => {
+                arg.push_str(&text[from..i]);
+                args.push(std::mem::take(&mut arg));
+                from = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The end of the directive line whose `#` is at `i` (past its backslash
+/// continuations), when `#` is the first byte of its line that is not a
+/// blank.
+fn c_directive_end(b: &[u8], i: usize) -> Option<usize> {
+    let line = memchr::memrchr(b'\n', &b[..i]).map_or(0, |k| k + 1);
+    if b[line..i].iter().any(|c| !matches!(c, b' ' | b'\t')) || b.get(i) != Some(&b'#') {
+        return None;
+    }
+    let mut e = line_end(b, i);
+    while e < b.len() && b[..e].trim_ascii_end().ends_with(b"\\") {
+        e = line_end(b, e + 1);
+    }
+    Some(e)
+}
+
+/// [`next_c_ident`] outside directive lines.
+fn next_c_code_ident(b: &[u8], mut i: usize) -> Option<(usize, usize)> {
+    loop {
+        let (s, e) = next_c_ident(b, i)?;
+        let line = memchr::memrchr(b'\n', &b[..s]).map_or(0, |k| k + 1);
+        let first = line
+            + b[line..s]
+                .iter()
+                .take_while(|c| matches!(c, b' ' | b'\t'))
+                .count();
+        match c_directive_end(b, first) {
+            Some(end) if first < s => i = end,
+            _ => return Some((s, e)),
+        }
+    }
+}
+
+/// C code (the preprocessor pass's output: inactive branches blanked,
+/// directives kept, offsets kept) with the uses of function-like macros
+/// expanded as cpp expands them, where the macro is defined (by the file's
+/// `#define`s where they take effect, by `prelude` and by the headers they
+/// and the file include, `headers`); `None` when nothing is. An object-like
+/// macro is left as written outside those expansions (the C front end
+/// reads it as a name), and so are directive lines. The analysis reads a C
+/// file so when its text as written has syntax errors, and keeps that
+/// reading when it has fewer (a template source's `FUNCTION(vec, set)(...)`
+/// or `NAME(vec) "_set"`, which only the pasting of names or their making
+/// into strings turns into C).
+///
+/// Positions: an expansion is written on one line (its line ends made
+/// blanks), followed by as many line ends as the use spanned, so every line
+/// stays where it was; [`ExpansionMap`] takes an offset inside it to the
+/// start of the use.
+pub(crate) fn expand_c(
+    text: &str,
+    source: &str,
+    pre: &csa_grammars::preproc::Preprocessed,
+    headers: &Headers,
+    prelude: &str,
+    defines: &[String],
+) -> Option<Expanded> {
+    let mut table = Table::new(defines, true);
+    if !prelude.is_empty() {
+        table.header(prelude, headers, 0);
+    }
+    let mut events: Vec<(usize, String)> = Vec::new();
+    for &(s, e) in pre.directives() {
+        if pre.is_active(s) {
+            if let Some(line) = source.get(s..e) {
+                events.push((e, logical_lines(line).join("\n")));
+            }
+        }
+    }
+    // (no pass over a file that can use no function-like macro)
+    if !table.macros.values().any(|m| m.params.is_some())
+        && !events
+            .iter()
+            .any(|(_, l)| matches!(directive_name(l).0, "define" | "include"))
+    {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut map = ExpansionMap::default();
+    let limit = text.len() * MAX_GROWTH + (1 << 20);
+    let mut next_event = 0;
+    let mut copied = 0;
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut changed = false;
+    while let Some((start, name_end)) = next_c_code_ident(b, i) {
+        while next_event < events.len() && events[next_event].0 <= start {
+            table.directive(&events[next_event].1, headers, 0);
+            next_event += 1;
+        }
+        i = name_end;
+        let name = &text[start..name_end];
+        let Some(m) = table.get(name).filter(|m| m.params.is_some()) else {
+            continue;
+        };
+        let Some((end, args)) = c_invocation(text, name_end, m) else {
+            continue;
+        };
+        let mut off = HashSet::default();
+        // (a macro bomb: this use stays as written, and what it holds)
+        let Some(replacement) = table.substitute(name, m, &args, &mut off, 0) else {
+            i = end;
+            continue;
+        };
+        out.push_str(&text[copied..start]);
+        let es = out.len();
+        out.extend(
+            replacement
+                .chars()
+                .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+        );
+        for _ in memchr::memchr_iter(b'\n', &b[start..end]) {
+            out.push('\n');
+        }
+        map.pieces.push((es, out.len(), start, end));
+        copied = end;
+        i = end;
+        changed = true;
+        if out.len() > limit {
+            return None;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(Expanded { text: out, map })
 }
 
 /// A use of `m` whose name ends at `at`: where the use ends and its
@@ -815,6 +1328,106 @@ mod tests {
                 .collect(),
         );
         expand(&pre.text, text, &pre, &headers, "", &[], false)
+    }
+
+    fn run_c(text: &str, headers: &[(&str, &str)], prelude: &str) -> Option<Expanded> {
+        let pre = csa_grammars::preproc::preprocess(text, &[], false);
+        let headers = Headers(
+            headers
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+        );
+        expand_c(&pre.text, text, &pre, &headers, prelude, &[])
+    }
+
+    /// The code lines of C text expanded (its directive lines left out).
+    fn code_c(text: &str) -> String {
+        let e = run_c(text, &[], "").expect("expanded");
+        e.text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn c_names_are_pasted_and_arguments_made_strings() {
+        let text = "#define CAT2x(a, b) a ## _ ## b\n#define CAT2(a, b) CAT2x(a, b)\n\
+                    #define SHORT float\n#define FN(a, c) CAT2(a, CAT2(SHORT, c))\n\
+                    #define NAME(x) #x\n#define Q(x) # x\n\
+                    void FN(vec, set)(void) { puts(NAME( vec ) \"_set\"); }\n\
+                    char *s = Q(say  \"hi\\n\"  'q');\n";
+        assert_eq!(
+            code_c(text),
+            "void vec_float_set(void) { puts(\"vec\" \"_set\"); }\n\
+             char *s = \"say \\\"hi\\\\n\\\" 'q'\";"
+        );
+    }
+
+    #[test]
+    fn c_variadic_macros_take_the_arguments_left() {
+        let text = "#define LOG(fmt, ...) printf(fmt, ##__VA_ARGS__)\n\
+                    #define CALL(f, args...) f(args)\n#define DECL(t, ...) t __VA_ARGS__\n\
+                    LOG(\"a\"); LOG(\"%d %d\", 1, 2); CALL(g, 1, (2, 3)); DECL(int, i, j);\n";
+        assert_eq!(
+            code_c(text),
+            "printf(\"a\"); printf(\"%d %d\",1, 2); g(1, (2, 3)); int i, j;"
+        );
+    }
+
+    #[test]
+    fn c_uses_over_lines_keep_every_line_and_map_to_the_use() {
+        let text = "#define PAIR(a, b) a + b\nint x = PAIR(1, /* one */\n  2); int y = 3;\n";
+        let e = run_c(text, &[], "").expect("expanded");
+        // the expansion on the use's line, the line end after it
+        assert_eq!(e.text.lines().nth(1), Some("int x = 1 + 2"));
+        assert_eq!(e.text.lines().count(), text.lines().count());
+        let y = e.text.find("int y").unwrap();
+        assert_eq!(e.map.to_original(y), text.find("int y").unwrap());
+        let inside = e.text.find("1 + 2").unwrap() + 2;
+        assert_eq!(e.map.to_original(inside), text.find("PAIR(1").unwrap());
+    }
+
+    #[test]
+    fn c_object_macros_stay_outside_expansions_and_comments_strings_directives_are_code_no_more() {
+        let text = "#define N 4\n#define F(x) (x * N)\n#define G(x) x\n\
+                    int a = N; /* F(1) */ char *s = \"F(2)\"; // F(3)\n\
+                    #pragma omp parallel for num_threads(F(2))\nint b = F(2) + G(N);\n\
+                    #undef F\nint c = F(5);\n";
+        assert_eq!(
+            code_c(text),
+            "int a = N; /* F(1) */ char *s = \"F(2)\"; // F(3)\n\
+             int b = (2 * 4) + 4;\nint c = F(5);"
+        );
+    }
+
+    #[test]
+    fn a_macro_bomb_in_one_use_is_left_as_written() {
+        // too deep (40 uses), too long (4^12 copies of `x`)
+        for depth in [40, 12] {
+            let nested = "A(".repeat(depth) + "x" + &")".repeat(depth);
+            let text = format!("#define A(x) x x x x\nint y = {nested}; int z = A(1);\n");
+            let e = run_c(&text, &[], "").expect("expanded");
+            assert!(e.text.contains(&nested), "{}", &e.text[..200]);
+            assert!(e.text.contains("int z = 1 1 1 1;"));
+        }
+        let nested = "A(".repeat(40) + "x" + &")".repeat(40);
+        let ftext = format!("#define A(x) x x x x\n      y = {nested}\n");
+        assert!(run(&ftext, &[]).is_none_or(|e| e.text.len() < 1 << 22));
+    }
+
+    #[test]
+    fn c_macros_come_from_the_prelude_and_headers_and_recursion_stops() {
+        let header = "#if defined(BASE_FLOAT)\n#define SHORT float\n#endif\n\
+                      #define CAT(a, b) a ## _ ## b\n#define XCAT(a, b) CAT(a, b)\n\
+                      #define TYPE(d) XCAT(d, SHORT)\n";
+        let prelude = "#define BASE_FLOAT\n#include \"t.h\"\n";
+        let text = "#define SELF(x) SELF(x + 1)\nTYPE(vec) *v; int k = SELF(0);\n";
+        let e = run_c(text, &[("t.h", header)], prelude).expect("expanded");
+        assert_eq!(e.text.lines().nth(1), Some("vec_float *v; int k = SELF(0 + 1);"));
+        // no function-like macro anywhere: nothing to do
+        assert!(run_c("#define N 1\nint f(int x) { return x; }\n", &[], "").is_none());
     }
 
     #[test]
