@@ -489,6 +489,10 @@ pub struct JsonDiag<'a> {
     end_line: u32,
     end_column: u32,
     message: String,
+    /// Advice beside the message (how to fix, what csa-lint needs), when
+    /// the rule gives some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help: Option<String>,
     related: Vec<JsonRelated<'a>>,
     fixes: Vec<JsonFix>,
 }
@@ -537,6 +541,7 @@ pub fn json_items<'a>(v: &FileView<'a>) -> Vec<JsonDiag<'a>> {
                 end_line: end.line,
                 end_column: end.column,
                 message: v.text(&d.message),
+                help: d.help.as_ref().map(|h| v.text(h)),
                 related: d
                     .related
                     .iter()

@@ -143,6 +143,30 @@ fn json_has_the_documented_shape() {
     let mut sorted = lines.clone();
     sorted.sort();
     assert_eq!(lines, sorted);
+    // `help`, when there is one, is the advice's text
+    assert!(
+        items.iter().all(|d| d
+            .get("help")
+            .is_none_or(|h| h.as_str().is_some_and(|h| !h.is_empty()))),
+        "{items:?}"
+    );
+}
+
+#[test]
+fn json_gives_a_diagnostic_s_advice_as_help() {
+    let dir = temp_dir("json-help");
+    let f = dir.join("t.c");
+    std::fs::write(&f, "void f(int n) {\n  check(n, NAME (vec) \"_set\");\n}\n").unwrap();
+    let o = run(&["--format", "json", f.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
+    let d = &v.as_array().unwrap()[0];
+    assert_eq!(d["code"], "CSA001");
+    let help = d["help"].as_str().unwrap_or_default();
+    assert!(
+        help.starts_with("`NAME(...)` looks like a use of a function-like macro"),
+        "{d}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

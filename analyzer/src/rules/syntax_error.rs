@@ -14,8 +14,12 @@
 //! file and the headers it `#include`s define (a header is read as the
 //! file of the run that includes it gives it), but it does not follow
 //! `#include`s it cannot find, or join `#if` branches that only balance
-//! together. When the code holds a word that starts with `_`, which no
-//! Fortran name does (MITgcm's `_RL`, `_d`), the diagnostic says it is a
+//! together. A C file with syntax errors is read again with its
+//! function-like macros expanded, when their definitions are found. When
+//! the code holds a word that starts with `_`, which no Fortran name does
+//! (MITgcm's `_RL`, `_d`), or, in C, a name in capitals used with
+//! arguments on the line of the error (GSL's `FUNCTION(vec, set)`,
+//! `NAME(vec) "_set"`), that nothing defines, the diagnostic says it is a
 //! macro csa-lint has no definition of, and how to give it one.
 //!
 //! ## Example
@@ -71,8 +75,8 @@ pub(super) fn check(cx: &FunctionContext, out: &mut Vec<Diagnostic>) {
 }
 
 /// `d` with advice when its code holds a Fortran word that starts with
-/// `_` and that no definition csa-lint was given names: a cpp macro it
-/// cannot expand.
+/// `_`, or a C name in capitals used with arguments on its line, that no
+/// definition csa-lint was given names: a cpp macro it cannot expand.
 fn with_macro_help(
     d: Diagnostic,
     lang: Lang,
@@ -80,9 +84,18 @@ fn with_macro_help(
     defined: &dyn Fn(&str) -> bool,
 ) -> Diagnostic {
     let span = d.span;
-    let Some(name) = (lang == Lang::Fortran)
-        .then(|| text.get(span.start as usize..span.end as usize))
-        .flatten()
+    if lang == Lang::C {
+        let Some(name) = capital_macro_use(text, span.start as usize, span.end as usize, defined)
+        else {
+            return d;
+        };
+        let help = format!(
+            "`{name}(...)` looks like a use of a function-like macro (a name in capitals with arguments) that csa-lint has no definition of: give the directory of the header that defines it (`--include-dir`, `include-dirs`); csa-lint then expands it as cpp does"
+        );
+        return d.with_help(help);
+    }
+    let Some(name) = text
+        .get(span.start as usize..span.end as usize)
         .and_then(underscore_word)
         .filter(|name| !defined(name))
     else {
@@ -92,6 +105,60 @@ fn with_macro_help(
         "`{name}` is a cpp macro (no Fortran name starts with `_`) that csa-lint has no definition of: give the directory of the header that defines it (`--include-dir`, `include-dirs`), or define it (`--define {name}=...`)"
     );
     d.with_help(help)
+}
+
+/// The first C name in capitals (two characters or more, a letter among
+/// them) followed by `(` on the line of `start`, from its beginning up to
+/// `end`, that `defined` does not know (comments and literals left out):
+/// a function-like macro with no definition, the likely cause of a syntax
+/// error there.
+fn capital_macro_use<'t>(
+    text: &'t str,
+    start: usize,
+    end: usize,
+    defined: &dyn Fn(&str) -> bool,
+) -> Option<&'t str> {
+    let b = text.as_bytes();
+    let from = memchr::memrchr(b'\n', b.get(..start)?).map_or(0, |k| k + 1);
+    let to = memchr::memchr(b'\n', b.get(start..)?).map_or(b.len(), |k| start + k);
+    let end = end.clamp(start, to).max(start + 1).min(b.len());
+    let mut i = from;
+    while i < end {
+        match b[i] {
+            b'"' | b'\'' => {
+                let q = b[i];
+                i += 1;
+                while i < to && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' if matches!(b.get(i + 1), Some(b'/')) => return None,
+            b'/' if matches!(b.get(i + 1), Some(b'*')) => {
+                i = memchr::memmem::find(&b[i + 2..to], b"*/").map_or(to, |k| i + 2 + k + 2);
+            }
+            c if c == b'_' || c.is_ascii_alphabetic() => {
+                let w = i + b[i..to]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                    .count();
+                let word = &text[i..w];
+                let capitals = word.len() >= 2
+                    && word.bytes().any(|c| c.is_ascii_uppercase())
+                    && !word.bytes().any(|c| c.is_ascii_lowercase());
+                let called = b[w..to]
+                    .iter()
+                    .find(|c| !matches!(c, b' ' | b'\t'))
+                    == Some(&b'(');
+                if capitals && called && !defined(word) {
+                    return Some(word);
+                }
+                i = w;
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// The first word that starts with `_` in the code of `text` (Fortran;
@@ -214,5 +281,39 @@ mod tests {
         let c = analyze(SourceKind::C, "void f(void) { _Bool b = ; }\n", &AnalysisOptions::default());
         let e = c.diagnostics().iter().find(|d| d.code.0 == 1).cloned();
         assert!(e.as_ref().is_some_and(|e| e.help.is_none()), "{e:?}");
+    }
+
+    /// The help of the first CSA001 of C `text`.
+    fn c_help(text: &str, opts: &AnalysisOptions) -> Option<String> {
+        analyze(SourceKind::C, text, opts)
+            .diagnostics()
+            .iter()
+            .find(|d| d.code.0 == 1)
+            .and_then(|d| d.help.as_ref().map(|h| h.render_with(|o| o)))
+    }
+
+    #[test]
+    fn a_c_name_in_capitals_with_arguments_is_named_as_an_unknown_macro() {
+        // a template source read without the header of its macros
+        let text = "void f(int n) {\n  check(n, /* VIEW(x) */ \"NAME(\" NAME (vec) \"_set\");\n}\n";
+        let h = c_help(text, &AnalysisOptions::default()).unwrap();
+        assert!(h.starts_with("`NAME(...)` looks like a use of a function-like macro"), "{h}");
+        // its definition given: expanded, no syntax error
+        let opts = AnalysisOptions {
+            headers: crate::Headers(vec![("t.h".to_string(), "#define NAME(x) #x\n".to_string())]),
+            prelude: "#include \"t.h\"\n".to_string(),
+            ..AnalysisOptions::default()
+        };
+        let fa = analyze(SourceKind::C, text, &opts);
+        assert_eq!(fa.syntax_error_count(), 0, "{:?}", fa.diagnostics());
+        // a syntax error with no such name: no advice; a lower-case call,
+        // or one the file defines (a macro it could not expand), neither
+        for text in [
+            "void f(int n) { for (;;) n++ }\n",
+            "void f(int n) {\n  check(n, name (vec) \"_set\");\n}\n",
+            "#define NAME(x, y) x y\nvoid f(int n) {\n  check(n, NAME (vec) \"_set\");\n}\n",
+        ] {
+            assert_eq!(c_help(text, &AnalysisOptions::default()), None, "{text}");
+        }
     }
 }
