@@ -116,6 +116,56 @@ impl Index {
     }
 }
 
+/// How far [`nearby`] looks: levels below the directory it walks, and
+/// files it lists.
+pub const NEARBY_DEPTH: usize = 3;
+pub const NEARBY_FILES: usize = 4000;
+
+/// The source files near `path` that may include it, in name order: those
+/// under its directory's parent (not hidden, at most [`NEARBY_DEPTH`]
+/// levels down, at most [`NEARBY_FILES`]) whose names say they are C or
+/// Fortran. `list` gives a directory's entries (path, is a directory);
+/// the caller does the I/O. A header linted without its includers is read
+/// as one of these gives it (the language server for an open document,
+/// `csa-lint` for a file named on its command line).
+pub fn nearby(path: &Path, list: &mut dyn FnMut(&Path) -> Vec<(PathBuf, bool)>) -> Vec<PathBuf> {
+    let Some(dir) = path.parent() else {
+        return Vec::new();
+    };
+    let root = dir.parent().unwrap_or(dir);
+    let mut out = Vec::new();
+    walk(root, 0, list, &mut out);
+    out
+}
+
+fn walk(
+    dir: &Path,
+    depth: usize,
+    list: &mut dyn FnMut(&Path) -> Vec<(PathBuf, bool)>,
+    out: &mut Vec<PathBuf>,
+) {
+    let mut entries: Vec<(PathBuf, bool)> = list(dir)
+        .into_iter()
+        .filter(|(p, _)| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    entries.sort();
+    for (p, is_dir) in entries {
+        if out.len() >= NEARBY_FILES {
+            return;
+        }
+        if is_dir {
+            if depth < NEARBY_DEPTH {
+                walk(&p, depth + 1, list, out);
+            }
+        } else if csa_grammars::detect(&p).is_some() {
+            out.push(p);
+        }
+    }
+}
+
 /// What a file is read with in its includer's context: the prelude
 /// (`AnalysisOptions::prelude`) and the headers (those the prelude
 /// includes, then the file's own).

@@ -5,17 +5,42 @@
 //! the headers that text includes, its language), and `lint_file` reports
 //! the reading with fewer syntax errors. The index is built on first need,
 //! once per run, from every file of the run (a run without syntax errors
-//! never builds it).
+//! never builds it). A file named on the command line that no file of the
+//! run includes is looked for among the files near it
+//! (`analyzer::includers::nearby`, as the language server does), indexed
+//! once per directory walked.
 
 use crate::{HeaderFiles, Job};
 use analyzer::includers::{Context as Includes, Includer, Index};
-use std::sync::OnceLock;
+use rustc_hash::FxHashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A file's text (invalid UTF-8 replaced); `None` when it cannot be read.
+fn read_lossy(p: &Path) -> Option<String> {
+    std::fs::read(p)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
 
 /// The run's files and, built on first need, who includes each.
 pub(crate) struct Includers<'a> {
     jobs: &'a [Job],
     header_files: &'a HeaderFiles,
     index: OnceLock<Index>,
+    /// The files near named files and who includes each, by the directory
+    /// walked (and the include directories they were resolved with).
+    nearby: Mutex<FxHashMap<NearbyKey, Arc<Nearby>>>,
+}
+
+/// A directory walked for files near a named one, and the include
+/// directories its files are resolved with.
+type NearbyKey = (PathBuf, Vec<PathBuf>);
+
+/// Files near a named one, and who includes each.
+struct Nearby {
+    files: Vec<PathBuf>,
+    index: Index,
 }
 
 /// What a file is read with in its includer's context.
@@ -30,7 +55,45 @@ impl<'a> Includers<'a> {
             jobs,
             header_files,
             index: OnceLock::new(),
+            nearby: Mutex::default(),
         }
+    }
+
+    /// The first file near `path` (absolute; named on the command line,
+    /// resolved with include directories `dirs`) that includes it, and
+    /// where.
+    fn includer_nearby(&self, path: &Path, dirs: &[PathBuf]) -> Option<(PathBuf, Includer)> {
+        let root = path
+            .parent()?
+            .parent()
+            .unwrap_or(path.parent()?)
+            .to_path_buf();
+        let key = (root, dirs.to_vec());
+        let found = self.nearby.lock().ok()?.get(&key).cloned();
+        let near = match found {
+            Some(n) => n,
+            None => {
+                let files = analyzer::includers::nearby(path, &mut |d| {
+                    let Ok(entries) = std::fs::read_dir(d) else {
+                        return Vec::new();
+                    };
+                    entries
+                        .filter_map(Result::ok)
+                        .filter_map(|e| Some((e.path(), e.file_type().ok()?.is_dir())))
+                        .collect()
+                });
+                let set: Vec<analyzer::includers::Includes<'_>> = files
+                    .iter()
+                    .map(|p| analyzer::includers::Includes { path: p, dirs })
+                    .collect();
+                let index = Index::build(&set, &mut read_lossy, &|p| p.is_file());
+                let n = Arc::new(Nearby { files, index });
+                self.nearby.lock().ok()?.insert(key, n.clone());
+                n
+            }
+        };
+        let at = near.index.includer(path)?;
+        Some((near.files.get(at.file)?.clone(), at))
     }
 
     /// The context `job` (whose text is `text`, analysed alone with
@@ -57,31 +120,38 @@ impl<'a> Includers<'a> {
                     dirs: &j.resolved.settings.include_dirs,
                 })
                 .collect();
-            Index::build(
-                &files,
-                &mut |p| {
-                    std::fs::read(p)
-                        .ok()
-                        .map(|b| String::from_utf8_lossy(&b).into_owned())
-                },
-                &|p| p.is_file(),
-            )
+            Index::build(&files, &mut read_lossy, &|p| p.is_file())
         });
-        let at: Includer = index.includer(&crate::settings::absolute(&job.path))?;
-        let includer = self.jobs.get(at.file)?;
-        let bytes = std::fs::read(&includer.path).ok()?;
-        let itext = String::from_utf8_lossy(&bytes);
-        let ikind = if includer.kind_given {
-            includer.kind
-        } else {
-            csa_grammars::detect_with_content(&includer.path, &itext).unwrap_or(includer.kind)
+        let path = crate::settings::absolute(&job.path);
+        let dirs = &job.resolved.settings.include_dirs;
+        // (the includer's path, where it includes the file, its language
+        // in the run and whether that was given)
+        let (ipath, at, run_kind) = match index.includer(&path) {
+            Some(at) => {
+                let includer = self.jobs.get(at.file)?;
+                let kind = (includer.kind, includer.kind_given);
+                (includer.path.clone(), at, Some(kind))
+            }
+            None if job.named => {
+                let (ipath, at) = self.includer_nearby(&path, dirs)?;
+                (ipath, at, None)
+            }
+            None => return None,
+        };
+        let itext = read_lossy(&ipath)?;
+        let ikind = match run_kind {
+            Some((kind, true)) => kind,
+            Some((kind, false)) => {
+                csa_grammars::detect_with_content(&ipath, &itext).unwrap_or(kind)
+            }
+            None => csa_grammars::detect_with_content(&ipath, &itext)?,
         };
         let kind = if job.kind_given { job.kind } else { ikind };
         let mut options = opts.clone();
         if at.cpp {
             let Includes { prelude, headers } = Includes::new(
                 at,
-                &includer.path,
+                &ipath,
                 &itext,
                 &job.path,
                 text,

@@ -872,17 +872,45 @@ fn a_header_is_read_with_its_includers_macros() {
         "#include \"conf.h\"\n#include \"tree.h\"\nint build(code FAR * FAR *t, unsigned FAR *b) { return 0; }\n",
     )
     .unwrap();
-    // alone, neither header parses
+    // alone, neither header parses: copies in a directory whose parent
+    // (where a file named alone looks for its includers) holds no file
+    // that includes them
+    std::fs::create_dir_all(dir.join("lone")).unwrap();
     for h in [&vars, &tree] {
+        let lone = dir.join("lone").join(h.file_name().unwrap());
+        std::fs::copy(h, &lone).unwrap();
         let o = run(&[
             "--no-cache",
             "--no-config",
             "--format",
             "concise",
-            h.to_str().unwrap(),
+            lone.to_str().unwrap(),
         ]);
         assert!(diag_out(&o).contains("CSA001"), "{}", diag_out(&o));
     }
+    std::fs::remove_dir_all(dir.join("lone")).unwrap();
+    // named alone, each is read as a file near it that includes it gives
+    // it (its directory's parent, walked a few levels down)
+    let proj = dir.join("proj");
+    std::fs::create_dir_all(proj.join("inc")).unwrap();
+    std::fs::create_dir_all(proj.join("src")).unwrap();
+    std::fs::copy(&vars, proj.join("inc/VARS.h")).unwrap();
+    std::fs::copy(dir.join("inc/OPTIONS.h"), proj.join("inc/OPTIONS.h")).unwrap();
+    std::fs::write(
+        proj.join("src/step.F"),
+        "#include \"../inc/OPTIONS.h\"\n      SUBROUTINE STEP(n)\n      INTEGER n, i\n\
+         #include \"../inc/VARS.h\"\n      DO i = 1, n\n        u(i) = v(i)\n      END DO\n      END\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "--no-cache",
+        "--no-config",
+        "--format",
+        "concise",
+        proj.join("inc/VARS.h").to_str().unwrap(),
+    ]);
+    assert!(!diag_out(&o).contains("CSA001"), "{}", diag_out(&o));
+    std::fs::remove_dir_all(&proj).unwrap();
     // linted with their includers, both do (and so do the includers)
     let o = run(&[
         "--no-cache",

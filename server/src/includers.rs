@@ -27,19 +27,11 @@ pub struct Found {
     pub context: Arc<Context>,
 }
 
-/// How far the search goes: levels below the directory searched, and
-/// files read.
-const MAX_DEPTH: usize = 3;
-const MAX_FILES: usize = 4000;
-
 /// The first file near `path` that includes it, as cpp searches (`dirs`:
 /// the include directories); `None` when there is none.
 pub fn find(path: &Path, dirs: &[PathBuf]) -> Option<Found> {
     let path = std::path::absolute(path).ok()?;
-    let dir = path.parent()?;
-    let root = dir.parent().unwrap_or(dir);
-    let mut files = Vec::new();
-    walk(root, 0, &mut files);
+    let files = analyzer::includers::nearby(&path, &mut list);
     let set: Vec<Includes<'_>> = files.iter().map(|p| Includes { path: p, dirs }).collect();
     let index = Index::build(&set, &mut |p| read(p), &|p| p.is_file());
     let at = index.includer(&path)?;
@@ -77,28 +69,14 @@ fn read(p: &Path) -> Option<String> {
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
-/// The source files under `dir` (not hidden, at most [`MAX_DEPTH`] levels
-/// down, at most [`MAX_FILES`]), in name order.
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+/// A directory's entries (path, is a directory); none when it cannot be
+/// read.
+pub(crate) fn list(dir: &Path) -> Vec<(PathBuf, bool)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
-    let mut entries: Vec<(PathBuf, bool)> = entries
+    entries
         .filter_map(Result::ok)
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
         .filter_map(|e| Some((e.path(), e.file_type().ok()?.is_dir())))
-        .collect();
-    entries.sort();
-    for (p, is_dir) in entries {
-        if out.len() >= MAX_FILES {
-            return;
-        }
-        if is_dir {
-            if depth < MAX_DEPTH {
-                walk(&p, depth + 1, out);
-            }
-        } else if csa_grammars::detect(&p).is_some() {
-            out.push(p);
-        }
-    }
+        .collect()
 }
