@@ -300,7 +300,37 @@ pub(crate) fn expand(
     if !may_expand(source, pre, prelude, defines) {
         return None;
     }
-    let mut table = Table::new(defines, false);
+    let code = if fixed {
+        Code::FixedForm
+    } else {
+        Code::FreeForm
+    };
+    expand_in(text, source, pre, headers, prelude, defines, code)
+}
+
+/// What [`expand_in`] reads: Fortran (fixed form: comment lines left as
+/// they are), or C ([`expand_c`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Code {
+    FreeForm,
+    FixedForm,
+    C,
+}
+
+/// [`expand`] and [`expand_c`]: the macro table from `defines`, `prelude`
+/// and `headers`, then the file's directives as the code reaches them, its
+/// uses expanded.
+fn expand_in(
+    text: &str,
+    source: &str,
+    pre: &csa_grammars::preproc::Preprocessed,
+    headers: &Headers,
+    prelude: &str,
+    defines: &[String],
+    code: Code,
+) -> Option<Expanded> {
+    let c = code == Code::C;
+    let mut table = Table::new(defines, c);
     if !prelude.is_empty() {
         table.header(prelude, headers, 0);
     }
@@ -313,6 +343,14 @@ pub(crate) fn expand(
             }
         }
     }
+    // (C: no pass over a file that can use no function-like macro)
+    if c && !table.macros.values().any(|m| m.params.is_some())
+        && !events
+            .iter()
+            .any(|(_, l)| matches!(directive_name(l).0, "define" | "include"))
+    {
+        return None;
+    }
     let mut out = String::with_capacity(text.len() + 64);
     let mut map = ExpansionMap::default();
     let limit = text.len() * MAX_GROWTH + (1 << 20);
@@ -321,13 +359,19 @@ pub(crate) fn expand(
     let b = text.as_bytes();
     let mut i = 0;
     let mut changed = false;
-    while let Some((start, name_end)) = next_ident(b, i, true) {
+    loop {
+        let next = if c {
+            next_c_code_ident(b, i)
+        } else {
+            next_ident(b, i, Lex::Fortran)
+        };
+        let Some((start, name_end)) = next else { break };
         while next_event < events.len() && events[next_event].0 <= start {
             table.directive(&events[next_event].1, headers, 0);
             next_event += 1;
         }
         i = name_end;
-        if fixed {
+        if code == Code::FixedForm {
             let line = memchr::memrchr(b'\n', &b[..start]).map_or(0, |k| k + 1);
             if matches!(b[line], b'c' | b'C' | b'*' | b'!') {
                 i = line_end(b, start);
@@ -335,18 +379,45 @@ pub(crate) fn expand(
             }
         }
         let name = &text[start..name_end];
-        let Some(m) = table.get(name) else {
+        // (C: function-like macros only; an object-like one is a name to
+        // the C front end)
+        let Some(m) = table.get(name).filter(|m| !c || m.params.is_some()) else {
             continue;
         };
-        let Some((end, args)) = invocation(text, name_end, m) else {
+        let use_ = if c {
+            c_invocation(text, name_end, m)
+        } else {
+            invocation(text, name_end, m)
+        };
+        let Some((end, args)) = use_ else {
             continue;
         };
         let mut off = HashSet::default();
-        // (a macro bomb: nothing expanded rather than a guess)
-        let replacement = table.substitute(name, m, &args, &mut off, 0)?;
+        let Some(replacement) = table.substitute(name, m, &args, &mut off, 0) else {
+            if c {
+                // (a macro bomb: this use stays as written, and what it
+                // holds)
+                i = end;
+                continue;
+            }
+            // (a macro bomb: nothing expanded rather than a guess)
+            return None;
+        };
         out.push_str(&text[copied..start]);
         let es = out.len();
-        out.push_str(&replacement);
+        if c {
+            // on the use's line, and its line ends after it
+            out.extend(
+                replacement
+                    .chars()
+                    .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+            );
+            for _ in memchr::memchr_iter(b'\n', &b[start..end]) {
+                out.push('\n');
+            }
+        } else {
+            out.push_str(&replacement);
+        }
         map.pieces.push((es, out.len(), start, end));
         copied = end;
         i = end;
@@ -570,9 +641,9 @@ impl Table {
         let mut i = 0;
         loop {
             let next = if self.c {
-                next_c_ident(b, i)
+                next_ident(b, i, Lex::C)
             } else {
-                next_ident(b, i, false)
+                next_ident(b, i, Lex::FortranText)
             };
             let Some((start, name_end)) = next else { break };
             i = name_end;
@@ -865,26 +936,6 @@ fn c_comment_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// The next identifier of C code at or after `i`, skipping literals,
-/// numbers and comments.
-fn next_c_ident(b: &[u8], mut i: usize) -> Option<(usize, usize)> {
-    while i < b.len() {
-        match b[i] {
-            b'"' | b'\'' => i = c_literal_end(b, i),
-            b'/' => i = c_comment_end(b, i).unwrap_or(i + 1),
-            b'0'..=b'9' => {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
-                {
-                    i += 1;
-                }
-            }
-            c if c == b'_' || c.is_ascii_alphabetic() => return Some((i, ident_end(b, i))),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
 /// [`invocation`] in C code: the arguments may run over lines and hold
 /// comments (each read as a blank) and C literals; a directive line among
 /// them ends the search (not a use).
@@ -966,10 +1017,10 @@ fn c_directive_end(b: &[u8], i: usize) -> Option<usize> {
     Some(e)
 }
 
-/// [`next_c_ident`] outside directive lines.
+/// The next identifier of C code outside directive lines.
 fn next_c_code_ident(b: &[u8], mut i: usize) -> Option<(usize, usize)> {
     loop {
-        let (s, e) = next_c_ident(b, i)?;
+        let (s, e) = next_ident(b, i, Lex::C)?;
         let line = memchr::memrchr(b'\n', &b[..s]).map_or(0, |k| k + 1);
         let first = line
             + b[line..s]
@@ -1007,76 +1058,7 @@ pub(crate) fn expand_c(
     prelude: &str,
     defines: &[String],
 ) -> Option<Expanded> {
-    let mut table = Table::new(defines, true);
-    if !prelude.is_empty() {
-        table.header(prelude, headers, 0);
-    }
-    let mut events: Vec<(usize, String)> = Vec::new();
-    for &(s, e) in pre.directives() {
-        if pre.is_active(s) {
-            if let Some(line) = source.get(s..e) {
-                events.push((e, logical_lines(line).join("\n")));
-            }
-        }
-    }
-    // (no pass over a file that can use no function-like macro)
-    if !table.macros.values().any(|m| m.params.is_some())
-        && !events
-            .iter()
-            .any(|(_, l)| matches!(directive_name(l).0, "define" | "include"))
-    {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len() + 64);
-    let mut map = ExpansionMap::default();
-    let limit = text.len() * MAX_GROWTH + (1 << 20);
-    let mut next_event = 0;
-    let mut copied = 0;
-    let b = text.as_bytes();
-    let mut i = 0;
-    let mut changed = false;
-    while let Some((start, name_end)) = next_c_code_ident(b, i) {
-        while next_event < events.len() && events[next_event].0 <= start {
-            table.directive(&events[next_event].1, headers, 0);
-            next_event += 1;
-        }
-        i = name_end;
-        let name = &text[start..name_end];
-        let Some(m) = table.get(name).filter(|m| m.params.is_some()) else {
-            continue;
-        };
-        let Some((end, args)) = c_invocation(text, name_end, m) else {
-            continue;
-        };
-        let mut off = HashSet::default();
-        // (a macro bomb: this use stays as written, and what it holds)
-        let Some(replacement) = table.substitute(name, m, &args, &mut off, 0) else {
-            i = end;
-            continue;
-        };
-        out.push_str(&text[copied..start]);
-        let es = out.len();
-        out.extend(
-            replacement
-                .chars()
-                .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
-        );
-        for _ in memchr::memchr_iter(b'\n', &b[start..end]) {
-            out.push('\n');
-        }
-        map.pieces.push((es, out.len(), start, end));
-        copied = end;
-        i = end;
-        changed = true;
-        if out.len() > limit {
-            return None;
-        }
-    }
-    if !changed {
-        return None;
-    }
-    out.push_str(&text[copied..]);
-    Some(Expanded { text: out, map })
+    expand_in(text, source, pre, headers, prelude, defines, Code::C)
 }
 
 /// A use of `m` whose name ends at `at`: where the use ends and its
@@ -1133,7 +1115,7 @@ fn replace_params(body: &str, params: &[String], args: &[String]) -> String {
     let mut out = String::with_capacity(body.len());
     let mut copied = 0;
     let mut i = 0;
-    while let Some((start, end)) = next_ident(b, i, false) {
+    while let Some((start, end)) = next_ident(b, i, Lex::FortranText) {
         i = end;
         if let Some(k) = params.iter().position(|p| p == &body[start..end]) {
             out.push_str(&body[copied..start]);
@@ -1145,12 +1127,25 @@ fn replace_params(body: &str, params: &[String], args: &[String]) -> String {
     out
 }
 
-/// The next identifier at or after `i` (start, end), skipping string
-/// literals, numbers (`1.0d0`, `2_8`) and, with `comments`, `!` comments.
-fn next_ident(b: &[u8], mut i: usize, comments: bool) -> Option<(usize, usize)> {
+/// How [`next_ident`] reads text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lex {
+    /// Fortran code: `!` comments, Fortran strings.
+    Fortran,
+    /// A macro body or argument for Fortran: Fortran strings.
+    FortranText,
+    /// C: C literals and comments.
+    C,
+}
+
+/// The next identifier at or after `i` (start, end), skipping literals,
+/// numbers (`1.0d0`, `2_8`, `0x1fu`) and the comments of `lex`.
+fn next_ident(b: &[u8], mut i: usize, lex: Lex) -> Option<(usize, usize)> {
     while i < b.len() {
         match b[i] {
-            b'!' if comments => i = line_end(b, i),
+            b'!' if lex == Lex::Fortran => i = line_end(b, i),
+            b'/' if lex == Lex::C => i = c_comment_end(b, i).unwrap_or(i + 1),
+            b'\'' | b'"' if lex == Lex::C => i = c_literal_end(b, i),
             b'\'' | b'"' => i = string_end(b, i),
             b'0'..=b'9' => {
                 while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
