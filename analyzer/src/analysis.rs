@@ -448,16 +448,23 @@ fn names_in_the_way(
         .map(|s| (s.start as usize, (s.end as usize).max(s.start as usize + 1)))
         .collect();
     let mut names: Vec<String> = Vec::new();
-    for b in pre.conditionals.iter().flat_map(|c| &c.branches) {
-        if !(b.unknown && b.active) {
-            continue;
-        }
-        let (start, end) = b.body;
-        let holds_error = errors.iter().any(|&(s, e)| s < end && start < e);
-        if holds_error || balance(b.body) != 0 {
-            for n in condition_names(text, b.directive) {
-                if !names.contains(&n) {
-                    names.push(n);
+    for c in &pre.conditionals {
+        for b in &c.branches {
+            if !(b.unknown && b.active) {
+                continue;
+            }
+            let (start, end) = b.body;
+            let holds_error = errors.iter().any(|&(s, e)| s < end && start < e);
+            // (an alternative that opens or closes what this branch does
+            // not: GSL's `#ifdef DIRECT` branch, balanced, whose `#else`
+            // leaves a block open that a `}` after the `#endif` closes)
+            let own = balance(b.body);
+            let unlike = || c.branches.iter().any(|o| o.body != b.body && balance(o.body) != own);
+            if holds_error || own != 0 || unlike() {
+                for n in condition_names(text, b.directive) {
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
                 }
             }
         }
