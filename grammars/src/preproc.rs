@@ -326,7 +326,10 @@ pub fn preprocess(text: &str, defines: &[String], fortran: bool) -> Preprocessed
 /// no `-D` reads them: undefined (0 in a condition) instead of unknown,
 /// unless `defines` or the file's own `#define`s define them. So `#ifdef
 /// DEBUG` is inactive and `#if FAST` / `#if !FAST` take one branch each,
-/// consistently. For a text whose first reading (unknown conditions take
+/// consistently. A name the file defines is read, from an active
+/// `#define` of it as a number on, as that number, and from an `#undef`
+/// on as undefined (`#ifndef UNSIGNED` / `#define UNSIGNED 0` then `#if
+/// UNSIGNED`). For a text whose first reading (unknown conditions take
 /// their first branch) does not parse because of the branches those names
 /// chose: C++ in a `#ifdef DEBUG` block, a `#if X` opening a brace a `#if
 /// !X` closes.
@@ -390,6 +393,14 @@ fn preprocess_inner(
         env.undefined = names
             .iter()
             .filter(|n| !defined.contains(n.as_str()))
+            .cloned()
+            .collect();
+        // the others the file defines: with the number it gives them
+        // where it does (`#ifndef UNSIGNED` / `#define UNSIGNED 0` then
+        // `#if UNSIGNED`)
+        env.valued = names
+            .iter()
+            .filter(|n| defined.contains(n.as_str()))
             .cloned()
             .collect();
     }
@@ -533,6 +544,21 @@ fn preprocess_inner(
                 }
             }
             (None, name) => {
+                if active && !env.valued.is_empty() && matches!(name, "define" | "undef") {
+                    let (macro_name, body) = take_ident(directive.rest.trim_start());
+                    if env.valued.contains(macro_name) {
+                        env.names.remove(macro_name);
+                        if name == "undef" {
+                            env.undefined.insert(macro_name.to_string());
+                        } else {
+                            // (a body that is not a number: unknown again)
+                            env.undefined.remove(macro_name);
+                            if let Some(v) = cint::literal_i64(body.trim()) {
+                                env.names.insert(macro_name.to_string(), v);
+                            }
+                        }
+                    }
+                }
                 if let Some(macros) = macros.as_deref_mut().filter(|_| active) {
                     // a header read for its macros: what it defines counts
                     // in its own later conditions
@@ -1278,6 +1304,9 @@ struct Env {
     names: HashMap<String, i64>,
     /// [`preprocess_as_compiled`]: names read as undefined.
     undefined: std::collections::HashSet<String>,
+    /// [`preprocess_as_compiled`]: names the file defines, read with the
+    /// number its active `#define` gives them from there on.
+    valued: std::collections::HashSet<String>,
     /// [`header_macros`]: every name not in `names` read as undefined.
     all_undefined: bool,
 }
@@ -1296,6 +1325,7 @@ impl Env {
         let mut env = Env {
             names,
             undefined: std::collections::HashSet::new(),
+            valued: std::collections::HashSet::new(),
             all_undefined: false,
         };
         for d in defines {

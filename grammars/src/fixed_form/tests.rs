@@ -129,7 +129,9 @@ fn check_identifiers(original: &str, n: &Normalized) {
                     .get(o..)
                     .unwrap_or_default()
                     .chars()
-                    .filter(|c| !matches!(c, ' ' | '\t'))
+                    // (the normaliser's blanks: a lone `\r` inside a line
+                    // is one)
+                    .filter(|c| !matches!(c, ' ' | '\t' | '\r' | '\u{b}' | '\u{c}'))
                     .take(word.chars().count())
                     .collect()
             } else {

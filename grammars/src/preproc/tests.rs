@@ -293,6 +293,34 @@ fn as_compiled_names_are_undefined_unless_defined() {
 }
 
 #[test]
+fn as_compiled_names_the_file_defines_take_its_number() {
+    // GSL's strtol.c: the file gives UNSIGNED a default, then tests it
+    let text = "#ifndef UNSIGNED\n#define UNSIGNED 0\n#endif\n\
+                #if UNSIGNED\nunsigned long int\n#else\nlong int\n#endif\n\
+                #undef UNSIGNED\n#define UNSIGNED 2\n#if UNSIGNED == 2\ntwo;\n#endif\n\
+                #undef UNSIGNED\n#if UNSIGNED\nstill;\n#endif\n";
+    let names = vec!["UNSIGNED".to_string()];
+    let first = preprocess(text, &[], false);
+    assert!(
+        kept(&first).contains(&"unsigned long int"),
+        "{:?}",
+        kept(&first)
+    );
+    let compiled = preprocess_as_compiled(text, &[], false, &names);
+    assert_eq!(
+        kept(&compiled),
+        [
+            "#define UNSIGNED 0",
+            "long int",
+            "#undef UNSIGNED",
+            "#define UNSIGNED 2",
+            "two;",
+            "#undef UNSIGNED",
+        ]
+    );
+}
+
+#[test]
 fn condition_names_and_bracket_balance() {
     let text = "#if defined(A) && B > 201103L || !defined C\nx = f(a[1]; { /* ( */ \"(\"\n#endif\n";
     let end = text.find('\n').unwrap();
