@@ -129,13 +129,18 @@ pub const NEARBY_FILES: usize = 4000;
 /// as one of these gives it (the language server for an open document,
 /// `csa-lint` for a file named on its command line).
 pub fn nearby(path: &Path, list: &mut dyn FnMut(&Path) -> Vec<(PathBuf, bool)>) -> Vec<PathBuf> {
-    let Some(dir) = path.parent() else {
-        return Vec::new();
-    };
-    let root = dir.parent().unwrap_or(dir);
     let mut out = Vec::new();
-    walk(root, 0, list, &mut out);
+    if let Some(root) = nearby_root(path) {
+        walk(root, 0, list, &mut out);
+    }
     out
+}
+
+/// The directory [`nearby`] walks for `path`: its directory's parent (its
+/// directory at the top of the file system).
+pub fn nearby_root(path: &Path) -> Option<&Path> {
+    let dir = path.parent()?;
+    Some(dir.parent().unwrap_or(dir))
 }
 
 fn walk(

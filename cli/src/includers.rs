@@ -63,11 +63,7 @@ impl<'a> Includers<'a> {
     /// resolved with include directories `dirs`) that includes it, and
     /// where.
     fn includer_nearby(&self, path: &Path, dirs: &[PathBuf]) -> Option<(PathBuf, Includer)> {
-        let root = path
-            .parent()?
-            .parent()
-            .unwrap_or(path.parent()?)
-            .to_path_buf();
+        let root = analyzer::includers::nearby_root(path)?.to_path_buf();
         let key = (root, dirs.to_vec());
         let found = self.nearby.lock().ok()?.get(&key).cloned();
         let near = match found {

@@ -9,7 +9,7 @@
 //! includer gives is kept with it ([`Found::context`]), so an edit of the
 //! document reads neither the includer nor its headers again.
 
-use analyzer::includers::{Context, Includer, Includes, Index};
+use analyzer::includers::{Context, Includes, Index};
 use csa_grammars::SourceKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,7 +20,6 @@ pub struct Found {
     /// The language it gives (the includer's).
     pub kind: SourceKind,
     pub path: PathBuf,
-    pub at: Includer,
     /// What the includer gives (its text before the line, the headers
     /// that text includes), read once: the search is made again after a
     /// configuration or watched-file change, not on every edit.
@@ -33,18 +32,17 @@ pub fn find(path: &Path, dirs: &[PathBuf]) -> Option<Found> {
     let path = std::path::absolute(path).ok()?;
     let files = analyzer::includers::nearby(&path, &mut list);
     let set: Vec<Includes<'_>> = files.iter().map(|p| Includes { path: p, dirs }).collect();
-    let index = Index::build(&set, &mut |p| read(p), &|p| p.is_file());
+    let index = Index::build(&set, &mut read, &|p| p.is_file());
     let at = index.includer(&path)?;
     let ipath = files.get(at.file)?.clone();
     let itext = read(&ipath)?;
     let kind = csa_grammars::detect_with_content(&ipath, &itext)?;
-    let context = Context::of_includer(at, &ipath, &itext, dirs, &mut |p| {
-        std::fs::read_to_string(p).ok()
-    });
+    // (a Fortran `INCLUDE` gives no prelude and no headers: the context
+    // is empty)
+    let context = Context::of_includer(at, &ipath, &itext, dirs, &mut read);
     Some(Found {
         kind,
         path: ipath,
-        at,
         context: Arc::new(context),
     })
 }
@@ -53,14 +51,13 @@ pub fn find(path: &Path, dirs: &[PathBuf]) -> Option<Found> {
 /// (which holds the document's own headers) with the includer's prelude,
 /// the prelude's headers before the document's.
 pub fn options(found: &Found, base: &analyzer::AnalysisOptions) -> analyzer::AnalysisOptions {
-    let mut options = base.clone();
-    if found.at.cpp {
-        let Context { prelude, headers } =
-            Context::clone(&found.context).with_own(base.headers.clone());
-        options.prelude = prelude;
-        options.headers = headers;
+    let Context { prelude, headers } =
+        Context::clone(&found.context).with_own(base.headers.clone());
+    analyzer::AnalysisOptions {
+        prelude,
+        headers,
+        ..base.clone()
     }
-    options
 }
 
 fn read(p: &Path) -> Option<String> {

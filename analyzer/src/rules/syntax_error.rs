@@ -121,41 +121,18 @@ fn capital_macro_use<'t>(
     let b = text.as_bytes();
     let from = memchr::memrchr(b'\n', b.get(..start)?).map_or(0, |k| k + 1);
     let to = memchr::memchr(b'\n', b.get(start..)?).map_or(b.len(), |k| start + k);
-    let end = end.clamp(start, to).max(start + 1).min(b.len());
+    let line = &b[..to];
+    let end = end.clamp(start + 1, to.max(start + 1));
     let mut i = from;
-    while i < end {
-        match b[i] {
-            b'"' | b'\'' => {
-                let q = b[i];
-                i += 1;
-                while i < to && b[i] != q {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            b'/' if matches!(b.get(i + 1), Some(b'/')) => return None,
-            b'/' if matches!(b.get(i + 1), Some(b'*')) => {
-                i = memchr::memmem::find(&b[i + 2..to], b"*/").map_or(to, |k| i + 2 + k + 2);
-            }
-            c if c == b'_' || c.is_ascii_alphabetic() => {
-                let w = i + b[i..to]
-                    .iter()
-                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
-                    .count();
-                let word = &text[i..w];
-                let capitals = word.len() >= 2
-                    && word.bytes().any(|c| c.is_ascii_uppercase())
-                    && !word.bytes().any(|c| c.is_ascii_lowercase());
-                let called = b[w..to]
-                    .iter()
-                    .find(|c| !matches!(c, b' ' | b'\t'))
-                    == Some(&b'(');
-                if capitals && called && !defined(word) {
-                    return Some(word);
-                }
-                i = w;
-            }
-            _ => i += 1,
+    while let Some((s, e)) = crate::frontend::fortran::cpp::next_c_ident(line, i).filter(|w| w.0 < end) {
+        i = e;
+        let word = &text[s..e];
+        let capitals = word.len() >= 2
+            && word.bytes().any(|c| c.is_ascii_uppercase())
+            && !word.bytes().any(|c| c.is_ascii_lowercase());
+        let called = line[e..].iter().find(|c| !matches!(c, b' ' | b'\t')) == Some(&b'(');
+        if capitals && called && !defined(word) {
+            return Some(word);
         }
     }
     None

@@ -359,13 +359,26 @@ fn expand_in(
     let b = text.as_bytes();
     let mut i = 0;
     let mut changed = false;
+    // (C: directive lines are kept in the text, and left as written)
+    let directive_lines = pre.directives();
+    let mut next_directive = 0;
     loop {
-        let next = if c {
-            next_c_code_ident(b, i)
-        } else {
-            next_ident(b, i, Lex::Fortran)
+        let lex = if c { Lex::C } else { Lex::Fortran };
+        let Some((start, name_end)) = next_ident(b, i, lex) else {
+            break;
         };
-        let Some((start, name_end)) = next else { break };
+        if c {
+            while directive_lines
+                .get(next_directive)
+                .is_some_and(|&(_, e)| e <= start)
+            {
+                next_directive += 1;
+            }
+            if let Some(&(_, e)) = directive_lines.get(next_directive).filter(|d| d.0 <= start) {
+                i = e;
+                continue;
+            }
+        }
         while next_event < events.len() && events[next_event].0 <= start {
             table.directive(&events[next_event].1, headers, 0);
             next_event += 1;
@@ -607,23 +620,37 @@ impl Table {
         if depth > MAX_DEPTH {
             return None;
         }
-        let body = match &m.params {
-            Some(params) if self.c => Some(self.substitute_c(&m.body, params, args, off, depth)?),
-            _ => None,
+        let Some(params) = &m.params else {
+            return self.rescan_without(name, &m.body, off, depth);
         };
-        let fresh = off.insert(name.to_string());
-        let body = match (body, &m.params) {
-            (Some(b), _) => Some(b),
-            (None, None) => Some(m.body.clone()),
-            (None, Some(params)) => {
-                // arguments are expanded first
-                args.iter()
-                    .map(|a| self.rescan(a.trim(), off, depth + 1))
-                    .collect::<Option<Vec<String>>>()
-                    .map(|expanded| replace_params(&m.body, params, &expanded))
+        let body = if self.c {
+            self.substitute_c(&m.body, params, args, off, depth)?
+        } else {
+            // (Fortran, as it always read them: the arguments expanded with
+            // `name` already off)
+            let fresh = off.insert(name.to_string());
+            let expanded = args
+                .iter()
+                .map(|a| self.rescan(a.trim(), off, depth + 1))
+                .collect::<Option<Vec<String>>>();
+            if fresh {
+                off.remove(name);
             }
+            replace_params(&m.body, params, &expanded?)
         };
-        let out = body.and_then(|b| self.rescan(&b, off, depth + 1));
+        self.rescan_without(name, &body, off, depth)
+    }
+
+    /// [`Table::rescan`] of `text` with `name` switched off too.
+    fn rescan_without(
+        &self,
+        name: &str,
+        text: &str,
+        off: &mut HashSet<String>,
+        depth: usize,
+    ) -> Option<String> {
+        let fresh = off.insert(name.to_string());
+        let out = self.rescan(text, off, depth + 1);
         if fresh {
             off.remove(name);
         }
@@ -713,17 +740,12 @@ impl Table {
             CToken::Ident(n) => names.iter().position(|p| p == n),
             _ => None,
         };
-        // the tokens that are not blanks, by index
-        let solid: Vec<usize> = (0..tokens.len())
-            .filter(|&k| tokens[k] != CToken::Blank)
-            .collect();
-        let at = |k: usize| solid.iter().position(|&j| j == k);
-        let prev = |k: usize| {
-            at(k)
-                .and_then(|p| p.checked_sub(1))
-                .map(|p| tokens[solid[p]])
+        // the token that is not a blank before `k`, after `k` (and where)
+        let prev = |k: usize| tokens[..k].iter().rev().find(|t| **t != CToken::Blank).copied();
+        let next_at = |k: usize| {
+            (k + 1..tokens.len()).find(|&j| tokens[j] != CToken::Blank)
         };
-        let next = |k: usize| at(k).and_then(|p| solid.get(p + 1)).map(|&j| tokens[j]);
+        let next = |k: usize| next_at(k).map(|j| tokens[j]);
         // pieces of the result; a paste joins the next one to the last
         let mut out: Vec<String> = Vec::new();
         let mut paste = false;
@@ -755,9 +777,7 @@ impl Table {
                     continue;
                 }
                 CToken::Hash => {
-                    let operand = at(k)
-                        .and_then(|p| solid.get(p + 1))
-                        .and_then(|&j| param(&tokens[j]).map(|p| (j, p)));
+                    let operand = next_at(k).and_then(|j| param(&tokens[j]).map(|p| (j, p)));
                     match operand {
                         Some((j, p)) => {
                             k = j;
@@ -1002,38 +1022,6 @@ fn c_invocation(text: &str, at: usize, m: &Macro) -> Option<(usize, Vec<String>)
     None
 }
 
-/// The end of the directive line whose `#` is at `i` (past its backslash
-/// continuations), when `#` is the first byte of its line that is not a
-/// blank.
-fn c_directive_end(b: &[u8], i: usize) -> Option<usize> {
-    let line = memchr::memrchr(b'\n', &b[..i]).map_or(0, |k| k + 1);
-    if b[line..i].iter().any(|c| !matches!(c, b' ' | b'\t')) || b.get(i) != Some(&b'#') {
-        return None;
-    }
-    let mut e = line_end(b, i);
-    while e < b.len() && b[..e].trim_ascii_end().ends_with(b"\\") {
-        e = line_end(b, e + 1);
-    }
-    Some(e)
-}
-
-/// The next identifier of C code outside directive lines.
-fn next_c_code_ident(b: &[u8], mut i: usize) -> Option<(usize, usize)> {
-    loop {
-        let (s, e) = next_ident(b, i, Lex::C)?;
-        let line = memchr::memrchr(b'\n', &b[..s]).map_or(0, |k| k + 1);
-        let first = line
-            + b[line..s]
-                .iter()
-                .take_while(|c| matches!(c, b' ' | b'\t'))
-                .count();
-        match c_directive_end(b, first) {
-            Some(end) if first < s => i = end,
-            _ => return Some((s, e)),
-        }
-    }
-}
-
 /// C code (the preprocessor pass's output: inactive branches blanked,
 /// directives kept, offsets kept) with the uses of function-like macros
 /// expanded as cpp expands them, where the macro is defined (by the file's
@@ -1125,6 +1113,12 @@ fn replace_params(body: &str, params: &[String], args: &[String]) -> String {
     }
     out.push_str(&body[copied..]);
     out
+}
+
+/// The next identifier of C text at or after `i` (start, end), skipping
+/// literals, numbers and comments.
+pub(crate) fn next_c_ident(b: &[u8], i: usize) -> Option<(usize, usize)> {
+    next_ident(b, i, Lex::C)
 }
 
 /// How [`next_ident`] reads text.
