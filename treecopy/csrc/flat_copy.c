@@ -68,89 +68,82 @@ static inline bool asked(const uint16_t *kinds, uint32_t kind_count, TSSymbol ki
   return false;
 }
 
+// A node whose children are being walked: the walk's current one is kept
+// in locals, those above it on a stack.
 typedef struct {
-  const Subtree *subtree;
+  const Subtree *children;
+  uint32_t count;
   // Where its children's iteration stands.
   uint32_t child_index;
   uint32_t structural_index;
+  // The start of its next child (only `bytes` is kept up to date inside
+  // a subtree copied unasked).
   Length position;
   const TSSymbol *aliases;
-  // Its own place in its parent's children (not counting extras).
-  uint32_t structural_child_index;
-  bool visible;
-  bool extra;
+  // Its production's field map.
+  const TSFieldMapEntry *map;
+  const TSFieldMapEntry *map_end;
   // Visible: its index in the copy; else the index of its nearest
   // visible ancestor.
   uint32_t owner;
-  // The stack position of that visible entry.
-  uint32_t owner_entry;
-  // Visible: its last child copied so far (CSA_NONE: none yet).
-  uint32_t last_child;
-} Entry;
+  // Invisible: the field it has in its parent (the field of a visible
+  // child for which its own production names none); else 0.
+  TSFieldId inherited;
+  bool visible;
+} Frame;
 
-// The entry of a subtree whose children are to be walked (`structural`:
-// its place among its parent's children; `owner`, `owner_entry`: itself
-// and its own stack position when visible, else its nearest visible
-// ancestor's).
-static Entry entry_of(const TSLanguage *lang, const Subtree *t, Length position, uint32_t structural,
-                      bool visible, bool extra, uint32_t owner, uint32_t owner_entry) {
-  return (Entry){
-    .subtree = t,
+static inline Frame frame_of(const TSLanguage *lang, Subtree t, Length position, bool visible, uint32_t owner,
+                             TSFieldId inherited) {
+  uint32_t production = ts_subtree_production_id(t);
+  Frame f = {
+    .children = ts_subtree_children(t),
+    .count = ts_subtree_child_count(t),
     .child_index = 0,
     .structural_index = 0,
     .position = position,
-    .aliases = ts_language_alias_sequence(lang, ts_subtree_production_id(*t)),
-    .structural_child_index = structural,
-    .visible = visible,
-    .extra = extra,
+    .aliases = ts_language_alias_sequence(lang, production),
+    .map = NULL,
+    .map_end = NULL,
     .owner = owner,
-    .owner_entry = owner_entry,
-    .last_child = CSA_NONE,
+    .inherited = inherited,
+    .visible = visible,
   };
+  ts_language_field_map(lang, production, &f.map, &f.map_end);
+  return f;
 }
 
 typedef struct {
-  Entry *items;
+  Frame *items;
   uint32_t size;
   uint32_t capacity;
 } Stack;
 
-static bool stack_push(Stack *s, Entry e) {
+static bool stack_push(Stack *s, const Frame *f) {
   if (s->size == s->capacity) {
     uint32_t cap = s->capacity ? s->capacity * 2 : 64;
-    Entry *items = realloc(s->items, (size_t)cap * sizeof(Entry));
+    Frame *items = realloc(s->items, (size_t)cap * sizeof(Frame));
     if (!items) return false;
     s->items = items;
     s->capacity = cap;
   }
-  s->items[s->size++] = e;
+  s->items[s->size++] = *f;
   return true;
 }
 
-// The field of a visible child (`structural`, `extra`: its own) whose
-// parent entry is the top of `s` (the cursor's `current_field_id`).
-static uint16_t field_of(const TSLanguage *lang, const Stack *s, uint32_t structural, bool extra) {
-  uint32_t index = structural;
-  bool is_extra = extra;
-  for (uint32_t i = s->size; i > 0; i--) {
-    const Entry *parent = &s->items[i - 1];
-    if (i != s->size) {
-      // `index`, `is_extra` describe s->items[i]
-      if (s->items[i].visible) break;
-    }
-    if (is_extra) break;
-    const TSFieldMapEntry *map, *map_end;
-    ts_language_field_map(lang, ts_subtree_production_id(*parent->subtree), &map, &map_end);
-    for (; map < map_end; map++) {
-      if (!map->inherited && map->child_index == index) return map->field_id;
-    }
-    index = parent->structural_child_index;
-    is_extra = parent->extra;
+// The field of a child of `f` (`structural`: its place among the
+// children that are not extras; `extra`: it is one), as the cursor's
+// `current_field_id` gives it: the first non-inherited entry of the
+// parent's field map naming it, else, below an invisible parent, the
+// parent's own field; none for an extra.
+static inline TSFieldId field_in(const Frame *f, uint32_t structural, bool extra) {
+  if (extra) return 0;
+  for (const TSFieldMapEntry *m = f->map; m < f->map_end; m++) {
+    if (!m->inherited && m->child_index == structural) return m->field_id;
   }
-  return 0;
+  return f->inherited;
 }
 
-static uint8_t flags_of(const TSLanguage *lang, Subtree t, TSSymbol alias, TSSymbol *kind) {
+static inline uint8_t flags_of(const TSLanguage *lang, Subtree t, TSSymbol alias, TSSymbol *kind) {
   TSSymbol symbol = alias ? alias : ts_subtree_symbol(t);
   *kind = ts_language_public_symbol(lang, symbol);
   uint8_t flags = 0;
@@ -169,6 +162,10 @@ static uint8_t flags_of(const TSLanguage *lang, Subtree t, TSSymbol alias, TSSym
 // asked about the nodes whose kinds `kinds` lists, or about every node
 // when `kinds` is NULL). Returns the
 // number of nodes copied, or CSA_NONE when memory ran out.
+//
+// While a visible node's children are copied, its `next` holds its last
+// child copied so far (the next sibling of a node is only known once its
+// subtree is done); it is set back to CSA_NONE when the walk leaves it.
 uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDescend descend, void *ctx,
                        const uint16_t *kinds, uint32_t kind_count) {
   if (capacity == 0 || !root.id) return 0;
@@ -193,62 +190,67 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
   // (with no `descend`, the whole tree)
   uint32_t unasked = answer == CSA_DESCEND_UNASKED || !descend ? 0 : CSA_NONE;
   Stack s = {NULL, 0, 0};
-  Entry first = entry_of(lang, root_subtree, root_position, 0, true, false, 0, 0);
-  if (!stack_push(&s, first)) return CSA_NONE;
-  // The number of visible entries on the stack: the depth of their
-  // children.
+  Frame f = frame_of(lang, *root_subtree, root_position, true, 0, 0);
+  // The number of visible frames on the stack and in `f`: the depth of
+  // `f`'s children.
   uint32_t depth = 1;
-  while (s.size > 0) {
-    Entry *top = &s.items[s.size - 1];
-    Subtree parent = *top->subtree;
-    uint32_t count = ts_subtree_child_count(parent);
-    if (top->child_index == count) {
-      if (top->visible) depth--;
-      s.size--;
+  for (;;) {
+    if (f.child_index == f.count) {
+      if (f.visible) {
+        depth--;
+        out[f.owner].next = CSA_NONE;
+      }
+      if (s.size == 0) break;
+      f = s.items[--s.size];
       continue;
     }
-    const Subtree *child = &ts_subtree_children(parent)[top->child_index];
+    const Subtree *child = &f.children[f.child_index];
+    Subtree c = *child;
     // the walk is bound by the latency of loading each subtree: ask for
     // the next sibling's while this one is copied
-    if (top->child_index + 1 < count) {
+    if (f.child_index + 1 < f.count) {
       Subtree next = child[1];
       if (!next.data.is_inline) __builtin_prefetch(next.ptr);
     }
-    Length position = top->position;
-    bool extra = ts_subtree_extra(*child);
-    bool visible = ts_subtree_visible(*child);
-    uint32_t structural = top->structural_index;
+    f.child_index++;
+    Length position = f.position;
+    bool extra = ts_subtree_extra(c);
+    bool visible = ts_subtree_visible(c);
+    uint32_t structural = f.structural_index;
     TSSymbol alias = 0;
     if (!extra) {
-      if (top->aliases) {
-        alias = top->aliases[structural];
+      if (f.aliases) {
+        alias = f.aliases[structural];
         visible |= alias != 0;
       }
-      top->structural_index++;
+      f.structural_index++;
     }
-    top->child_index++;
-    if (unasked != CSA_NONE && depth > unasked) {
+    bool inside_unasked = unasked != CSA_NONE && depth > unasked;
+    if (inside_unasked) {
       // inside a subtree copied unasked: no node is made for a question,
       // so only byte offsets are kept (a position's row and column are
       // left as they were)
-      top->position.bytes += ts_subtree_size(*child).bytes;
-      if (top->child_index < count) {
-        top->position.bytes += ts_subtree_padding(ts_subtree_children(parent)[top->child_index]).bytes;
-      }
+      f.position.bytes += ts_subtree_size(c).bytes;
+      if (f.child_index < f.count) f.position.bytes += ts_subtree_padding(child[1]).bytes;
     } else {
-      top->position = length_add(position, ts_subtree_size(*child));
-      if (top->child_index < count) {
-        top->position = length_add(top->position, ts_subtree_padding(ts_subtree_children(parent)[top->child_index]));
-      }
+      f.position = length_add(position, ts_subtree_size(c));
+      if (f.child_index < f.count) f.position = length_add(f.position, ts_subtree_padding(child[1]));
     }
-    uint32_t children = ts_subtree_child_count(*child);
+    uint32_t children = ts_subtree_child_count(c);
     if (!visible) {
       if (children > 0) {
-        Entry e = entry_of(lang, child, position, structural, false, extra, top->owner, top->owner_entry);
-        if (!stack_push(&s, e)) {
+        Frame g = frame_of(lang, c, position, false, f.owner, field_in(&f, structural, extra));
+        // an invisible frame done with its children has nothing left to
+        // do when popped: it is replaced rather than kept
+        if (!f.visible && f.child_index == f.count) {
+          f = g;
+          continue;
+        }
+        if (!stack_push(&s, &f)) {
           free(s.items);
           return CSA_NONE;
         }
+        f = g;
       }
       continue;
     }
@@ -256,17 +258,17 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
       free(s.items);
       return CSA_NONE;
     }
-    uint32_t owner = top->owner;
+    uint32_t owner = f.owner;
     uint32_t idx = len++;
-    flags = flags_of(lang, *child, alias, &kind);
-    size = ts_subtree_size(*child);
-    uint16_t field = field_of(lang, &s, structural, extra);
-    out[idx] = (CsaFlatNode){position.bytes, position.bytes + size.bytes, owner, CSA_NONE, 0, kind, field, flags};
+    flags = flags_of(lang, c, alias, &kind);
+    uint16_t field = field_in(&f, structural, extra);
+    out[idx] = (CsaFlatNode){position.bytes, position.bytes + ts_subtree_size(c).bytes, owner, CSA_NONE, 0, kind, field,
+                             flags};
     out[owner].count++;
-    Entry *owner_entry = &s.items[top->owner_entry];
-    if (owner_entry->last_child != CSA_NONE) out[owner_entry->last_child].next = idx;
-    owner_entry->last_child = idx;
-    if (unasked != CSA_NONE && depth <= unasked) unasked = CSA_NONE;
+    uint32_t last = out[owner].next;
+    if (last != CSA_NONE) out[last].next = idx;
+    out[owner].next = idx;
+    if (!inside_unasked) unasked = CSA_NONE;
     answer = CSA_DESCEND;
     if (descend && unasked == CSA_NONE && asked(kinds, kind_count, kind)) {
       TSNode node = ts_node_new(tree, child, position, alias);
@@ -275,14 +277,20 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
     }
     if (children == 0) continue;
     if (answer == CSA_PRUNE) {
-      if (child->ptr->visible_child_count > 0) out[idx].flags |= CSA_PRUNED;
+      if (c.ptr->visible_child_count > 0) out[idx].flags |= CSA_PRUNED;
       continue;
     }
-    Entry e = entry_of(lang, child, position, structural, true, extra, idx, s.size);
-    if (!stack_push(&s, e)) {
+    Frame g = frame_of(lang, c, position, true, idx, 0);
+    if (!f.visible && f.child_index == f.count) {
+      f = g;
+      depth++;
+      continue;
+    }
+    if (!stack_push(&s, &f)) {
       free(s.items);
       return CSA_NONE;
     }
+    f = g;
     depth++;
   }
   free(s.items);
