@@ -42,7 +42,7 @@ seen && /%\)/ {
     line = $0; sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", line)
     fn = line; sub(/^[^:]*:/, "", fn)
     file = line; sub(/:.*/, "", file)
-    if (fn ~ /^(ts_subtree_release|ts_tree_delete)/) c = "tree-sitter: release of the trees"
+    if (fn ~ /^(ts_subtree_release|ts_tree_delete|csa_tree_delete|release_each)/) c = "tree-sitter: release of the trees"
     else if (fn ~ /csa_flat_copy|flags_of|^treecopy::/) c = "flat copy of the trees (treecopy)"
     else if (fn ~ /^analyzer::frontend::fortran/) c = "Fortran front end (beyond the parse)"
     else if (fn ~ /^analyzer::frontend::c/) c = "C front end (beyond the parse)"

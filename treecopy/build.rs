@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=csrc/flat_copy.c");
+    println!("cargo:rerun-if-changed=csrc/release.c");
     println!("cargo:rerun-if-env-changed=DEP_TREE_SITTER_INCLUDE");
     let include = PathBuf::from(
         std::env::var("DEP_TREE_SITTER_INCLUDE")
@@ -19,6 +20,7 @@ fn main() {
         .expect("the tree-sitter crate's sources beside its include directory");
     cc::Build::new()
         .file("csrc/flat_copy.c")
+        .file("csrc/release.c")
         .include(&include)
         .include(&internal)
         .flag_if_supported("-std=c11")

@@ -74,16 +74,20 @@ fn lower_mapped(text: &str, outer: Option<&ExpansionMap>, opts: &FrontendOptions
         return LoweredFile::gave_up(text);
     };
     let misread = misreadings(&tree);
-    if misread > 0 {
-        if let Some(lowered) = lower_repaired(text, &tree, misread, opts, outer) {
-            return lowered;
-        }
-    }
-    let parts = FileParts {
-        outer: outer.cloned(),
-        ..FileParts::default()
+    let repaired = if misread > 0 {
+        lower_repaired(text, &tree, misread, opts, outer)
+    } else {
+        None
     };
-    lower_parsed(text, &tree, None, &[], opts, &mut SignatureCache::default(), parts)
+    let lowered = repaired.unwrap_or_else(|| {
+        let parts = FileParts {
+            outer: outer.cloned(),
+            ..FileParts::default()
+        };
+        lower_parsed(text, &tree, None, &[], opts, &mut SignatureCache::default(), parts)
+    });
+    treecopy::release(tree);
+    lowered
 }
 
 /// The syntax errors and top-level blocks of a parse: code tree-sitter-c

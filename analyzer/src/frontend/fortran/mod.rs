@@ -1059,13 +1059,16 @@ fn lower_tree_of(
     // (one scan, for the pruned copy and for the whole one it may fall
     // back to)
     let calls = relevance::FortranCalls::scan(text);
-    if let [tree] = trees.as_slice() {
-        if let Some(out) = lower_pruned(text, tree, map, only, opts, &calls) {
-            return out;
-        }
-    }
-    let flats: Vec<FlatTree> = trees.iter().map(|t| FlatTree::new(t.root_node())).collect();
-    lower_flat(text, &flats, map, only, opts, None, &calls).unwrap_or_default()
+    let pruned = match trees.as_slice() {
+        [tree] => lower_pruned(text, tree, map, only, opts, &calls),
+        _ => None,
+    };
+    let out = pruned.unwrap_or_else(|| {
+        let flats: Vec<FlatTree> = trees.iter().map(|t| FlatTree::new(t.root_node())).collect();
+        lower_flat(text, &flats, map, only, opts, None, &calls).unwrap_or_default()
+    });
+    trees.into_iter().for_each(treecopy::release);
+    out
 }
 
 /// [`lower_tree`] over a pruned copy of `tree`; None when `tree` has a
