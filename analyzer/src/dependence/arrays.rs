@@ -323,7 +323,7 @@ fn not_private(
             );
         }
     }
-    if crate::scalars::live_after(func, blocks, v, &mut Default::default()) {
+    if crate::scalars::live_after(func, blocks, v) {
         return unproven(
             format!("{shared_why}, and it is read after the loop, so it cannot be private"),
             first_write,
