@@ -580,7 +580,7 @@ fn fold_depth(
     let rec = |m: FNode| fold_depth(cx, m, lookup, depth + 1);
     match n.node_kind() {
         "number_literal" => int_literal(cx.text(n)),
-        "identifier" => lookup(&cx.lname(n)),
+        "identifier" => lookup(&cx.lname_ref(n)),
         "parenthesized_expression" => rec(n.named_child(0)?),
         "unary_expression" => {
             let arg = rec(n.field(F::Argument)?)?;
@@ -623,8 +623,8 @@ fn fold_call(cx: &Cx, n: FNode, lookup: &dyn Fn(&str) -> Option<i64>, depth: usi
         .named_children()
         .filter(|c| c.node_kind() != "comment")
         .collect();
-    let name = cx.lname(f);
-    match name.as_str() {
+    let name = cx.lname_ref(f);
+    match &*name {
         "kind" => {
             let a = args.first()?;
             literal_kind(cx, *a)
