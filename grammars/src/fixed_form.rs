@@ -184,6 +184,9 @@ struct Statement {
     /// Blanks between two digits outside literals (`1 000 000`): left out,
     /// since blanks are no separators in fixed form.
     squeeze: Vec<(usize, usize)>,
+    /// Where a blank goes between a `GOTO` and its label written together
+    /// (`GOTO10`: one name in free form), for a statement on one line.
+    split: Option<usize>,
 }
 
 const BOM: char = '\u{feff}';
@@ -503,6 +506,7 @@ fn classify(
             keep_end: start + keep_end,
             amp_at: start + keep_end,
             squeeze: Vec::new(),
+            split: None,
         });
     }
 
@@ -520,6 +524,19 @@ fn classify(
     *have_statement = true;
     *quote = q;
     let replacement = if is_continuation { "&" } else { " " };
+    // (a label is digits; other code in columns 1-5 is a statement
+    // written from column 1, left as it is)
+    let label_is_code = content[..label_end.min(content.len())]
+        .bytes()
+        .any(|b| !is_blank_byte(b) && !b.is_ascii_digit());
+    let split = if is_continuation || q.is_some() || label_is_code {
+        None
+    } else {
+        content
+            .get(field_start..field_end)
+            .and_then(|f| joined_goto_label(f.as_bytes()))
+            .map(|k| start + field_start + k)
+    };
     LineKind::Statement(Statement {
         col6: col6.map(|(s, e)| (start + s, start + e, replacement)),
         is_continuation,
@@ -527,7 +544,67 @@ fn classify(
         keep_end: start + keep_end,
         amp_at: start + amp_at,
         squeeze,
+        split,
     })
+}
+
+/// Where the label starts in a statement field that is a `GOTO` followed
+/// by its label with no blank between (`GOTO10`; `GO TO 10` is read
+/// already), alone or after a logical IF's condition (`IF (X) GOTO10`),
+/// blanks anywhere else: tree-sitter reads free-form text, where
+/// `goto10` is one name. A name such as `GOTO1` is no statement of its
+/// own (an assignment has its `=`, a call its `CALL`), so such a field is
+/// a jump.
+fn joined_goto_label(field: &[u8]) -> Option<usize> {
+    // the field's non-blank bytes, with their offsets
+    let code: Vec<(usize, u8)> = field
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| !is_blank_byte(b))
+        .map(|(k, &b)| (k, b.to_ascii_lowercase()))
+        .collect();
+    let digits = code
+        .iter()
+        .rev()
+        .take_while(|(_, b)| b.is_ascii_digit())
+        .count();
+    let label = code.len().checked_sub(digits).filter(|_| digits > 0)?;
+    let keyword = label.checked_sub(4)?;
+    if code[keyword..label].iter().map(|&(_, b)| b).ne(*b"goto") {
+        return None;
+    }
+    // the label must follow the `O` at once
+    let (at, _) = code[label];
+    if at == 0 || is_blank_byte(field[at - 1]) {
+        return None;
+    }
+    // before `GOTO`: nothing, or `IF (...)` whose `(` closes there
+    let before = &code[..keyword];
+    if !before.is_empty() {
+        let starts_if =
+            before.len() >= 4 && before[0].1 == b'i' && before[1].1 == b'f' && before[2].1 == b'(';
+        if !starts_if {
+            return None;
+        }
+        let mut depth = 0usize;
+        for (k, &(_, b)) in before.iter().enumerate().skip(2) {
+            match b {
+                b'(' => depth += 1,
+                b')' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 && k + 1 != before.len() {
+                        return None;
+                    }
+                }
+                b'\'' | b'"' => return None,
+                _ => {}
+            }
+        }
+        if depth != 0 {
+            return None;
+        }
+    }
+    Some(at)
 }
 
 /// True for a comment line holding a directive sentinel: column 1 `C c * !`
@@ -602,6 +679,10 @@ fn emit_line(b: &mut Builder<'_>, line: &Line, amp: bool) {
                 let at = s.amp_at.clamp(pos, s.keep_end.max(pos));
                 b.copy_squeezed(pos, at, &s.squeeze);
                 b.insert(at, "&");
+                pos = at;
+            } else if let Some(at) = s.split.filter(|&at| at >= pos) {
+                b.copy_squeezed(pos, at, &s.squeeze);
+                b.insert(at, " ");
                 pos = at;
             }
             b.copy_squeezed(pos, s.keep_end.max(pos), &s.squeeze);

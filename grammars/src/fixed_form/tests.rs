@@ -738,3 +738,51 @@ fn blanks_between_digits_are_left_out() {
     let cont = "      S = 'A 1\n     & 2 B'\n";
     assert_eq!(norm(cont), "      S = 'A 1&\n     & 2 B'\n");
 }
+
+#[test]
+fn a_goto_written_with_its_label_gets_a_blank() {
+    // blanks are no separators in fixed form: `GOTO10` is `GO TO 10`,
+    // while free form (what tree-sitter reads) takes it for one name
+    for (src, want) in [
+        ("      GOTO10\n", "      GOTO 10\n"),
+        ("   10 goto1\n", "   10 goto 1\n"),
+        ("      GO TO20 ! on\n", "      GO TO 20 ! on\n"),
+        (
+            "      IF (A(I) .GT. 0) GOTO20\n",
+            "      IF (A(I) .GT. 0) GOTO 20\n",
+        ),
+        ("      if(x)goto1\n", "      if(x)goto 1\n"),
+    ] {
+        let n = normalize(src);
+        assert_eq!(n.text, want, "{src:?}");
+        check_map(src, &n);
+        let program = format!("      PROGRAM P\n{src}   10 CONTINUE\n   20 CONTINUE\n    3 CONTINUE\n    1 CONTINUE\n      END\n");
+        assert!(
+            parse_errors(&normalize(&program).text).is_empty(),
+            "{src:?}"
+        );
+        if src.contains("GOTO10") {
+            // (the reason: as written, the parser reads a name)
+            assert!(!parse_errors(&program).is_empty(), "{src:?}");
+        }
+    }
+    // left alone: a blank is there, a name (assigned, called, part of a
+    // longer statement), a continued line, code in columns 1-5
+    for src in [
+        "      GOTO 10\n",
+        "      GOTO1 = 2\n",
+        "      CALL GOTO1\n",
+        "      GOTOX\n",
+        "      IF (A) X = GOTO1\n",
+        "      IF (A) B(1) GOTO1\n",
+        "      IF (A .EQ. ')') GOTO1\n",
+        "      X(1) GOTO1\n",
+        "      GOTO1\n     $0\n",
+        "      X = 1\n     $GOTO1\n",
+        "GOTO1\n",
+    ] {
+        let n = normalize(src);
+        // (nothing inserted but a continuation's `&`)
+        assert_eq!(n.text.replace('&', ""), src.replace('$', ""), "{src:?}");
+    }
+}
