@@ -354,9 +354,8 @@ fn classify(
         col += 1;
     }
     let label_end = col6.map_or(field_start, |(s, _)| s);
-    let label_has_code = content[..label_end.min(content.len())]
-        .bytes()
-        .any(|b| !is_blank_byte(b));
+    let label = &content.as_bytes()[..label_end.min(content.len())];
+    let label_has_code = label.iter().any(|&b| !is_blank_byte(b));
 
     let is_continuation = col6.is_some() && !zero_col6 && continuable;
     let mut q = if is_continuation { *quote } else { None };
@@ -526,9 +525,9 @@ fn classify(
     let replacement = if is_continuation { "&" } else { " " };
     // (a label is digits; other code in columns 1-5 is a statement
     // written from column 1, left as it is)
-    let label_is_code = content[..label_end.min(content.len())]
-        .bytes()
-        .any(|b| !is_blank_byte(b) && !b.is_ascii_digit());
+    let label_is_code = label
+        .iter()
+        .any(|&b| !is_blank_byte(b) && !b.is_ascii_digit());
     let split = if is_continuation || q.is_some() || label_is_code {
         None
     } else {

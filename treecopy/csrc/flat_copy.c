@@ -130,6 +130,21 @@ static bool stack_push(Stack *s, const Frame *f) {
   return true;
 }
 
+// Makes `g`, a child's frame, the current one (`*f`), keeping `*f` on the
+// stack when it has children left: an invisible frame done with its
+// children has nothing to do when popped, so it is replaced. False when
+// memory ran out (the stack is then freed).
+static inline bool enter(Stack *s, Frame *f, const Frame *g) {
+  if (f->visible || f->child_index < f->count) {
+    if (!stack_push(s, f)) {
+      free(s->items);
+      return false;
+    }
+  }
+  *f = *g;
+  return true;
+}
+
 // The field of a child of `f` (`structural`: its place among the
 // children that are not extras; `extra`: it is one), as the cursor's
 // `current_field_id` gives it: the first non-inherited entry of the
@@ -240,17 +255,7 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
     if (!visible) {
       if (children > 0) {
         Frame g = frame_of(lang, c, position, false, f.owner, field_in(&f, structural, extra));
-        // an invisible frame done with its children has nothing left to
-        // do when popped: it is replaced rather than kept
-        if (!f.visible && f.child_index == f.count) {
-          f = g;
-          continue;
-        }
-        if (!stack_push(&s, &f)) {
-          free(s.items);
-          return CSA_NONE;
-        }
-        f = g;
+        if (!enter(&s, &f, &g)) return CSA_NONE;
       }
       continue;
     }
@@ -281,16 +286,7 @@ uint32_t csa_flat_copy(TSNode root, CsaFlatNode *out, uint32_t capacity, CsaDesc
       continue;
     }
     Frame g = frame_of(lang, c, position, true, idx, 0);
-    if (!f.visible && f.child_index == f.count) {
-      f = g;
-      depth++;
-      continue;
-    }
-    if (!stack_push(&s, &f)) {
-      free(s.items);
-      return CSA_NONE;
-    }
-    f = g;
+    if (!enter(&s, &f, &g)) return CSA_NONE;
     depth++;
   }
   free(s.items);

@@ -141,6 +141,8 @@ pub struct Passed {
 /// Most variables whose liveness after the loop is searched; the others
 /// are taken as live (the safe answer).
 const LIVE_BUDGET: usize = 64;
+// (searched together: one bit each in a `u64`, [`live_after_each`])
+const _: () = assert!(LIVE_BUDGET <= 64);
 
 /// The scalar facts of loop `l`, in order of first access. `own_index` is
 /// the loop's own index (left out).
@@ -488,10 +490,11 @@ pub fn scalar_uses(
             searched.push(u.var);
         }
     }
+    // (`searched` holds those variables in this order, at most
+    // LIVE_BUDGET of them)
     let live = live_after_each(func, &blocks, &searched);
-    for u in uses.iter_mut().filter(|u| !u.live_after) {
-        let i = searched.iter().position(|&v| v == u.var).unwrap_or(64);
-        u.live_after = i >= 64 || live & (1 << i) != 0;
+    for (i, u) in uses.iter_mut().filter(|u| !u.live_after).enumerate() {
+        u.live_after = live & (1 << i) != 0;
     }
     uses
 }

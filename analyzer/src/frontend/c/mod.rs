@@ -155,9 +155,10 @@ fn lower_repaired(
         _ => csa_grammars::parse(csa_grammars::Grammar::C, &typed)?,
     };
     if misreadings(&typed_tree) >= misread {
+        treecopy::release(typed_tree);
         return None;
     }
-    Some(lower_parsed(
+    let lowered = lower_parsed(
         &typed,
         &typed_tree,
         None,
@@ -168,7 +169,9 @@ fn lower_repaired(
             inserted,
             outer: outer.cloned(),
         },
-    ))
+    );
+    treecopy::release(typed_tree);
+    Some(lowered)
 }
 
 /// How the parser's offsets go back to the source's (see
