@@ -499,19 +499,18 @@ fn lower_preprocessed(
     } else {
         &pre.text
     };
+    let macros = frontend::fortran::cpp::Macros {
+        source: text,
+        pre,
+        headers: cpp.headers,
+        prelude: cpp.prelude,
+        defines: &opts.defines,
+    };
     // cpp macros used in Fortran code (`.F90`, `.F`), expanded as the
     // compiler's preprocessor would; positions map back to the uses
     let expanded = match kind {
         SourceKind::C => None,
-        _ => frontend::fortran::cpp::expand(
-            parsed,
-            text,
-            pre,
-            cpp.headers,
-            cpp.prelude,
-            &opts.defines,
-            kind == SourceKind::FortranFixed,
-        ),
+        _ => frontend::fortran::cpp::expand(parsed, &macros, kind == SourceKind::FortranFixed),
     };
     let parsed: &str = expanded.as_ref().map_or(parsed, |e| &e.text);
     let identity = Identity;
@@ -544,16 +543,7 @@ fn lower_preprocessed(
             // fewer.
             let errors = syntax_errors(&plain);
             let expanded = (errors > 0 && !plain.parse_gave_up)
-                .then(|| {
-                    frontend::fortran::cpp::expand_c(
-                        parsed,
-                        text,
-                        pre,
-                        cpp.headers,
-                        cpp.prelude,
-                        &opts.defines,
-                    )
-                })
+                .then(|| frontend::fortran::cpp::expand_c(parsed, &macros))
                 .flatten()
                 .map(|e| {
                     frontend::lower_recovering(&e.text, &e.map, frontend::c_unit_end, &|t| {

@@ -780,11 +780,7 @@ impl Incremental {
         if tree.root_node().has_error()
             || crate::frontend::fortran::cpp::expand(
                 &p.pre.text,
-                p.source.text(),
-                &p.pre,
-                &self.opts.headers,
-                &self.opts.prelude,
-                &self.opts.defines,
+                &self.macros(&p.source, &p.pre),
                 fixed,
             )
             .is_some()
@@ -888,6 +884,22 @@ impl Incremental {
         match self.assemble(&source, &pre, &keys, positions, Lang::Fortran, &mut lower) {
             Some(a) => self.finish(source, pre, tree, Lang::Fortran, a),
             None => self.full(source.text()),
+        }
+    }
+
+    /// Where the cpp expansion of `source` (preprocessed: `pre`) finds its
+    /// macros: this analyser's options.
+    fn macros<'a>(
+        &'a self,
+        source: &'a SourceText,
+        pre: &'a Preprocessed,
+    ) -> crate::frontend::fortran::cpp::Macros<'a> {
+        crate::frontend::fortran::cpp::Macros {
+            source: source.text(),
+            pre,
+            headers: &self.opts.headers,
+            prelude: &self.opts.prelude,
+            defines: &self.opts.defines,
         }
     }
 
@@ -1051,15 +1063,7 @@ impl Incremental {
         // whole-file analysis reads it again with them expanded
         // (`analysis::lower`), and may keep that reading.
         let expandable = || {
-            crate::frontend::fortran::cpp::expand_c(
-                pre_text,
-                source.text(),
-                &pre,
-                &self.opts.headers,
-                &self.opts.prelude,
-                &self.opts.defines,
-            )
-            .is_some()
+            crate::frontend::fortran::cpp::expand_c(pre_text, &self.macros(&source, &pre)).is_some()
         };
         if top.needs_recovery
             || (misread && crate::frontend::c::may_need_repair(pre_text))

@@ -260,15 +260,30 @@ impl ExpansionMap {
     }
 }
 
+/// Where an expansion's macros come from: the file as written (`source`:
+/// its `#define`s and `#include`s), its preprocessor pass (`pre`: which
+/// directives are active), the headers it includes, the text cpp reads
+/// before it (`prelude`) and the command line's `defines`.
+#[derive(Clone, Copy)]
+pub(crate) struct Macros<'a> {
+    pub source: &'a str,
+    pub pre: &'a csa_grammars::preproc::Preprocessed,
+    pub headers: &'a Headers,
+    pub prelude: &'a str,
+    pub defines: &'a [String],
+}
+
 /// Whether [`expand`] may change anything: some macro is defined (on the
 /// command line, by a `#define` or by an `#include`d file, in the file or
 /// in its `prelude`).
-pub(crate) fn may_expand(
-    source: &str,
-    pre: &csa_grammars::preproc::Preprocessed,
-    prelude: &str,
-    defines: &[String],
-) -> bool {
+fn may_expand(m: &Macros<'_>) -> bool {
+    let Macros {
+        source,
+        pre,
+        prelude,
+        defines,
+        ..
+    } = *m;
     prelude.contains('#')
         || defines.iter().any(|d| {
         let name = d.split_once('=').map_or(d.as_str(), |(n, _)| n).trim();
@@ -287,17 +302,9 @@ pub(crate) fn may_expand(
 /// `AnalysisOptions::prelude`) take effect first, its conditionals
 /// evaluated as a header's. In fixed form (`fixed`) comment lines (`C`,
 /// `c`, `*` or `!` in column 1) are left as they are.
-pub(crate) fn expand(
-    text: &str,
-    source: &str,
-    pre: &csa_grammars::preproc::Preprocessed,
-    headers: &Headers,
-    prelude: &str,
-    defines: &[String],
-    fixed: bool,
-) -> Option<Expanded> {
+pub(crate) fn expand(text: &str, macros: &Macros<'_>, fixed: bool) -> Option<Expanded> {
     // (no pass over the code of a file that defines nothing)
-    if !may_expand(source, pre, prelude, defines) {
+    if !may_expand(macros) {
         return None;
     }
     let code = if fixed {
@@ -305,7 +312,7 @@ pub(crate) fn expand(
     } else {
         Code::FreeForm
     };
-    expand_in(text, source, pre, headers, prelude, defines, code)
+    expand_in(text, macros, code)
 }
 
 /// What [`expand_in`] reads: Fortran (fixed form: comment lines left as
@@ -320,15 +327,14 @@ enum Code {
 /// [`expand`] and [`expand_c`]: the macro table from `defines`, `prelude`
 /// and `headers`, then the file's directives as the code reaches them, its
 /// uses expanded.
-fn expand_in(
-    text: &str,
-    source: &str,
-    pre: &csa_grammars::preproc::Preprocessed,
-    headers: &Headers,
-    prelude: &str,
-    defines: &[String],
-    code: Code,
-) -> Option<Expanded> {
+fn expand_in(text: &str, macros: &Macros<'_>, code: Code) -> Option<Expanded> {
+    let Macros {
+        source,
+        pre,
+        headers,
+        prelude,
+        defines,
+    } = *macros;
     let c = code == Code::C;
     let mut table = Table::new(defines, c);
     if !prelude.is_empty() {
@@ -1038,15 +1044,8 @@ fn c_invocation(text: &str, at: usize, m: &Macro) -> Option<(usize, Vec<String>)
 /// blanks), followed by as many line ends as the use spanned, so every line
 /// stays where it was; [`ExpansionMap`] takes an offset inside it to the
 /// start of the use.
-pub(crate) fn expand_c(
-    text: &str,
-    source: &str,
-    pre: &csa_grammars::preproc::Preprocessed,
-    headers: &Headers,
-    prelude: &str,
-    defines: &[String],
-) -> Option<Expanded> {
-    expand_in(text, source, pre, headers, prelude, defines, Code::C)
+pub(crate) fn expand_c(text: &str, macros: &Macros<'_>) -> Option<Expanded> {
+    expand_in(text, macros, Code::C)
 }
 
 /// A use of `m` whose name ends at `at`: where the use ends and its
@@ -1316,7 +1315,7 @@ mod tests {
                 .map(|(n, t)| (n.to_string(), t.to_string()))
                 .collect(),
         );
-        expand(&pre.text, text, &pre, &headers, "", &[], false)
+        expand(&pre.text, &Macros { source: text, pre: &pre, headers: &headers, prelude: "", defines: &[] }, false)
     }
 
     fn run_c(text: &str, headers: &[(&str, &str)], prelude: &str) -> Option<Expanded> {
@@ -1327,7 +1326,7 @@ mod tests {
                 .map(|(n, t)| (n.to_string(), t.to_string()))
                 .collect(),
         );
-        expand_c(&pre.text, text, &pre, &headers, prelude, &[])
+        expand_c(&pre.text, &Macros { source: text, pre: &pre, headers: &headers, prelude, defines: &[] })
     }
 
     /// The code lines of C text expanded (its directive lines left out).
@@ -1446,7 +1445,7 @@ mod tests {
         let text = "#define RL real*8\n\
                     C     RL in a comment line\n      RL x\n*     RL\n      x = 1\n";
         let pre = csa_grammars::preproc::preprocess(text, &[], true);
-        let e = expand(&pre.text, text, &pre, &Headers::default(), "", &[], true).unwrap();
+        let e = expand(&pre.text, &Macros { source: text, pre: &pre, headers: &Headers::default(), prelude: "", defines: &[] }, true).unwrap();
         let lines: Vec<&str> = e.text.lines().skip(1).collect();
         assert_eq!(
             lines,
@@ -1456,7 +1455,7 @@ mod tests {
         // 70 columns before, 74 after: only a longer line length reads it
         let long = format!("#define RL real*8\n      RL {}\n", "y".repeat(61));
         let pre = csa_grammars::preproc::preprocess(&long, &[], true);
-        let e = expand(&pre.text, &long, &pre, &Headers::default(), "", &[], true).unwrap();
+        let e = expand(&pre.text, &Macros { source: &long, pre: &pre, headers: &Headers::default(), prelude: "", defines: &[] }, true).unwrap();
         assert!(e.past_column(72));
         assert!(!e.past_column(80));
     }
