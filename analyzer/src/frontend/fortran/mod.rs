@@ -68,6 +68,18 @@ impl<'a> Cx<'a> {
         self.span_bytes(n.start_byte(), n.end_byte())
     }
 
+    /// The span of an `ERROR` or `MISSING` node, from where its code
+    /// starts: the comment lines the parse leaves out can be the padding
+    /// an `ERROR` node starts with, and a `MISSING` node sits before them
+    /// ([`csa_grammars::past_comment_lines`]).
+    pub fn error_span(&self, n: FNode) -> Span {
+        let start = csa_grammars::past_comment_lines(self.text, n.start_byte());
+        if n.is_missing() {
+            return self.span_bytes(start, start);
+        }
+        self.span_bytes(start.min(n.end_byte()), n.end_byte())
+    }
+
     /// Parser byte range to an original-source span.
     pub fn span_bytes(&self, start: usize, end: usize) -> Span {
         Span::new(self.map.to_original(start), self.map.to_original(end))
@@ -442,7 +454,7 @@ fn discover<'t>(cx: &Cx, roots: &[FNode<'t>]) -> Vec<Unit<'t>> {
                                     | "internal_procedures"
                             ))
                     });
-                    let error_span = broke.map_or(cx.span(n), |b| cx.span(*b));
+                    let error_span = broke.map_or(cx.error_span(n), |b| cx.error_span(*b));
                     let pruned = items.iter().any(|k| k.is_pruned());
                     let name_node = k.field(F::Name);
                     let (name, name_span) = match name_node {
@@ -1505,8 +1517,15 @@ fn lower_flat(
         .enumerate()
         .flat_map(|(ri, t)| collect_errors(t).map(move |e| (ri, e)));
     for (ri, e) in errors {
-        let pos = e.start_byte();
         let range = (e.start_byte(), e.end_byte());
+        let span = cx.error_span(e);
+        // (a unit after comment lines holds an ERROR node starting in
+        // them; a MISSING node at a unit's end is that unit's)
+        let pos = if e.is_missing() {
+            e.start_byte()
+        } else {
+            csa_grammars::past_comment_lines(text, e.start_byte()).min(e.end_byte())
+        };
         if units.iter().any(|u| u.wrapper == Some(range)) {
             // the ERROR node a unit was recovered from: reported as the
             // place where that unit's parse broke
@@ -1528,7 +1547,6 @@ fn lower_flat(
             }
             other => other,
         };
-        let span = cx.span(e);
         match unit.and_then(|u| func_of[u]) {
             Some(fi) => set_error(&mut out.functions[fi], span),
             None => {
@@ -1570,6 +1588,8 @@ fn recover_units(text: &str, tree: tree_sitter::Tree) -> Vec<tree_sitter::Tree> 
             .saturating_sub(1);
         tree_sitter::Point::new(row, offset - line_starts[row])
     };
+    // each region's code lines, as the whole parse reads them
+    let code = csa_grammars::fortran_code_ranges(text);
     let mut trees = Vec::new();
     for (a, b) in regions {
         let mut parser = tree_sitter::Parser::new();
@@ -1579,13 +1599,29 @@ fn recover_units(text: &str, tree: tree_sitter::Tree) -> Vec<tree_sitter::Tree> 
         {
             return vec![tree];
         }
-        let range = tree_sitter::Range {
-            start_byte: a,
-            end_byte: b,
-            start_point: point(a),
-            end_point: point(b),
-        };
-        if parser.set_included_ranges(&[range]).is_err() {
+        let mut ranges: Vec<tree_sitter::Range> = code
+            .iter()
+            .filter(|r| r.start_byte < b && a < r.end_byte)
+            .map(|r| {
+                let (start, end) = (r.start_byte.max(a), r.end_byte.min(b));
+                tree_sitter::Range {
+                    start_byte: start,
+                    end_byte: end,
+                    start_point: point(start),
+                    end_point: point(end),
+                }
+            })
+            .collect();
+        if ranges.is_empty() {
+            // only comment lines (no ranges would be the whole text)
+            ranges.push(tree_sitter::Range {
+                start_byte: a,
+                end_byte: b,
+                start_point: point(a),
+                end_point: point(b),
+            });
+        }
+        if parser.set_included_ranges(&ranges).is_err() {
             return vec![tree];
         }
         match csa_grammars::parse_bounded(&mut parser, text, None) {
