@@ -685,13 +685,13 @@ impl Incremental {
     /// The parser for this document's language, and the tree for the
     /// parser input `p.pre.text` (the old tree edited and re-parsed; afresh
     /// when that has an error).
-    fn parse(&mut self, p: &Prepared, language: tree_sitter::Language) -> Option<Tree> {
+    fn parse(&mut self, p: &Prepared, grammar: csa_grammars::Grammar) -> Option<Tree> {
         let change = match (&self.tree, &p.old, p.change) {
             (Some(_), Some(_), None) => InputChange::Same,
             (Some(_), Some(old), Some(e)) => InputChange::Edit(input_edit(e, old, &p.source)),
             _ => InputChange::Fresh,
         };
-        self.parse_input(&p.pre.text, change, language)
+        self.parse_input(&p.pre.text, change, grammar)
     }
 
     /// The tree for `input`, given how it changed since the input of
@@ -700,11 +700,11 @@ impl Incremental {
         &mut self,
         input: &str,
         change: InputChange,
-        language: tree_sitter::Language,
+        grammar: csa_grammars::Grammar,
     ) -> Option<Tree> {
         if self.parser.is_none() {
             let mut parser = Parser::new();
-            parser.set_language(&language).ok()?;
+            parser.set_language(&grammar.language()).ok()?;
             self.parser = Some(parser);
         }
         let old = match (self.tree.take(), change) {
@@ -717,11 +717,11 @@ impl Incremental {
             _ => None,
         };
         let parser = self.parser.as_mut()?;
-        let mut tree = csa_grammars::parse_bounded(parser, input, old.as_ref())?;
+        let mut tree = csa_grammars::parse_code(parser, grammar, input, old.as_ref())?;
         // Error recovery after an incremental parse can differ from a fresh
         // parse; the command line parses fresh, so do the same.
         if old.is_some() && tree.root_node().has_error() {
-            tree = csa_grammars::parse_bounded(parser, input, None)?;
+            tree = csa_grammars::parse_code(parser, grammar, input, None)?;
         }
         Some(tree)
     }
@@ -756,7 +756,7 @@ impl Incremental {
             return self.full_of(p);
         }
         let tree = match &norm {
-            None => self.parse(&p, csa_grammars::fortran_language()),
+            None => self.parse(&p, csa_grammars::Grammar::Fortran),
             Some(n) => {
                 let input = SourceText::new(n.text.clone());
                 let change = match (&self.tree, self.prev_norm.take()) {
@@ -766,7 +766,7 @@ impl Incremental {
                     },
                     _ => InputChange::Fresh,
                 };
-                let tree = self.parse_input(input.text(), change, csa_grammars::fortran_language());
+                let tree = self.parse_input(input.text(), change, csa_grammars::Grammar::Fortran);
                 self.prev_norm = Some(input);
                 tree
             }
@@ -949,7 +949,7 @@ impl Incremental {
 
     fn update_c(&mut self, text: String) -> Analysis {
         let p = self.prepare(text, false);
-        let Some(tree) = self.parse(&p, csa_grammars::c_language()) else {
+        let Some(tree) = self.parse(&p, csa_grammars::Grammar::C) else {
             return self.full_of(p);
         };
         // Each function's hash and defining flag: the previous update's

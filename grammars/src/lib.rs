@@ -36,6 +36,16 @@ pub enum Grammar {
     Fortran,
 }
 
+impl Grammar {
+    /// Its tree-sitter language.
+    pub fn language(self) -> tree_sitter::Language {
+        match self {
+            Grammar::C => c_language(),
+            Grammar::Fortran => fortran_language(),
+        }
+    }
+}
+
 thread_local! {
     /// One parser per grammar and thread, kept between files: creating a
     /// parser and releasing its parse stack (which makes glibc merge the
@@ -70,22 +80,37 @@ fn parse_from(
         let slot = &mut parsers[grammar as usize];
         if slot.is_none() {
             let mut parser = tree_sitter::Parser::new();
-            let language = match grammar {
-                Grammar::C => c_language(),
-                Grammar::Fortran => fortran_language(),
-            };
-            parser.set_language(&language).ok()?;
+            parser.set_language(&grammar.language()).ok()?;
             *slot = Some(parser);
         }
         let parser = slot.as_mut()?;
         parser.reset();
-        let ranges = match grammar {
-            Grammar::Fortran => fortran_code_ranges(text),
-            Grammar::C => Vec::new(), // the whole text
-        };
-        parser.set_included_ranges(&ranges).ok()?;
-        parse_bounded(parser, text, old)
+        parse_code(parser, grammar, text, old)
     })
+}
+
+/// [`parse_bounded`] of the code of `text` ([`code_ranges`]) with `parser`
+/// (set to `grammar`'s language): how every parse of a whole text is made,
+/// so that an editor's incremental parse and the command line's agree.
+pub fn parse_code(
+    parser: &mut tree_sitter::Parser,
+    grammar: Grammar,
+    text: &str,
+    old: Option<&tree_sitter::Tree>,
+) -> Option<tree_sitter::Tree> {
+    parser
+        .set_included_ranges(&code_ranges(grammar, text))
+        .ok()?;
+    parse_bounded(parser, text, old)
+}
+
+/// The ranges of `text` a parse in `grammar` reads: all but its comment
+/// lines ([`fortran_code_ranges`], [`c_code_ranges`]).
+pub fn code_ranges(grammar: Grammar, text: &str) -> Vec<tree_sitter::Range> {
+    match grammar {
+        Grammar::Fortran => fortran_code_ranges(text),
+        Grammar::C => c_code_ranges(text),
+    }
 }
 
 /// How long a parse of `len` bytes may take: 1 s, and 5 us per byte
@@ -141,11 +166,7 @@ pub fn with_stop<R>(
 /// [`past_comment_lines`]).
 pub fn fortran_code_ranges(text: &str) -> Vec<tree_sitter::Range> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
-    // the included run being built
-    let mut start = 0usize;
-    let mut start_row = 0usize;
-    let mut row = 0usize;
+    let mut gaps: Vec<(usize, usize)> = Vec::new();
     let mut i = 0usize;
     while i < b.len() {
         let line_end = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |p| i + p);
@@ -155,21 +176,169 @@ pub fn fortran_code_ranges(text: &str) -> Vec<tree_sitter::Range> {
             .position(|&c| c != b' ' && c != b'\t')
             .map(|p| i + p);
         if first.is_some_and(|f| is_plain_comment(&b[f..line_end])) {
-            if i > start {
-                out.push(tree_sitter::Range {
-                    start_byte: start,
-                    end_byte: i,
-                    start_point: tree_sitter::Point::new(start_row, 0),
-                    end_point: tree_sitter::Point::new(row, 0),
-                });
+            match gaps.last_mut() {
+                Some(g) if g.1 == i => g.1 = next,
+                _ => gaps.push((i, next)),
             }
-            start = next;
-            start_row = row + 1;
         }
-        row += 1;
         i = next;
     }
-    // the last run reaches past the end, as the default range does
+    ranges_between(b, &gaps)
+}
+
+/// The ranges of C `text` that a parse reads: all of it but its comment
+/// lines, whole lines (newline included) that hold comments and blanks
+/// only: a `/* ... */` comment that starts a line (blanks before it) and
+/// ends one (blanks after it), with all the lines between, and a `//`
+/// comment that starts a line. The parser would read each as a `comment`
+/// extra that no analysis looks at; licence headers and documentation
+/// blocks are a quarter to two fifths of C code's bytes.
+///
+/// Comments are found as a C lexer finds them: not in string or
+/// character literals, a `//` comment going on past a line splice
+/// (backslash-newline). A line after a splice is never left out (a
+/// macro's definition may go on there), nor is a comment that shares a
+/// line with code. The tree's root starts at the first line read.
+pub fn c_code_ranges(text: &str) -> Vec<tree_sitter::Range> {
+    let b = text.as_bytes();
+    let mut gaps: Vec<(usize, usize)> = Vec::new();
+    let line_start = |i: usize| memchr::memrchr(b'\n', &b[..i]).map_or(0, |p| p + 1);
+    let blank = |r: &[u8]| {
+        r.iter()
+            .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b'))
+    };
+    // a line start that follows a splice
+    let spliced = |ls: usize| {
+        ls >= 2 && b[ls - 2] == b'\\' || ls >= 3 && b[ls - 3] == b'\\' && b[ls - 2] == b'\r'
+    };
+    let mut i = 0;
+    while let Some(p) = memchr::memchr3(b'"', b'\'', b'/', b.get(i..).unwrap_or_default()) {
+        i += p;
+        match b[i] {
+            b'"' | b'\'' => {
+                // a literal: to its closing quote or the line's end
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end =
+                    memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |p| i + 2 + p + 2);
+                let ls = line_start(i);
+                let le = memchr::memchr(b'\n', &b[end..]).map_or(b.len(), |p| end + p);
+                if blank(&b[ls..i]) && blank(&b[end..le]) && !spliced(ls) {
+                    gaps.push((ls, (le + 1).min(b.len())));
+                }
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                // to the end of the line, past splices
+                let mut le = i;
+                loop {
+                    le = memchr::memchr(b'\n', &b[le..]).map_or(b.len(), |p| le + p);
+                    let before = &b[..le];
+                    let splice = before.ends_with(b"\\") || before.ends_with(b"\\\r");
+                    if !splice || le >= b.len() {
+                        break;
+                    }
+                    le += 1;
+                }
+                let ls = line_start(i);
+                if blank(&b[ls..i]) && !spliced(ls) {
+                    gaps.push((ls, (le + 1).min(b.len())));
+                }
+                i = le;
+            }
+            _ => i += 1,
+        }
+    }
+    ranges_between(b, &gaps)
+}
+
+/// Where the code of an `ERROR` node that spans `start..end` of C `text`
+/// starts: past the blanks, comments and line splices at its start. The
+/// comment lines [`c_code_ranges`] leaves out can be the padding such a
+/// node starts with; a comment is no code to point at anyway.
+pub fn c_code_start(text: &str, start: usize, end: usize) -> usize {
+    let b = text.as_bytes();
+    let end = end.min(b.len());
+    let mut i = start.min(end);
+    while i < end {
+        match b[i] {
+            b' ' | b'\t' | b'\r' | b'\n' | b'\x0c' | b'\x0b' => i += 1,
+            b'\\' if b.get(i + 1) == Some(&b'\n') => i += 2,
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                match memchr::memmem::find(&b[i + 2..end], b"*/") {
+                    Some(p) => i += 2 + p + 2,
+                    None => return start.min(end),
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => match memchr::memchr(b'\n', &b[i..end]) {
+                Some(p) => i += p,
+                None => return start.min(end),
+            },
+            _ => return i,
+        }
+    }
+    start.min(end)
+}
+
+/// How many gaps a parse's ranges leave at most: tree-sitter's lexer
+/// looks for its position from the first range on at every token it
+/// restarts at (`ts_lexer_goto`), so a range costs every token a few
+/// instructions; the largest gaps are the ones worth it.
+const MAX_GAPS: usize = 64;
+
+/// The ranges of `b` outside `gaps` (whole lines, in order; adjacent and
+/// overlapping ones merge; the [`MAX_GAPS`] largest), the last one
+/// reaching past the end as the default range does.
+fn ranges_between(b: &[u8], gaps: &[(usize, usize)]) -> Vec<tree_sitter::Range> {
+    let mut out = Vec::new();
+    let (mut start, mut start_row) = (0usize, 0usize);
+    let mut row = 0usize; // the row of `at`
+    let mut at = 0usize;
+    let rows_to = |to: usize, at: &mut usize, row: &mut usize| {
+        *row += memchr::memchr_iter(b'\n', &b[*at..to]).count();
+        *at = to;
+    };
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for &(s, e) in gaps {
+        match merged.last_mut() {
+            Some(m) if s <= m.1 => m.1 = m.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    if merged.len() > MAX_GAPS {
+        // the largest ones, in order
+        let mut by_size: Vec<usize> = merged.iter().map(|g| g.1 - g.0).collect();
+        by_size.sort_unstable_by(|a, b| b.cmp(a));
+        let cut = by_size[MAX_GAPS - 1];
+        let mut larger = merged.iter().filter(|g| g.1 - g.0 > cut).count();
+        merged.retain(|g| {
+            let size = g.1 - g.0;
+            let keep = size > cut || (size == cut && larger < MAX_GAPS);
+            larger += usize::from(size == cut && keep);
+            keep
+        });
+    }
+    for (s, e) in merged {
+        rows_to(s, &mut at, &mut row);
+        if s > start {
+            out.push(tree_sitter::Range {
+                start_byte: start,
+                end_byte: s,
+                start_point: tree_sitter::Point::new(start_row, 0),
+                end_point: tree_sitter::Point::new(row, 0),
+            });
+        }
+        rows_to(e, &mut at, &mut row);
+        start = e;
+        // (a gap ends after a newline, or at the end of the text)
+        start_row = row;
+    }
     out.push(tree_sitter::Range {
         start_byte: start,
         end_byte: usize::MAX,
@@ -391,34 +560,38 @@ mod tests {
         out
     }
 
-    /// A parse without the plain comment lines is the whole text's parse
-    /// without their `comment` nodes, node for node and position for
-    /// position (the root aside: it starts at the first line read), on
-    /// every Fortran fixture the whole parse reads without a syntax error
-    /// (free form, and fixed form normalised).
+    /// A parse without the comment lines is the whole text's parse without
+    /// their `comment` nodes, node for node and position for position (the
+    /// root aside: it starts at the first line read), on every fixture
+    /// the whole parse reads without a syntax error (C, free-form Fortran,
+    /// fixed form normalised).
     #[test]
     fn leaving_comment_lines_out_loses_only_their_nodes() {
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fortran");
-        let (mut checked, mut left_out) = (0, 0);
-        for e in std::fs::read_dir(root).unwrap().flatten() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let mut checked = [0; 2];
+        let mut left_out = [0; 2];
+        for e in ["c", "fortran"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().flatten())
+        {
             let path = e.path();
             let Some(kind) = detect(&path) else { continue };
             let raw = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-            let text = match kind {
-                SourceKind::C => continue,
-                SourceKind::FortranFree => raw,
-                SourceKind::FortranFixed => fixed_form::normalize(&raw).text,
+            let (grammar, text) = match kind {
+                SourceKind::C => (Grammar::C, raw),
+                SourceKind::FortranFree => (Grammar::Fortran, raw),
+                SourceKind::FortranFixed => (Grammar::Fortran, fixed_form::normalize(&raw).text),
             };
-            let whole = parse(fortran_language(), &text);
+            let whole = parse(grammar.language(), &text);
             if whole.root_node().has_error() {
                 continue;
             }
-            let ranges = fortran_code_ranges(&text);
+            let ranges = code_ranges(grammar, &text);
             let kept = |at: usize| ranges.iter().any(|r| r.start_byte <= at && at < r.end_byte);
-            let code = crate::parse(Grammar::Fortran, &text).unwrap();
+            let code = crate::parse(grammar, &text).unwrap();
             let gone = |n: tree_sitter::Node| n.kind() == "comment" && !kept(n.start_byte());
-            left_out += nodes(&whole, &|n| !gone(n)).len();
+            let g = grammar as usize;
+            left_out[g] += nodes(&whole, &|n| !gone(n)).len();
             let is_root = |n: tree_sitter::Node| n.parent().is_none();
             assert_eq!(
                 nodes(&code, &is_root),
@@ -426,12 +599,86 @@ mod tests {
                 "{}",
                 path.display()
             );
-            checked += 1;
+            checked[g] += 1;
         }
         assert!(
-            checked > 50 && left_out > 200,
-            "{checked} fixtures, {left_out} comments"
+            checked[0] > 50 && left_out[0] > 200,
+            "C: {checked:?} fixtures, {left_out:?} comments"
         );
+        assert!(
+            checked[1] > 50 && left_out[1] > 200,
+            "Fortran: {checked:?}, {left_out:?}"
+        );
+    }
+
+    #[test]
+    fn c_code_ranges_leave_out_whole_comment_lines_only() {
+        let text = concat!(
+            "/* licence\n * header */\n",          // gone
+            "int a; /* after code */\n",           // kept
+            "  // a line comment \\\n  spliced\n", // gone, with its splice
+            "/* before */ int b;\n",               // kept
+            "char *s = \"/* not a comment\";\n",   // kept (and no comment starts)
+            "char c = '\\'';  // after code\n",    // kept
+            "#define M(x) \\\n",                   // kept
+            "/* in a macro */ x\n",                // kept: after a splice
+            "  /* a */ /* b */\n",                 // gone? no: two comments share it
+            "\t// tab\r\n",                        // gone
+            "int z; /* open at the end",           // kept
+        );
+        let ranges = c_code_ranges(text);
+        let gone: Vec<&str> = {
+            let mut out = Vec::new();
+            let mut prev = 0;
+            for r in &ranges {
+                out.push(&text[prev..r.start_byte]);
+                prev = r.end_byte.min(text.len());
+            }
+            out.into_iter().filter(|g| !g.is_empty()).collect()
+        };
+        assert_eq!(
+            gone,
+            [
+                "/* licence\n * header */\n",
+                "  // a line comment \\\n  spliced\n",
+                "\t// tab\r\n",
+            ]
+        );
+        // every range starts a line, at its row
+        for r in &ranges[..ranges.len() - 1] {
+            let row = text[..r.start_byte].matches('\n').count();
+            assert_eq!(r.start_point, tree_sitter::Point::new(row, 0));
+            let row = text[..r.end_byte].matches('\n').count();
+            assert_eq!(r.end_point, tree_sitter::Point::new(row, 0));
+        }
+    }
+
+    /// At most [`MAX_GAPS`] gaps, the largest ones, in order.
+    #[test]
+    fn only_the_largest_gaps_are_left_out() {
+        let mut text = String::new();
+        for i in 0..3 * MAX_GAPS {
+            // every third comment two lines long
+            text.push_str(if i % 3 == 0 { "! a\n! b\n" } else { "! c\n" });
+            text.push_str("x = 1\n");
+        }
+        let ranges = fortran_code_ranges(&text);
+        // (the first gap starts the text: no range before it)
+        assert_eq!(ranges.len(), MAX_GAPS);
+        assert!(ranges.windows(2).all(|w| w[0].end_byte < w[1].start_byte));
+        assert!(ranges
+            .iter()
+            .all(|r| text[..r.start_byte].ends_with("! b\n")));
+    }
+
+    #[test]
+    fn c_code_start_skips_blanks_and_comments() {
+        let text = "  /* a */\n// b\n \\\n  int x;";
+        assert_eq!(c_code_start(text, 0, text.len()), text.find("int").unwrap());
+        assert_eq!(c_code_start(text, 5, text.len()), 5);
+        // not past the node's end; an unclosed comment: where it was
+        assert_eq!(c_code_start(text, 0, 2), 0);
+        assert_eq!(c_code_start("  /* open", 0, 9), 0);
     }
 
     #[test]

@@ -359,7 +359,9 @@ fn lower_parsed(
         }
         let is_err = n.is_error() || n.is_missing();
         if is_err && !in_error {
-            out.toplevel_errors.push(file.span(n));
+            let start = csa_grammars::c_code_start(file.src, n.start_byte(), n.end_byte());
+            out.toplevel_errors
+                .push(Span::new(file.pos(start), file.pos(n.end_byte())));
         }
         if is_inactive_branch(n.node_kind()) {
             continue;
@@ -639,7 +641,8 @@ pub(crate) fn first_error(n: Node<'_>, src: &str) -> Option<Span> {
     let mut stack = vec![n];
     while let Some(x) = stack.pop() {
         if x.is_error() {
-            return Some(span(x));
+            let start = csa_grammars::c_code_start(src, x.start_byte(), x.end_byte());
+            return Some(Span::new(start, x.end_byte()));
         }
         if x.is_missing() {
             return Some(span(x));
