@@ -304,8 +304,10 @@ fn ranges_between(b: &[u8], gaps: &[(usize, usize)]) -> Vec<tree_sitter::Range> 
         *row += memchr::memchr_iter(b'\n', &b[*at..to]).count();
         *at = to;
     };
+    let mut sorted = gaps.to_vec();
+    sorted.sort_unstable();
     let mut merged: Vec<(usize, usize)> = Vec::new();
-    for &(s, e) in gaps {
+    for (s, e) in sorted {
         match merged.last_mut() {
             Some(m) if s <= m.1 => m.1 = m.1.max(e),
             _ => merged.push((s, e)),

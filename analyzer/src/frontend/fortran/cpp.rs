@@ -221,9 +221,11 @@ impl Expanded {
             let (es, _, _, _) = pieces[k];
             let start = memchr::memrchr(b'\n', &b[..es]).map_or(0, |p| p + 1);
             let end = memchr::memchr(b'\n', &b[es..]).map_or(b.len(), |p| es + p);
-            // every expansion on this line, and how much it grew
+            // every expansion on this line, and how much it grew (one
+            // that expands to nothing at the line's end starts at its
+            // newline: it is this line's)
             let mut grown = 0isize;
-            while k < pieces.len() && pieces[k].0 < end {
+            while k < pieces.len() && pieces[k].0 <= end {
                 let (es, ee, os, oe) = pieces[k];
                 grown += (ee - es) as isize - (oe - os) as isize;
                 k += 1;
@@ -1458,6 +1460,18 @@ mod tests {
         let e = expand(&pre.text, &Macros { source: &long, pre: &pre, headers: &Headers::default(), prelude: "", defines: &[] }, true).unwrap();
         assert!(e.past_column(72));
         assert!(!e.past_column(80));
+    }
+
+    /// An expansion to nothing at a line's end starts at its newline:
+    /// the line's, and the search goes on (it never ended).
+    #[test]
+    fn empty_expansions_at_line_ends_are_their_line_s() {
+        let text = "#define MARK\n      MARK\n      x = 1 MARK\n#define RL real*8\n      RL y\n";
+        let pre = csa_grammars::preproc::preprocess(text, &[], true);
+        let e = expand(&pre.text, &Macros { source: text, pre: &pre, headers: &Headers::default(), prelude: "", defines: &[] }, true).unwrap();
+        assert!(e.map.pieces.iter().any(|p| e.text.as_bytes().get(p.0) == Some(&b'\n')));
+        assert!(!e.past_column(72));
+        assert!(e.past_column(10));
     }
 
     #[test]
