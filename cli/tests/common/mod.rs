@@ -32,6 +32,8 @@ pub fn stderr(o: &Output) -> String {
 /// the system's temporary directory (or above it) cannot change the
 /// outcome. An empty configuration is the defaults.
 pub fn temp_dir(name: &str) -> PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(sweep_finished_runs);
     let base = std::env::temp_dir().join(format!("csa-lint-test-{}", std::process::id()));
     std::fs::create_dir_all(&base).unwrap();
     std::fs::write(base.join("csa-lint.toml"), "").unwrap();
@@ -39,6 +41,32 @@ pub fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Removes the directories of earlier test processes that have ended
+/// (`csa-lint-test-PID` with no `/proc/PID`; where there is no `/proc`,
+/// none is removed): each process leaves its own behind, since nothing
+/// runs when a test binary exits, and they piled up by the hundred.
+fn sweep_finished_runs() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("csa-lint-test-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// [`temp_dir`] holding `files` (path, text).
