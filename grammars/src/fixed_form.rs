@@ -609,7 +609,7 @@ fn joined_goto_label(field: &[u8]) -> Option<usize> {
 /// True for a comment line holding a directive sentinel: column 1 `C c * !`
 /// followed by letters or digits and a `$` in columns 2-6 (`C$OMP`, `!$ACC`,
 /// `CDIR$`, `!DEC$`, `c$` conditional compilation).
-fn is_directive_comment(bytes: &[u8]) -> bool {
+pub(crate) fn is_directive_comment(bytes: &[u8]) -> bool {
     if !matches!(bytes.first(), Some(b'C' | b'c' | b'*' | b'!')) {
         return false;
     }

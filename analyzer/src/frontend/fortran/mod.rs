@@ -68,16 +68,23 @@ impl<'a> Cx<'a> {
         self.span_bytes(n.start_byte(), n.end_byte())
     }
 
-    /// The span of an `ERROR` or `MISSING` node, from where its code
-    /// starts: the comment lines the parse leaves out can be the padding
+    /// Where the code of an `ERROR` or `MISSING` node starts (a parser
+    /// offset): the comment lines the parse leaves out can be the padding
     /// an `ERROR` node starts with, and a `MISSING` node sits before them
     /// ([`csa_grammars::past_comment_lines`]).
-    pub fn error_span(&self, n: FNode) -> Span {
+    pub fn error_start(&self, n: FNode) -> usize {
         let start = csa_grammars::past_comment_lines(self.text, n.start_byte());
         if n.is_missing() {
-            return self.span_bytes(start, start);
+            start
+        } else {
+            start.min(n.end_byte())
         }
-        self.span_bytes(start.min(n.end_byte()), n.end_byte())
+    }
+
+    /// The span of an `ERROR` or `MISSING` node from [`Cx::error_start`].
+    pub fn error_span(&self, n: FNode) -> Span {
+        let start = self.error_start(n);
+        self.span_bytes(start, n.end_byte().max(start))
     }
 
     /// Parser byte range to an original-source span.
@@ -1518,14 +1525,11 @@ fn lower_flat(
         .flat_map(|(ri, t)| collect_errors(t).map(move |e| (ri, e)));
     for (ri, e) in errors {
         let range = (e.start_byte(), e.end_byte());
-        let span = cx.error_span(e);
+        let start = cx.error_start(e);
+        let span = cx.span_bytes(start, e.end_byte().max(start));
         // (a unit after comment lines holds an ERROR node starting in
         // them; a MISSING node at a unit's end is that unit's)
-        let pos = if e.is_missing() {
-            e.start_byte()
-        } else {
-            csa_grammars::past_comment_lines(text, e.start_byte()).min(e.end_byte())
-        };
+        let pos = if e.is_missing() { e.start_byte() } else { start };
         if units.iter().any(|u| u.wrapper == Some(range)) {
             // the ERROR node a unit was recovered from: reported as the
             // place where that unit's parse broke
@@ -1588,8 +1592,8 @@ fn recover_units(text: &str, tree: tree_sitter::Tree) -> Vec<tree_sitter::Tree> 
             .saturating_sub(1);
         tree_sitter::Point::new(row, offset - line_starts[row])
     };
-    // each region's code lines, as the whole parse reads them
-    let code = csa_grammars::fortran_code_ranges(text);
+    // each region's code lines, as the whole parse read them
+    let code = tree.included_ranges();
     let mut trees = Vec::new();
     for (a, b) in regions {
         let mut parser = tree_sitter::Parser::new();
