@@ -9,11 +9,13 @@
 //! input depth.
 
 pub mod cint;
+pub mod compact;
 pub mod detect;
 pub mod edit;
 pub mod fixed_form;
 pub mod preproc;
 
+pub use compact::Compacted;
 pub use detect::{cpp_header, detect, detect_with_content, SourceKind};
 pub use edit::TextEdit;
 
@@ -70,10 +72,28 @@ pub fn reparse(grammar: Grammar, text: &str, old: &tree_sitter::Tree) -> Option<
     parse_from(grammar, text, Some(old))
 }
 
+/// Parses a [`Compacted`] text whole, with this thread's parser for
+/// `grammar` (see [`parse`]): a compacted text has no comment lines to
+/// leave out, and the tree's offsets are the compacted text's.
+pub fn parse_compacted(grammar: Grammar, compacted: &Compacted) -> Option<tree_sitter::Tree> {
+    with_parser(grammar, |parser| {
+        parser.set_included_ranges(&[]).ok()?;
+        parse_bounded(parser, &compacted.text, None)
+    })
+}
+
 fn parse_from(
     grammar: Grammar,
     text: &str,
     old: Option<&tree_sitter::Tree>,
+) -> Option<tree_sitter::Tree> {
+    with_parser(grammar, |parser| parse_code(parser, grammar, text, old))
+}
+
+/// `f` of this thread's parser for `grammar`, reset.
+fn with_parser(
+    grammar: Grammar,
+    f: impl FnOnce(&mut tree_sitter::Parser) -> Option<tree_sitter::Tree>,
 ) -> Option<tree_sitter::Tree> {
     PARSERS.with(|cell| {
         let mut parsers = cell.try_borrow_mut().ok()?;
@@ -85,7 +105,7 @@ fn parse_from(
         }
         let parser = slot.as_mut()?;
         parser.reset();
-        parse_code(parser, grammar, text, old)
+        f(parser)
     })
 }
 
@@ -358,28 +378,30 @@ fn is_plain_comment(line: &[u8]) -> bool {
 }
 
 /// The first byte at or after `pos` that is not in a plain comment line
-/// of `text` (the lines [`fortran_code_ranges`] leaves out) or a blank line,
-/// when `pos` is at the start or in the leading blanks of one; else `pos`. A node after a
-/// left-out line can start where the line does (an `ERROR` node's first
-/// token takes the gap as its padding): this is where its code starts.
+/// of `text` (the lines [`fortran_code_ranges`] and [`Compacted::fortran`]
+/// leave out) or a blank line, when `pos` is in one (anywhere, its newline
+/// included) or in the leading blanks of a line; else `pos`. A node after
+/// a left-out line can start in it (an `ERROR` node's first token takes
+/// the gap as its padding: where the line starts with included ranges, at
+/// its newline in a compacted text): this is where its code starts.
 pub fn past_comment_lines(text: &str, pos: usize) -> usize {
     let b = text.as_bytes();
     let mut pos = pos.min(b.len());
     loop {
         let line_start = memchr::memrchr(b'\n', &b[..pos]).map_or(0, |p| p + 1);
-        if !b[line_start..pos].iter().all(|&c| c == b' ' || c == b'\t') {
-            return pos;
-        }
-        let Some(line_end) = memchr::memchr(b'\n', &b[pos..]).map(|p| pos + p) else {
-            return pos;
-        };
-        match b[pos..line_end]
+        let line_end = memchr::memchr(b'\n', &b[pos..]).map_or(b.len(), |p| pos + p);
+        let first = b[line_start..line_end]
             .iter()
             .position(|&c| c != b' ' && c != b'\t')
-        {
-            Some(f) if !is_plain_comment(&b[pos + f..line_end]) => return pos,
-            _ => pos = line_end + 1,
+            .map(|f| line_start + f);
+        let left_out = match first {
+            Some(f) => is_plain_comment(&b[f..line_end]),
+            None => true,
+        };
+        if !left_out || line_end >= b.len() {
+            return pos;
         }
+        pos = line_end + 1;
     }
 }
 

@@ -2280,7 +2280,7 @@ fn pruned_copy_lowers_like_the_whole_copy() {
                 let calls = crate::frontend::relevance::FortranCalls::scan(text);
                 let want = lower_flat(text, &[whole], map, *only, &opts, None, &calls)
                     .expect("a whole copy lowers");
-                let got = lower_pruned(text, &tree, map, *only, &opts, &calls)
+                let got = lower_pruned(text, &tree, None, map, *only, &opts, &calls)
                     .unwrap_or_else(|| panic!("{what}: the pruned copy is not enough"));
                 assert_eq!(got.functions.len(), want.functions.len(), "{what}");
                 assert_eq!(got.toplevel_errors, want.toplevel_errors, "{what}");
