@@ -35,8 +35,9 @@ pub struct Compacted {
 
 impl Compacted {
     /// `text` (free-form Fortran, or fixed form normalised) compacted: a
-    /// line whose first non-blank byte starts a plain comment (`!` and no
-    /// directive: `!$omp`, `!$`, `!DIR$` stay) keeps only its newline;
+    /// line whose first non-blank byte starts a comment that the lowering
+    /// does not read from the tree (`!` and no directive, or a directive
+    /// without the word `section`: see `code_ranges`) keeps only its newline;
     /// every other line loses its leading blanks. Free-form Fortran has
     /// no significant leading blank: a continued character context goes
     /// on after the `&` that starts the next line, or takes the blanks as
@@ -233,11 +234,12 @@ mod tests {
 
     #[test]
     fn fortran_lines_lose_their_blanks_and_comment_lines_their_text() {
-        let t = "program p\n  ! note\n   x = 1 ! trailing\n!$omp parallel\n\t  y = 2\n\n  end";
+        let t = "program p\n  ! note\n   x = 1 ! trailing\n!$omp parallel\n !$omp section\n\t  y = 2\n\n  end";
         let c = Compacted::fortran(t).unwrap();
+        // (a directive stays when it may be a `sections` one)
         assert_eq!(
             c.text,
-            "program p\n\nx = 1 ! trailing\n!$omp parallel\ny = 2\n\nend"
+            "program p\n\nx = 1 ! trailing\n\n!$omp section\ny = 2\n\nend"
         );
         check_bytes(t, &c);
         // a token at a row's start is after the blanks
@@ -245,7 +247,7 @@ mod tests {
         assert_eq!(c.start(x), t.find("x =").unwrap());
         // a range that ends at a row's start ends where the row starts
         let nl = c.text.find("1 ! trailing\n").unwrap() + "1 ! trailing\n".len();
-        assert_eq!(c.end(nl), t.find("!$omp").unwrap());
+        assert_eq!(c.end(nl), t.find("!$omp parallel").unwrap());
         // ... and one that ends in the row, where it ends there
         assert_eq!(c.end(x + 1), t.find("x =").unwrap() + 1);
         // an empty range stays empty

@@ -170,12 +170,14 @@ pub fn with_stop<R>(
 
 /// The ranges of free-form Fortran `text` that a parse reads: all of it
 /// but its plain comment lines (first non-blank character `!`, no
-/// directive sentinel after it), newline included. Such a line is
+/// directive sentinel after it or no `section` in the directive:
+/// `is_plain_comment`), newline included. Such a line is
 /// one the parser would read as one `comment` extra that no analysis
 /// looks at; leaving it out saves lexing a third of a typical file's
 /// bytes (NPB: 2.4% of a whole run's instructions) and keeps every other
 /// node's position. Directive lines (`!$omp`, `!$`, `!DIR$`, `!DEC$`)
-/// stay: the lowering reads `sections` directives from the tree.
+/// with the word `section` stay: the lowering reads `sections`
+/// directives from the tree.
 ///
 /// A comment line cannot be part of a statement: inside a continued
 /// character context the next line must start with `&` (Fortran 2018
@@ -371,10 +373,17 @@ fn ranges_between(b: &[u8], gaps: &[(usize, usize)]) -> Vec<tree_sitter::Range> 
 }
 
 /// Whether `line` (from its first non-blank byte) is a `!` comment that
-/// is no directive ([`fixed_form::is_directive_comment`]: `!$omp`, `!$`,
-/// `!DIR$`, `!DEC$`, `!GCC$`, `!$acc`).
+/// a parse leaves out: one that is no directive
+/// ([`fixed_form::is_directive_comment`]: `!$omp`, `!$`, `!DIR$`,
+/// `!DEC$`, `!GCC$`, `!$acc`), or a directive without the word `section`
+/// (in any case). The lowering reads OpenMP directives from the text, but
+/// for the `sections`, `section` and `end sections` that it reads among
+/// a construct's statements, from the tree (a directive's words are its
+/// own line's there, so a line without the word is none of them).
 fn is_plain_comment(line: &[u8]) -> bool {
-    line.first() == Some(&b'!') && !fixed_form::is_directive_comment(line)
+    line.first() == Some(&b'!')
+        && (!fixed_form::is_directive_comment(line)
+            || !line.windows(7).any(|w| w.eq_ignore_ascii_case(b"section")))
 }
 
 /// The first byte at or after `pos` that is not in a plain comment line
@@ -707,7 +716,7 @@ mod tests {
 
     #[test]
     fn code_ranges_leave_out_plain_comment_lines_only() {
-        let text = "x = 1\n! plain\n  ! indented\n  !$omp do\n!DIR$ IVDEP\n!$ y = 2\ny = 2 ! trailing\n!\n";
+        let text = "x = 1\n! plain\n  ! indented\n  !$omp SECTION\n!DIR$ IVDEP\n!$ y = 2\ny = 2 ! trailing\n!\n";
         let ranges = fortran_code_ranges(text);
         let spans: Vec<(usize, usize, usize)> = ranges
             .iter()
@@ -718,7 +727,8 @@ mod tests {
             spans,
             [
                 (0, at("! plain"), 0),
-                (at("  !$omp"), at("!\n"), 3),
+                (at("  !$omp"), at("!DIR$"), 3),
+                (at("y = 2 !"), at("!\n"), 6),
                 (text.len(), usize::MAX, 8)
             ]
         );
@@ -767,12 +777,21 @@ mod tests {
     fn past_comment_lines_stops_at_code() {
         let text = "x = 1\n\n! a\n   ! b\n  !$omp do\n  y = 2\n";
         let at = |s: &str| text.find(s).unwrap();
-        // from the start of a blank or comment line: the next code line
-        assert_eq!(past_comment_lines(text, at("\n\n") + 1), at("  !$omp"));
-        assert_eq!(past_comment_lines(text, at("! a")), at("  !$omp"));
-        assert_eq!(past_comment_lines(text, at("! b")), at("  !$omp"));
-        // inside a line's code, or at a directive: where it is
+        // from the start of a blank or comment line, or a directive line
+        // no lowering reads from the tree: the next code line
+        assert_eq!(past_comment_lines(text, at("\n\n") + 1), at("  y"));
+        assert_eq!(past_comment_lines(text, at("! a")), at("  y"));
+        assert_eq!(past_comment_lines(text, at("! b")), at("  y"));
+        // ... from anywhere in it (its newline: where an error starts in
+        // a compacted text)
+        assert_eq!(past_comment_lines(text, at("! b") + 3), at("  y"));
+        // inside a line's code, or at a directive it reads: where it is
         assert_eq!(past_comment_lines(text, 2), 2);
+        let sections = "x = 1\n! a\n!$omp sections\n";
+        assert_eq!(
+            past_comment_lines(sections, 6),
+            sections.find("!$omp").unwrap()
+        );
         assert_eq!(past_comment_lines(text, at("  y")), at("  y"));
         // a last comment line without a newline, past the end
         assert_eq!(past_comment_lines("x\n! c", 2), 2);

@@ -124,6 +124,11 @@ pub(super) struct UnitInput<'u, 't> {
     pub name_span: Span,
     pub header: Option<FNode<'t>>,
     pub items: &'u [FNode<'t>],
+    /// Where the unit's code ends in the parser's text: its end statement's
+    /// start (the unit's end without one). The directive lines before it
+    /// are the unit's too, and no node in the tree when left out of the
+    /// parse (`csa_grammars::code_ranges`).
+    pub code_end: usize,
 }
 
 /// Lowers one program unit. Also returns the names of host variables it
@@ -163,7 +168,7 @@ pub(super) fn lower_unit(
     };
     l.declare_unit();
     l.lower_items(unit.items);
-    l.omp_regions(unit.header, unit.items);
+    l.omp_regions(unit.header, unit.items, unit.code_end);
     let error = l.error;
     let host_refs = std::mem::take(&mut l.host_refs);
     let inserts = std::mem::take(&mut l.decl_inserts);
@@ -2210,11 +2215,14 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// The unit's `!$omp parallel` regions (those of its internal
     /// procedures too; they hold none of its loops).
-    fn omp_regions(&mut self, header: Option<FNode>, items: &[FNode]) {
+    fn omp_regions(&mut self, header: Option<FNode>, items: &[FNode], code_end: usize) {
         let start = header
             .or_else(|| items.first().copied())
             .map(|n| n.start_byte());
-        let end = items.last().or(header.as_ref()).map(|n| n.end_byte());
+        let end = items
+            .last()
+            .or(header.as_ref())
+            .map(|n| n.end_byte().max(code_end));
         let (Some(start), Some(end)) = (start, end) else {
             return;
         };

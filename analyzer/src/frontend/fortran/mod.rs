@@ -313,6 +313,8 @@ struct Unit<'t> {
     /// Byte range in the parser's text.
     start: usize,
     end: usize,
+    /// Where its end statement starts (`end` without one).
+    code_end: usize,
     span: Span,
     name: String,
     name_span: Span,
@@ -377,6 +379,10 @@ fn make_unit<'t>(cx: &Cx, n: FNode<'t>, host: Option<usize>) -> Unit<'t> {
         host,
         start: n.start_byte(),
         end: n.end_byte(),
+        code_end: kids
+            .iter()
+            .find(|k| is_unit_end(k.node_kind()))
+            .map_or(n.end_byte(), |k| k.start_byte()),
         span: cx.span(n),
         name,
         name_span,
@@ -482,6 +488,7 @@ fn discover<'t>(cx: &Cx, roots: &[FNode<'t>]) -> Vec<Unit<'t>> {
                         host,
                         start: k.start_byte(),
                         end: last_end,
+                        code_end: last_end,
                         span: cx.span_bytes(k.start_byte(), last_end),
                         name,
                         name_span,
@@ -1468,6 +1475,7 @@ fn lower_flat(
                 name_span: u.name_span,
                 header: u.header,
                 items: &u.items,
+                code_end: u.code_end,
             },
         );
         if let Some(e) = u.recovered_error {
