@@ -104,7 +104,12 @@
 //! funnelled into one block whose states are final (NS/LR on every path) or
 //! that an earlier walk already explored in the same states (memoised), so
 //! straight-line sequences of regions and long runs of sections cost
-//! linear, not quadratic, time in practice; the worst case is of the
+//! linear, not quadratic, time in practice. Such a walk went on to the
+//! headers of the loops holding B (the tops its once-around walks start
+//! from): it now takes them from the walk that added the memo key, which
+//! found them after the same block in the same states (a deep nest cost
+//! its size squared: a 253 KB tiled loop nest of DataRaceBench spent 17%
+//! of its analysis there); the worst case is of the
 //! compiler's order, O(W × (N + E) × R) for W walks over N blocks and E
 //! edges with R regions (the compiler: one walk per memory operation and
 //! loop context, M × (1 + depth)). The result lists pairs, so it is O(M²)
@@ -459,8 +464,8 @@ struct Memo {
 }
 
 impl Memo {
-    /// Adds `key`; false when it was there already.
-    fn insert(&mut self, key: &[u32]) -> bool {
+    /// Adds `key`: its index, and whether it is new.
+    fn insert(&mut self, key: &[u32]) -> (u32, bool) {
         use std::hash::{Hash, Hasher};
         let mut h = rustc_hash::FxHasher::default();
         key.hash(&mut h);
@@ -472,15 +477,16 @@ impl Memo {
                 .get(start as usize..start as usize + len as usize)
                 == Some(key)
             {
-                return false;
+                return (i, false);
             }
             i = prev;
         }
-        let prev = self.heads.insert(h, self.keys.len() as u32).unwrap_or(NONE);
+        let index = self.keys.len() as u32;
+        let prev = self.heads.insert(h, index).unwrap_or(NONE);
         self.keys
             .push((self.arena.len() as u32, key.len() as u32, prev));
         self.arena.extend_from_slice(key);
-        true
+        (index, true)
     }
 }
 
@@ -501,6 +507,22 @@ struct Ctx<'a> {
     memo: Memo,
     /// Scratch for the memo's keys.
     key: Vec<u32>,
+    /// The header tops of the walks without a backedge, in the order they
+    /// were found, walk after walk; `walk_ends[w]`: where walk `w`'s end;
+    /// `key_tops[k]`: (walk, start in `tops`) of the walk that added memo
+    /// key `k` (`NONE` for a key of another kind of walk). A key is added
+    /// where every path of the walk funnels into one block: everything the
+    /// walk finds after it, header tops included, follows from that block
+    /// and its states alone, so a later walk meeting the key finds the
+    /// same tops after it.
+    tops: Vec<(LoopId, Vec<RS>)>,
+    walk_ends: Vec<u32>,
+    key_tops: Vec<(u32, u32)>,
+    /// Whether walks may take header tops from the memo (tests compare).
+    memo_tops: bool,
+    /// Every (B, loop, top) a once-around walk started from (tests).
+    #[cfg(test)]
+    carried_log: Vec<(usize, LoopId, Vec<RS>)>,
     /// Conflicts recorded while merging, waiting for their A.
     conflicts: Vec<(usize, u32)>,
     // Results.
@@ -575,6 +597,12 @@ impl<'a> Ctx<'a> {
             arena: Vec::new(),
             heap: BinaryHeap::new(),
             memo: Memo::default(),
+            tops: Vec::new(),
+            walk_ends: Vec::new(),
+            key_tops: Vec::new(),
+            memo_tops: true,
+            #[cfg(test)]
+            carried_log: Vec::new(),
             key: Vec::new(),
             conflicts: Vec::new(),
             best: vec![None; cfg.regions.len()],
@@ -774,6 +802,8 @@ impl<'a> Ctx<'a> {
             else {
                 continue;
             };
+            #[cfg(test)]
+            self.carried_log.push((b, l, top.clone()));
             let data = &self.inp.forest.loops[l.index()];
             let header = data.header;
             let latches: Vec<u32> = data
@@ -1066,6 +1096,12 @@ impl<'a> Ctx<'a> {
             .count();
         let x_top = self.outermost[w.x as usize];
         let mut cur: Vec<RS> = Vec::with_capacity(k);
+        // (this walk's number, for the header tops it finds)
+        let walk = self.walk_ends.len() as u32;
+        let phase1 = w.h.is_none();
+        if phase1 {
+            self.walk_ends.push(NONE);
+        }
         while let Some((_, y)) = self.heap.pop() {
             let single = self.heap.is_empty();
             let base = self.slot_of[y as usize] as usize * k;
@@ -1083,8 +1119,32 @@ impl<'a> Ctx<'a> {
                         key.push(w.rel[i]);
                         key.push(u32::from(rs.comp) | (u32::from(rs.paths) << 8));
                     }
-                    if !self.memo.insert(&self.key) {
+                    let (index, new) = self.memo.insert(&self.key);
+                    if new {
+                        let at = if phase1 {
+                            (walk, self.tops.len() as u32)
+                        } else {
+                            (NONE, NONE)
+                        };
+                        self.key_tops.push(at);
+                    } else {
                         check_on = false;
+                        // Nothing left to check: when nothing is listed
+                        // and no problem waits for its operation, the rest
+                        // of the walk would only find the header tops the
+                        // walk that added the key found after it.
+                        if phase1
+                            && self.memo_tops
+                            && pending_headers > 0
+                            && pending.is_empty()
+                            && !self.inp.list_edges
+                            && self.tops_after(index, want_headers, out, &mut pending_headers)
+                        {
+                            #[cfg(test)]
+                            SHORTCUTS.with(|c| c.set(c.get() + 1));
+                            self.heap.clear();
+                            break;
+                        }
                     }
                 }
             }
@@ -1105,6 +1165,7 @@ impl<'a> Ctx<'a> {
                 if let Some(l) = self.inp.forest.loop_with_header(y) {
                     if want_headers.contains(&l) && !out.header_tops.iter().any(|(h, _)| *h == l) {
                         out.header_tops.push((l, cur.clone()));
+                        self.tops.push((l, cur.clone()));
                         pending_headers -= 1;
                     }
                 }
@@ -1116,11 +1177,50 @@ impl<'a> Ctx<'a> {
             }
             pending.append(&mut self.conflicts);
         }
+        if phase1 {
+            if let Some(end) = self.walk_ends.get_mut(walk as usize) {
+                *end = self.tops.len() as u32;
+            }
+        }
         for &t in &self.touched {
             self.slot_of[t as usize] = NONE;
         }
         self.touched.clear();
         self.arena.clear();
+    }
+
+    /// Adds to `out` the tops of `want_headers` that the walk which added
+    /// memo key `index` found after it (and to this walk's own record, for
+    /// the walks that meet its keys); true when none is left to find.
+    fn tops_after(
+        &mut self,
+        index: u32,
+        want_headers: &[LoopId],
+        out: &mut WalkOut,
+        pending_headers: &mut usize,
+    ) -> bool {
+        let Some(&(walk, start)) = self.key_tops.get(index as usize) else {
+            return false;
+        };
+        let Some(&end) = self.walk_ends.get(walk as usize) else {
+            return false;
+        };
+        if start > end || end as usize > self.tops.len() {
+            return false;
+        }
+        for i in start as usize..end as usize {
+            let l = self.tops[i].0;
+            if *pending_headers > 0
+                && want_headers.contains(&l)
+                && !out.header_tops.iter().any(|(h, _)| *h == l)
+            {
+                let top = self.tops[i].1.clone();
+                out.header_tops.push((l, top.clone()));
+                self.tops.push((l, top));
+                *pending_headers -= 1;
+            }
+        }
+        *pending_headers == 0
     }
 
     fn finish(mut self) -> OrderingInfo {
@@ -1489,6 +1589,12 @@ fn open_regions(inp: &OrderingInput, event_region: &[u32], rpo_num: &[u32]) -> C
     Csr::from_pairs(n, &open)
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many walks took their header tops from the memo (tests).
+    static SHORTCUTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn writes(k: MemOpKind) -> bool {
     matches!(k, MemOpKind::Write | MemOpKind::Call | MemOpKind::Asm)
 }
@@ -1500,11 +1606,15 @@ mod tests {
     use csa_grammars::SourceKind;
 
     /// The analysis runs without the listing; the inconsistencies must be
-    /// exactly those of the listed run, on every fixture function.
+    /// exactly those of the listed run, on every fixture function. (The
+    /// run without the listing also takes header tops from the memo,
+    /// `Ctx::tops_after`, which the listed run never does: this compares
+    /// the two ways too, and checks that the memo was used.)
     #[test]
     fn listing_does_not_change_problems_on_fixtures() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
         let (mut functions, mut with_problems) = (0, 0);
+        SHORTCUTS.with(|c| c.set(0));
         for sub in ["c", "fortran"] {
             for entry in std::fs::read_dir(root.join(sub)).unwrap() {
                 let path = entry.unwrap().path();
@@ -1532,6 +1642,134 @@ mod tests {
             functions > 100 && with_problems >= 4,
             "{functions} {with_problems}"
         );
+        assert!(SHORTCUTS.with(|c| c.get()) > 0);
+    }
+
+    /// The once-around walks of `f` (B, loop, the state they start from),
+    /// with header tops taken from the memo or not.
+    fn carried_starts(f: &crate::analysis::FunctionAnalysis, memo: bool) -> Vec<(usize, LoopId, Vec<RS>)> {
+        let inp = OrderingInput {
+            func: &f.func,
+            succs: &f.succs,
+            preds: &f.preds,
+            reachable: &f.reachable,
+            rpo: f.dom.rpo(),
+            forest: &f.forest,
+            memory: &f.memory,
+            events: &f.events,
+            list_edges: false,
+        };
+        if inp.events.regions.is_empty() {
+            return Vec::new();
+        }
+        let mut cx = Ctx::new(&inp);
+        cx.memo_tops = memo;
+        cx.run();
+        cx.carried_log
+    }
+
+    /// Header tops taken from the memo are those a walk finds: every
+    /// once-around walk starts from the same states either way, on every
+    /// fixture function and on nests of loops in a region.
+    #[test]
+    fn header_tops_from_the_memo_are_the_walked_ones() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let mut sources: Vec<(SourceKind, String)> = Vec::new();
+        for sub in ["c", "fortran"] {
+            for entry in std::fs::read_dir(root.join(sub)).unwrap() {
+                let path = entry.unwrap().path();
+                if let Some(kind) = csa_grammars::detect(&path) {
+                    sources.push((kind, std::fs::read_to_string(&path).unwrap()));
+                }
+            }
+        }
+        for depth in 1..5 {
+            let mut src = String::from(
+                "void f(double *a, int n, int c) {\n int r = __builtin_csa_parallel_region_entry(0);\n",
+            );
+            for d in 0..depth {
+                src.push_str(&format!(" for (int i{d} = 0; i{d} < n; i{d}++) {{\n"));
+            }
+            for k in 0..6 {
+                src.push_str(&format!(
+                    "  {{ int s = __builtin_csa_parallel_section_entry(r); a[{k}] = a[{k} + 1] * (c ? 2.0 : 3.0); __builtin_csa_parallel_section_exit(s); }}\n"
+                ));
+            }
+            for _ in 0..depth {
+                src.push_str(" }\n");
+            }
+            src.push_str(" __builtin_csa_parallel_region_exit(r);\n}\n");
+            sources.push((SourceKind::C, src));
+        }
+        let (mut starts, mut from_memo) = (0, 0);
+        for (kind, text) in &sources {
+            let opts = AnalysisOptions {
+                every_body: true,
+                ..AnalysisOptions::default()
+            };
+            let fa = analyze_file(*kind, text, &opts);
+            for f in &fa.functions {
+                SHORTCUTS.with(|c| c.set(0));
+                let with = carried_starts(f, true);
+                from_memo += SHORTCUTS.with(|c| c.get());
+                let without = carried_starts(f, false);
+                assert_eq!(with, without, "{}", f.func.name);
+                starts += with.len();
+            }
+        }
+        assert!(starts > 100 && from_memo > 10, "{starts} {from_memo}");
+    }
+
+    /// Nests of loops in a region whose sections are right and wrong in
+    /// turn (a section left open on one path): the walks that take their
+    /// header tops from the memo find the problems the listed run (which
+    /// walks to every header) finds.
+    #[test]
+    fn header_tops_from_the_memo_find_what_walks_find() {
+        let mut shortcuts = 0;
+        for depth in 1..5 {
+            for bad in [false, true] {
+                let mut src = String::from(
+                    "void f(double *a, int n, int c) {\n int r = __builtin_csa_parallel_region_entry(0);\n",
+                );
+                for d in 0..depth {
+                    src.push_str(&format!(" for (int i{d} = 0; i{d} < n; i{d}++) {{\n"));
+                }
+                for k in 0..6 {
+                    src.push_str(&format!(
+                        "  {{ int s = __builtin_csa_parallel_section_entry(r); a[{k}] = a[{k} + 1] * (c ? 2.0 : 3.0); a[n] = {k}.0;"
+                    ));
+                    if bad && k == 3 {
+                        src.push_str(" if (c) { a[0] = 1.0; } else __builtin_csa_parallel_section_exit(s); }\n");
+                    } else {
+                        src.push_str(" __builtin_csa_parallel_section_exit(s); }\n");
+                    }
+                }
+                for _ in 0..depth {
+                    src.push_str(" }\n");
+                }
+                src.push_str(" __builtin_csa_parallel_region_exit(r);\n}\n");
+                SHORTCUTS.with(|c| c.set(0));
+                let fa = analyze_file(
+                    SourceKind::C,
+                    &src,
+                    &AnalysisOptions {
+                        every_body: true,
+                        ..AnalysisOptions::default()
+                    },
+                );
+                shortcuts += SHORTCUTS.with(|c| c.get());
+                let f = &fa.functions[0];
+                let listed = f.ordering_listing();
+                assert_eq!(
+                    (&f.ordering.problems, f.ordering.regions_ignored),
+                    (&listed.problems, listed.regions_ignored),
+                    "depth {depth}, bad {bad}"
+                );
+                assert_eq!(!listed.problems.is_empty(), bad, "depth {depth}");
+            }
+        }
+        assert!(shortcuts > 0);
     }
 
     struct Case {
