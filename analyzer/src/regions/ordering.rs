@@ -1645,6 +1645,33 @@ mod tests {
         assert!(SHORTCUTS.with(|c| c.get()) > 0);
     }
 
+    /// A function whose `depth` nested loops in a region hold six
+    /// sections one after the other; with `bad`, the fourth is left open
+    /// on one path.
+    fn region_nest(depth: usize, bad: bool) -> String {
+        let mut src = String::from(
+            "void f(double *a, int n, int c) {\n int r = __builtin_csa_parallel_region_entry(0);\n",
+        );
+        for d in 0..depth {
+            src.push_str(&format!(" for (int i{d} = 0; i{d} < n; i{d}++) {{\n"));
+        }
+        for k in 0..6 {
+            src.push_str(&format!(
+                "  {{ int s = __builtin_csa_parallel_section_entry(r); a[{k}] = a[{k} + 1] * (c ? 2.0 : 3.0); a[n] = {k}.0;"
+            ));
+            if bad && k == 3 {
+                src.push_str(" if (c) { a[0] = 1.0; } else __builtin_csa_parallel_section_exit(s); }\n");
+            } else {
+                src.push_str(" __builtin_csa_parallel_section_exit(s); }\n");
+            }
+        }
+        for _ in 0..depth {
+            src.push_str(" }\n");
+        }
+        src.push_str(" __builtin_csa_parallel_region_exit(r);\n}\n");
+        src
+    }
+
     /// The once-around walks of `f` (B, loop, the state they start from),
     /// with header tops taken from the memo or not.
     fn carried_starts(f: &crate::analysis::FunctionAnalysis, memo: bool) -> Vec<(usize, LoopId, Vec<RS>)> {
@@ -1684,22 +1711,9 @@ mod tests {
             }
         }
         for depth in 1..5 {
-            let mut src = String::from(
-                "void f(double *a, int n, int c) {\n int r = __builtin_csa_parallel_region_entry(0);\n",
-            );
-            for d in 0..depth {
-                src.push_str(&format!(" for (int i{d} = 0; i{d} < n; i{d}++) {{\n"));
+            for bad in [false, true] {
+                sources.push((SourceKind::C, region_nest(depth, bad)));
             }
-            for k in 0..6 {
-                src.push_str(&format!(
-                    "  {{ int s = __builtin_csa_parallel_section_entry(r); a[{k}] = a[{k} + 1] * (c ? 2.0 : 3.0); __builtin_csa_parallel_section_exit(s); }}\n"
-                ));
-            }
-            for _ in 0..depth {
-                src.push_str(" }\n");
-            }
-            src.push_str(" __builtin_csa_parallel_region_exit(r);\n}\n");
-            sources.push((SourceKind::C, src));
         }
         let (mut starts, mut from_memo) = (0, 0);
         for (kind, text) in &sources {
@@ -1729,26 +1743,7 @@ mod tests {
         let mut shortcuts = 0;
         for depth in 1..5 {
             for bad in [false, true] {
-                let mut src = String::from(
-                    "void f(double *a, int n, int c) {\n int r = __builtin_csa_parallel_region_entry(0);\n",
-                );
-                for d in 0..depth {
-                    src.push_str(&format!(" for (int i{d} = 0; i{d} < n; i{d}++) {{\n"));
-                }
-                for k in 0..6 {
-                    src.push_str(&format!(
-                        "  {{ int s = __builtin_csa_parallel_section_entry(r); a[{k}] = a[{k} + 1] * (c ? 2.0 : 3.0); a[n] = {k}.0;"
-                    ));
-                    if bad && k == 3 {
-                        src.push_str(" if (c) { a[0] = 1.0; } else __builtin_csa_parallel_section_exit(s); }\n");
-                    } else {
-                        src.push_str(" __builtin_csa_parallel_section_exit(s); }\n");
-                    }
-                }
-                for _ in 0..depth {
-                    src.push_str(" }\n");
-                }
-                src.push_str(" __builtin_csa_parallel_region_exit(r);\n}\n");
+                let src = region_nest(depth, bad);
                 SHORTCUTS.with(|c| c.set(0));
                 let fa = analyze_file(
                     SourceKind::C,
