@@ -1697,7 +1697,9 @@ mod tests {
 
     /// Header tops taken from the memo are those a walk finds: every
     /// once-around walk starts from the same states either way, on every
-    /// fixture function and on nests of loops in a region.
+    /// fixture function and on nests of loops in a region (with and
+    /// without a section left open on one path). The problems alone would
+    /// not show a wrong top: the walk that added the key finds them first.
     #[test]
     fn header_tops_from_the_memo_are_the_walked_ones() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
@@ -1710,13 +1712,14 @@ mod tests {
                 }
             }
         }
+        let fixtures = sources.len();
         for depth in 1..5 {
             for bad in [false, true] {
                 sources.push((SourceKind::C, region_nest(depth, bad)));
             }
         }
         let (mut starts, mut from_memo) = (0, 0);
-        for (kind, text) in &sources {
+        for (i, (kind, text)) in sources.iter().enumerate() {
             let opts = AnalysisOptions {
                 every_body: true,
                 ..AnalysisOptions::default()
@@ -1729,42 +1732,15 @@ mod tests {
                 let without = carried_starts(f, false);
                 assert_eq!(with, without, "{}", f.func.name);
                 starts += with.len();
+                if i >= fixtures {
+                    // (the nests with a section left open have a problem
+                    // for the walks to find)
+                    let bad = (i - fixtures) % 2 == 1;
+                    assert_eq!(f.ordering.problems.is_empty(), !bad, "{text}");
+                }
             }
         }
         assert!(starts > 100 && from_memo > 10, "{starts} {from_memo}");
-    }
-
-    /// Nests of loops in a region whose sections are right and wrong in
-    /// turn (a section left open on one path): the walks that take their
-    /// header tops from the memo find the problems the listed run (which
-    /// walks to every header) finds.
-    #[test]
-    fn header_tops_from_the_memo_find_what_walks_find() {
-        let mut shortcuts = 0;
-        for depth in 1..5 {
-            for bad in [false, true] {
-                let src = region_nest(depth, bad);
-                SHORTCUTS.with(|c| c.set(0));
-                let fa = analyze_file(
-                    SourceKind::C,
-                    &src,
-                    &AnalysisOptions {
-                        every_body: true,
-                        ..AnalysisOptions::default()
-                    },
-                );
-                shortcuts += SHORTCUTS.with(|c| c.get());
-                let f = &fa.functions[0];
-                let listed = f.ordering_listing();
-                assert_eq!(
-                    (&f.ordering.problems, f.ordering.regions_ignored),
-                    (&listed.problems, listed.regions_ignored),
-                    "depth {depth}, bad {bad}"
-                );
-                assert_eq!(!listed.problems.is_empty(), bad, "depth {depth}");
-            }
-        }
-        assert!(shortcuts > 0);
     }
 
     struct Case {

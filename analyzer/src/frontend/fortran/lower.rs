@@ -2214,16 +2214,13 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// The unit's `!$omp parallel` regions (those of its internal
-    /// procedures too; they hold none of its loops).
-    fn omp_regions(&mut self, header: Option<FNode>, items: &[FNode], code_end: usize) {
-        let start = header
+    /// procedures too; they hold none of its loops), read from its text up
+    /// to `end` (its end statement's start).
+    fn omp_regions(&mut self, header: Option<FNode>, items: &[FNode], end: usize) {
+        let Some(start) = header
             .or_else(|| items.first().copied())
-            .map(|n| n.start_byte());
-        let end = items
-            .last()
-            .or(header.as_ref())
-            .map(|n| n.end_byte().max(code_end));
-        let (Some(start), Some(end)) = (start, end) else {
+            .map(|n| n.start_byte())
+        else {
             return;
         };
         let directives = super::directives::omp_directives(self.cx.text, start, end);

@@ -1124,8 +1124,7 @@ fn lower_pruned(
     if root.has_error() {
         return None;
     }
-    let mut plan = CopyPlan::new(text, only, !opts.every_body, calls);
-    plan.compacted = compacted;
+    let mut plan = CopyPlan::new(text, compacted, only, !opts.every_body, calls);
     let flat = FlatTree::planned(root, |n, depth| plan.descend(n, depth)).remap(compacted);
     lower_flat(text, &[flat], map, only, opts, Some(&plan), calls)
 }
@@ -1218,6 +1217,7 @@ struct CopyPlan<'a> {
 impl<'a> CopyPlan<'a> {
     fn new(
         text: &'a str,
+        compacted: Option<&'a csa_grammars::Compacted>,
         only: Option<Span>,
         outlines: bool,
         calls: &'a relevance::FortranCalls,
@@ -1230,7 +1230,7 @@ impl<'a> CopyPlan<'a> {
             needs_lowering: HashMap::default(),
             control: Default::default(),
             calls,
-            compacted: None,
+            compacted,
         }
     }
 
@@ -1553,11 +1553,14 @@ fn lower_flat(
         .flat_map(|(ri, t)| collect_errors(t).map(move |e| (ri, e)));
     for (ri, e) in errors {
         let range = (e.start_byte(), e.end_byte());
-        let start = cx.error_start(e);
-        let span = cx.span_bytes(start, e.end_byte().max(start));
+        let span = cx.error_span(e);
         // (a unit after comment lines holds an ERROR node starting in
         // them; a MISSING node at a unit's end is that unit's)
-        let pos = if e.is_missing() { e.start_byte() } else { start };
+        let pos = if e.is_missing() {
+            e.start_byte()
+        } else {
+            cx.error_start(e)
+        };
         if units.iter().any(|u| u.wrapper == Some(range)) {
             // the ERROR node a unit was recovered from: reported as the
             // place where that unit's parse broke

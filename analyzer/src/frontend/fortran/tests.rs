@@ -2304,7 +2304,7 @@ fn pruned_copy_lowers_like_the_whole_copy() {
                         }
                     }
                 }
-                let mut plan = CopyPlan::new(text, *only, !opts.every_body, &calls);
+                let mut plan = CopyPlan::new(text, None, *only, !opts.every_body, &calls);
                 let pruned = FlatTree::planned(tree.root_node(), |n, d| plan.descend(n, d));
                 pruned_nodes += FlatTree::new(tree.root_node()).len() - pruned.len();
             }
